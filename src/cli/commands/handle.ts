@@ -1,0 +1,11 @@
+import type { Command } from 'commander';
+
+// Skeleton: the owning work item replaces this with the real verb.
+export function register(program: Command): void {
+  program
+    .command('handle')
+    .description('(not built yet)')
+    .action(() => {
+      throw new Error('spillway handle is not built yet');
+    });
+}

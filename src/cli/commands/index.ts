@@ -1,0 +1,25 @@
+import type { Command } from 'commander';
+import { register as guard } from './guard.js';
+import { register as estimate } from './estimate.js';
+import { register as restore } from './restore.js';
+import { register as summarize } from './summarize.js';
+import { register as project } from './project.js';
+import { register as handle } from './handle.js';
+import { register as index } from './index-cmd.js';
+import { register as serve } from './serve.js';
+import { register as mcp } from './mcp.js';
+import { register as hook } from './hook.js';
+
+/** Every verb, in help order. README's CLI section must list the same verbs (consistency test). */
+export const COMMANDS: Array<(program: Command) => void> = [
+  guard,
+  estimate,
+  restore,
+  summarize,
+  project,
+  handle,
+  index,
+  serve,
+  mcp,
+  hook,
+];

@@ -1,0 +1,5 @@
+/**
+ * The `spillway` package root: what an agent imports.
+ * `import { guardLargeResult } from 'spillway'`
+ */
+export * from './pipeline/index.js';

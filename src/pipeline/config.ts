@@ -1,0 +1,37 @@
+import os from 'node:os';
+import path from 'node:path';
+
+/**
+ * Where Spillway keeps its own files (index database, default sessions root, scratch
+ * sessions, templates, config). `SPILLWAY_HOME` overrides the OS default.
+ */
+export function appDataDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.SPILLWAY_HOME) return path.resolve(env.SPILLWAY_HOME);
+  const home = os.homedir();
+  switch (process.platform) {
+    case 'darwin':
+      return path.join(home, 'Library', 'Application Support', 'spillway');
+    case 'win32':
+      return path.join(env.APPDATA ?? path.join(home, 'AppData', 'Roaming'), 'spillway');
+    default:
+      return path.join(env.XDG_DATA_HOME ?? path.join(home, '.local', 'share'), 'spillway');
+  }
+}
+
+export const appPaths = (env: NodeJS.ProcessEnv = process.env) => {
+  const root = appDataDir(env);
+  return {
+    root,
+    /** SQLite index of every registered root. */
+    db: path.join(root, 'index.sqlite'),
+    /** Default sessions root: `spillway mcp` without `--session` writes here. */
+    sessions: path.join(root, 'sessions'),
+    /** One-off analyses of dropped files. */
+    scratch: path.join(root, 'scratch'),
+    /** User prompt templates (`<name>.md`). */
+    templates: path.join(root, 'templates'),
+    /** Saved projection specs per tool (`<tool>.json`). */
+    projections: path.join(root, 'projections'),
+    config: path.join(root, 'config.json'),
+  };
+};

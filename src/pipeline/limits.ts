@@ -1,0 +1,45 @@
+/**
+ * Every limit the guard enforces, in one place, with its unit in the name.
+ * Breaking one gives a {@link LimitError} so callers can tell "too big" from "broken".
+ */
+
+/** Default token limit above which a result is spilled. */
+export const DEFAULT_LIMIT_TOKENS = 12_000;
+/** Lower bound of the limit derived from a context window. */
+export const MIN_LIMIT_TOKENS = 2_000;
+/** Share of the context window a single tool result may take. */
+export const CONTEXT_WINDOW_SHARE = 0.1;
+
+/** Summary call timeout. */
+export const SUMMARY_TIMEOUT_MS = 60_000;
+/** Largest payload slice handed to a summarizer in one prompt. */
+export const MAX_SUMMARY_INPUT_TOKENS = 100_000;
+/** Longest summary kept; longer answers are cut. */
+export const MAX_SUMMARY_OUTPUT_TOKENS = 1_500;
+/** Chars of preview shown to the model when there is no summary. */
+export const PREVIEW_CHARS = 2_000;
+
+/** Smallest base64 run (chars) that may be extracted as an asset. */
+export const MIN_BASE64_ASSET_CHARS = 256;
+/** Smallest raw binary (bytes) saved as an asset. */
+export const MIN_BINARY_ASSET_BYTES = 1;
+
+/** Hard cap on the message the model receives, whatever else happens. */
+export const MAX_MESSAGE_CHARS = 16_000;
+
+export class LimitError extends Error {
+  constructor(
+    readonly limitName: string,
+    readonly limit: number,
+    readonly actual: number,
+  ) {
+    super(`${limitName} exceeded: ${actual} > ${limit}`);
+    this.name = 'LimitError';
+  }
+}
+
+/** max(2,000, min(12,000, 10% of the window)); without a window, the default. */
+export function limitForContextWindow(contextWindowTokens?: number, baseLimitTokens = DEFAULT_LIMIT_TOKENS): number {
+  if (!contextWindowTokens || !Number.isFinite(contextWindowTokens) || contextWindowTokens <= 0) return baseLimitTokens;
+  return Math.max(MIN_LIMIT_TOKENS, Math.min(baseLimitTokens, Math.floor(contextWindowTokens * CONTEXT_WINDOW_SHARE)));
+}

@@ -1,0 +1,168 @@
+/**
+ * Shared types of the guard. Everything under src/ may import these; the renderer may import
+ * them as types only (through src/service/contract.ts).
+ */
+
+/** What a tool returned. */
+export type ToolResult = string | Uint8Array | ArrayBuffer | unknown;
+
+export type Profile = 'o200k' | 'cl100k' | 'claude';
+export const PROFILES: readonly Profile[] = ['o200k', 'cl100k', 'claude'];
+
+/** Named estimation strategies. `o200k`, `cl100k`, `claude` are exact tokenizer counts. */
+export type StrategyName = 'chars4' | 'craft-density' | 'calibrated' | 'o200k' | 'cl100k' | 'claude';
+
+export interface Estimate {
+  tokens: number;
+  strategy: StrategyName;
+  /** Tokenizer family the estimate is for. */
+  profile: Profile;
+  /** True only for counts from a real tokenizer. */
+  exact: boolean;
+}
+
+export type GuardAction = 'pass' | 'spill' | 'inline-assets';
+
+/** A reference that replaces an asset inside the linked text / JSON. */
+export interface AssetRef {
+  /** Absolute path of the asset file. */
+  path: string;
+  /** Path relative to the session folder, e.g. `long_responses/assets/ab12….png`. */
+  relPath: string;
+  mimeType: string;
+  /** Decoded size in bytes. */
+  bytes: number;
+  sha256: string;
+  /** Where it was found: a JSON path (`$.content[0].data`) or `text[<start>:<end>]` for spans in text. */
+  jsonPath: string;
+  /** How it was encoded where it was found. */
+  source: 'binary' | 'base64' | 'base64url' | 'data-url' | 'mcp-image' | 'mcp-audio' | 'mcp-blob';
+  /** True when the type came from magic bytes (file-type); false when only declared or guessed. */
+  sniffed: boolean;
+}
+
+/** Shape of the reference object written into linked JSON in place of the asset. */
+export interface LinkedAssetRef {
+  $spillwayAsset: {
+    path: string;
+    mimeType: string;
+    bytes: number;
+    sha256: string;
+  };
+}
+
+export interface SummaryRequest {
+  /** The payload (linked form: assets already replaced). */
+  text: string;
+  toolName?: string;
+  toolInput?: unknown;
+  /** What the caller wants from the payload. */
+  focus?: string;
+  /** Named template (file-based, see src/summarize). */
+  template?: string;
+  model?: string;
+  maxOutputTokens: number;
+}
+
+export interface SummaryOutput {
+  summary: string;
+  provider: string;
+  model: string;
+  template?: string;
+  focus?: string;
+  inputTokens: number;
+  outputTokens: number;
+  ms: number;
+  costUsd?: number;
+  /** Map-reduce bookkeeping when the payload was chunked. */
+  chunks?: { total: number; summarized: number; skipped: number };
+}
+
+/** A provider-backed summarizer (issue: summaries). */
+export interface Summarizer {
+  readonly provider: string;
+  summarize(req: SummaryRequest, opts: { signal: AbortSignal }): Promise<SummaryOutput>;
+}
+
+/** The minimal hook: a function from a prompt to a summary. */
+export type SummarizeFn = (prompt: string, opts: { signal: AbortSignal }) => Promise<string>;
+export type SummarizeHook = SummarizeFn | Summarizer;
+
+/** One summarization of one payload, kept so runs can be compared. */
+export interface SummaryRun extends SummaryOutput {
+  id: string;
+  createdAt: string;
+  status: 'ok' | 'error' | 'timeout' | 'fallback';
+  error?: string;
+}
+
+export type ContentKind = 'json' | 'ndjson' | 'csv' | 'log' | 'html' | 'xml' | 'markdown' | 'code' | 'text' | 'binary';
+
+/** The `.meta.json` sidecar. Version it: the indexer reads old ones. */
+export interface PayloadMeta {
+  version: 1;
+  /** The file stem; unique within a session. */
+  id: string;
+  createdAt: string;
+  tool: string;
+  toolInput?: unknown;
+  intent?: string;
+  action: Exclude<GuardAction, 'pass'>;
+  /** File name (inside long_responses/) of the saved payload. */
+  payloadFile: string;
+  /** True when payloadFile holds the exact bytes received; false when it holds the linked form. */
+  payloadIsOriginal: boolean;
+  /** File name of the linked JSON/text, when assets were cut out. */
+  linkedFile?: string;
+  kind: ContentKind;
+  /** Size of the original payload. */
+  bytes: number;
+  chars: number;
+  /** sha256 of the original bytes: `spillway restore` checks it. */
+  sha256: string;
+  /** The estimate the decision used. */
+  estimate: Estimate;
+  /** Every cheap strategy's count, for the inspector. */
+  estimates: Partial<Record<StrategyName, number>>;
+  limitTokens: number;
+  assets: AssetRef[];
+  /** Exactly what the model was handed. */
+  message: string;
+  summaryRuns: SummaryRun[];
+  /** Set when saving or summarizing partly failed. */
+  errors?: string[];
+}
+
+export interface GuardOptions {
+  /** Session folder; payloads go under `<session>/long_responses/`. */
+  sessionPath: string;
+  toolName?: string;
+  toolInput?: unknown;
+  /** What the caller wants from the result (also the summary focus). */
+  intent?: string;
+  /** Token limit; default DEFAULT_LIMIT_TOKENS, or derived from contextWindow. */
+  limitTokens?: number;
+  contextWindowTokens?: number;
+  profile?: Profile;
+  strategy?: StrategyName;
+  summarize?: SummarizeHook;
+  summaryTimeoutMs?: number;
+  signal?: AbortSignal;
+  /** Clock, for tests. */
+  now?: () => Date;
+}
+
+export interface GuardResult {
+  action: Exclude<GuardAction, 'pass'>;
+  /** What the model should see instead of the result. */
+  message: string;
+  estimate: Estimate;
+  limitTokens: number;
+  /** Absolute path of the saved payload (undefined only if saving failed). */
+  payloadPath?: string;
+  linkedPath?: string;
+  metaPath?: string;
+  assets: AssetRef[];
+  summary?: SummaryRun;
+  errors: string[];
+}

@@ -1,0 +1,383 @@
+/**
+ * The one typed API between the inspector UI and its back end. Electron registers each method
+ * as one `ipcMain.handle` channel (`spillway:<method>`), the preload exposes exactly these,
+ * and `spillway serve` maps each to `POST /api/<method>` with events over SSE (`GET /api/events`).
+ *
+ * The renderer imports TYPES from here only (plus the two name lists, which are plain data).
+ * Adding a method is a deliberate change: test/contract.test.ts pins the list.
+ */
+import type {
+  AssetRef,
+  ContentKind,
+  Estimate,
+  GuardAction,
+  PayloadMeta,
+  Profile,
+  StrategyName,
+  SummaryRun,
+} from '../pipeline/types.js';
+
+export type { AssetRef, ContentKind, Estimate, GuardAction, PayloadMeta, Profile, StrategyName, SummaryRun };
+
+export type SessionKind = 'spillway' | 'claude-code' | 'codex' | 'gemini' | 'scratch';
+
+export interface RootInfo {
+  id: string;
+  path: string;
+  /** A root can be a folder of sessions, one session, or one file. */
+  kind: 'sessions' | 'session' | 'file' | 'claude-projects';
+  addedAt: string;
+  sessionCount: number;
+  payloadCount: number;
+}
+
+export interface SessionInfo {
+  id: string;
+  rootId: string;
+  name: string;
+  path: string;
+  kind: SessionKind;
+  readOnly: boolean;
+  payloadCount: number;
+  assetCount: number;
+  totalBytes: number;
+  /** Sum of the default strategy's estimate over payloads. */
+  totalTokens: number;
+  firstAt?: string;
+  lastAt?: string;
+}
+
+export interface PayloadRow {
+  id: string;
+  sessionId: string;
+  tool: string;
+  createdAt: string;
+  bytes: number;
+  /** Default strategy's estimate. */
+  tokens: number;
+  action: GuardAction;
+  kind: ContentKind;
+  assetCount: number;
+  summaryCount: number;
+  /** Short single-line excerpt of the tool input. */
+  inputExcerpt?: string;
+  /** FTS snippet when the list came from a text query; plain text, never HTML. */
+  snippet?: string;
+}
+
+export type PayloadSortField = 'createdAt' | 'tokens' | 'bytes' | 'tool' | 'assetCount';
+
+export interface ListPayloadsRequest {
+  sessionId?: string;
+  rootId?: string;
+  /** Full-text query (FTS5 over payload text and summaries). */
+  query?: string;
+  tool?: string;
+  action?: GuardAction;
+  kind?: ContentKind;
+  minTokens?: number;
+  maxTokens?: number;
+  sort?: { field: PayloadSortField; dir: 'asc' | 'desc' };
+  offset?: number;
+  /** At most 1,000 per page. */
+  limit?: number;
+}
+
+export interface ListPayloadsResponse {
+  rows: PayloadRow[];
+  total: number;
+}
+
+export interface PayloadDetail {
+  row: PayloadRow;
+  /** The sidecar as written (null for imported sessions that have none). */
+  meta: PayloadMeta | null;
+  /** Absolute path of the saved payload. */
+  path: string;
+  linkedPath?: string;
+  /** Every cheap strategy's estimate (exact ones come from `estimate` on demand). */
+  estimates: Partial<Record<StrategyName, number>>;
+  assets: AssetRef[];
+  summaryRuns: SummaryRun[];
+  /** What the model was handed (the guard's message), or what the agent's own transcript shows. */
+  message: string;
+  /** Safe preview (no base64, structure-first) as the guard would build it. */
+  preview: string;
+  totalBytes: number;
+  totalLines: number;
+  binary: boolean;
+  /** For imported sessions: where in the transcript it came from. */
+  source?: { transcript: string; line: number; toolUseId?: string; toolInput?: unknown };
+}
+
+export interface ReadPayloadRequest {
+  id: string;
+  variant?: 'raw' | 'linked';
+  /** Byte window [start, end). At most MAX_READ_WINDOW_BYTES. */
+  start?: number;
+  end?: number;
+  /** Or a line window (0-based). At most MAX_READ_WINDOW_LINES. */
+  startLine?: number;
+  lineCount?: number;
+}
+
+export interface ReadPayloadResponse {
+  text: string;
+  /** Byte offsets actually returned (snapped to UTF-8 character boundaries). */
+  start: number;
+  end: number;
+  startLine?: number;
+  totalBytes: number;
+  totalLines: number;
+  binary: boolean;
+  /** For binary payloads: a hex dump of the window instead of text. */
+  hex?: string;
+}
+
+export const MAX_READ_WINDOW_BYTES = 4 * 1024 * 1024;
+export const MAX_READ_WINDOW_LINES = 20_000;
+
+export interface ReadAssetRequest {
+  payloadId: string;
+  sha256: string;
+  /** Bytes returned as base64 only up to this size; larger assets give path only. */
+  maxBytes?: number;
+}
+
+export interface ReadAssetResponse {
+  mimeType: string;
+  bytes: number;
+  sha256: string;
+  path: string;
+  base64?: string;
+}
+
+export interface DensityShares {
+  base64: number;
+  hex: number;
+  uuid: number;
+  cjk: number;
+  otherNonAscii: number;
+  digits: number;
+  punctuation: number;
+  whitespace: number;
+  letters: number;
+}
+
+export interface EstimateRequest {
+  /** One of: a payload id, a text, or a path (confined to roots/app data/dropped files). */
+  payloadId?: string;
+  text?: string;
+  profile?: Profile;
+  /** Also run the exact tokenizers (slower). */
+  exact?: boolean;
+}
+
+export interface EstimateResponse {
+  chars: number;
+  bytes: number;
+  profile: Profile;
+  default: StrategyName;
+  estimates: Array<{ strategy: StrategyName; tokens: number; exact: boolean; ms: number }>;
+  density: DensityShares;
+}
+
+export interface AnalyzeRequest {
+  /** Display name of the dropped file or pasted text. */
+  name: string;
+  /** Electron: the dropped file's real path. Never modified. */
+  path?: string;
+  /** serve / paste: the content, base64-encoded (bytes) or as text. */
+  base64?: string;
+  text?: string;
+  limitTokens?: number;
+  contextWindowTokens?: number;
+  profile?: Profile;
+}
+
+export interface AnalyzeResponse {
+  name: string;
+  bytes: number;
+  mimeType: string;
+  kind: ContentKind;
+  assets: AssetRef[];
+  estimate: EstimateResponse;
+  decision: { action: GuardAction; limitTokens: number; message: string | null };
+  /** The scratch payload made for it (so the viewer can open it), when spilled. */
+  payloadId?: string;
+  sessionId?: string;
+}
+
+export interface SummarizeRequest {
+  payloadId: string;
+  focus?: string;
+  provider?: string;
+  model?: string;
+  template?: string;
+}
+
+export interface TemplateInfo {
+  name: string;
+  body: string;
+  builtIn: boolean;
+  path?: string;
+}
+
+export interface ProviderInfo {
+  name: string;
+  models: string[];
+  defaultModel: string;
+  available: boolean;
+  /** Why not, when unavailable (missing key, ...). */
+  reason?: string;
+}
+
+export interface LimitTunerRequest {
+  sessionId?: string;
+  rootId?: string;
+  strategy?: StrategyName;
+  profile?: Profile;
+  limitTokens: number;
+  contextWindowTokens?: number;
+  /** Dollars per million input tokens, for "dollars kept out of context". */
+  pricePerMTok?: number;
+  buckets?: number;
+}
+
+export interface LimitTunerResponse {
+  strategy: StrategyName;
+  limitTokens: number;
+  /** Log-spaced histogram of payload sizes in tokens. */
+  histogram: Array<{ from: number; to: number; count: number }>;
+  /** Every payload's size (id + tokens), sorted, so the UI can move the slider without a round trip. Capped at 100,000. */
+  sizes: Array<{ id: string; tokens: number; tool: string }>;
+  total: number;
+  spilled: number;
+  tokensTotal: number;
+  tokensKeptOut: number;
+  dollarsKeptOut: number;
+}
+
+export interface WasteReportRequest {
+  sessionId: string;
+  limitTokens?: number;
+  strategy?: StrategyName;
+  pricePerMTok?: number;
+}
+
+export interface WasteReport {
+  sessionId: string;
+  strategy: StrategyName;
+  limitTokens: number;
+  pricePerMTok: number;
+  totalTokens: number;
+  byTool: Array<{ tool: string; calls: number; tokens: number; maxTokens: number }>;
+  biggest: Array<{ id: string; tool: string; tokens: number; bytes: number }>;
+  inlineBase64: { payloads: number; bytes: number; tokens: number };
+  wouldSpill: { payloads: number; tokensSaved: number; dollarsSaved: number };
+}
+
+export interface IndexStats {
+  sessions: number;
+  payloads: number;
+  assets: number;
+  bytes: number;
+  seconds: number;
+}
+
+export interface AppInfo {
+  version: string;
+  appDataDir: string;
+  dbPath: string;
+  defaults: { limitTokens: number; profile: Profile; strategy: StrategyName; pricePerMTok: number };
+  strategies: StrategyName[];
+  profiles: Profile[];
+  transport: 'electron' | 'http';
+}
+
+/** Every method: request → response. */
+export interface InspectorMethods {
+  getInfo(req: Record<string, never>): AppInfo;
+  listRoots(req: Record<string, never>): RootInfo[];
+  addRoot(req: { path: string }): RootInfo;
+  removeRoot(req: { id: string }): { ok: true };
+  reindex(req: { rootId?: string }): IndexStats;
+  listSessions(req: { rootId?: string }): SessionInfo[];
+  listPayloads(req: ListPayloadsRequest): ListPayloadsResponse;
+  getPayload(req: { id: string }): PayloadDetail;
+  readPayload(req: ReadPayloadRequest): ReadPayloadResponse;
+  readAsset(req: ReadAssetRequest): ReadAssetResponse;
+  revealPath(req: { payloadId: string; sha256?: string }): { path: string };
+  estimate(req: EstimateRequest): EstimateResponse;
+  analyze(req: AnalyzeRequest): AnalyzeResponse;
+  summarize(req: SummarizeRequest): SummaryRun;
+  listProviders(req: Record<string, never>): ProviderInfo[];
+  listTemplates(req: Record<string, never>): TemplateInfo[];
+  saveTemplate(req: { name: string; body: string }): TemplateInfo;
+  deleteTemplate(req: { name: string }): { ok: true };
+  limitTuner(req: LimitTunerRequest): LimitTunerResponse;
+  wasteReport(req: WasteReportRequest): WasteReport;
+}
+
+export type MethodName = keyof InspectorMethods;
+export type MethodRequest<M extends MethodName> = Parameters<InspectorMethods[M]>[0];
+export type MethodResponse<M extends MethodName> = ReturnType<InspectorMethods[M]>;
+
+/** The runtime list (preload and serve check names against it). Keep in the same order as above. */
+export const METHOD_NAMES = [
+  'getInfo',
+  'listRoots',
+  'addRoot',
+  'removeRoot',
+  'reindex',
+  'listSessions',
+  'listPayloads',
+  'getPayload',
+  'readPayload',
+  'readAsset',
+  'revealPath',
+  'estimate',
+  'analyze',
+  'summarize',
+  'listProviders',
+  'listTemplates',
+  'saveTemplate',
+  'deleteTemplate',
+  'limitTuner',
+  'wasteReport',
+] as const satisfies readonly MethodName[];
+
+export interface InspectorEvents {
+  /** Payloads/sessions were added, changed or removed by the indexer. */
+  onDidIndex: { sessionIds: string[]; added: number; changed: number; removed: number };
+  /** Indexing progress (a scan in flight). */
+  onIndexProgress: { rootId: string; done: number; total: number };
+  /** A summary run finished (from any client). */
+  onDidSummarize: { payloadId: string; run: SummaryRun };
+}
+
+export type EventName = keyof InspectorEvents;
+export const EVENT_NAMES = ['onDidIndex', 'onIndexProgress', 'onDidSummarize'] as const satisfies readonly EventName[];
+
+/** What the renderer gets, from `window.spillway` (Electron) or the HTTP client (serve). */
+export type InspectorApi = {
+  [M in MethodName]: (req: MethodRequest<M>) => Promise<MethodResponse<M>>;
+} & {
+  on<E extends EventName>(event: E, listener: (payload: InspectorEvents[E]) => void): () => void;
+};
+
+/** Electron IPC channel for a method. */
+export const channelFor = (m: MethodName) => `spillway:${m}` as const;
+export const EVENT_CHANNEL = 'spillway:event';
+
+/** Typed error that crosses every transport as `{ error: { code, message } }`. */
+export type ErrorCode = 'BAD_REQUEST' | 'NOT_FOUND' | 'FORBIDDEN_PATH' | 'UNAVAILABLE' | 'INTERNAL';
+export class ServiceError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ServiceError';
+  }
+}
