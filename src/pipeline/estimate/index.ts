@@ -33,3 +33,16 @@ export function estimateTokens(text: string, opts: EstimateOptions = {}): Estima
       throw new TypeError(`strategy ${strategy} is exact and async: use countExact()`);
   }
 }
+
+/**
+ * The estimate the guard decides with. Cheap first; when the cheap estimate falls within a
+ * margin of the limit, count exactly for the profile (the estimation work fills this in).
+ */
+export async function estimateForDecision(
+  text: string,
+  limitTokens: number,
+  opts: EstimateOptions = {},
+): Promise<Estimate> {
+  void limitTokens;
+  return estimateTokens(text, opts);
+}
