@@ -1,0 +1,502 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
+import { limitForContextWindow } from '../../pipeline/index.js';
+import type { GuardResult, SummarizeHook } from '../../pipeline/index.js';
+import { LineSplitter, LineWriter } from './lines.js';
+import { ErrorCode, errorResponse, idKey, peekLine, resultResponse, tryParse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
+import { defaultSessionDir, lazyMkdir, serverNameFromCommand } from './session.js';
+import { guardToolResult, type GuardFn, type ToolCallContext } from './tool-result.js';
+import type { Validate } from './structured.js';
+
+/** After the client closes our stdin, time the server gets to exit before SIGTERM, then again before SIGKILL (MCP stdio shutdown). */
+export const SHUTDOWN_GRACE_MS = 2_000;
+
+/** Tools the proxy answers itself (the drill-down tools). */
+export interface LocalTools {
+  /** Tool definitions appended to the last page of tools/list. */
+  list(): Array<Record<string, unknown>>;
+  has(name: string): boolean;
+  call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>>;
+  /** Told where the session is once known, and about each spill (for the hint sentence). */
+  hint?(g: GuardResult): string;
+}
+
+export interface McpProxyOptions {
+  command: string;
+  args?: string[];
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Session folder; default: a new folder under the app-data sessions root, made on the first spill. */
+  sessionDir?: string;
+  sessionsRoot?: string;
+  limitTokens?: number;
+  contextWindowTokens?: number;
+  summarize?: SummarizeHook;
+  /** Per-tool projection, `(toolName) => project function | undefined`. */
+  projectionFor?: (toolName: string) => ((value: unknown) => unknown) | undefined;
+  /** Adds an optional argument of this name to every tool's inputSchema; stripped before forwarding and used as the intent. */
+  focusArg?: string;
+  guard: GuardFn;
+  /** Drill-down tools; built from the session folder once it is known. */
+  localTools?: (session: () => Promise<string>, sessionDir: () => string) => LocalTools;
+  /** JSON Schema validator factory (the SDK's Ajv provider by default). */
+  validatorFor?: (schema: Record<string, unknown>) => Promise<Validate>;
+  input?: Readable;
+  output?: Writable;
+  /** Where the server's stderr and our logs go. */
+  errorOutput?: Writable;
+  quiet?: boolean;
+}
+
+interface Pending {
+  id: JsonRpcId;
+  method: string;
+  toolName?: string;
+  toolInput?: unknown;
+  intent?: string;
+  taskId?: string;
+  cancelled?: boolean;
+  local?: AbortController;
+}
+
+interface ToolInfo {
+  outputSchema?: Record<string, unknown>;
+  validate?: Promise<Validate | undefined>;
+  /** Marked for MCP Apps (`_meta.ui.visibility` includes "app"): results go to a UI, passed through. */
+  app: boolean;
+  /** The server's own schema already has a property named like the focus argument: leave it alone. */
+  nativeFocus: boolean;
+}
+
+/** Methods whose responses the proxy reads; everything else is forwarded as bytes. */
+const INSPECTED = new Set(['initialize', 'tools/list', 'tools/call', 'tasks/result']);
+
+const FOCUS_DESCRIPTION =
+  'Optional: what you need from this result (a question or the fields you care about). ' +
+  'If the result is too large for the context, it is saved to disk and summarized with this focus.';
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+async function defaultValidatorFor(schema: Obj): Promise<Validate> {
+  const { AjvJsonSchemaValidator } = await import('@modelcontextprotocol/sdk/validation/ajv');
+  const v = new AjvJsonSchemaValidator().getValidator(schema as never);
+  return (value) => {
+    const r = v(value);
+    return r.valid ? { valid: true } : { valid: false, error: r.errorMessage };
+  };
+}
+
+/**
+ * The stdio proxy: `client ⇄ proxy ⇄ server`. Lines are forwarded as bytes; only responses to
+ * initialize, tools/list, tools/call and tasks/result are parsed, and only tools/list and oversized
+ * tool results are rewritten. Resolves with the exit code once both sides are done.
+ */
+export class McpProxy {
+  private child?: ChildProcess;
+  private readonly pending = new Map<string, Pending>();
+  private readonly tools = new Map<string, ToolInfo>();
+  private readonly tasks = new Map<string, { toolName: string; toolInput?: unknown; intent?: string }>();
+  private readonly inflight = new Set<Promise<void>>();
+  private toClient!: LineWriter;
+  private toServer?: LineWriter;
+  private serverName: string;
+  private readonly startedAt = new Date();
+  private childGone = false;
+  private clientGone = false;
+  private finished = false;
+  private resolveDone!: (code: number) => void;
+  private childExitCode: number | null = null;
+  private killTimers: NodeJS.Timeout[] = [];
+  private local?: LocalTools;
+  private readonly session: () => Promise<string>;
+  private readonly input: Readable;
+  private readonly output: Writable;
+  private readonly errOut: Writable;
+  private readonly validatorFor: (schema: Obj) => Promise<Validate>;
+  private readonly fastPassBytes: number;
+
+  constructor(private readonly opts: McpProxyOptions) {
+    this.input = opts.input ?? process.stdin;
+    this.output = opts.output ?? process.stdout;
+    this.errOut = opts.errorOutput ?? process.stderr;
+    this.serverName = serverNameFromCommand(opts.command, opts.args ?? []);
+    this.validatorFor = opts.validatorFor ?? defaultValidatorFor;
+    this.fastPassBytes = opts.limitTokens ?? limitForContextWindow(opts.contextWindowTokens);
+    const dir = () => opts.sessionDir ?? defaultSessionDir(this.serverName, this.startedAt, opts.sessionsRoot);
+    let fixed: string | undefined;
+    // The folder name is fixed on first use, so a late `initialize` cannot move it.
+    const sessionDir = () => (fixed ??= dir());
+    this.session = lazyMkdir(sessionDir);
+    this.local = opts.localTools?.(this.session, sessionDir);
+  }
+
+  /** The session folder (decided on the first spill or drill-down call). */
+  get sessionPath(): Promise<string> {
+    return this.session();
+  }
+
+  log(msg: string): void {
+    if (this.opts.quiet) return;
+    try {
+      this.errOut.write(`spillway mcp: ${msg}\n`);
+    } catch {
+      /* stderr gone: nothing left to tell */
+    }
+  }
+
+  run(): Promise<number> {
+    const done = new Promise<number>((resolve) => (this.resolveDone = resolve));
+    this.toClient = new LineWriter(this.output, (full) => {
+      if (!this.child?.stdout) return;
+      if (full) this.child.stdout.pause();
+      else this.child.stdout.resume();
+    });
+    this.output.on('error', (err: NodeJS.ErrnoException) => {
+      // EPIPE: the client went away. Nobody is left to answer; stop the server.
+      this.log(`client output closed (${err.code ?? err.message}); stopping the server`);
+      this.toClient.close();
+      this.clientGone = true;
+      this.stopChild();
+    });
+
+    let child: ChildProcess;
+    try {
+      child = spawn(this.opts.command, this.opts.args ?? [], {
+        cwd: this.opts.cwd,
+        env: this.opts.env ?? process.env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        windowsHide: true,
+      });
+    } catch (err) {
+      this.onChildGone(`could not start ${this.opts.command}: ${err instanceof Error ? err.message : String(err)}`);
+      this.readClient();
+      return done;
+    }
+    this.child = child;
+    this.toServer = new LineWriter(child.stdin!, (full) => {
+      if (full) this.input.pause();
+      else this.input.resume();
+    });
+    child.stdin!.on('error', () => {
+      /* EPIPE when the server died: its 'close' event reports that */
+    });
+    child.stderr!.on('data', (chunk: Buffer) => {
+      try {
+        this.errOut.write(chunk);
+      } catch {
+        /* ignore */
+      }
+    });
+    const fromServer = new LineSplitter({
+      onLine: (line) => this.onServerLine(line),
+      onOversizedStart: (head) => {
+        this.log('a message over the inspection limit is streamed through uninspected');
+        this.toClient.beginStreamedLine(head);
+      },
+      onOversizedChunk: (c) => this.toClient.streamChunk(c),
+      onOversizedEnd: () => this.toClient.endStreamedLine(),
+    });
+    child.stdout!.on('data', (chunk: Buffer) => fromServer.push(chunk));
+    child.stdout!.on('end', () => fromServer.end());
+    child.on('error', (err) => this.onChildGone(`could not start ${this.opts.command}: ${err.message}`));
+    child.on('close', (code, signal) => {
+      this.childExitCode = code ?? (signal ? 1 : 0);
+      this.onChildGone(`server exited (${signal ? `signal ${signal}` : `code ${code}`})`);
+    });
+    this.readClient();
+    return done;
+  }
+
+  private readClient(): void {
+    const fromClient = new LineSplitter({
+      onLine: (line) => this.onClientLine(line),
+      onOversizedStart: (head) => this.toServer?.beginStreamedLine(head),
+      onOversizedChunk: (c) => this.toServer?.streamChunk(c),
+      onOversizedEnd: () => this.toServer?.endStreamedLine(),
+    });
+    this.input.on('data', (chunk: Buffer | string) => fromClient.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk));
+    this.input.on('end', () => {
+      fromClient.end();
+      this.clientGone = true;
+      this.stopChild();
+      void this.maybeFinish();
+    });
+    this.input.on('error', () => {
+      this.clientGone = true;
+      this.stopChild();
+    });
+  }
+
+  /** Close the server's stdin, then SIGTERM, then SIGKILL, as the MCP stdio spec describes. */
+  private stopChild(): void {
+    const child = this.child;
+    if (!child || this.childGone) {
+      void this.maybeFinish();
+      return;
+    }
+    try {
+      child.stdin?.end();
+    } catch {
+      /* already closed */
+    }
+    if (this.killTimers.length) return;
+    this.killTimers.push(
+      setTimeout(() => {
+        if (!this.childGone) child.kill('SIGTERM');
+      }, SHUTDOWN_GRACE_MS).unref(),
+      setTimeout(() => {
+        if (!this.childGone) child.kill('SIGKILL');
+      }, 2 * SHUTDOWN_GRACE_MS).unref(),
+    );
+  }
+
+  /** Forward a signal to the server (the CLI wires SIGINT/SIGTERM here). */
+  signal(sig: NodeJS.Signals): void {
+    if (this.child && !this.childGone) this.child.kill(sig);
+    else void this.maybeFinish();
+  }
+
+  private onChildGone(reason: string): void {
+    if (this.childGone) return;
+    this.childGone = true;
+    for (const t of this.killTimers) clearTimeout(t);
+    if (!this.clientGone) this.log(reason);
+    // Every request the server never answered gets an error now, rather than hanging the client.
+    for (const [key, p] of this.pending) {
+      if (p.local) continue;
+      this.pending.delete(key);
+      if (!p.cancelled) this.toClient.writeLine(errorResponse(p.id, ErrorCode.ConnectionClosed, `MCP server is gone: ${reason}; ${p.method} was not answered`));
+    }
+    if (this.childExitCode === null) this.childExitCode = 1;
+    this.clientGone = true; // nothing more can be served: stop reading the client
+    this.input.pause();
+    void this.maybeFinish();
+  }
+
+  private async maybeFinish(): Promise<void> {
+    if (this.finished || !this.childGone) return;
+    this.finished = true;
+    while (this.inflight.size) await Promise.allSettled([...this.inflight]);
+    // Let the last lines reach the client before the process may exit.
+    await new Promise<void>((resolve) => {
+      try {
+        this.output.write('', () => resolve());
+      } catch {
+        resolve();
+      }
+    });
+    this.toClient.close();
+    this.input.removeAllListeners('data');
+    this.resolveDone(this.childExitCode ?? 0);
+  }
+
+  private track(p: Promise<void>): void {
+    this.inflight.add(p);
+    void p.finally(() => this.inflight.delete(p));
+  }
+
+  // ---- client → server --------------------------------------------------------------------
+
+  private onClientLine(line: Buffer): void {
+    const peek = peekLine(line);
+    if (peek.kind === 'response') return this.toServerLine(line); // answers to the server's own requests
+    const msg = tryParse(line);
+    if (!msg || typeof msg.method !== 'string') return this.toServerLine(line);
+    const isRequest = msg.id !== undefined && msg.id !== null;
+    if (!isRequest) {
+      if (msg.method === 'notifications/cancelled') {
+        const key = idKey(msg.params?.requestId);
+        const p = key ? this.pending.get(key) : undefined;
+        if (p?.local) {
+          p.local.abort();
+          this.pending.delete(key!);
+          return; // the server never saw this request
+        }
+        if (p) p.cancelled = true;
+      }
+      return this.toServerLine(line);
+    }
+    const id = msg.id as JsonRpcId;
+    const key = idKey(id)!;
+    if (this.childGone) {
+      this.toClient.writeLine(errorResponse(id, ErrorCode.ConnectionClosed, `MCP server is gone; ${msg.method} cannot be answered`));
+      return;
+    }
+    const pending: Pending = { id, method: msg.method };
+    let out: Buffer | string = line;
+    if (msg.method === 'tools/call') {
+      const params = isObj(msg.params) ? msg.params : {};
+      const name = typeof params.name === 'string' ? params.name : '';
+      const args = isObj(params.arguments) ? params.arguments : undefined;
+      if (this.local?.has(name) && !this.tools.has(name)) return this.callLocal(id, key, name, args ?? {});
+      pending.toolName = name;
+      const focusArg = this.opts.focusArg;
+      if (focusArg && args && Object.hasOwn(args, focusArg) && !this.tools.get(name)?.nativeFocus) {
+        const focus = args[focusArg];
+        if (typeof focus === 'string' && focus.trim()) pending.intent = focus.trim();
+        const { [focusArg]: _dropped, ...rest } = args;
+        void _dropped;
+        params.arguments = rest;
+        out = JSON.stringify(msg);
+      }
+      pending.toolInput = params.arguments;
+    } else if (msg.method === 'tasks/result') {
+      const taskId = msg.params?.taskId;
+      if (typeof taskId === 'string') pending.taskId = taskId;
+    }
+    this.pending.set(key, pending);
+    this.toServerLine(out);
+  }
+
+  private toServerLine(line: Buffer | string): void {
+    this.toServer?.writeLine(line);
+  }
+
+  private callLocal(id: JsonRpcId, key: string, name: string, args: Obj): void {
+    const ac = new AbortController();
+    this.pending.set(key, { id, method: 'tools/call', toolName: name, local: ac });
+    const work = (async () => {
+      let result: Obj;
+      try {
+        result = await this.local!.call(name, args, ac.signal);
+      } catch (err) {
+        result = { content: [{ type: 'text', text: `${name} failed: ${err instanceof Error ? err.message : String(err)}` }], isError: true };
+      }
+      if (ac.signal.aborted) return; // cancelled: no response, as the spec asks
+      this.pending.delete(key);
+      this.toClient.writeLine(resultResponse(id, result));
+    })();
+    this.track(work);
+  }
+
+  // ---- server → client --------------------------------------------------------------------
+
+  private onServerLine(line: Buffer): void {
+    const peek = peekLine(line);
+    if (peek.kind === 'message') return this.toClient.writeLine(line);
+    let pending: Pending | undefined;
+    let key: string | undefined;
+    if (peek.kind === 'response' && peek.id !== undefined) {
+      key = idKey(peek.id)!;
+      pending = this.pending.get(key);
+      if (!pending) return this.toClient.writeLine(line);
+      if (!INSPECTED.has(pending.method)) {
+        this.pending.delete(key);
+        return this.toClient.writeLine(line);
+      }
+    } else if (this.pending.size === 0) {
+      return this.toClient.writeLine(line);
+    }
+    const msg = tryParse(line);
+    if (!msg || typeof msg.method === 'string' || msg.id === undefined || msg.id === null) return this.toClient.writeLine(line);
+    if (!pending) {
+      key = idKey(msg.id);
+      pending = key ? this.pending.get(key) : undefined;
+      if (!pending) return this.toClient.writeLine(line);
+    }
+    this.pending.delete(key!);
+    if (!INSPECTED.has(pending.method) || msg.error !== undefined || !isObj(msg.result)) return this.toClient.writeLine(line);
+    switch (pending.method) {
+      case 'initialize': {
+        const info = msg.result.serverInfo;
+        if (isObj(info) && typeof info.name === 'string' && info.name) this.serverName = info.name;
+        return this.toClient.writeLine(line);
+      }
+      case 'tools/list':
+        return this.onToolsList(msg, line);
+      case 'tools/call': {
+        const task = msg.result.task;
+        if (isObj(task) && typeof task.taskId === 'string') {
+          // Task-augmented call: the result comes later through tasks/result.
+          this.tasks.set(task.taskId, { toolName: pending.toolName ?? 'tool', toolInput: pending.toolInput, intent: pending.intent });
+          return this.toClient.writeLine(line);
+        }
+        return this.onToolResult(pending, msg.result, line);
+      }
+      case 'tasks/result': {
+        const t = pending.taskId ? this.tasks.get(pending.taskId) : undefined;
+        return this.onToolResult({ ...pending, toolName: t?.toolName ?? 'task', toolInput: t?.toolInput, intent: t?.intent }, msg.result, line);
+      }
+    }
+  }
+
+  private onToolsList(msg: JsonRpcMessage, line: Buffer): void {
+    const result = msg.result as Obj;
+    const tools = Array.isArray(result.tools) ? result.tools : null;
+    if (!tools) return this.toClient.writeLine(line);
+    const focusArg = this.opts.focusArg;
+    for (const tool of tools) {
+      if (!isObj(tool) || typeof tool.name !== 'string') continue;
+      const ui = isObj(tool._meta) && isObj(tool._meta.ui) ? tool._meta.ui : undefined;
+      const app = Array.isArray(ui?.visibility) && ui.visibility.includes('app');
+      const input = isObj(tool.inputSchema) ? tool.inputSchema : undefined;
+      const props = input && isObj(input.properties) ? input.properties : undefined;
+      const nativeFocus = !!focusArg && !!props && Object.hasOwn(props, focusArg);
+      const outputSchema = isObj(tool.outputSchema) ? tool.outputSchema : undefined;
+      this.tools.set(tool.name, { outputSchema, app, nativeFocus });
+      if (focusArg && input && !nativeFocus && !app && (input.type === 'object' || input.type === undefined)) {
+        tool.inputSchema = { ...input, properties: { ...(props ?? {}), [focusArg]: { type: 'string', description: FOCUS_DESCRIPTION } } };
+      }
+    }
+    const lastPage = result.nextCursor === undefined || result.nextCursor === null;
+    if (lastPage && this.local) {
+      const names = new Set(tools.filter(isObj).map((t) => t.name));
+      for (const t of this.local.list()) {
+        if (names.has(t.name)) this.log(`the server has its own ${String(t.name)}; Spillway's is not listed`);
+        else tools.push(t);
+      }
+    }
+    this.toClient.writeLine(JSON.stringify(msg));
+  }
+
+  private onToolResult(pending: Pending, result: Obj, line: Buffer): void {
+    const toolName = pending.toolName ?? 'tool';
+    const info = this.tools.get(toolName);
+    if (pending.cancelled) return; // the client gave up on it: no response, as the spec asks
+    if (info?.app) return this.toClient.writeLine(line);
+    // Cheap bound: a tokenizer never makes more tokens than the bytes it reads, so a line no longer
+    // than the limit in bytes cannot be over it. Most results stop here without being measured.
+    if (line.length <= this.fastPassBytes) return this.toClient.writeLine(line);
+    const work = (async () => {
+      const ctx: ToolCallContext = { toolName, toolInput: pending.toolInput, intent: pending.intent };
+      if (info?.outputSchema && result.structuredContent !== undefined) {
+        info.validate ??= this.validatorFor(info.outputSchema).catch((err: unknown) => {
+          this.log(`cannot compile the output schema of ${toolName}: ${err instanceof Error ? err.message : String(err)}`);
+          return undefined;
+        });
+        const validate = await info.validate;
+        if (validate) ctx.outputSchema = { validate };
+      }
+      ctx.project = this.opts.projectionFor?.(toolName);
+      const replaced = await guardToolResult(result, ctx, {
+        guard: this.opts.guard,
+        session: this.session,
+        limitTokens: this.opts.limitTokens,
+        contextWindowTokens: this.opts.contextWindowTokens,
+        summarize: this.opts.summarize,
+        drillDownHint: this.local?.hint ? (g) => this.local!.hint!(g) : undefined,
+        log: (m) => this.log(m),
+      });
+      if (!replaced) return this.toClient.writeLine(line);
+      const spill = isObj(replaced._meta) ? replaced._meta['spillway/spill'] : undefined;
+      if (isObj(spill)) this.log(`spilled ${toolName} (~${String(spill.tokens)} tokens > ${String(spill.limitTokens)}) to ${String(spill.payloadPath ?? '(not saved)')}`);
+      this.toClient.writeLine(resultResponse(pending.id, replaced));
+    })().catch((err: unknown) => {
+      // guardToolResult does not throw; this is the last net, and it still never forwards the oversized line.
+      this.log(`internal error on ${toolName}: ${err instanceof Error ? err.message : String(err)}`);
+      this.toClient.writeLine(
+        resultResponse(pending.id, {
+          content: [{ type: 'text', text: `Spillway: the result of ${toolName} was too large and an internal error kept it from being saved.` }],
+          isError: true,
+        }),
+      );
+    });
+    this.track(work);
+  }
+}
+
+export function runMcpProxy(opts: McpProxyOptions): { proxy: McpProxy; done: Promise<number> } {
+  const proxy = new McpProxy(opts);
+  return { proxy, done: proxy.run() };
+}

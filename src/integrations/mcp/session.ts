@@ -1,0 +1,46 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { appPaths, sanitizeToolName, stemTime } from '../../pipeline/index.js';
+
+/**
+ * Default session folder of one proxy run: `<app data>/sessions/<UTC start time>_<server name>`,
+ * under the root the inspector watches, so spills show up there live.
+ */
+export function defaultSessionDir(serverName: string, startedAt: Date, sessionsRoot = appPaths().sessions): string {
+  return path.join(sessionsRoot, `${stemTime(startedAt)}_${sanitizeToolName(serverName)}`);
+}
+
+/** A readable server name from the command line, used until `initialize` tells the real one. */
+export function serverNameFromCommand(command: string, args: readonly string[]): string {
+  const base = (p: string) => path.basename(p).replace(/\.(c|m)?js$|\.ts$|\.py$|\.exe$/i, '');
+  const interpreters = /^(node|nodejs|bun|deno|python\d?(\.\d+)?|uv|uvx|npx|pnpm|bunx|tsx)$/i;
+  if (interpreters.test(base(command))) {
+    const first = args.find((a) => !a.startsWith('-') && a !== 'run');
+    if (first) {
+      // `npx -y @scope/server-x` → server-x; `node dist/index.js` → the package folder when the file is an index.
+      const b = base(first);
+      if (/^index$/i.test(b)) {
+        const parts = first.split(/[\\/]/).filter((p) => p && p !== 'dist' && p !== 'build' && p !== 'src' && !/^index\./.test(p));
+        return parts.at(-1) ?? b;
+      }
+      return b.replace(/^@[^/]+\//, '');
+    }
+  }
+  return base(command) || 'server';
+}
+
+/** Create the folder once; later calls return the same promise. */
+export function lazyMkdir(dir: () => string): () => Promise<string> {
+  let made: Promise<string> | undefined;
+  return () => {
+    made ??= (async () => {
+      const d = dir();
+      await fs.promises.mkdir(d, { recursive: true });
+      return d;
+    })().catch((err: unknown) => {
+      made = undefined; // a failed mkdir (full disk, permissions) is retried on the next spill
+      throw err;
+    });
+    return made;
+  };
+}
