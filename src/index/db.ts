@@ -1,0 +1,237 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+
+export type DB = Database.Database;
+
+/**
+ * Schema migrations, applied in order; `PRAGMA user_version` holds how many ran.
+ * Everything but `roots` and DB-only summary runs is derived from the files, so a migration
+ * that changes derived data may simply mark every source stale (`fingerprint = ''`) and let the
+ * next scan re-read it.
+ */
+export const MIGRATIONS: ReadonlyArray<(db: DB) => void> = [
+  // 1: roots, sessions, sources (one unit of incremental indexing), payloads, assets, FTS.
+  (db) => {
+    db.exec(`
+      CREATE TABLE roots (
+        id TEXT PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        kind TEXT NOT NULL,
+        added_at TEXT NOT NULL,
+        last_scan_at TEXT
+      );
+      CREATE TABLE sessions (
+        id TEXT PRIMARY KEY,
+        root_id TEXT NOT NULL REFERENCES roots(id) ON DELETE CASCADE,
+        path TEXT NOT NULL,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        read_only INTEGER NOT NULL
+      );
+      CREATE INDEX sessions_root ON sessions(root_id);
+      CREATE TABLE sources (
+        id INTEGER PRIMARY KEY,
+        root_id TEXT NOT NULL REFERENCES roots(id) ON DELETE CASCADE,
+        session_id TEXT NOT NULL,
+        key TEXT NOT NULL UNIQUE,
+        fingerprint TEXT NOT NULL,
+        hash TEXT,
+        kind TEXT NOT NULL DEFAULT 'spillway'
+      );
+      CREATE INDEX sources_root ON sources(root_id);
+      CREATE INDEX sources_session ON sources(session_id);
+      CREATE TABLE payloads (
+        rowid INTEGER PRIMARY KEY,
+        id TEXT NOT NULL UNIQUE,
+        source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+        session_id TEXT NOT NULL,
+        root_id TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        tokens INTEGER NOT NULL,
+        action TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        asset_count INTEGER NOT NULL DEFAULT 0,
+        input_excerpt TEXT,
+        input_json TEXT,
+        intent TEXT,
+        t_chars4 INTEGER,
+        t_craft_density INTEGER,
+        t_calibrated INTEGER,
+        t_o200k INTEGER,
+        t_cl100k INTEGER,
+        t_claude INTEGER,
+        path TEXT NOT NULL,
+        linked_path TEXT,
+        meta_path TEXT,
+        message TEXT,
+        binary INTEGER NOT NULL DEFAULT 0,
+        lines INTEGER,
+        source_json TEXT
+      );
+      CREATE INDEX payloads_session ON payloads(session_id);
+      CREATE INDEX payloads_root ON payloads(root_id);
+      CREATE INDEX payloads_source ON payloads(source_id);
+      CREATE INDEX payloads_tokens ON payloads(tokens);
+      CREATE INDEX payloads_created ON payloads(created_at);
+      CREATE INDEX payloads_tool ON payloads(tool);
+      CREATE TABLE assets (
+        payload_rowid INTEGER NOT NULL REFERENCES payloads(rowid) ON DELETE CASCADE,
+        sha256 TEXT NOT NULL,
+        mime TEXT NOT NULL,
+        bytes INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        rel_path TEXT NOT NULL,
+        json_path TEXT,
+        source TEXT,
+        sniffed INTEGER NOT NULL DEFAULT 0
+      );
+      CREATE INDEX assets_payload ON assets(payload_rowid);
+      CREATE VIRTUAL TABLE payload_fts USING fts5(tool, input, body, tokenize = 'unicode61 remove_diacritics 2');
+      CREATE TRIGGER payloads_ad AFTER DELETE ON payloads BEGIN
+        DELETE FROM payload_fts WHERE rowid = old.rowid;
+      END;
+    `);
+  },
+  // 2: summary runs (some exist only here: runs made on read-only imported sessions), searchable;
+  //    inline base64 bookkeeping for the waste report. Derived columns changed: re-read everything.
+  (db) => {
+    db.exec(`
+      CREATE TABLE summary_runs (
+        payload_id TEXT NOT NULL,
+        run_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        origin TEXT NOT NULL,
+        summary TEXT NOT NULL,
+        json TEXT NOT NULL,
+        PRIMARY KEY (payload_id, run_id)
+      );
+      ALTER TABLE payloads ADD COLUMN b64_runs INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE payloads ADD COLUMN b64_chars INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE payloads ADD COLUMN b64_tokens INTEGER NOT NULL DEFAULT 0;
+      CREATE VIRTUAL TABLE summary_fts USING fts5(summary, tokenize = 'unicode61 remove_diacritics 2');
+      CREATE TRIGGER payloads_ad_summary AFTER DELETE ON payloads BEGIN
+        DELETE FROM summary_fts WHERE rowid = old.rowid;
+      END;
+      UPDATE sources SET fingerprint = '';
+    `);
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Run the migrations from the DB's `user_version` up to `target` (default: all). */
+export function migrate(db: DB, target = SCHEMA_VERSION): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SCHEMA_VERSION) throw new NewerSchemaError(current);
+  for (let v = current; v < target; v++) {
+    db.transaction(() => {
+      MIGRATIONS[v]!(db);
+      db.pragma(`user_version = ${v + 1}`);
+    })();
+  }
+}
+
+export class NewerSchemaError extends Error {
+  constructor(readonly version: number) {
+    super(`index database has schema version ${version}, newer than this Spillway (${SCHEMA_VERSION})`);
+    this.name = 'NewerSchemaError';
+  }
+}
+
+function configure(db: DB): void {
+  db.pragma('journal_mode = WAL');
+  // WAL + NORMAL: durable across app crashes; a power cut may lose the last commits, which a
+  // re-scan recreates from the files anyway.
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('cache_size = -32000'); // 32 MB page cache
+  db.pragma('temp_store = MEMORY');
+}
+
+/** Move a broken database (and its WAL/SHM companions) aside: `<db>.corrupt-<time>`. Returns the new path. */
+export function moveAside(dbPath: string, why: string): string {
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const target = `${dbPath}.${why}-${stamp}`;
+  for (const suffix of ['', '-wal', '-shm']) {
+    try {
+      fs.renameSync(dbPath + suffix, target + suffix);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+  }
+  return target;
+}
+
+function isCorruption(err: unknown): boolean {
+  const code = (err as { code?: string }).code ?? '';
+  return /^SQLITE_(CORRUPT|NOTADB|CANTOPEN_ISDIR)/.test(code) || /malformed|not a database|file is encrypted/i.test(String(err));
+}
+
+/**
+ * Open (or create) the index database. A corrupt file, or one written by a newer Spillway, is
+ * moved aside and a fresh database is built in its place: the files on disk are the truth and
+ * a scan rebuilds everything. `warnings` receives what happened.
+ */
+export function openDatabase(dbPath: string, warnings: string[] = []): DB {
+  if (dbPath !== ':memory:') fs.mkdirSync(path.dirname(dbPath), { recursive: true });
+  const attempt = (): DB => {
+    const db = new Database(dbPath);
+    try {
+      configure(db);
+      // Touch the schema: a damaged header or page shows up here, not in the middle of a scan.
+      db.prepare('SELECT count(*) FROM sqlite_master').get();
+      migrate(db);
+      return db;
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  };
+  try {
+    return attempt();
+  } catch (err) {
+    if (dbPath === ':memory:') throw err;
+    const roots = salvageRoots(dbPath);
+    if (err instanceof NewerSchemaError) {
+      warnings.push(`${err.message}; moved to ${moveAside(dbPath, 'newer')} and rebuilt`);
+    } else if (isCorruption(err)) {
+      warnings.push(`index database was unreadable (${(err as Error).message}); moved to ${moveAside(dbPath, 'corrupt')} and rebuilt`);
+    } else {
+      throw err;
+    }
+    const db = attempt();
+    const insert = db.prepare('INSERT OR IGNORE INTO roots (id, path, kind, added_at) VALUES (?, ?, ?, ?)');
+    for (const r of roots) insert.run(r.id, r.path, r.kind, r.added_at);
+    if (roots.length) warnings.push(`kept ${roots.length} registered root(s) from the old database`);
+    return db;
+  }
+}
+
+interface RootRecord {
+  id: string;
+  path: string;
+  kind: string;
+  added_at: string;
+}
+
+/** Best effort: the registered roots are the one thing the files cannot tell us, so try to read them back. */
+function salvageRoots(dbPath: string): RootRecord[] {
+  let db: DB | undefined;
+  try {
+    db = new Database(dbPath, { readonly: true, fileMustExist: true });
+    const rows = db.prepare('SELECT id, path, kind, added_at FROM roots').all() as RootRecord[];
+    return rows.filter((r) => typeof r.id === 'string' && typeof r.path === 'string' && typeof r.kind === 'string');
+  } catch {
+    return [];
+  } finally {
+    try {
+      db?.close();
+    } catch {
+      /* already broken */
+    }
+  }
+}

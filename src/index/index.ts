@@ -1,0 +1,1094 @@
+/**
+ * The session index: every spilled payload under every registered root, in SQLite.
+ *
+ * ```ts
+ * const index = openIndex({ dbPath: appPaths().db, onEvent: (e) => emit(e.event, e.payload) });
+ * const root = index.addRoot('/home/me/.claude/projects');
+ * await index.scan({ rootId: root.id, onProgress: (p) => … });
+ * const stop = await index.watch();            // live: new payloads show up within a second
+ * index.listPayloads({ query: 'timeout', sort: { field: 'tokens', dir: 'desc' }, limit: 100 });
+ * await stop(); index.close();
+ * ```
+ *
+ * The files are the truth: the database can be deleted at any time and `scan()` rebuilds it
+ * (payload and session ids are derived from paths, so they survive a rebuild). Rows, requests
+ * and responses use the types of `src/service/contract.ts`, so the service can pass them through.
+ *
+ * Threading: better-sqlite3 is synchronous. Every query method here is bounded (paged, capped);
+ * `scan()` and `watch()` work in time slices (see yielder.ts) and yield to the event loop.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { DEFAULT_LIMIT_TOKENS, DEFAULT_STRATEGY, limitForContextWindow } from '../pipeline/index.js';
+import type { AssetRef, PayloadMeta, StrategyName, SummaryRun } from '../pipeline/types.js';
+import type {
+  IndexStats,
+  InspectorEvents,
+  LimitTunerRequest,
+  LimitTunerResponse,
+  ListPayloadsRequest,
+  ListPayloadsResponse,
+  PayloadDetail,
+  PayloadRow,
+  RootInfo,
+  SessionInfo,
+  WasteReport,
+  WasteReportRequest,
+} from '../service/contract.js';
+import { type DB, openDatabase } from './db.js';
+import { type Discovery, type RootKind, type Unit, type UnitKind, detectRootKind, discover, fingerprint, claudeToolResultsDir } from './discover.js';
+import { importClaude, importCodex, importGemini, readImportedText } from './importers.js';
+import type { PayloadRecord, SourceLocation, UnitResult } from './record.js';
+import { readMeta, readSpillwayUnit } from './spillway.js';
+import {
+  ESTIMATED_SPILL_MESSAGE_TOKENS,
+  countLines,
+  ftsQuery,
+  inputExcerpt,
+  inputJson,
+  makePreview,
+  readWindow,
+  stableId,
+  stripBase64,
+} from './text.js';
+import { Watcher } from './watch.js';
+import { Yielder } from './yielder.js';
+
+export { FTS_HEAD_BYTES, FTS_TAIL_BYTES, ESTIMATED_SPILL_MESSAGE_TOKENS } from './text.js';
+export { SCHEMA_VERSION, MIGRATIONS } from './db.js';
+export { detectRootKind } from './discover.js';
+
+/** Largest page `listPayloads` returns (the contract's cap). */
+export const MAX_PAGE_ROWS = 1_000;
+export const DEFAULT_PAGE_ROWS = 100;
+/** `limitTunerData` returns at most this many per-payload sizes. */
+export const MAX_TUNER_SIZES = 100_000;
+export const DEFAULT_TUNER_BUCKETS = 24;
+/** Dollars per million input tokens when a request names none (a mid-range frontier model's input price). */
+export const DEFAULT_PRICE_PER_MTOK_USD = 3;
+/** Rows in the waste report's "biggest results" list. */
+export const WASTE_BIGGEST_ROWS = 20;
+/** Longest summary text kept in the summary full-text index per run. */
+const MAX_SUMMARY_FTS_CHARS = 32 * 1024;
+
+/** Events the index emits; `event` and `payload` match the contract's InspectorEvents. */
+export type IndexEvent =
+  | { event: 'onDidIndex'; payload: InspectorEvents['onDidIndex'] }
+  | { event: 'onIndexProgress'; payload: InspectorEvents['onIndexProgress'] };
+
+export interface OpenIndexOptions {
+  /** SQLite file. Use `appPaths().db`; never a path inside a sessions root. `:memory:` for throwaway use. */
+  dbPath: string;
+  onEvent?: (e: IndexEvent) => void;
+  /** Debounce for watch events before a scoped re-scan. Default 40 ms. */
+  watchDebounceMs?: number;
+}
+
+export interface ScanOptions {
+  /** Only this root; default every root. */
+  rootId?: string;
+  onProgress?: (p: InspectorEvents['onIndexProgress']) => void;
+  /** Only these paths inside the root (folders or files): the watcher uses this. */
+  scopes?: string[];
+}
+
+/** What `scan()` returns: the contract's IndexStats (totals over the scanned roots) plus what changed. */
+export interface ScanResult extends IndexStats {
+  added: number;
+  changed: number;
+  removed: number;
+  unchanged: number;
+  /** Units (payload groups or transcripts) read in this scan. */
+  read: number;
+  warnings: string[];
+}
+
+/** Where a payload's full content is: a file to window through, or text re-read from a transcript. */
+export type PayloadContent = { type: 'file'; path: string; bytes: number } | { type: 'text'; text: string; bytes: number };
+
+export type IndexErrorCode = 'NOT_FOUND' | 'BAD_REQUEST';
+/** Errors with the contract's codes, so the service can map them to ServiceError one to one. */
+export class IndexError extends Error {
+  constructor(
+    readonly code: IndexErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'IndexError';
+  }
+}
+
+const STRATEGY_COLUMN: Record<StrategyName, string> = {
+  chars4: 't_chars4',
+  'craft-density': 't_craft_density',
+  calibrated: 't_calibrated',
+  o200k: 't_o200k',
+  cl100k: 't_cl100k',
+  claude: 't_claude',
+};
+
+const SORT_COLUMN: Record<string, string> = {
+  createdAt: 'p.created_at',
+  tokens: 'p.tokens',
+  bytes: 'p.bytes',
+  tool: 'p.tool',
+  assetCount: 'p.asset_count',
+};
+
+interface RootRow {
+  id: string;
+  path: string;
+  kind: RootKind;
+  added_at: string;
+}
+
+interface PayloadDbRow {
+  rowid: number;
+  id: string;
+  session_id: string;
+  root_id: string;
+  tool: string;
+  created_at: string;
+  bytes: number;
+  tokens: number;
+  action: PayloadRow['action'];
+  kind: PayloadRow['kind'];
+  asset_count: number;
+  input_excerpt: string | null;
+  input_json: string | null;
+  intent: string | null;
+  t_chars4: number | null;
+  t_craft_density: number | null;
+  t_calibrated: number | null;
+  t_o200k: number | null;
+  t_cl100k: number | null;
+  t_claude: number | null;
+  path: string;
+  linked_path: string | null;
+  meta_path: string | null;
+  message: string | null;
+  binary: number;
+  lines: number | null;
+  source_json: string | null;
+  summary_count?: number;
+}
+
+const ROW_COLUMNS =
+  'p.rowid, p.id, p.session_id, p.root_id, p.tool, p.created_at, p.bytes, p.tokens, p.action, p.kind, p.asset_count, p.input_excerpt, (SELECT count(*) FROM summary_runs s WHERE s.payload_id = p.id) AS summary_count';
+
+function toRow(r: PayloadDbRow): PayloadRow {
+  const row: PayloadRow = {
+    id: r.id,
+    sessionId: r.session_id,
+    tool: r.tool,
+    createdAt: r.created_at,
+    bytes: r.bytes,
+    tokens: r.tokens,
+    action: r.action,
+    kind: r.kind,
+    assetCount: r.asset_count,
+    summaryCount: r.summary_count ?? 0,
+  };
+  if (r.input_excerpt) row.inputExcerpt = r.input_excerpt;
+  return row;
+}
+
+function clampInt(v: unknown, lo: number, hi: number, dflt: number): number {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return dflt;
+  return Math.min(hi, Math.max(lo, Math.floor(v)));
+}
+
+/** Open (or create, or rebuild) the index. Throws only when the DB folder itself is unusable. */
+export function openIndex(opts: OpenIndexOptions): SpillIndex {
+  return new SpillIndex(opts);
+}
+
+export class SpillIndex {
+  readonly dbPath: string;
+  /** What happened at open (a corrupt DB moved aside, ...) and during scans. Newest last, capped. */
+  readonly warnings: string[] = [];
+  private readonly db: DB;
+  private readonly onEvent?: (e: IndexEvent) => void;
+  private queue: Promise<unknown> = Promise.resolve();
+  private watcher?: Watcher;
+  private closed = false;
+  private readonly watchDebounceMs: number;
+
+  constructor(opts: OpenIndexOptions) {
+    this.dbPath = opts.dbPath === ':memory:' ? opts.dbPath : path.resolve(opts.dbPath);
+    this.db = openDatabase(this.dbPath, this.warnings);
+    this.onEvent = opts.onEvent;
+    this.watchDebounceMs = opts.watchDebounceMs ?? 40;
+  }
+
+  private emit(e: IndexEvent): void {
+    try {
+      this.onEvent?.(e);
+    } catch {
+      /* a listener's bug must not break indexing */
+    }
+  }
+
+  private warn(w: string): void {
+    this.warnings.push(w);
+    if (this.warnings.length > 200) this.warnings.splice(0, this.warnings.length - 200);
+  }
+
+  // ------------------------------------------------------------------ roots
+
+  /**
+   * Register a root: a folder of sessions, one session folder, one file (a payload, a
+   * transcript) or a Claude Code `projects` folder; the kind is detected. Adding the same path
+   * again returns the existing root. A path inside an existing root is refused (it is already
+   * indexed); registering a parent of existing roots replaces them. Does not scan: call `scan({ rootId })`.
+   */
+  addRoot(p: string): RootInfo {
+    if (typeof p !== 'string' || !p || p.includes('\0')) throw new IndexError('BAD_REQUEST', 'root path must be a non-empty string');
+    let real: string;
+    try {
+      real = fs.realpathSync.native(path.resolve(p));
+    } catch {
+      throw new IndexError('NOT_FOUND', `root does not exist: ${p}`);
+    }
+    let kind: RootKind;
+    try {
+      kind = detectRootKind(real);
+    } catch (err) {
+      throw new IndexError('BAD_REQUEST', (err as Error).message);
+    }
+    if (this.dbPath !== ':memory:' && kind !== 'file' && isInsidePath(real, this.dbPath)) {
+      throw new IndexError('BAD_REQUEST', `the index database ${this.dbPath} must not live inside a sessions root (${real})`);
+    }
+    const roots = this.rootRows();
+    const same = roots.find((r) => r.path === real);
+    if (same) return this.rootInfo(same);
+    const covering = roots.find((r) => r.kind !== 'file' && isInsidePath(r.path, real));
+    if (covering) throw new IndexError('BAD_REQUEST', `${real} is already indexed as part of root ${covering.path}`);
+    const covered = kind === 'file' ? [] : roots.filter((r) => isInsidePath(real, r.path));
+    for (const r of covered) this.removeRoot(r.id);
+    const row: RootRow = { id: stableId('r', real), path: real, kind, added_at: new Date().toISOString() };
+    this.db.prepare('INSERT INTO roots (id, path, kind, added_at) VALUES (?, ?, ?, ?)').run(row.id, row.path, row.kind, row.added_at);
+    this.watcher?.add(row.path);
+    return this.rootInfo(row);
+  }
+
+  /** Forget a root and everything indexed under it (the files are not touched). */
+  removeRoot(id: string): { ok: true } {
+    const root = this.rootRow(id);
+    const removed = (this.db.prepare('SELECT count(*) AS n FROM payloads WHERE root_id = ?').get(id) as { n: number }).n;
+    const sessionIds = (this.db.prepare('SELECT id FROM sessions WHERE root_id = ?').all(id) as Array<{ id: string }>).map((r) => r.id);
+    this.db.transaction(() => {
+      this.db.prepare('DELETE FROM summary_runs WHERE payload_id IN (SELECT id FROM payloads WHERE root_id = ?)').run(id);
+      this.db.prepare('DELETE FROM payloads WHERE root_id = ?').run(id);
+      this.db.prepare('DELETE FROM sources WHERE root_id = ?').run(id);
+      this.db.prepare('DELETE FROM sessions WHERE root_id = ?').run(id);
+      this.db.prepare('DELETE FROM roots WHERE id = ?').run(id);
+    })();
+    this.watcher?.remove(root.path);
+    if (removed || sessionIds.length) this.emit({ event: 'onDidIndex', payload: { sessionIds, added: 0, changed: 0, removed } });
+    return { ok: true };
+  }
+
+  /** The registered root that holds `p` (a path inside a folder root, or a file root itself), if any. */
+  rootFor(p: string): RootInfo | undefined {
+    let real: string;
+    try {
+      real = fs.realpathSync.native(path.resolve(p));
+    } catch {
+      real = path.resolve(p);
+    }
+    const hit = this.rootRows()
+      .filter((r) => (r.kind === 'file' ? r.path === real : isInsidePath(r.path, real)))
+      .sort((a, b) => b.path.length - a.path.length)[0];
+    return hit ? this.rootInfo(hit) : undefined;
+  }
+
+  listRoots(): RootInfo[] {
+    return this.rootRows().map((r) => this.rootInfo(r));
+  }
+
+  private rootRows(): RootRow[] {
+    return this.db.prepare('SELECT id, path, kind, added_at FROM roots ORDER BY added_at, path').all() as RootRow[];
+  }
+
+  private rootRow(id: string): RootRow {
+    const r = this.db.prepare('SELECT id, path, kind, added_at FROM roots WHERE id = ?').get(id) as RootRow | undefined;
+    if (!r) throw new IndexError('NOT_FOUND', `no root with id ${JSON.stringify(id)}`);
+    return r;
+  }
+
+  private rootInfo(r: RootRow): RootInfo {
+    const c = this.db
+      .prepare('SELECT (SELECT count(*) FROM sessions WHERE root_id = ?) AS s, (SELECT count(*) FROM payloads WHERE root_id = ?) AS p')
+      .get(r.id, r.id) as { s: number; p: number };
+    return { id: r.id, path: r.path, kind: r.kind, addedAt: r.added_at, sessionCount: c.s, payloadCount: c.p };
+  }
+
+  // ------------------------------------------------------------------ scanning
+
+  /**
+   * Bring the index in line with the files. Incremental: a unit (a payload's files, or a
+   * transcript) whose sizes and mtimes are unchanged is skipped; when they changed, its content
+   * hash decides whether it is re-indexed. Units that disappeared leave the index, so a renamed
+   * folder shows up under its new name and leaves under the old. Scans run one at a time.
+   */
+  scan(opts: ScanOptions = {}): Promise<ScanResult> {
+    const run = this.queue.then(() => this.doScan(opts));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async doScan(opts: ScanOptions): Promise<ScanResult> {
+    if (this.closed) throw new Error('index is closed');
+    const t0 = performance.now();
+    const roots = opts.rootId ? [this.rootRow(opts.rootId)] : this.rootRows();
+    const res: ScanResult = { sessions: 0, payloads: 0, assets: 0, bytes: 0, seconds: 0, added: 0, changed: 0, removed: 0, unchanged: 0, read: 0, warnings: [] };
+    const touched = new Set<string>();
+    for (const root of roots) {
+      await this.scanRoot(root, opts, res, touched);
+    }
+    const totals = this.totals(roots.map((r) => r.id));
+    Object.assign(res, totals, { seconds: (performance.now() - t0) / 1000 });
+    for (const w of res.warnings) this.warn(w);
+    if (res.added || res.changed || res.removed) {
+      this.emit({ event: 'onDidIndex', payload: { sessionIds: [...touched], added: res.added, changed: res.changed, removed: res.removed } });
+    }
+    return res;
+  }
+
+  private async scanRoot(root: RootRow, opts: ScanOptions, res: ScanResult, touched: Set<string>): Promise<void> {
+    const db = this.db;
+    let done = 0;
+    let total = 0;
+    const progress = () => {
+      const p = { rootId: root.id, done, total };
+      opts.onProgress?.(p);
+      this.emit({ event: 'onIndexProgress', payload: p });
+    };
+    const commit = () => {
+      if (db.inTransaction) db.exec('COMMIT');
+    };
+    const yielder = new Yielder(undefined, () => {
+      commit();
+      if (total) progress();
+    });
+    const begin = () => {
+      if (!db.inTransaction) db.exec('BEGIN');
+    };
+    const scopes = opts.scopes && root.kind !== 'file' && root.kind !== 'session' ? opts.scopes : null;
+    const inScope = (p: string) => !scopes || scopes.some((s) => isInsidePath(s, p));
+
+    if (!fs.existsSync(root.path)) {
+      // A root on an unmounted disk: keep its rows (they come back with the disk), but say so.
+      res.warnings.push(`root ${root.path} is missing; kept its index entries`);
+      return;
+    }
+    const known = new Map<string, { id: number; fingerprint: string; hash: string | null; kind: UnitKind; session_id: string }>();
+    for (const s of db.prepare('SELECT id, key, fingerprint, hash, kind, session_id FROM sources WHERE root_id = ?').iterate(root.id) as Iterable<{
+      id: number;
+      key: string;
+      fingerprint: string;
+      hash: string | null;
+      kind: UnitKind;
+      session_id: string;
+    }>) {
+      if (inScope(s.key)) known.set(s.key, s);
+    }
+    let disc: Discovery;
+    try {
+      disc = await discover({
+        root: root.path,
+        kind: root.kind,
+        scopes,
+        known: new Map([...known].map(([k, v]) => [k, v.kind])),
+        yielder,
+      });
+    } catch (err) {
+      res.warnings.push(`scan of ${root.path} failed: ${(err as Error).message}`);
+      commit();
+      return;
+    }
+    total = disc.units.length;
+    progress();
+
+    // Sessions first (payload rows point at them).
+    const upsertSession = db.prepare(
+      `INSERT INTO sessions (id, root_id, path, name, kind, read_only) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT(id) DO UPDATE SET root_id = excluded.root_id, path = excluded.path, name = excluded.name, kind = excluded.kind, read_only = excluded.read_only`,
+    );
+    begin();
+    const liveSessions = new Set<string>();
+    for (const s of disc.sessions.values()) {
+      const id = stableId('s', s.path);
+      liveSessions.add(id);
+      upsertSession.run(id, root.id, s.path, s.name, s.kind, s.readOnly ? 1 : 0);
+    }
+
+    const seen = new Set<string>();
+    const touchFp = db.prepare('UPDATE sources SET fingerprint = ? WHERE id = ?');
+    for (const unit of disc.units) {
+      seen.add(unit.key);
+      const sessionId = stableId('s', unit.session.path);
+      const fp = fingerprint(unit.files);
+      const ex = known.get(unit.key);
+      done++;
+      if (ex && ex.fingerprint === fp && ex.session_id === sessionId) {
+        res.unchanged++;
+        if (yielder.due) await yielder.now();
+        continue;
+      }
+      let result: UnitResult;
+      try {
+        result = await this.readUnit(unit, yielder);
+      } catch (err) {
+        res.warnings.push(`${unit.key}: ${(err as Error).message}`);
+        continue;
+      }
+      res.read++;
+      res.warnings.push(...result.warnings);
+      begin();
+      if (ex && ex.hash && ex.hash === result.hash && ex.session_id === sessionId) {
+        touchFp.run(fp, ex.id);
+        res.unchanged++;
+      } else {
+        const n = this.replaceSource(root.id, sessionId, unit, fp, result, ex?.id);
+        res.added += Math.max(0, n.added);
+        res.changed += n.changed;
+        res.removed += n.removed;
+        touched.add(sessionId);
+      }
+      if (yielder.due) await yielder.now();
+    }
+
+    // Whatever was known in this scope and not seen is gone.
+    begin();
+    const delSource = db.prepare('DELETE FROM sources WHERE id = ?');
+    for (const [key, ex] of known) {
+      if (seen.has(key)) continue;
+      const ids = db.prepare('SELECT id FROM payloads WHERE source_id = ?').all(ex.id) as Array<{ id: string }>;
+      for (const { id } of ids) this.dropRuns(id, 'all');
+      db.prepare('DELETE FROM payloads WHERE source_id = ?').run(ex.id);
+      delSource.run(ex.id);
+      res.removed += ids.length;
+      touched.add(ex.session_id);
+    }
+    const staleSessions = db.prepare('SELECT id, path FROM sessions WHERE root_id = ?').all(root.id) as Array<{ id: string; path: string }>;
+    for (const s of staleSessions) {
+      if (!liveSessions.has(s.id) && inScope(s.path)) {
+        db.prepare('DELETE FROM sessions WHERE id = ?').run(s.id);
+        touched.add(s.id);
+      }
+    }
+    db.prepare('UPDATE roots SET last_scan_at = ? WHERE id = ?').run(new Date().toISOString(), root.id);
+    commit();
+    progress();
+  }
+
+  private async readUnit(unit: Unit, yielder: Yielder): Promise<UnitResult> {
+    switch (unit.kind) {
+      case 'spillway':
+        return readSpillwayUnit(unit);
+      case 'claude-code':
+        return importClaude(unit, yielder);
+      case 'codex':
+        return importCodex(unit, yielder);
+      case 'gemini':
+        return importGemini(unit, yielder);
+    }
+  }
+
+  private dropRuns(payloadId: string, which: 'meta' | 'all'): void {
+    if (which === 'all') this.db.prepare('DELETE FROM summary_runs WHERE payload_id = ?').run(payloadId);
+    else this.db.prepare("DELETE FROM summary_runs WHERE payload_id = ? AND origin = 'meta'").run(payloadId);
+  }
+
+  /** Replace one unit's rows (inside the caller's transaction). */
+  private replaceSource(
+    rootId: string,
+    sessionId: string,
+    unit: Unit,
+    fp: string,
+    result: UnitResult,
+    existingSourceId: number | undefined,
+  ): { added: number; changed: number; removed: number } {
+    const db = this.db;
+    let sourceId: number;
+    const before = new Set<string>();
+    if (existingSourceId !== undefined) {
+      for (const r of db.prepare('SELECT id FROM payloads WHERE source_id = ?').all(existingSourceId) as Array<{ id: string }>) before.add(r.id);
+      db.prepare('DELETE FROM payloads WHERE source_id = ?').run(existingSourceId);
+      db.prepare('UPDATE sources SET fingerprint = ?, hash = ?, session_id = ?, kind = ?, root_id = ? WHERE id = ?').run(
+        fp,
+        result.hash,
+        sessionId,
+        unit.kind,
+        rootId,
+        existingSourceId,
+      );
+      sourceId = existingSourceId;
+    } else {
+      const info = db
+        .prepare(
+          `INSERT INTO sources (root_id, session_id, key, fingerprint, hash, kind) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT(key) DO UPDATE SET root_id = excluded.root_id, session_id = excluded.session_id, fingerprint = excluded.fingerprint, hash = excluded.hash, kind = excluded.kind
+           RETURNING id`,
+        )
+        .get(rootId, sessionId, unit.key, fp, result.hash, unit.kind) as { id: number };
+      sourceId = info.id;
+      for (const r of db.prepare('SELECT id FROM payloads WHERE source_id = ?').all(sourceId) as Array<{ id: string }>) before.add(r.id);
+      db.prepare('DELETE FROM payloads WHERE source_id = ?').run(sourceId);
+    }
+    let added = 0;
+    let changed = 0;
+    const after = new Set<string>();
+    for (const rec of result.payloads) {
+      if (after.has(rec.id)) continue;
+      // Same id under another source (a file moved between two roots' views): the newest wins.
+      const clash = db.prepare('SELECT rowid FROM payloads WHERE id = ?').get(rec.id) as { rowid: number } | undefined;
+      if (clash) db.prepare('DELETE FROM payloads WHERE rowid = ?').run(clash.rowid);
+      this.insertPayload(rootId, sessionId, sourceId, rec);
+      after.add(rec.id);
+      if (before.has(rec.id)) changed++;
+      else added++;
+    }
+    let removed = 0;
+    for (const id of before) {
+      if (!after.has(id)) {
+        this.dropRuns(id, 'all');
+        removed++;
+      }
+    }
+    return { added, changed, removed };
+  }
+
+  private insertPayload(rootId: string, sessionId: string, sourceId: number, rec: PayloadRecord): void {
+    const db = this.db;
+    const e = rec.estimates;
+    const info = db
+      .prepare(
+        `INSERT INTO payloads (id, source_id, session_id, root_id, tool, created_at, bytes, tokens, action, kind, asset_count,
+           input_excerpt, input_json, intent, t_chars4, t_craft_density, t_calibrated, t_o200k, t_cl100k, t_claude,
+           path, linked_path, meta_path, message, binary, lines, source_json, b64_runs, b64_chars, b64_tokens)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        rec.id,
+        sourceId,
+        sessionId,
+        rootId,
+        rec.tool,
+        rec.createdAt,
+        rec.bytes,
+        rec.tokens,
+        rec.action,
+        rec.kind,
+        rec.assets.length,
+        inputExcerpt(rec.input) ?? null,
+        inputJson(rec.input),
+        rec.intent ?? null,
+        e.chars4 ?? null,
+        e['craft-density'] ?? null,
+        e.calibrated ?? null,
+        e.o200k ?? null,
+        e.cl100k ?? null,
+        e.claude ?? null,
+        rec.path,
+        rec.linkedPath ?? null,
+        rec.metaPath ?? null,
+        rec.message ?? null,
+        rec.binary ? 1 : 0,
+        rec.lines ?? null,
+        rec.source ? JSON.stringify(rec.source) : null,
+        rec.b64.runs,
+        rec.b64.chars,
+        rec.b64.tokens,
+      );
+    const rowid = Number(info.lastInsertRowid);
+    const insAsset = db.prepare(
+      'INSERT INTO assets (payload_rowid, sha256, mime, bytes, path, rel_path, json_path, source, sniffed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    );
+    for (const a of rec.assets) insAsset.run(rowid, a.sha256, a.mimeType, a.bytes, a.path, a.relPath, a.jsonPath, a.source, a.sniffed ? 1 : 0);
+    db.prepare('INSERT INTO payload_fts (rowid, tool, input, body) VALUES (?, ?, ?, ?)').run(
+      rowid,
+      rec.tool,
+      inputExcerpt(rec.input) ?? '',
+      rec.ftsBody,
+    );
+    this.dropRuns(rec.id, 'meta');
+    const insRun = db.prepare(
+      "INSERT OR REPLACE INTO summary_runs (payload_id, run_id, created_at, origin, summary, json) VALUES (?, ?, ?, 'meta', ?, ?)",
+    );
+    for (const run of rec.summaryRuns) insRun.run(rec.id, run.id, String(run.createdAt ?? ''), run.summary, JSON.stringify(run));
+    this.refreshSummaryFts(rowid, rec.id);
+  }
+
+  private refreshSummaryFts(rowid: number, payloadId: string): void {
+    const runs = this.db.prepare('SELECT summary FROM summary_runs WHERE payload_id = ? ORDER BY created_at').all(payloadId) as Array<{ summary: string }>;
+    // FTS5 ignores a rowid constraint bound as a float (how JS numbers bind): cast it.
+    this.db.prepare('DELETE FROM summary_fts WHERE rowid = CAST(? AS INTEGER)').run(rowid);
+    if (runs.length) {
+      const text = runs.map((r) => r.summary.slice(0, MAX_SUMMARY_FTS_CHARS)).join('\n\n');
+      this.db.prepare('INSERT INTO summary_fts (rowid, summary) VALUES (?, ?)').run(rowid, text);
+    }
+  }
+
+  private totals(rootIds: string[]): Omit<IndexStats, 'seconds'> {
+    if (!rootIds.length) return { sessions: 0, payloads: 0, assets: 0, bytes: 0 };
+    const marks = rootIds.map(() => '?').join(',');
+    const s = this.db.prepare(`SELECT count(*) AS n FROM sessions WHERE root_id IN (${marks})`).get(...rootIds) as { n: number };
+    const p = this.db.prepare(`SELECT count(*) AS n, coalesce(sum(bytes), 0) AS b FROM payloads WHERE root_id IN (${marks})`).get(...rootIds) as {
+      n: number;
+      b: number;
+    };
+    const a = this.db
+      .prepare(
+        `SELECT count(*) AS n FROM (SELECT DISTINCT p.session_id, a.sha256 FROM assets a JOIN payloads p ON p.rowid = a.payload_rowid WHERE p.root_id IN (${marks}))`,
+      )
+      .get(...rootIds) as { n: number };
+    return { sessions: s.n, payloads: p.n, assets: a.n, bytes: p.b };
+  }
+
+  /** Totals over every root (or one), without scanning. */
+  stats(rootId?: string): Omit<IndexStats, 'seconds'> {
+    return this.totals(rootId ? [this.rootRow(rootId).id] : this.rootRows().map((r) => r.id));
+  }
+
+  // ------------------------------------------------------------------ watching
+
+  /**
+   * Watch every root (and roots added later) and re-index what changes, scoped to the session
+   * that changed. A payload the guard writes is in the index, with an `onDidIndex` event,
+   * well within a second. Resolves once the watchers are ready; the returned function stops them.
+   */
+  async watch(): Promise<() => Promise<void>> {
+    if (this.watcher) return () => this.unwatch();
+    this.watcher = new Watcher({
+      debounceMs: this.watchDebounceMs,
+      ignorePath: this.dbPath,
+      onChange: (rootPath, scopes) => this.onWatchChange(rootPath, scopes),
+    });
+    await this.watcher.start(this.rootRows().map((r) => r.path));
+    return () => this.unwatch();
+  }
+
+  private async unwatch(): Promise<void> {
+    const w = this.watcher;
+    this.watcher = undefined;
+    await w?.close();
+  }
+
+  private async onWatchChange(rootPath: string, scopes: string[] | null): Promise<void> {
+    if (this.closed) return;
+    const root = this.rootRows().find((r) => r.path === rootPath);
+    if (!root) return;
+    try {
+      await this.scan({ rootId: root.id, scopes: scopes ?? undefined });
+    } catch (err) {
+      this.warn(`watch re-scan of ${rootPath} failed: ${(err as Error).message}`);
+    }
+  }
+
+  // ------------------------------------------------------------------ queries
+
+  /** Sessions, with payload totals (default strategy's tokens). */
+  listSessions(req: { rootId?: string } = {}): SessionInfo[] {
+    const where = req.rootId ? 'WHERE s.root_id = ?' : '';
+    const rows = this.db
+      .prepare(
+        `SELECT s.id, s.root_id, s.name, s.path, s.kind, s.read_only,
+                count(p.rowid) AS n, coalesce(sum(p.asset_count), 0) AS assets, coalesce(sum(p.bytes), 0) AS bytes,
+                coalesce(sum(p.tokens), 0) AS tokens, min(p.created_at) AS first_at, max(p.created_at) AS last_at
+           FROM sessions s LEFT JOIN payloads p ON p.session_id = s.id ${where}
+          GROUP BY s.id ORDER BY last_at DESC NULLS LAST, s.name`,
+      )
+      .all(...(req.rootId ? [req.rootId] : [])) as Array<{
+      id: string;
+      root_id: string;
+      name: string;
+      path: string;
+      kind: SessionInfo['kind'];
+      read_only: number;
+      n: number;
+      assets: number;
+      bytes: number;
+      tokens: number;
+      first_at: string | null;
+      last_at: string | null;
+    }>;
+    return rows.map((r) => {
+      const s: SessionInfo = {
+        id: r.id,
+        rootId: r.root_id,
+        name: r.name,
+        path: r.path,
+        kind: r.kind,
+        readOnly: r.read_only === 1,
+        payloadCount: r.n,
+        assetCount: r.assets,
+        totalBytes: r.bytes,
+        totalTokens: r.tokens,
+      };
+      if (r.first_at) s.firstAt = r.first_at;
+      if (r.last_at) s.lastAt = r.last_at;
+      return s;
+    });
+  }
+
+  private filters(req: { sessionId?: string; rootId?: string; tool?: string; action?: string; kind?: string; minTokens?: number; maxTokens?: number }): {
+    sql: string;
+    args: unknown[];
+  } {
+    const w: string[] = [];
+    const args: unknown[] = [];
+    if (req.sessionId !== undefined) (w.push('p.session_id = ?'), args.push(String(req.sessionId)));
+    if (req.rootId !== undefined) (w.push('p.root_id = ?'), args.push(String(req.rootId)));
+    if (req.tool !== undefined) (w.push('p.tool = ?'), args.push(String(req.tool)));
+    if (req.action !== undefined) (w.push('p.action = ?'), args.push(String(req.action)));
+    if (req.kind !== undefined) (w.push('p.kind = ?'), args.push(String(req.kind)));
+    if (typeof req.minTokens === 'number' && Number.isFinite(req.minTokens)) (w.push('p.tokens >= ?'), args.push(req.minTokens));
+    if (typeof req.maxTokens === 'number' && Number.isFinite(req.maxTokens)) (w.push('p.tokens <= ?'), args.push(req.maxTokens));
+    return { sql: w.length ? w.join(' AND ') : '1', args };
+  }
+
+  /**
+   * One page of payloads: filters, a sort (default newest first, or best match for a query),
+   * paging (at most MAX_PAGE_ROWS), and an optional full-text query over payload text (the
+   * bounded head + tail), tool, input and summaries. Query words are ANDed; `word*` is a prefix.
+   * Snippets are plain text.
+   */
+  listPayloads(req: ListPayloadsRequest = {}): ListPayloadsResponse {
+    const limit = clampInt(req.limit, 1, MAX_PAGE_ROWS, DEFAULT_PAGE_ROWS);
+    const offset = clampInt(req.offset, 0, Number.MAX_SAFE_INTEGER, 0);
+    const f = this.filters(req);
+    const q = typeof req.query === 'string' ? ftsQuery(req.query) : null;
+    const dir = req.sort?.dir === 'asc' ? 'ASC' : 'DESC';
+    const sortCol = req.sort ? SORT_COLUMN[req.sort.field] : undefined;
+    if (req.sort && !sortCol) throw new IndexError('BAD_REQUEST', `cannot sort by ${JSON.stringify(req.sort.field)}`);
+    if (typeof req.query === 'string' && req.query.trim() && !q) return { rows: [], total: 0 };
+    if (!q) {
+      const order = `${sortCol ?? 'p.created_at'} ${sortCol ? dir : 'DESC'}, p.rowid ${sortCol ? dir : 'DESC'}`;
+      const total = (this.db.prepare(`SELECT count(*) AS n FROM payloads p WHERE ${f.sql}`).get(...f.args) as { n: number }).n;
+      const rows = this.db
+        .prepare(`SELECT ${ROW_COLUMNS} FROM payloads p WHERE ${f.sql} ORDER BY ${order} LIMIT ? OFFSET ?`)
+        .all(...f.args, limit, offset) as PayloadDbRow[];
+      return { rows: rows.map(toRow), total };
+    }
+    const hits = `(SELECT rowid, min(rank) AS rank FROM (
+        SELECT rowid, bm25(payload_fts) AS rank FROM payload_fts WHERE payload_fts MATCH ?
+        UNION ALL
+        SELECT rowid, bm25(summary_fts) AS rank FROM summary_fts WHERE summary_fts MATCH ?) GROUP BY rowid) h`;
+    const order = sortCol ? `${sortCol} ${dir}, p.rowid ${dir}` : 'h.rank ASC, p.rowid DESC';
+    let total: number;
+    let rows: PayloadDbRow[];
+    try {
+      total = (this.db.prepare(`SELECT count(*) AS n FROM ${hits} JOIN payloads p ON p.rowid = h.rowid WHERE ${f.sql}`).get(q, q, ...f.args) as {
+        n: number;
+      }).n;
+      rows = this.db
+        .prepare(`SELECT ${ROW_COLUMNS} FROM ${hits} JOIN payloads p ON p.rowid = h.rowid WHERE ${f.sql} ORDER BY ${order} LIMIT ? OFFSET ?`)
+        .all(q, q, ...f.args, limit, offset) as PayloadDbRow[];
+    } catch (err) {
+      throw new IndexError('BAD_REQUEST', `bad search query: ${(err as Error).message}`);
+    }
+    const snipBody = this.db.prepare("SELECT snippet(payload_fts, -1, '', '', '…', 16) AS s FROM payload_fts WHERE payload_fts MATCH ? AND rowid = CAST(? AS INTEGER)");
+    const snipSum = this.db.prepare("SELECT snippet(summary_fts, 0, '', '', '…', 16) AS s FROM summary_fts WHERE summary_fts MATCH ? AND rowid = CAST(? AS INTEGER)");
+    return {
+      total,
+      rows: rows.map((r) => {
+        const row = toRow(r);
+        const s = (snipBody.get(q, r.rowid) as { s: string } | undefined) ?? (snipSum.get(q, r.rowid) as { s: string } | undefined);
+        if (s?.s) row.snippet = s.s.replace(/\s+/g, ' ').trim();
+        return row;
+      }),
+    };
+  }
+
+  private payloadRow(id: string): PayloadDbRow {
+    if (typeof id !== 'string' || !id) throw new IndexError('BAD_REQUEST', 'payload id must be a non-empty string');
+    const r = this.db.prepare(`SELECT p.*, ${ROW_COLUMNS} FROM payloads p WHERE p.id = ?`).get(id) as PayloadDbRow | undefined;
+    if (!r) throw new IndexError('NOT_FOUND', `no payload with id ${JSON.stringify(id)}`);
+    return r;
+  }
+
+  /** The session a payload belongs to (its folder, kind, read-only flag). */
+  sessionOf(payloadId: string): SessionInfo {
+    const r = this.payloadRow(payloadId);
+    const s = this.listSessionsById(r.session_id);
+    if (!s) throw new IndexError('NOT_FOUND', `session of payload ${payloadId} is gone`);
+    return s;
+  }
+
+  private listSessionsById(id: string): SessionInfo | undefined {
+    const row = this.db.prepare('SELECT root_id FROM sessions WHERE id = ?').get(id) as { root_id: string } | undefined;
+    if (!row) return undefined;
+    return this.listSessions({ rootId: row.root_id }).find((s) => s.id === id);
+  }
+
+  /**
+   * One payload: its row, the sidecar as written (re-read from disk; null for imports), paths,
+   * estimates, assets (paths resolved inside the session), summary runs (sidecar + ones added
+   * later), the message, a safe preview, size, line count (counted once, then cached) and, for
+   * imports, where in the transcript it came from.
+   */
+  async getPayload(id: string): Promise<PayloadDetail> {
+    const r = this.payloadRow(id);
+    const source = r.source_json ? (JSON.parse(r.source_json) as SourceLocation) : undefined;
+    let meta: PayloadMeta | null = null;
+    if (r.meta_path) meta = readMeta(r.meta_path).meta;
+    const estimates: PayloadDetail['estimates'] = {};
+    for (const [s, col] of Object.entries(STRATEGY_COLUMN)) {
+      const v = (r as unknown as Record<string, number | null>)[col];
+      if (typeof v === 'number') estimates[s as StrategyName] = v;
+    }
+    const assets = (
+      this.db.prepare('SELECT sha256, mime, bytes, path, rel_path, json_path, source, sniffed FROM assets WHERE payload_rowid = ?').all(r.rowid) as Array<{
+        sha256: string;
+        mime: string;
+        bytes: number;
+        path: string;
+        rel_path: string;
+        json_path: string | null;
+        source: string | null;
+        sniffed: number;
+      }>
+    ).map(
+      (a): AssetRef => ({
+        path: a.path,
+        relPath: a.rel_path,
+        mimeType: a.mime,
+        bytes: a.bytes,
+        sha256: a.sha256,
+        jsonPath: a.json_path ?? '',
+        source: (a.source ?? 'binary') as AssetRef['source'],
+        sniffed: a.sniffed === 1,
+      }),
+    );
+    const summaryRuns = this.summaryRuns(id);
+    let preview = '';
+    let totalBytes = 0;
+    let totalLines = r.lines ?? 0;
+    let binary = r.binary === 1;
+    const content = await this.payloadContent(id).catch(() => null);
+    if (content?.type === 'file') {
+      try {
+        const win = readWindow(content.path, 16 * 1024, 0);
+        binary = win.binary;
+        preview = binary ? '' : makePreview(win.head);
+        totalBytes = win.size;
+        if (r.lines === null) {
+          totalLines = binary ? 0 : await countLines(content.path);
+          this.db.prepare('UPDATE payloads SET lines = ? WHERE rowid = ?').run(totalLines, r.rowid);
+        }
+      } catch {
+        /* file vanished since the scan: the watcher will drop the row */
+      }
+    } else if (content) {
+      preview = makePreview(content.text);
+      totalBytes = content.bytes;
+    }
+    const detail: PayloadDetail = {
+      row: toRow(r),
+      meta,
+      path: r.path,
+      estimates,
+      assets,
+      summaryRuns,
+      message: r.message ?? '',
+      preview,
+      totalBytes,
+      totalLines,
+      binary,
+    };
+    if (r.linked_path) detail.linkedPath = r.linked_path;
+    if (source) {
+      let toolInput: unknown;
+      try {
+        toolInput = r.input_json ? JSON.parse(r.input_json) : undefined;
+      } catch {
+        toolInput = undefined;
+      }
+      detail.source = { transcript: source.transcript, line: source.line, toolUseId: source.toolUseId, toolInput };
+    }
+    return detail;
+  }
+
+  /**
+   * Where to read a payload's full content. Spillway payloads and Claude spill files are
+   * files (window through them); results inside a transcript line are re-read and returned as
+   * text (they are bounded by the transcript's line size).
+   */
+  async payloadContent(id: string): Promise<PayloadContent> {
+    const r = this.payloadRow(id);
+    const source = r.source_json ? (JSON.parse(r.source_json) as SourceLocation) : undefined;
+    if (!source || (source.field === 'persisted' && source.persistedPath)) {
+      const p = source?.persistedPath ?? r.path;
+      const st = await fs.promises.stat(p).catch(() => null);
+      if (!st) throw new IndexError('NOT_FOUND', `payload file is gone: ${p}`);
+      return { type: 'file', path: p, bytes: st.size };
+    }
+    const text = await readImportedText(source, claudeToolResultsDir(source.transcript));
+    if (text === null) throw new IndexError('NOT_FOUND', `payload no longer found in ${source.transcript}; re-scan`);
+    return { type: 'text', text, bytes: Buffer.byteLength(text) };
+  }
+
+  summaryRuns(payloadId: string): SummaryRun[] {
+    const rows = this.db.prepare('SELECT json FROM summary_runs WHERE payload_id = ? ORDER BY created_at, run_id').all(payloadId) as Array<{ json: string }>;
+    const out: SummaryRun[] = [];
+    for (const r of rows) {
+      try {
+        out.push(JSON.parse(r.json) as SummaryRun);
+      } catch {
+        /* skip a damaged row */
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Index a summary run made after the scan (in the inspector). It is searchable at once. The
+   * index is not the record: whoever made the run should also append it to the payload's sidecar
+   * (Spillway sessions), which a later scan picks up under the same run id. Runs on read-only
+   * imported sessions live only here (a rebuilt DB loses them).
+   */
+  addSummaryRun(payloadId: string, run: SummaryRun): void {
+    const r = this.payloadRow(payloadId);
+    if (!run || typeof run.id !== 'string' || typeof run.summary !== 'string') throw new IndexError('BAD_REQUEST', 'a summary run needs an id and a summary');
+    this.db.transaction(() => {
+      const exists = this.db.prepare('SELECT origin FROM summary_runs WHERE payload_id = ? AND run_id = ?').get(payloadId, run.id) as
+        | { origin: string }
+        | undefined;
+      this.db
+        .prepare('INSERT OR REPLACE INTO summary_runs (payload_id, run_id, created_at, origin, summary, json) VALUES (?, ?, ?, ?, ?, ?)')
+        .run(payloadId, run.id, String(run.createdAt ?? new Date().toISOString()), exists?.origin ?? 'db', run.summary, JSON.stringify(run));
+      this.refreshSummaryFts(r.rowid, payloadId);
+    })();
+    this.emit({ event: 'onDidIndex', payload: { sessionIds: [r.session_id], added: 0, changed: 1, removed: 0 } });
+  }
+
+  /**
+   * The limit tuner's data: a log-spaced histogram of payload sizes in tokens for a strategy,
+   * every payload's size (sorted ascending, capped at MAX_TUNER_SIZES) so the UI can move the
+   * slider locally, and what the limit would spill and keep out of context. Exact strategies
+   * fall back to the calibrated estimate for payloads that were never counted exactly.
+   */
+  limitTunerData(req: LimitTunerRequest): LimitTunerResponse {
+    const strategy: StrategyName = req.strategy && STRATEGY_COLUMN[req.strategy] ? req.strategy : DEFAULT_STRATEGY;
+    const baseLimit = typeof req.limitTokens === 'number' && req.limitTokens > 0 ? req.limitTokens : DEFAULT_LIMIT_TOKENS;
+    const limitTokens = limitForContextWindow(req.contextWindowTokens, baseLimit);
+    const price = typeof req.pricePerMTok === 'number' && req.pricePerMTok >= 0 ? req.pricePerMTok : DEFAULT_PRICE_PER_MTOK_USD;
+    const buckets = clampInt(req.buckets, 1, 200, DEFAULT_TUNER_BUCKETS);
+    const f = this.filters(req);
+    const col = `coalesce(p.${STRATEGY_COLUMN[strategy]}, p.t_calibrated, p.tokens)`;
+    const rows = this.db.prepare(`SELECT p.id, ${col} AS t, p.tool FROM payloads p WHERE ${f.sql} ORDER BY t ASC, p.id`).all(...f.args) as Array<{
+      id: string;
+      t: number;
+      tool: string;
+    }>;
+    let tokensTotal = 0;
+    let spilled = 0;
+    let keptOut = 0;
+    for (const r of rows) {
+      tokensTotal += r.t;
+      if (r.t > limitTokens) {
+        spilled++;
+        keptOut += Math.max(0, r.t - ESTIMATED_SPILL_MESSAGE_TOKENS);
+      }
+    }
+    const max = rows.length ? rows[rows.length - 1]!.t : 0;
+    const histogram = logHistogram(
+      rows.map((r) => r.t),
+      buckets,
+      max,
+    );
+    return {
+      strategy,
+      limitTokens,
+      histogram,
+      sizes: rows.slice(0, MAX_TUNER_SIZES).map((r) => ({ id: r.id, tokens: r.t, tool: r.tool })),
+      total: rows.length,
+      spilled,
+      tokensTotal,
+      tokensKeptOut: keptOut,
+      dollarsKeptOut: (keptOut * price) / 1_000_000,
+    };
+  }
+
+  /**
+   * What a session's tool results cost: tokens per tool, the biggest results, inline base64
+   * (chars of base64 text in results, and its tokens), and what `limitTokens` with `strategy`
+   * would have spilled and saved (a spilled result still costs its message, about
+   * ESTIMATED_SPILL_MESSAGE_TOKENS), in tokens and dollars at `pricePerMTok`.
+   */
+  wasteReport(req: WasteReportRequest): WasteReport {
+    if (!req || typeof req.sessionId !== 'string') throw new IndexError('BAD_REQUEST', 'sessionId is required');
+    const exists = this.db.prepare('SELECT 1 FROM sessions WHERE id = ?').get(req.sessionId);
+    if (!exists) throw new IndexError('NOT_FOUND', `no session with id ${JSON.stringify(req.sessionId)}`);
+    const strategy: StrategyName = req.strategy && STRATEGY_COLUMN[req.strategy] ? req.strategy : DEFAULT_STRATEGY;
+    const limitTokens = typeof req.limitTokens === 'number' && req.limitTokens > 0 ? req.limitTokens : DEFAULT_LIMIT_TOKENS;
+    const price = typeof req.pricePerMTok === 'number' && req.pricePerMTok >= 0 ? req.pricePerMTok : DEFAULT_PRICE_PER_MTOK_USD;
+    const col = `coalesce(p.${STRATEGY_COLUMN[strategy]}, p.t_calibrated, p.tokens)`;
+    const byTool = this.db
+      .prepare(
+        `SELECT p.tool AS tool, count(*) AS calls, sum(${col}) AS tokens, max(${col}) AS maxTokens FROM payloads p WHERE p.session_id = ? GROUP BY p.tool ORDER BY tokens DESC, tool`,
+      )
+      .all(req.sessionId) as WasteReport['byTool'];
+    const biggest = this.db
+      .prepare(`SELECT p.id, p.tool, ${col} AS tokens, p.bytes FROM payloads p WHERE p.session_id = ? ORDER BY tokens DESC, p.id LIMIT ?`)
+      .all(req.sessionId, WASTE_BIGGEST_ROWS) as WasteReport['biggest'];
+    const b64 = this.db
+      .prepare('SELECT count(*) AS payloads, coalesce(sum(b64_chars), 0) AS bytes, coalesce(sum(b64_tokens), 0) AS tokens FROM payloads WHERE session_id = ? AND b64_runs > 0')
+      .get(req.sessionId) as WasteReport['inlineBase64'];
+    const spill = this.db
+      .prepare(
+        `SELECT count(*) AS n, coalesce(sum(max(${col} - ?, 0)), 0) AS saved FROM payloads p WHERE p.session_id = ? AND ${col} > ?`,
+      )
+      .get(ESTIMATED_SPILL_MESSAGE_TOKENS, req.sessionId, limitTokens) as { n: number; saved: number };
+    const totalTokens = byTool.reduce((a, t) => a + t.tokens, 0);
+    return {
+      sessionId: req.sessionId,
+      strategy,
+      limitTokens,
+      pricePerMTok: price,
+      totalTokens,
+      byTool,
+      biggest,
+      inlineBase64: b64,
+      wouldSpill: { payloads: spill.n, tokensSaved: spill.saved, dollarsSaved: (spill.saved * price) / 1_000_000 },
+    };
+  }
+
+  /** Stop watching, finish the running scan, close the database. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.unwatch();
+    await this.queue.catch(() => undefined);
+    this.closed = true;
+    this.db.close();
+  }
+}
+
+function isInsidePath(base: string, candidate: string): boolean {
+  const rel = path.relative(base, candidate);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+}
+
+/** Log-spaced buckets from 1 token to the largest size; every value lands in exactly one bucket. */
+export function logHistogram(values: number[], buckets: number, max: number): LimitTunerResponse['histogram'] {
+  if (!values.length) return [];
+  const hi = Math.max(2, max + 1);
+  const edges: number[] = [0];
+  for (let i = 1; i <= buckets; i++) edges.push(Math.round(Math.exp((Math.log(hi) * i) / buckets)));
+  // Rounding can make low edges repeat: keep them strictly increasing.
+  for (let i = 1; i < edges.length; i++) if (edges[i]! <= edges[i - 1]!) edges[i] = edges[i - 1]! + 1;
+  edges[edges.length - 1] = Math.max(edges[edges.length - 1]!, hi);
+  const out = edges.slice(0, -1).map((from, i) => ({ from, to: edges[i + 1]!, count: 0 }));
+  let b = 0;
+  for (const v of values) {
+    // values are sorted ascending
+    while (b < out.length - 1 && v >= out[b]!.to) b++;
+    out[b]!.count++;
+  }
+  return out;
+}
+
+export { stripBase64 };

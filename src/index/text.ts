@@ -1,0 +1,347 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import {
+  CHEAP_STRATEGIES,
+  MIN_BASE64_ASSET_CHARS,
+  PREVIEW_CHARS,
+  estimateTokens,
+} from '../pipeline/index.js';
+import type { ContentKind, StrategyName } from '../pipeline/types.js';
+
+/**
+ * Full-text search indexes a bounded window of every payload: its head and its tail. A 500 MB
+ * log adds at most this much text to the database, and the head + tail is where tool output
+ * says what it is (headers, first rows, the error at the end).
+ */
+export const FTS_HEAD_BYTES = 6 * 1024;
+export const FTS_TAIL_BYTES = 2 * 1024;
+/** Longest single-line input excerpt kept on a payload row. */
+export const INPUT_EXCERPT_CHARS = 160;
+/** Longest tool input JSON kept in the index (the sidecar keeps the whole input). */
+export const MAX_INPUT_JSON_CHARS = 16 * 1024;
+/** Longest message (what the model was handed) kept in the index. */
+export const MAX_MESSAGE_CHARS_INDEXED = 16 * 1024;
+/** Payload files up to this size are read whole to estimate tokens when the sidecar has no estimates. */
+export const MAX_ESTIMATE_READ_BYTES = 64 * 1024 * 1024;
+/** Bytes sniffed for NUL to call a payload binary. */
+export const BINARY_SNIFF_BYTES = 8 * 1024;
+/**
+ * What a spill message costs the context, used for "tokens saved" when a result would be
+ * spilled: the preview plus the path and framing (about 400 chars), at four chars per token.
+ */
+export const ESTIMATED_SPILL_MESSAGE_TOKENS = Math.ceil((PREVIEW_CHARS + 400) / 4);
+
+/** Opaque, URL-safe, stable id: a prefix letter and 22 base64url chars of sha256(key). */
+export function stableId(prefix: string, key: string): string {
+  return prefix + crypto.createHash('sha256').update(key).digest('base64url').slice(0, 22);
+}
+
+const BASE64_RUN_RE = new RegExp(`[A-Za-z0-9+/_-]{${MIN_BASE64_ASSET_CHARS},}={0,2}`, 'g');
+const HEX_ONLY_RE = /^[0-9a-fA-F]+$/;
+
+export interface Base64Scan {
+  runs: number;
+  chars: number;
+  tokens: number;
+}
+
+/**
+ * Runs of base64 (or base64url) long enough to be an embedded asset. Hex-only runs (hashes,
+ * dumps) and runs without mixed case and digits (long identifiers) are not counted.
+ */
+export function scanBase64(text: string): Base64Scan {
+  let runs = 0;
+  let chars = 0;
+  let tokens = 0;
+  for (const m of text.matchAll(BASE64_RUN_RE)) {
+    const run = m[0];
+    if (HEX_ONLY_RE.test(run)) continue;
+    if (!/[0-9]/.test(run) || !/[a-z]/.test(run) || !/[A-Z]/.test(run)) continue;
+    runs++;
+    chars += run.length;
+    tokens += estimateTokens(run).tokens;
+  }
+  return { runs, chars, tokens };
+}
+
+/** Tokens the default strategy gives `chars` of base64 (for assets the guard already cut out). */
+export function base64TokensForChars(chars: number): number {
+  if (chars <= 0) return 0;
+  return Math.ceil(chars * base64TokensPerChar());
+}
+
+let b64Ratio: number | undefined;
+function base64TokensPerChar(): number {
+  if (b64Ratio === undefined) {
+    // A deterministic pseudo-random base64 sample: what an encoded image looks like to a tokenizer.
+    let sample = '';
+    let seed = Buffer.from('spillway');
+    while (sample.length < 16 * 1024) {
+      seed = crypto.createHash('sha256').update(seed).digest();
+      sample += seed.toString('base64').replace(/=/g, '');
+    }
+    b64Ratio = estimateTokens(sample).tokens / sample.length;
+  }
+  return b64Ratio;
+}
+
+/** Replace base64 runs (they are noise to full-text search and previews) by a short marker. */
+export function stripBase64(text: string): string {
+  return text.replace(BASE64_RUN_RE, (run) => {
+    if (HEX_ONLY_RE.test(run)) return run;
+    return `[base64 ${run.length} chars]`;
+  });
+}
+
+/** Every cheap strategy's estimate for `text` (through the pipeline's estimator). */
+export function cheapEstimates(text: string): Partial<Record<StrategyName, number>> {
+  const out: Partial<Record<StrategyName, number>> = {};
+  for (const s of CHEAP_STRATEGIES) out[s] = estimateTokens(text, { strategy: s }).tokens;
+  return out;
+}
+
+/** Scale estimates made on a sample to the whole (for payloads too big to read whole). */
+export function scaleEstimates(
+  est: Partial<Record<StrategyName, number>>,
+  factor: number,
+): Partial<Record<StrategyName, number>> {
+  const out: Partial<Record<StrategyName, number>> = {};
+  for (const [k, v] of Object.entries(est)) out[k as StrategyName] = Math.ceil((v ?? 0) * factor);
+  return out;
+}
+
+/** One line, at most INPUT_EXCERPT_CHARS, of a tool input. */
+export function inputExcerpt(input: unknown): string | undefined {
+  if (input === undefined || input === null) return undefined;
+  let s: string;
+  if (typeof input === 'string') s = input;
+  else {
+    try {
+      s = JSON.stringify(input) ?? '';
+    } catch {
+      s = String(input);
+    }
+  }
+  s = s.replace(/\s+/g, ' ').trim();
+  if (!s) return undefined;
+  return s.length > INPUT_EXCERPT_CHARS ? s.slice(0, INPUT_EXCERPT_CHARS - 1) + '…' : s;
+}
+
+export function inputJson(input: unknown): string | null {
+  if (input === undefined) return null;
+  try {
+    const s = JSON.stringify(input);
+    if (s === undefined) return null;
+    return s.length > MAX_INPUT_JSON_CHARS ? JSON.stringify({ $truncated: true, head: s.slice(0, MAX_INPUT_JSON_CHARS) }) : s;
+  } catch {
+    return null;
+  }
+}
+
+export function clip(s: string | undefined, max: number): string | undefined {
+  if (s === undefined) return undefined;
+  return s.length > max ? s.slice(0, max) + `… [${s.length - max} more chars]` : s;
+}
+
+/** The bounded text full-text search gets for a payload held in memory. */
+export function ftsWindow(text: string): string {
+  const headChars = FTS_HEAD_BYTES;
+  const tailChars = FTS_TAIL_BYTES;
+  if (text.length <= headChars + tailChars) return stripBase64(text);
+  return stripBase64(text.slice(0, headChars)) + '\n…\n' + stripBase64(text.slice(text.length - tailChars));
+}
+
+export interface FileWindow {
+  head: string;
+  tail: string;
+  /** The whole file when it fit in head + tail. */
+  whole: string | null;
+  size: number;
+  binary: boolean;
+  /** sha256 of (size, head bytes, tail bytes): a cheap content fingerprint. */
+  hash: string;
+}
+
+/** Read the head and tail of a file (never the middle of a big one). */
+export function readWindow(file: string, headBytes = FTS_HEAD_BYTES, tailBytes = FTS_TAIL_BYTES): FileWindow {
+  const fd = fs.openSync(file, 'r');
+  try {
+    const size = fs.fstatSync(fd).size;
+    const h = crypto.createHash('sha256').update(String(size));
+    if (size <= headBytes + tailBytes) {
+      const buf = Buffer.alloc(size);
+      const n = readFully(fd, buf, 0);
+      const b = buf.subarray(0, n);
+      h.update(b);
+      const binary = looksBinary(b);
+      const whole = binary ? '' : b.toString('utf8');
+      return { head: whole, tail: '', whole, size, binary, hash: h.digest('hex') };
+    }
+    const head = Buffer.alloc(headBytes);
+    const hn = readFully(fd, head, 0);
+    const tail = Buffer.alloc(tailBytes);
+    const tn = readFully(fd, tail, size - tailBytes);
+    h.update(head.subarray(0, hn)).update(tail.subarray(0, tn));
+    const binary = looksBinary(head.subarray(0, hn));
+    return {
+      head: binary ? '' : decodeSnapped(head.subarray(0, hn), 'end'),
+      tail: binary ? '' : decodeSnapped(tail.subarray(0, tn), 'start'),
+      whole: null,
+      size,
+      binary,
+      hash: h.digest('hex'),
+    };
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function readFully(fd: number, buf: Buffer, position: number): number {
+  let off = 0;
+  while (off < buf.length) {
+    const n = fs.readSync(fd, buf, off, buf.length - off, position + off);
+    if (n === 0) break;
+    off += n;
+  }
+  return off;
+}
+
+export function looksBinary(buf: Uint8Array): boolean {
+  const n = Math.min(buf.length, BINARY_SNIFF_BYTES);
+  for (let i = 0; i < n; i++) if (buf[i] === 0) return true;
+  return false;
+}
+
+/** Decode UTF-8 without a broken character at the cut side. */
+function decodeSnapped(buf: Buffer, cut: 'start' | 'end'): string {
+  let b = buf;
+  if (cut === 'start') {
+    let i = 0;
+    while (i < 4 && i < b.length && (b[i]! & 0xc0) === 0x80) i++;
+    b = b.subarray(i);
+  } else {
+    let i = b.length;
+    let back = 0;
+    while (back < 4 && i > 0 && (b[i - 1]! & 0xc0) === 0x80) {
+      i--;
+      back++;
+    }
+    // i-1 is now the lead byte (or ASCII); drop it if its sequence is incomplete.
+    if (i > 0 && b[i - 1]! >= 0xc0) {
+      const lead = b[i - 1]!;
+      const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+      if (back + 1 < need) b = b.subarray(0, i - 1);
+    }
+  }
+  return b.toString('utf8');
+}
+
+/** Count `\n` in a file (async, chunked, so a 500 MB file does not block the event loop). */
+export async function countLines(file: string): Promise<number> {
+  const fh = await fs.promises.open(file, 'r');
+  try {
+    const buf = Buffer.alloc(1024 * 1024);
+    let lines = 0;
+    let pos = 0;
+    let last = -1;
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, pos);
+      if (bytesRead === 0) break;
+      let i = -1;
+      while ((i = buf.indexOf(10, i + 1)) !== -1 && i < bytesRead) lines++;
+      last = buf[bytesRead - 1]!;
+      pos += bytesRead;
+    }
+    // A last line without a trailing newline is still a line.
+    return pos === 0 ? 0 : last === 10 ? lines : lines + 1;
+  } finally {
+    await fh.close();
+  }
+}
+
+export function countLinesIn(text: string): number {
+  if (text.length === 0) return 0;
+  let n = 0;
+  let i = -1;
+  while ((i = text.indexOf('\n', i + 1)) !== -1) n++;
+  return text.endsWith('\n') ? n : n + 1;
+}
+
+const EXT_KIND: Record<string, ContentKind> = {
+  json: 'json',
+  jsonl: 'ndjson',
+  ndjson: 'ndjson',
+  csv: 'csv',
+  tsv: 'csv',
+  log: 'log',
+  html: 'html',
+  htm: 'html',
+  xml: 'xml',
+  svg: 'xml',
+  md: 'markdown',
+  markdown: 'markdown',
+  ts: 'code',
+  js: 'code',
+  py: 'code',
+  rs: 'code',
+  go: 'code',
+  txt: 'text',
+  bin: 'binary',
+};
+
+export function kindFromFileName(name: string): ContentKind {
+  const m = /\.([A-Za-z0-9]+)$/.exec(name.replace(/\.linked\.json$/, '.json'));
+  return (m && EXT_KIND[m[1]!.toLowerCase()]) || 'text';
+}
+
+/** A cheap content sniff for imported results (JSON, logs, code, ...), first confident match wins. */
+export function sniffKind(text: string): ContentKind {
+  const t = text.trimStart();
+  if (t.startsWith('{') || t.startsWith('[')) {
+    if (t.length < 2_000_000) {
+      try {
+        JSON.parse(t);
+        return 'json';
+      } catch {
+        /* not JSON; maybe NDJSON */
+      }
+    }
+    const lines = t.split('\n', 5).filter(Boolean);
+    if (lines.length > 1 && lines.every((l) => l.trim().startsWith('{'))) return 'ndjson';
+  }
+  if (/^<!doctype html|^<html/i.test(t)) return 'html';
+  if (/^<\?xml/.test(t)) return 'xml';
+  const head = t.slice(0, 4_000);
+  if (/^\s*\d+[→\t]/m.test(head) && /(function|import|const|def |class |=>|\{)/.test(head)) return 'code';
+  if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/m.test(head)) return 'log';
+  if (/^#{1,6} /m.test(head)) return 'markdown';
+  return 'text';
+}
+
+/**
+ * A plain user query made safe for FTS5: each whitespace-separated term becomes a quoted
+ * string (so `-`, `:`, `"`, `(`, `*`, `NEAR` mean nothing special), ANDed together. A trailing
+ * `*` on a term keeps prefix search.
+ */
+export function ftsQuery(q: string): string | null {
+  const terms = q
+    .normalize('NFKC')
+    .split(/\s+/)
+    .map((t) => t.trim())
+    .filter(Boolean)
+    .slice(0, 32);
+  const parts: string[] = [];
+  for (const t of terms) {
+    const prefix = t.endsWith('*') && t.length > 1;
+    const body = (prefix ? t.slice(0, -1) : t).replace(/"/g, '""');
+    if (!/[\p{L}\p{N}]/u.test(body)) continue;
+    parts.push(`"${body}"${prefix ? '*' : ''}`);
+  }
+  return parts.length ? parts.join(' ') : null;
+}
+
+/** A safe preview: base64 stripped, structure first, at most PREVIEW_CHARS. */
+export function makePreview(text: string): string {
+  const s = stripBase64(text.slice(0, PREVIEW_CHARS * 4));
+  return s.length > PREVIEW_CHARS ? s.slice(0, PREVIEW_CHARS) + '…' : s;
+}
