@@ -1,0 +1,52 @@
+/** Types of the summarize layer. `ProviderInfo` / `TemplateInfo` mirror src/service/contract.ts (summarize may not import service). */
+
+export type ProviderName = 'structural' | 'anthropic' | 'openai';
+export const PROVIDER_NAMES: readonly ProviderName[] = ['structural', 'anthropic', 'openai'];
+
+export interface ProviderInfo {
+  name: string;
+  models: string[];
+  defaultModel: string;
+  available: boolean;
+  /** Why not, when unavailable (missing key, ...). */
+  reason?: string;
+}
+
+export interface TemplateInfo {
+  name: string;
+  body: string;
+  builtIn: boolean;
+  path?: string;
+}
+
+/** Dollars per million tokens. */
+export interface Pricing {
+  inputPerMTok: number;
+  outputPerMTok: number;
+}
+
+export interface SummarizerOptions {
+  provider: ProviderName;
+  /** Model id; default per provider (see DEFAULT_MODELS) or SPILLWAY_ANTHROPIC_MODEL / SPILLWAY_OPENAI_MODEL. */
+  model?: string;
+  /** Template name used when the request names none (default `default`). */
+  template?: string;
+  /** Folder of user templates (`<name>.md`); default appPaths().templates. */
+  templatesDir?: string;
+  baseURL?: string;
+  apiKey?: string;
+  /** Whole summary, every retry and chunk included (default SUMMARY_TIMEOUT_MS). */
+  timeoutMs?: number;
+  /** Retries after the first attempt (default PROVIDER_MAX_RETRIES). */
+  maxRetries?: number;
+  /** Cap on the summary (default MAX_SUMMARY_OUTPUT_TOKENS); a request's own cap wins when smaller. */
+  maxOutputTokens?: number;
+  /** The model's input window for one call; larger payloads are chunked (default MAX_SUMMARY_INPUT_TOKENS). */
+  maxInputTokens?: number;
+  /** Dollars per million tokens; default from the built-in table when the model is known. */
+  pricing?: Pricing;
+  /** Stream the reply (default true): a runaway reply is cut as soon as it passes the cap. */
+  stream?: boolean;
+  /** Where keys and base URLs come from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
