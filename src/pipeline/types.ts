@@ -19,6 +19,21 @@ export interface Estimate {
   profile: Profile;
   /** True only for counts from a real tokenizer. */
   exact: boolean;
+  /** Factor applied for newer Claude models (profile `claude`, see `claudeCorrection`); absent when 1. */
+  correction?: number;
+}
+
+/** Shares (0..1) of a text's chars by class, from the estimator's one pass. */
+export interface DensityShares {
+  base64: number;
+  hex: number;
+  uuid: number;
+  cjk: number;
+  otherNonAscii: number;
+  digits: number;
+  punctuation: number;
+  whitespace: number;
+  letters: number;
 }
 
 export type GuardAction = 'pass' | 'spill' | 'inline-assets';

@@ -152,17 +152,9 @@ export interface ReadAssetResponse {
   base64?: string;
 }
 
-export interface DensityShares {
-  base64: number;
-  hex: number;
-  uuid: number;
-  cjk: number;
-  otherNonAscii: number;
-  digits: number;
-  punctuation: number;
-  whitespace: number;
-  letters: number;
-}
+/** Defined in src/pipeline/types.ts (the estimator computes it); re-exported for the UI. */
+export type { DensityShares } from '../pipeline/types.js';
+import type { DensityShares } from '../pipeline/types.js';
 
 export interface EstimateRequest {
   /** One of: a payload id, a text, or a path (confined to roots/app data/dropped files). */

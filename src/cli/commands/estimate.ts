@@ -1,11 +1,116 @@
-import type { Command } from 'commander';
+import fs from 'node:fs';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import {
+  CHEAP_STRATEGIES,
+  DEFAULT_PROFILE,
+  DEFAULT_STRATEGY,
+  EXACT_STRATEGIES,
+  PROFILES,
+  claudeCorrectionFor,
+  estimateAll,
+  estimateExact,
+  isBinaryBytes,
+  parseClaudeCorrection,
+  type Profile,
+  type StrategyName,
+} from '../../pipeline/index.js';
 
-// Skeleton: the owning work item replaces this with the real verb.
+interface EstimateCliOptions {
+  json?: boolean;
+  profile: Profile;
+  strategy: StrategyName;
+  exact?: boolean;
+  claudeCorrection?: number;
+}
+
+/** One file as the guard sees it: text as text; binary bytes as the base64 a tool would carry them in. */
+export function textAsGuardSees(buf: Buffer): { text: string; binary: boolean } {
+  if (isBinaryBytes(buf)) return { text: buf.toString('base64'), binary: true };
+  return { text: buf.toString('utf8'), binary: false };
+}
+
+export interface FileEstimate {
+  file: string;
+  chars: number;
+  bytes: number;
+  binary: boolean;
+  default: StrategyName;
+  profile: Profile;
+  estimates: Partial<Record<StrategyName, number>>;
+  correction?: number;
+}
+
+/** Every strategy for the chosen profile (its exact tokenizer included); all tokenizers with `exact`. */
+export async function estimateFile(file: string, opts: EstimateCliOptions): Promise<FileEstimate> {
+  const buf = fs.readFileSync(file);
+  const { text, binary } = textAsGuardSees(buf);
+  const estimates: Partial<Record<StrategyName, number>> = {
+    ...estimateAll(text, opts.profile, { claudeCorrection: opts.claudeCorrection }),
+  };
+  const exactProfiles: Profile[] = opts.exact ? [...PROFILES] : [opts.profile];
+  for (const p of exactProfiles) {
+    estimates[p] = (await estimateExact(text, p, { claudeCorrection: opts.claudeCorrection })).tokens;
+  }
+  const correction = claudeCorrectionFor({ claudeCorrection: opts.claudeCorrection });
+  return {
+    file,
+    chars: text.length,
+    bytes: buf.length,
+    binary,
+    default: opts.strategy,
+    profile: opts.profile,
+    estimates,
+    ...(correction !== 1 && (opts.profile === 'claude' || opts.exact) ? { correction } : {}),
+  };
+}
+
+function table(rows: FileEstimate[], strategies: StrategyName[]): string {
+  const head = ['file', 'chars', 'bytes', ...strategies.map((s) => (s === rows[0]?.default ? `${s}*` : s))];
+  const body = rows.map((r) => [r.binary ? `${r.file} (binary→base64)` : r.file, String(r.chars), String(r.bytes), ...strategies.map((s) => (r.estimates[s] === undefined ? '-' : String(r.estimates[s])))]);
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(head), ...body.map(line)].join('\n');
+}
+
 export function register(program: Command): void {
   program
     .command('estimate')
-    .description('(not built yet)')
-    .action(() => {
-      throw new Error('spillway estimate is not built yet');
+    .description('Estimate the tokens of files with every strategy (binary files: as the base64 a tool result would carry)')
+    .argument('<file...>', 'files to estimate')
+    .option('--json', 'one JSON line per file: {"file","chars","bytes","default","profile","estimates":{...}}')
+    .addOption(new Option('--profile <profile>', 'tokenizer family: o200k (GPT-4o/4.1/5, o-series), cl100k (GPT-4/3.5), claude').choices([...PROFILES]).default(DEFAULT_PROFILE))
+    .addOption(
+      new Option('--strategy <strategy>', 'the strategy the guard decides with (reported as "default")')
+        .choices([...CHEAP_STRATEGIES, ...EXACT_STRATEGIES])
+        .default(DEFAULT_STRATEGY),
+    )
+    .option('--exact', 'also count with every real tokenizer (o200k, cl100k, claude), not only the profile\'s')
+    .option('--claude-correction <factor>', 'multiplier for the claude profile (newer Claude models); default $SPILLWAY_CLAUDE_CORRECTION or 1', (v) => {
+      try {
+        return parseClaudeCorrection(v);
+      } catch (err) {
+        throw new InvalidArgumentError((err as Error).message);
+      }
+    })
+    .action(async (files: string[], opts: EstimateCliOptions) => {
+      const rows: FileEstimate[] = [];
+      let failed = 0;
+      for (const file of files) {
+        try {
+          const row = await estimateFile(file, opts);
+          if (opts.json) process.stdout.write(JSON.stringify(row) + '\n');
+          rows.push(row);
+        } catch (err) {
+          failed++;
+          const code = (err as NodeJS.ErrnoException).code;
+          process.stderr.write(`spillway estimate: ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (err as Error).message}\n`);
+        }
+      }
+      if (!opts.json && rows.length) {
+        const strategies: StrategyName[] = [...CHEAP_STRATEGIES, ...(opts.exact ? PROFILES : [opts.profile])];
+        process.stdout.write(table(rows, strategies) + '\n');
+        process.stdout.write(`profile ${opts.profile}; * = the strategy the guard decides with\n`);
+      }
+      if (failed) process.exitCode = 1;
     });
 }

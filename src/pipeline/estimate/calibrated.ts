@@ -1,28 +1,40 @@
 import type { Profile } from '../types.js';
+import { FEATURE_COUNT, scanFeatures } from './features.js';
+import { WEIGHTS } from './constants.js';
+
+// Reused by every call: the hot path allocates nothing per char and nothing per call.
+const scratch = new Float64Array(FEATURE_COUNT);
+
+/** Price a feature vector with a profile's fitted weights. */
+export function priceFeatures(features: Float64Array, profile: Profile): number {
+  const w = WEIGHTS[profile];
+  if (!w) throw new TypeError(`unknown profile: ${String(profile)}`);
+  let t = 0;
+  for (let f = 0; f < FEATURE_COUNT; f++) t += features[f]! * w[f]!;
+  return t;
+}
+
+/** Round a priced estimate: never negative, never NaN, and at least 1 token for non-empty text. */
+export function roundTokens(raw: number, textLength: number): number {
+  if (textLength === 0) return 0;
+  return raw > 1 ? Math.ceil(raw) : 1;
+}
 
 /**
- * PLACEHOLDER until the calibration work lands: a density-aware estimate (base64-ish runs at
- * 1.5 chars/token, non-ASCII by UTF-8 bytes), never plain chars/4.
+ * Spillway's own estimate: one linear pass over the text ({@link scanFeatures}) priced with the
+ * weights fitted per tokenizer family on the calibration corpus (scripts/calibrate.ts).
  */
-export function calibrated(text: string, _profile: Profile): number {
-  let tokens = 0;
-  let run = 0;
-  let plain = 0;
-  const flushRun = () => {
-    if (run >= 40) tokens += run / 1.5;
-    else plain += run;
-    run = 0;
+export function calibrated(text: string, profile: Profile): number {
+  scanFeatures(text, scratch);
+  return roundTokens(priceFeatures(scratch, profile), text.length);
+}
+
+/** Calibrated estimates for every profile from one pass. */
+export function calibratedAll(text: string): Record<Profile, number> {
+  scanFeatures(text, scratch);
+  return {
+    o200k: roundTokens(priceFeatures(scratch, 'o200k'), text.length),
+    cl100k: roundTokens(priceFeatures(scratch, 'cl100k'), text.length),
+    claude: roundTokens(priceFeatures(scratch, 'claude'), text.length),
   };
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 43 || c === 47 || c === 61) {
-      run++;
-    } else {
-      flushRun();
-      if (c > 0x7f) tokens += c > 0x7ff ? 1 : 0.5;
-      else plain++;
-    }
-  }
-  flushRun();
-  return Math.ceil(tokens + plain / 4);
 }

@@ -1,48 +1,191 @@
-import type { Estimate, Profile, StrategyName } from '../types.js';
+import type { DensityShares, Estimate, Profile, StrategyName } from '../types.js';
 import { chars4, craftDensity } from './baselines.js';
-import { calibrated } from './calibrated.js';
+import { calibrated, calibratedAll } from './calibrated.js';
+import { EXACT_MARGIN } from './constants.js';
+import { countExact } from './exact.js';
+import { FEATURE_COUNT, FEATURE_NAMES, scanFeatures } from './features.js';
 
 export { chars4, craftDensity } from './baselines.js';
+export { calibrated, calibratedAll } from './calibrated.js';
+export { countExact, countTokensAnthropicApi, isTokenizerLoaded, loadTokenizer, type CountExactOptions } from './exact.js';
+export { FEATURE_NAMES, scanFeatures } from './features.js';
+export { EXACT_MARGIN, MEASURED_ERROR } from './constants.js';
 
 export const CHEAP_STRATEGIES = ['chars4', 'craft-density', 'calibrated'] as const;
 export const EXACT_STRATEGIES = ['o200k', 'cl100k', 'claude'] as const;
 export const ALL_STRATEGIES: readonly StrategyName[] = [...CHEAP_STRATEGIES, ...EXACT_STRATEGIES];
 export const DEFAULT_STRATEGY: StrategyName = 'calibrated';
 export const DEFAULT_PROFILE: Profile = 'o200k';
+export type CheapStrategy = (typeof CHEAP_STRATEGIES)[number];
+
+/** Env var with the default {@link EstimateOptions.claudeCorrection}. */
+export const CLAUDE_CORRECTION_ENV = 'SPILLWAY_CLAUDE_CORRECTION';
+/** Sane bounds for the correction factor; anything outside is a typo, not a tokenizer. */
+export const CLAUDE_CORRECTION_MIN = 0.5;
+export const CLAUDE_CORRECTION_MAX = 3;
 
 export interface EstimateOptions {
   strategy?: StrategyName;
   profile?: Profile;
+  /**
+   * Multiplier for the `claude` profile. The only public Claude tokenizer is the legacy one; newer
+   * Claude models tokenize differently (usually more tokens for the same text). Set this to
+   * (count_tokens API result) / (legacy count) for your model; default from SPILLWAY_CLAUDE_CORRECTION,
+   * else 1. Ignored for other profiles.
+   */
+  claudeCorrection?: number;
+}
+
+export function isProfile(x: unknown): x is Profile {
+  return x === 'o200k' || x === 'cl100k' || x === 'claude';
+}
+
+export function isStrategy(x: unknown): x is StrategyName {
+  return typeof x === 'string' && (ALL_STRATEGIES as readonly string[]).includes(x);
+}
+
+export function isExactStrategy(s: StrategyName): s is Profile {
+  return (EXACT_STRATEGIES as readonly string[]).includes(s);
+}
+
+/** Parse a correction factor; throws a clear error for nonsense. */
+export function parseClaudeCorrection(value: string | number): number {
+  const n = typeof value === 'number' ? value : Number(String(value).trim());
+  if (!Number.isFinite(n) || n < CLAUDE_CORRECTION_MIN || n > CLAUDE_CORRECTION_MAX) {
+    throw new RangeError(
+      `claude correction must be a number between ${CLAUDE_CORRECTION_MIN} and ${CLAUDE_CORRECTION_MAX}, got ${JSON.stringify(value)}`,
+    );
+  }
+  return n;
+}
+
+let envCache: { raw: string | undefined; value: number } | undefined;
+/** The correction in effect: the option, else the env var (a bad env value is ignored, not fatal), else 1. */
+export function claudeCorrectionFor(opts: { claudeCorrection?: number } = {}, env: NodeJS.ProcessEnv = process.env): number {
+  if (opts.claudeCorrection !== undefined) return parseClaudeCorrection(opts.claudeCorrection);
+  const raw = env[CLAUDE_CORRECTION_ENV];
+  if (envCache && envCache.raw === raw) return envCache.value;
+  let value = 1;
+  if (raw !== undefined && raw !== '') {
+    try {
+      value = parseClaudeCorrection(raw);
+    } catch {
+      value = 1;
+    }
+  }
+  envCache = { raw, value };
+  return value;
+}
+
+function corrected(tokens: number, profile: Profile, opts: EstimateOptions): { tokens: number; correction?: number } {
+  if (profile !== 'claude') return { tokens };
+  const f = claudeCorrectionFor(opts);
+  return f === 1 ? { tokens } : { tokens: Math.ceil(tokens * f), correction: f };
 }
 
 /**
  * Synchronous, cheap estimate. Exact strategies are async (tokenizers load lazily):
- * use {@link countExact} for those.
+ * use {@link countExact} or {@link estimateExact} for those.
  */
 export function estimateTokens(text: string, opts: EstimateOptions = {}): Estimate {
   const profile = opts.profile ?? DEFAULT_PROFILE;
   const strategy = opts.strategy ?? DEFAULT_STRATEGY;
+  if (!isProfile(profile)) throw new TypeError(`unknown profile: ${String(profile)} (use o200k, cl100k or claude)`);
   switch (strategy) {
     case 'chars4':
       return { tokens: chars4(text), strategy, profile, exact: false };
     case 'craft-density':
       return { tokens: craftDensity(text), strategy, profile, exact: false };
     case 'calibrated':
-      return { tokens: calibrated(text, profile), strategy, profile, exact: false };
+      return { ...corrected(calibrated(text, profile), profile, opts), strategy, profile, exact: false };
     default:
-      throw new TypeError(`strategy ${strategy} is exact and async: use countExact()`);
+      if (isExactStrategy(strategy)) throw new TypeError(`strategy ${strategy} is exact and async: use countExact()`);
+      throw new TypeError(`unknown strategy: ${String(strategy)}`);
   }
 }
 
+/** Exact count for a tokenizer profile, as an Estimate (correction applied for `claude`). */
+export async function estimateExact(text: string, profile: Profile, opts: EstimateOptions & { signal?: AbortSignal } = {}): Promise<Estimate> {
+  const n = await countExact(text, profile, { signal: opts.signal });
+  return { ...corrected(n, profile, opts), strategy: profile, profile, exact: true };
+}
+
+/** Every cheap strategy's count for a profile, from one call each (calibrated prices one pass). */
+export function estimateAll(text: string, profile: Profile = DEFAULT_PROFILE, opts: Pick<EstimateOptions, 'claudeCorrection'> = {}): Record<CheapStrategy, number> {
+  return {
+    chars4: chars4(text),
+    'craft-density': craftDensity(text),
+    calibrated: corrected(calibrated(text, profile), profile, { ...opts, profile }).tokens,
+  };
+}
+
+export interface DecisionOptions extends EstimateOptions {
+  signal?: AbortSignal;
+  /** Count exactly when the calibrated estimate is within the margin of the limit (default true). */
+  exactNearLimit?: boolean;
+  /** Override the profile's declared margin (share of the estimate), e.g. for tests. */
+  margin?: number;
+}
+
 /**
- * The estimate the guard decides with. Cheap first; when the cheap estimate falls within a
- * margin of the limit, count exactly for the profile (the estimation work fills this in).
+ * True when a calibrated estimate cannot tell which side of the limit the real count is on: with a
+ * worst relative error m, the real count lies in [est/(1+m), est/(1-m)].
  */
-export async function estimateForDecision(
-  text: string,
-  limitTokens: number,
-  opts: EstimateOptions = {},
-): Promise<Estimate> {
-  void limitTokens;
-  return estimateTokens(text, opts);
+export function isNearLimit(estimateTokensValue: number, limitTokens: number, margin: number): boolean {
+  const low = estimateTokensValue / (1 + margin);
+  const high = margin < 1 ? estimateTokensValue / (1 - margin) : Infinity;
+  return low <= limitTokens && limitTokens < high;
+}
+
+/**
+ * The estimate the guard decides with. Calibrated first; when it falls within the profile's declared
+ * margin of the limit ({@link EXACT_MARGIN}, derived from the worst error measured on the corpus),
+ * the real tokenizer counts it, so no result is wrongly passed or spilled for that profile. Far from
+ * the limit no tokenizer is ever loaded. An exact strategy always counts; chars4 and craft-density
+ * are returned as they are (they are baselines, chosen on purpose).
+ */
+export async function estimateForDecision(text: string, limitTokens: number, opts: DecisionOptions = {}): Promise<Estimate> {
+  const profile = opts.profile ?? DEFAULT_PROFILE;
+  const strategy = opts.strategy ?? DEFAULT_STRATEGY;
+  if (isExactStrategy(strategy)) return estimateExact(text, strategy, opts);
+  const est = estimateTokens(text, { ...opts, profile, strategy });
+  if (strategy !== 'calibrated' || opts.exactNearLimit === false) return est;
+  const margin = opts.margin ?? EXACT_MARGIN[profile];
+  if (!isNearLimit(est.tokens, limitTokens, margin)) return est;
+  return estimateExact(text, profile, opts);
+}
+
+const shareScratch = new Float64Array(FEATURE_COUNT);
+const IDX = Object.fromEntries(FEATURE_NAMES.map((n, i) => [n, i])) as Record<(typeof FEATURE_NAMES)[number], number>;
+
+/** Shares of the text's chars by class (they sum to 1 for non-empty text), from the estimator's pass. */
+export function densityShares(text: string): DensityShares {
+  const n = text.length;
+  const zero: DensityShares = { base64: 0, hex: 0, uuid: 0, cjk: 0, otherNonAscii: 0, digits: 0, punctuation: 0, whitespace: 0, letters: 0 };
+  if (n === 0) return zero;
+  scanFeatures(text, shareScratch);
+  const f = (k: keyof typeof IDX) => shareScratch[IDX[k]]!;
+  const uuid = f('uuids') * 36;
+  const base64 = f('b64Chars');
+  const hex = f('hexChars');
+  const cjk = f('han') + f('kana') + f('hangul') + f('cjkPunct');
+  const otherNonAscii = f('latinExt') + f('cyrillic') + f('other2') + f('symbols') + f('astral') * 2 + f('privateUse') + f('other3');
+  const whitespace = f('singleSpaces') + f('wsChars');
+  const punctuation = f('punctChars') + f('controls') + f('uEscapes') * 6;
+  const digits = f('digitChars');
+  const counted = uuid + base64 + hex + cjk + otherNonAscii + whitespace + punctuation + digits;
+  // the rest are letters of ordinary words (and of short mixed runs like utf8)
+  const letters = Math.max(0, n - counted);
+  const total = counted + letters;
+  return {
+    base64: base64 / total,
+    hex: hex / total,
+    uuid: uuid / total,
+    cjk: cjk / total,
+    otherNonAscii: otherNonAscii / total,
+    digits: digits / total,
+    punctuation: punctuation / total,
+    whitespace: whitespace / total,
+    letters: letters / total,
+  };
 }

@@ -1,0 +1,153 @@
+/**
+ * Exact token counts from the real tokenizers, loaded lazily (dynamic import) so that nothing on the
+ * guard's cheap path pays for them: gpt-tokenizer for o200k_base and cl100k_base, and
+ * @anthropic-ai/tokenizer (tiktoken WASM with the legacy Claude vocabulary) for `claude`.
+ *
+ * Big inputs are counted in chunks cut only where a tokenizer's pre-tokenizer would cut anyway, so the
+ * sum is the same number a single call would give, and the event loop gets a turn between chunks.
+ */
+import type { Profile } from '../types.js';
+
+/** Chars per tokenizer call; between calls the event loop runs (a 100 MB input never blocks for long). */
+export const EXACT_CHUNK_CHARS = 256 * 1024;
+/** How far past the target a chunk may grow while looking for a safe cut. */
+export const EXACT_CHUNK_SEARCH_CHARS = 64 * 1024;
+
+export interface CountExactOptions {
+  signal?: AbortSignal;
+}
+
+type Counter = (text: string) => number;
+
+const loaded = new Map<Profile, Promise<Counter>>();
+const ready = new Map<Profile, Counter>();
+
+/** Special-token text in a tool result is just text: count it as the API would see a user's string. */
+const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
+
+async function load(profile: Profile): Promise<Counter> {
+  switch (profile) {
+    case 'o200k': {
+      const m = await import('gpt-tokenizer/encoding/o200k_base');
+      return (t) => m.countTokens(t, NO_SPECIAL);
+    }
+    case 'cl100k': {
+      const m = await import('gpt-tokenizer/encoding/cl100k_base');
+      return (t) => m.countTokens(t, NO_SPECIAL);
+    }
+    case 'claude': {
+      const mod = (await import('@anthropic-ai/tokenizer')) as unknown as {
+        getTokenizer?: () => ClaudeTokenizer;
+        default?: { getTokenizer: () => ClaudeTokenizer };
+      };
+      const getTokenizer = mod.getTokenizer ?? mod.default?.getTokenizer;
+      if (!getTokenizer) throw new Error('@anthropic-ai/tokenizer: getTokenizer not found');
+      // One encoder for the process: building it parses the whole vocabulary (~150 ms). Same call as
+      // the package's own countTokens(), which builds and frees a new one each time.
+      const tk = getTokenizer();
+      return (t) => tk.encode(t.normalize('NFKC'), 'all').length;
+    }
+    default:
+      throw new TypeError(`unknown profile: ${String(profile)}`);
+  }
+}
+
+interface ClaudeTokenizer {
+  encode(text: string, allowedSpecial?: 'all' | string[]): Uint32Array;
+}
+
+/** The tokenizer for a profile, loaded once and cached. */
+export function loadTokenizer(profile: Profile): Promise<Counter> {
+  let p = loaded.get(profile);
+  if (!p) {
+    p = load(profile).then((c) => {
+      ready.set(profile, c);
+      return c;
+    });
+    p.catch(() => loaded.delete(profile));
+    loaded.set(profile, p);
+  }
+  return p;
+}
+
+/** True once the profile's tokenizer has been loaded in this process (tests use it to prove laziness). */
+export function isTokenizerLoaded(profile: Profile): boolean {
+  return ready.has(profile);
+}
+
+const LETTER_RE = /\p{L}/u;
+/** ASCII punctuation after which no tokenizer we use joins with the letter before (not ' < > _). */
+const SAFE_PUNCT = new Uint8Array(128);
+for (const ch of '!"#$%&()*+,-./:;=?@[\\]^`{|}~') SAFE_PUNCT[ch.charCodeAt(0)] = 1;
+
+/**
+ * True when a pre-tokenizer split is guaranteed between text[i-1] and text[i], for o200k, cl100k and
+ * the Claude (GPT-2 style) patterns: a letter followed by punctuation. No pattern lets a letter piece
+ * absorb following punctuation (only contractions after an apostrophe), no pattern looks behind, and
+ * NFKC never composes a letter with following punctuation.
+ */
+function isSafeCut(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  const safePunct = c < 128 ? SAFE_PUNCT[c] === 1 : c === 0x3001 || c === 0x3002;
+  if (!safePunct) return false;
+  const p = text.charCodeAt(i - 1);
+  if (p < 128) return (p >= 65 && p <= 90) || (p >= 97 && p <= 122);
+  if (p >= 0xd800 && p <= 0xdfff) return false;
+  return LETTER_RE.test(text[i - 1]!);
+}
+
+/** Where the chunk starting at `start` ends. */
+export function nextCut(text: string, start: number, chunk = EXACT_CHUNK_CHARS, search = EXACT_CHUNK_SEARCH_CHARS): number {
+  const n = text.length;
+  if (n - start <= chunk) return n;
+  const from = start + chunk;
+  const to = Math.min(n, from + search);
+  for (let i = from; i < to; i++) if (isSafeCut(text, i)) return i;
+  if (to === n) return n;
+  // No safe cut (one huge run without punctuation): cut anyway, never inside a surrogate pair.
+  // The count may then differ from a one-shot count by a token at this seam.
+  let cut = to;
+  const c = text.charCodeAt(cut);
+  if (c >= 0xdc00 && c <= 0xdfff) cut--;
+  return cut;
+}
+
+const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Exact token count of `text` for a profile's real tokenizer. Loads the tokenizer on first use.
+ * Large texts are counted chunk by chunk with the event loop running in between.
+ */
+export async function countExact(text: string, profile: Profile, opts: CountExactOptions = {}): Promise<number> {
+  const count = ready.get(profile) ?? (await loadTokenizer(profile));
+  if (text.length <= EXACT_CHUNK_CHARS) return count(text);
+  let total = 0;
+  for (let start = 0; start < text.length; ) {
+    opts.signal?.throwIfAborted();
+    const end = nextCut(text, start);
+    total += count(text.slice(start, end));
+    start = end;
+    if (start < text.length) await yieldToLoop();
+  }
+  return total;
+}
+
+/**
+ * Optional and never on the default path: Anthropic's count_tokens API through the official SDK, for
+ * the model you actually use. Needs ANTHROPIC_API_KEY (or `apiKey`) and the network. The count
+ * includes the few tokens of the message framing, as the API reports them.
+ */
+export async function countTokensAnthropicApi(
+  text: string,
+  opts: { model: string; apiKey?: string; baseURL?: string; signal?: AbortSignal },
+): Promise<number> {
+  const apiKey = opts.apiKey ?? process.env.ANTHROPIC_API_KEY;
+  if (!apiKey) throw new Error('countTokensAnthropicApi: set ANTHROPIC_API_KEY (or pass apiKey)');
+  const { default: Anthropic } = await import('@anthropic-ai/sdk');
+  const client = new Anthropic({ apiKey, baseURL: opts.baseURL });
+  const res = await client.messages.countTokens(
+    { model: opts.model, messages: [{ role: 'user', content: text }] },
+    { signal: opts.signal },
+  );
+  return res.input_tokens;
+}

@@ -1,0 +1,331 @@
+/**
+ * The one linear pass behind the `calibrated` strategy: it reads each UTF-16 code unit once, keeps
+ * counters in locals (no allocation per char, no regex), and classifies what it sees into the
+ * features a BPE tokenizer is sensitive to: word counts and lengths, digit groups, punctuation and
+ * whitespace runs, random-looking runs (base64, hex, hashes), UUIDs, and scripts (CJK, Cyrillic, other).
+ * Each tokenizer family prices these features with its own fitted weights (constants.ts).
+ */
+import { RARE_BIGRAMS } from './constants.js';
+
+/** Feature names, in the order of the vector {@link scanFeatures} fills. */
+export const FEATURE_NAMES = [
+  'words', // ASCII letter words (camelCase humps count as words)
+  'wordLetters',
+  'wordOver3', // sum of max(0, len-3) over words
+  'wordOver6',
+  'wordOver10',
+  'capsPairs', // upper case letter right after an upper case letter inside a word run
+  'rareBigrams', // letter pairs inside words that are rare in real text (random-looking words)
+  'digitRuns',
+  'digitGroups', // sum of ceil(len/3): o200k and cl100k split numbers into 1-3 digit pieces
+  'digitChars',
+  'mixedRuns', // short runs mixing letters and digits (utf8, x64, 4e47)
+  'mixedChars',
+  'mixedHexRuns', // ... of which only hex digits (hex dumps)
+  'mixedTrans', // letter/digit and case changes inside them
+  'b64Runs', // random-looking letter/digit runs: base64, keys, tokens
+  'b64Chars',
+  'b64Digits',
+  'b64Trans', // case and letter/digit changes inside them
+  'hexRuns', // random-looking runs of hex digits only (hashes)
+  'hexChars',
+  'uuids', // 8-4-4-4-12 hex
+  'singleSpaces',
+  'wsRuns', // other whitespace runs (indents, double spaces, tabs, newlines)
+  'wsChars',
+  'newlines',
+  'punctRuns',
+  'punctChars',
+  'quotes',
+  'backslashes',
+  'uEscapes', // \\uXXXX escapes (JSON and JS string literals)
+  'controls',
+  'latinExt', // U+0080..U+024F: accented Latin
+  'cyrillic', // U+0370..U+052F: Greek and Cyrillic
+  'cyrillicRuns',
+  'other2', // other 2-byte UTF-8 scripts
+  'symbols', // U+2000..U+2BFF: typographic punctuation, arrows, box drawing
+  'cjkPunct', // U+3000..U+303F and fullwidth forms
+  'kana',
+  'han',
+  'hangul',
+  'cjkRuns',
+  'astral', // surrogate pairs (emoji and the like)
+  'privateUse', // U+E000..U+F8FF (icon fonts)
+  'other3', // lone surrogates, the rest of the BMP
+] as const;
+export type FeatureName = (typeof FEATURE_NAMES)[number];
+export const FEATURE_COUNT = FEATURE_NAMES.length;
+
+// ASCII classes
+const LOW = 0;
+const UP = 1;
+const DIG = 2;
+const SP = 3;
+const NL = 4;
+const WS = 5;
+const PUN = 6;
+const CTL = 7;
+const NONASCII = 8;
+
+const ASCII_CLASS = new Uint8Array(128);
+/** 1 for [0-9A-Fa-f]. */
+const IS_HEX = new Uint8Array(128);
+/** 1 for chars that glue base64 fragments together: + / = - _ and newline (wrapped base64). */
+const B64_GLUE = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  let k = PUN;
+  if (c >= 97 && c <= 122) k = LOW;
+  else if (c >= 65 && c <= 90) k = UP;
+  else if (c >= 48 && c <= 57) k = DIG;
+  else if (c === 32) k = SP;
+  else if (c === 10) k = NL;
+  else if (c === 9 || c === 13 || c === 11 || c === 12) k = WS;
+  else if (c < 32 || c === 127) k = CTL;
+  ASCII_CLASS[c] = k;
+  IS_HEX[c] = (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70) ? 1 : 0;
+  B64_GLUE[c] = c === 43 || c === 47 || c === 61 || c === 45 || c === 95 || c === 10 ? 1 : 0;
+}
+
+/** Runs at least this long with enough case/digit changes are priced as random (base64, hashes). */
+const RANDOM_RUN_MIN_CHARS = 16;
+
+/**
+ * Letter pairs (a-z, case folded, index a*26+b) that are rare inside words of real prose and code,
+ * fitted with the weights (scripts/calibrate.ts). Random-looking words (base64 fragments, source map
+ * VLQ, vocab dumps) are full of them, and tokenizers split such words into many short tokens.
+ */
+const RARE_BIGRAM = new Uint8Array(26 * 26);
+
+/** Install the rare-bigram table: 676 chars of '0'/'1'. */
+export function setRareBigrams(table: string): void {
+  if (table.length !== 26 * 26) throw new RangeError('rare bigram table must have 676 entries');
+  for (let i = 0; i < 676; i++) RARE_BIGRAM[i] = table.charCodeAt(i) === 49 ? 1 : 0;
+}
+
+setRareBigrams(RARE_BIGRAMS);
+
+const isHexAt = (text: string, i: number): boolean => {
+  const c = text.charCodeAt(i);
+  return c < 128 && IS_HEX[c] === 1;
+};
+
+/** True when text[start..start+36) is an 8-4-4-4-12 hex UUID. Called only at a hex run of 8 followed by '-'. */
+function isUuidAt(text: string, start: number): boolean {
+  if (start < 0 || start + 36 > text.length) return false;
+  for (let k = 0; k < 36; k++) {
+    const dash = k === 8 || k === 13 || k === 18 || k === 23;
+    if (dash ? text.charCodeAt(start + k) !== 45 : !isHexAt(text, start + k)) return false;
+  }
+  const after = text.charCodeAt(start + 36);
+  return !(after < 128 && ASCII_CLASS[after]! <= DIG);
+}
+
+const F = Object.fromEntries(FEATURE_NAMES.map((n, i) => [n, i])) as Record<FeatureName, number>;
+
+/**
+ * Fill `out` (length FEATURE_COUNT) with the features of `text`. One pass, O(n), no allocation.
+ */
+export function scanFeatures(text: string, out: Float64Array): void {
+  const n = text.length;
+  // committed features
+  let words = 0, wordLetters = 0, wordOver3 = 0, wordOver6 = 0, wordOver10 = 0, capsPairs = 0, rareBigrams = 0;
+  let digitRuns = 0, digitGroups = 0, digitChars = 0;
+  let mixedRuns = 0, mixedChars = 0, mixedHexRuns = 0, mixedTrans = 0;
+  let b64Runs = 0, b64Chars = 0, b64Digits = 0, b64Trans = 0;
+  let hexRuns = 0, hexChars = 0, uuids = 0;
+  let singleSpaces = 0, wsRuns = 0, wsChars = 0, newlines = 0;
+  let punctRuns = 0, punctChars = 0, quotes = 0, backslashes = 0, uEscapes = 0, controls = 0;
+  let latinExt = 0, cyrillic = 0, cyrillicRuns = 0, other2 = 0, symbols = 0;
+  let cjkPunct = 0, kana = 0, han = 0, hangul = 0, cjkRuns = 0, astral = 0, privateUse = 0, other3 = 0;
+
+  // the current ASCII letter/digit run, with its words and digit groups held back until we know
+  // whether the run is ordinary text or random
+  let runLen = 0, runDigits = 0, runTrans = 0, runCaps = 0, runNonHex = 0, runCls = -1;
+  let tWords = 0, tLetters = 0, tOver3 = 0, tOver6 = 0, tOver10 = 0, tRare = 0;
+  let tDigitRuns = 0, tDigitGroups = 0;
+  let wl = 0, dl = 0, prevLetter = -1;
+  let lastRandom = false;
+  let gap = 0;
+  let gapGlue = false;
+
+  let wsLen = 0, wsOnlySpace = true;
+  let punctLen = 0;
+  let prevScript = 0; // 1 cyrillic, 2 cjk
+
+  for (let i = 0; i <= n; i++) {
+    const c = i < n ? text.charCodeAt(i) : 32;
+    const k = c < 128 ? ASCII_CLASS[c]! : NONASCII;
+
+    if (k <= DIG) {
+      // ---- letter or digit: extend the run
+      if (runLen === 0) {
+        gapGlue = lastRandom && gap === 1;
+        runCls = -1;
+        // close any whitespace / punctuation run
+        if (wsLen > 0) {
+          if (wsLen === 1 && wsOnlySpace) singleSpaces++;
+          else { wsRuns++; wsChars += wsLen; }
+          wsLen = 0; wsOnlySpace = true;
+        }
+        if (punctLen > 0) { punctRuns++; punctChars += punctLen; punctLen = 0; }
+        prevScript = 0;
+      }
+      if (k === DIG) {
+        if (wl > 0) {
+          tWords++; tLetters += wl;
+          if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
+          wl = 0;
+        }
+        prevLetter = -1;
+        dl++;
+        runDigits++;
+      } else {
+        if (dl > 0) { tDigitRuns++; tDigitGroups += ((dl + 2) / 3) | 0; dl = 0; }
+        if (k === UP) {
+          if (runCls === UP) runCaps++;
+          else if (runCls === LOW && wl > 0) {
+            // camelCase hump: a new word
+            tWords++; tLetters += wl;
+            if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
+            wl = 0;
+          }
+        }
+        const letter = (c | 32) - 97;
+        if (prevLetter >= 0) tRare += RARE_BIGRAM[prevLetter * 26 + letter]!;
+        prevLetter = letter;
+        wl++;
+        if (IS_HEX[c] === 0) runNonHex++;
+      }
+      if (runCls !== k && runCls !== -1) runTrans++;
+      runCls = k;
+      runLen++;
+      continue;
+    }
+
+    // ---- anything else ends the letter/digit run
+    if (runLen > 0) {
+      if (wl > 0) {
+        tWords++; tLetters += wl;
+        if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
+        wl = 0;
+      }
+      if (dl > 0) { tDigitRuns++; tDigitGroups += ((dl + 2) / 3) | 0; dl = 0; }
+      prevLetter = -1;
+      const mixed = runDigits > 0 && runDigits < runLen;
+      let random =
+        runLen >= RANDOM_RUN_MIN_CHARS && runTrans * 3 >= runLen && (runDigits >= 2 || runCaps >= 2);
+      if (!random && gapGlue && (mixed || runTrans * 4 >= runLen || runLen <= 3)) random = true;
+      if (runNonHex === 0 && runLen === 8 && c === 45 && isUuidAt(text, i - 8)) {
+        uuids++;
+        // resume right after the UUID (the loop's i++ lands on its 37th char)
+        i = i - 8 + 35;
+        runLen = runDigits = runTrans = runCaps = runNonHex = 0;
+        tWords = tLetters = tOver3 = tOver6 = tOver10 = tRare = tDigitRuns = tDigitGroups = 0;
+        lastRandom = false;
+        gap = 0;
+        continue;
+      }
+      if (random) {
+        if (runNonHex === 0 && runDigits > 0) { hexRuns++; hexChars += runLen; }
+        else { b64Runs++; b64Chars += runLen; b64Digits += runDigits; b64Trans += runTrans; }
+      } else {
+        words += tWords; wordLetters += tLetters; wordOver3 += tOver3; wordOver6 += tOver6; wordOver10 += tOver10;
+        capsPairs += runCaps; rareBigrams += tRare;
+        digitRuns += tDigitRuns; digitGroups += tDigitGroups; digitChars += runDigits;
+        if (mixed) {
+          mixedRuns++; mixedChars += runLen; mixedTrans += runTrans;
+          if (runNonHex === 0) mixedHexRuns++;
+        }
+      }
+      lastRandom = random;
+      runLen = runDigits = runTrans = runCaps = runNonHex = 0;
+      tWords = tLetters = tOver3 = tOver6 = tOver10 = tRare = tDigitRuns = tDigitGroups = 0;
+      gap = 0;
+    }
+    if (i === n) break;
+    gap++;
+
+    if (k === SP || k === NL || k === WS) {
+      if (punctLen > 0) { punctRuns++; punctChars += punctLen; punctLen = 0; }
+      wsLen++;
+      if (k !== SP) wsOnlySpace = false;
+      if (k === NL) newlines++;
+      else lastRandom = false;
+      prevScript = 0;
+      continue;
+    }
+    if (wsLen > 0) {
+      if (wsLen === 1 && wsOnlySpace) singleSpaces++;
+      else { wsRuns++; wsChars += wsLen; }
+      wsLen = 0; wsOnlySpace = true;
+    }
+    if (k === PUN) {
+      if (B64_GLUE[c] === 0) lastRandom = false;
+      if (c === 92) {
+        // \uXXXX: one escape, not a backslash plus a mixed run
+        if (i + 5 < n && (text.charCodeAt(i + 1) | 32) === 117 && isHexAt(text, i + 2) && isHexAt(text, i + 3) && isHexAt(text, i + 4) && isHexAt(text, i + 5)) {
+          if (punctLen > 0) { punctRuns++; punctChars += punctLen; punctLen = 0; }
+          uEscapes++;
+          i += 5;
+          prevScript = 0;
+          continue;
+        }
+        backslashes++;
+      } else if (c === 34) quotes++;
+      punctLen++;
+      prevScript = 0;
+      continue;
+    }
+    if (punctLen > 0) { punctRuns++; punctChars += punctLen; punctLen = 0; }
+    lastRandom = false;
+    if (k === CTL) { controls++; prevScript = 0; continue; }
+
+    // ---- non-ASCII
+    if (c < 0x250) { latinExt++; prevScript = 0; }
+    else if (c >= 0x370 && c < 0x530) {
+      cyrillic++;
+      if (prevScript !== 1) { cyrillicRuns++; prevScript = 1; }
+    } else if (c < 0x800) { other2++; prevScript = 0; }
+    else if (c >= 0x4e00 && c <= 0x9fff) {
+      han++;
+      if (prevScript !== 2) { cjkRuns++; prevScript = 2; }
+    } else if (c >= 0x3040 && c <= 0x30ff) {
+      kana++;
+      if (prevScript !== 2) { cjkRuns++; prevScript = 2; }
+    } else if (c >= 0xac00 && c <= 0xd7af) {
+      hangul++;
+      if (prevScript !== 2) { cjkRuns++; prevScript = 2; }
+    } else if (c >= 0x3400 && c < 0x4e00) {
+      han++;
+      if (prevScript !== 2) { cjkRuns++; prevScript = 2; }
+    } else if ((c >= 0x3000 && c < 0x3040) || (c >= 0xff00 && c <= 0xffef)) { cjkPunct++; prevScript = 0; }
+    else if (c >= 0x2000 && c < 0x2c00) { symbols++; prevScript = 0; }
+    else if (c >= 0xd800 && c <= 0xdbff) {
+      const d = i + 1 < n ? text.charCodeAt(i + 1) : 0;
+      if (d >= 0xdc00 && d <= 0xdfff) { astral++; i++; }
+      else other3++;
+      prevScript = 0;
+    } else if (c >= 0xe000 && c <= 0xf8ff) { privateUse++; prevScript = 0; }
+    else { other3++; prevScript = 0; }
+  }
+  if (wsLen > 0) {
+    // the sentinel at i === n never joins a run, so wsLen here is real whitespace at the end
+    if (wsLen === 1 && wsOnlySpace) singleSpaces++;
+    else { wsRuns++; wsChars += wsLen; }
+  }
+  if (punctLen > 0) { punctRuns++; punctChars += punctLen; }
+
+  out[F.words] = words; out[F.wordLetters] = wordLetters; out[F.wordOver3] = wordOver3; out[F.wordOver6] = wordOver6;
+  out[F.wordOver10] = wordOver10; out[F.capsPairs] = capsPairs; out[F.rareBigrams] = rareBigrams;
+  out[F.digitRuns] = digitRuns; out[F.digitGroups] = digitGroups; out[F.digitChars] = digitChars;
+  out[F.mixedRuns] = mixedRuns; out[F.mixedChars] = mixedChars; out[F.mixedHexRuns] = mixedHexRuns; out[F.mixedTrans] = mixedTrans;
+  out[F.b64Runs] = b64Runs; out[F.b64Chars] = b64Chars; out[F.b64Digits] = b64Digits; out[F.b64Trans] = b64Trans;
+  out[F.hexRuns] = hexRuns; out[F.hexChars] = hexChars; out[F.uuids] = uuids;
+  out[F.singleSpaces] = singleSpaces; out[F.wsRuns] = wsRuns; out[F.wsChars] = wsChars; out[F.newlines] = newlines;
+  out[F.punctRuns] = punctRuns; out[F.punctChars] = punctChars; out[F.quotes] = quotes; out[F.backslashes] = backslashes;
+  out[F.uEscapes] = uEscapes; out[F.controls] = controls;
+  out[F.latinExt] = latinExt; out[F.cyrillic] = cyrillic; out[F.cyrillicRuns] = cyrillicRuns; out[F.other2] = other2;
+  out[F.symbols] = symbols; out[F.cjkPunct] = cjkPunct; out[F.kana] = kana; out[F.han] = han; out[F.hangul] = hangul;
+  out[F.cjkRuns] = cjkRuns; out[F.astral] = astral; out[F.privateUse] = privateUse; out[F.other3] = other3;
+}
