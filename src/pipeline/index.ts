@@ -3,3 +3,21 @@ export * from './limits.js';
 export * from './layout.js';
 export * from './config.js';
 export * from './estimate/index.js';
+export { guardLargeResult, handleLargeResponse, resolveLimit, safeStringify, type HandleLargeResponseArgs } from './guard.js';
+export { restorePayload, restoreToFile, readMeta, appendSummaryRun, metaPathFor, RestoreError } from './restore.js';
+export { buildPreview, maskBase64 } from './preview.js';
+export {
+  detectContent,
+  detectTextKind,
+  isBinaryBytes,
+  isBinaryString,
+  sniffBinary,
+  KIND_INFO,
+  type ContentDetection,
+} from './detect.js';
+export { extractAssets, type FoundAsset, type ExtractOptions, type ExtractResult } from './extract.js';
+export { parseBase64, encodeBase64, encodeSpan } from './base64.js';
+export { writeFileAtomic, saveAsset, type WriteOptions } from './store.js';
+export { buildSummaryPrompt, fenceFor, DEFAULT_SUMMARY_INSTRUCTIONS, type SummaryPromptParts } from './prompt.js';
+export { runSummary, fitSummaryInput, isSummarizer, type SummaryJob } from './summary.js';
+export { buildMessage, type MessageParts } from './message.js';

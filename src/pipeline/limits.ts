@@ -43,3 +43,6 @@ export function limitForContextWindow(contextWindowTokens?: number, baseLimitTok
   if (!contextWindowTokens || !Number.isFinite(contextWindowTokens) || contextWindowTokens <= 0) return baseLimitTokens;
   return Math.max(MIN_LIMIT_TOKENS, Math.min(baseLimitTokens, Math.floor(contextWindowTokens * CONTEXT_WINDOW_SHARE)));
 }
+
+/** Smallest base64 run (chars) extracted where the context declares binary (MCP block, data URL, MIME key). */
+export const MIN_DECLARED_BASE64_ASSET_CHARS = 64;

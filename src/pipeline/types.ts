@@ -146,6 +146,40 @@ export interface PayloadMeta {
   summaryRuns: SummaryRun[];
   /** Set when saving or summarizing partly failed. */
   errors?: string[];
+  /** What the original bytes are: UTF-8 of a string, bytes as given, the JSON serialization of a parsed value, or bytes carried in a latin1 string. */
+  origin?: PayloadOrigin;
+  /** How `spillway restore` rebuilds the original from the linked file (present when payloadIsOriginal is false). */
+  links?: PayloadLink[];
+}
+
+export type PayloadOrigin = 'string' | 'bytes' | 'json-value' | 'latin1-string';
+
+/** How an asset was written where it was found: enough to re-create the exact original span. */
+export interface AssetEncoding {
+  /** `raw`: the span is the bytes themselves; `base64`: text. */
+  kind: 'raw' | 'base64';
+  alphabet?: 'std' | 'url';
+  /** `=` padding present. */
+  pad?: boolean;
+  /** Line length of wrapped (MIME/PEM) base64; absent when not wrapped. */
+  lineWidth?: number;
+  eol?: '\n' | '\r\n';
+  /** The wrapped block ends with an end-of-line. */
+  finalEol?: boolean;
+  /** Text before the base64 inside the span, e.g. `data:image/png;base64,`. */
+  prefix?: string;
+  /** The span is a whole JSON string literal (quotes included), escaped as JSON.stringify does. */
+  json?: boolean;
+  /** The JSON literal escaped `/` as `\/`. */
+  escapeSlash?: boolean;
+}
+
+/** One asset reference in the linked file: byte span [start, end) replaced the original encoding of assets[asset]. */
+export interface PayloadLink {
+  asset: number;
+  start: number;
+  end: number;
+  encoding: AssetEncoding;
 }
 
 export interface GuardOptions {

@@ -1,11 +1,159 @@
-import type { Command } from 'commander';
+import fs from 'node:fs/promises';
+import { InvalidArgumentError, type Command } from 'commander';
+import {
+  ALL_STRATEGIES,
+  PROFILES,
+  estimateForDecision,
+  guardLargeResult,
+  resolveLimit,
+  type GuardOptions,
+  type GuardResult,
+  type Profile,
+  type StrategyName,
+  type SummarizeHook,
+} from '../../pipeline/index.js';
 
-// Skeleton: the owning work item replaces this with the real verb.
+export interface GuardCommandOptions {
+  session: string;
+  tool?: string;
+  input?: string;
+  intent?: string;
+  limit?: number;
+  contextWindow?: number;
+  profile?: Profile;
+  strategy?: StrategyName;
+  json?: boolean;
+  // --summarizer / --provider / --model are added by the summaries work (see summarizerFor).
+  [flag: string]: unknown;
+}
+
+/** A usage error: the CLI prints it and exits 2. */
+export class UsageError extends Error {
+  readonly exitCode = 2;
+  constructor(message: string) {
+    super(message);
+    this.name = 'UsageError';
+  }
+}
+
+function positiveInt(flag: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`${flag} must be a positive whole number of tokens.`);
+    return n;
+  };
+}
+
+function oneOf<T extends string>(flag: string, allowed: readonly T[]) {
+  return (v: string): T => {
+    if (!(allowed as readonly string[]).includes(v)) throw new InvalidArgumentError(`${flag} must be one of ${allowed.join(', ')}.`);
+    return v as T;
+  };
+}
+
+/**
+ * The summarize hook for `spillway guard`. Extension point: the summaries work registers
+ * `--summarizer/--provider/--model` on the command (see {@link register}) and builds the hook here.
+ */
+export let summarizerFor: (opts: GuardCommandOptions) => SummarizeHook | undefined = () => undefined;
+export function setGuardSummarizerFactory(f: typeof summarizerFor): void {
+  summarizerFor = f;
+}
+
+async function readInput(file: string | undefined): Promise<Buffer> {
+  if (file === undefined || file === '-') {
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    return Buffer.concat(chunks);
+  }
+  try {
+    return await fs.readFile(file);
+  } catch (err) {
+    throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+}
+
+function parseToolInput(raw: string | undefined): unknown {
+  if (raw === undefined) return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch (err) {
+    throw new UsageError(`--input must be JSON (${(err as Error).message}); quote a plain string as '"text"'`);
+  }
+}
+
+/** The `--json` line: one object, whatever the action. */
+export function guardJson(result: GuardResult | null, pass: { strategy: StrategyName; tokens: number }) {
+  if (!result) return { action: 'pass', message: null, estimate: pass, payloadPath: null, linkedPath: null, assets: [] };
+  return {
+    action: result.action,
+    message: result.message,
+    estimate: { strategy: result.estimate.strategy, tokens: result.estimate.tokens },
+    payloadPath: result.payloadPath ?? null,
+    linkedPath: result.linkedPath ?? null,
+    metaPath: result.metaPath ?? null,
+    assets: result.assets.map((a) => ({ path: a.path, mimeType: a.mimeType, bytes: a.bytes, sha256: a.sha256 })),
+    errors: result.errors,
+  };
+}
+
+export async function runGuard(file: string | undefined, opts: GuardCommandOptions): Promise<void> {
+  const toolInput = parseToolInput(opts.input);
+  const data = await readInput(file);
+  const options: GuardOptions = {
+    sessionPath: opts.session,
+    toolName: opts.tool,
+    toolInput,
+    intent: opts.intent,
+    limitTokens: opts.limit,
+    contextWindowTokens: opts.contextWindow,
+    profile: opts.profile,
+    strategy: opts.strategy,
+    summarize: summarizerFor(opts),
+  };
+  const result = await guardLargeResult(data, options);
+  if (opts.json) {
+    let pass = { strategy: opts.strategy ?? ('calibrated' as StrategyName), tokens: 0 };
+    if (!result) {
+      const e = await estimateForDecision(data.toString('utf8'), resolveLimit(options), { profile: opts.profile, strategy: opts.strategy });
+      pass = { strategy: e.strategy, tokens: e.tokens };
+    }
+    process.stdout.write(JSON.stringify(guardJson(result, pass)) + '\n');
+  } else if (result) {
+    process.stdout.write(result.message + '\n');
+  }
+  if (result && !result.payloadPath) process.exitCode = 1; // could not save: the message says why
+}
+
 export function register(program: Command): void {
   program
     .command('guard')
-    .description('(not built yet)')
-    .action(() => {
-      throw new Error('spillway guard is not built yet');
+    .description('guard one tool result: print nothing when it fits, else spill it to the session and print the message for the model')
+    .argument('[file]', 'the tool result (a file, or - / nothing for stdin)')
+    .requiredOption('--session <dir>', 'session folder; payloads go under <dir>/long_responses/')
+    .option('--tool <name>', 'tool name (goes into the file name, sanitized)')
+    .option('--input <json>', 'the tool input, as JSON')
+    .option('--intent <text>', 'what the caller wants from the result (summary focus)')
+    .option('--limit <tokens>', 'token limit (default 12000)', positiveInt('--limit'))
+    .option('--context-window <tokens>', 'context window; limit = max(2000, min(limit, 10% of it))', positiveInt('--context-window'))
+    .option('--profile <profile>', `tokenizer family: ${PROFILES.join(', ')}`, oneOf('--profile', PROFILES))
+    .option('--strategy <name>', `estimation strategy: ${ALL_STRATEGIES.join(', ')}`, oneOf('--strategy', ALL_STRATEGIES))
+    .option('--json', 'print one JSON object: action, message, estimate, payloadPath, linkedPath, assets')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  curl -s https://example.com/big.json | spillway guard --session ./session --tool fetch\n' +
+        '  spillway guard result.json --session ./session --limit 8000 --json\n\nExit status: 0 pass or spilled, 1 could not save, 2 bad usage.',
+    )
+    .action(async (file: string | undefined, opts: GuardCommandOptions) => {
+      try {
+        await runGuard(file, opts);
+      } catch (err) {
+        if (err instanceof UsageError) {
+          process.stderr.write(`spillway guard: ${err.message}\n`);
+          process.exitCode = 2;
+          return;
+        }
+        throw err;
+      }
     });
 }

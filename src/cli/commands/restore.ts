@@ -1,11 +1,24 @@
 import type { Command } from 'commander';
+import { restorePayload, restoreToFile } from '../../pipeline/index.js';
 
-// Skeleton: the owning work item replaces this with the real verb.
 export function register(program: Command): void {
   program
     .command('restore')
-    .description('(not built yet)')
-    .action(() => {
-      throw new Error('spillway restore is not built yet');
+    .description('rebuild a spilled result byte for byte (linked JSON and assets included), sha256-checked')
+    .argument('<path>', 'the payload, .linked.json or .meta.json file')
+    .option('-o, --output <file>', 'write to this file (atomic replace) instead of stdout')
+    .action(async (p: string, opts: { output?: string }) => {
+      try {
+        if (opts.output) {
+          const n = await restoreToFile(p, opts.output);
+          process.stderr.write(`restored ${n} bytes to ${opts.output}\n`);
+        } else {
+          const buf = await restorePayload(p);
+          await new Promise<void>((resolve, reject) => process.stdout.write(buf, (e) => (e ? reject(e) : resolve())));
+        }
+      } catch (err) {
+        process.stderr.write(`spillway restore: ${err instanceof Error ? err.message : String(err)}\n`);
+        process.exitCode = 1;
+      }
     });
 }

@@ -1,0 +1,146 @@
+import type { AssetEncoding } from './types.js';
+
+/**
+ * Strict base64: a run counts only when decoding and re-encoding it with the same alphabet,
+ * padding and line wrapping gives back exactly the same characters. That canonical round trip
+ * is what lets `spillway restore` rebuild the original bytes from an asset file.
+ */
+
+export interface ParsedBase64 {
+  bytes: Buffer;
+  encoding: AssetEncoding;
+}
+
+function isB64Char(c: number, url: boolean): boolean {
+  return (
+    (c >= 65 && c <= 90) ||
+    (c >= 97 && c <= 122) ||
+    (c >= 48 && c <= 57) ||
+    (url ? c === 45 || c === 95 : c === 43 || c === 47)
+  );
+}
+
+/** Encode bytes the way `enc` says: the inverse of {@link parseBase64}. */
+export function encodeBase64(bytes: Uint8Array, enc: AssetEncoding): string {
+  const b = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let s = enc.alphabet === 'url' ? b.toString('base64url') : b.toString('base64');
+  if (enc.alphabet === 'url') {
+    if (enc.pad && s.length % 4 !== 0) s += '='.repeat(4 - (s.length % 4));
+  } else if (!enc.pad) {
+    let end = s.length;
+    while (end > 0 && s.charCodeAt(end - 1) === 61) end--;
+    s = s.slice(0, end);
+  }
+  if (enc.lineWidth && enc.lineWidth > 0) {
+    const eol = enc.eol ?? '\n';
+    const lines: string[] = [];
+    for (let i = 0; i < s.length; i += enc.lineWidth) lines.push(s.slice(i, i + enc.lineWidth));
+    s = lines.join(eol) + (enc.finalEol ? eol : '');
+  }
+  return s;
+}
+
+/** The exact text of a span from the asset bytes and its encoding. */
+export function encodeSpan(bytes: Uint8Array, enc: AssetEncoding): string | Buffer {
+  if (enc.kind === 'raw') return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes);
+  const inner = (enc.prefix ?? '') + encodeBase64(bytes, enc);
+  if (!enc.json) return inner;
+  const lit = JSON.stringify(inner);
+  return enc.escapeSlash ? lit.replace(/\//g, '\\/') : lit;
+}
+
+/**
+ * Parse a base64 run (optionally line-wrapped). Returns null unless it is canonical: one
+ * alphabet, padding only at the end, uniform line width, zero trailing bits.
+ */
+export function parseBase64(s: string): ParsedBase64 | null {
+  if (s.length === 0) return null;
+  let body = s;
+  let lineWidth = 0;
+  let eol: '\n' | '\r\n' | undefined;
+  let finalEol = false;
+  if (s.indexOf('\n') !== -1) {
+    eol = s.indexOf('\r\n') !== -1 ? '\r\n' : '\n';
+    let t = s;
+    if (t.endsWith(eol)) {
+      finalEol = true;
+      t = t.slice(0, -eol.length);
+    }
+    const lines = t.split(eol);
+    lineWidth = lines[0]!.length;
+    if (lineWidth === 0 || lineWidth % 4 !== 0) return null;
+    for (let i = 0; i < lines.length; i++) {
+      const l = lines[i]!;
+      if (i < lines.length - 1 ? l.length !== lineWidth : l.length === 0 || l.length > lineWidth) return null;
+    }
+    if (lines.length === 1 && !finalEol) return null;
+    body = lines.join('');
+  }
+  let padLen = 0;
+  while (padLen < 3 && body.charCodeAt(body.length - 1 - padLen) === 61) padLen++;
+  if (padLen > 2) return null;
+  const coreLen = body.length - padLen;
+  if (coreLen === 0) return null;
+  // one alphabet only; any other character (including '=' in the middle, '\r', spaces) fails
+  let url = false;
+  let std = false;
+  for (let i = 0; i < coreLen; i++) {
+    const c = body.charCodeAt(i);
+    if (isB64Char(c, false)) {
+      if (c === 43 || c === 47) std = true;
+    } else if (c === 45 || c === 95) url = true;
+    else return null;
+  }
+  if (url && std) return null;
+  if (padLen > 0 && body.length % 4 !== 0) return null;
+  if (padLen === 0 && coreLen % 4 === 1) return null;
+  const alphabet: 'std' | 'url' = url ? 'url' : 'std';
+  const core = padLen ? body.slice(0, coreLen) : body;
+  const bytes = Buffer.from(core, url ? 'base64url' : 'base64');
+  const encoding: AssetEncoding = { kind: 'base64', alphabet, pad: padLen > 0 || coreLen % 4 === 0 };
+  if (lineWidth) Object.assign(encoding, { lineWidth, eol, finalEol });
+  if (encodeBase64(bytes, encoding) !== s) return null;
+  return { bytes, encoding };
+}
+
+/** Sample size for the character-statistics test. */
+const STATS_SAMPLE_CHARS = 64 * 1024;
+
+/**
+ * Does a run with no declared context read like base64 of binary data? Real base64 spreads over
+ * upper case, lower case and digits (about 41/41/16%); English, hex ids and identifiers do not.
+ */
+export function base64Statistics(body: string): boolean {
+  const n = Math.min(body.length, STATS_SAMPLE_CHARS);
+  let upper = 0;
+  let lower = 0;
+  let digit = 0;
+  let sym = 0;
+  let nonHex = 0;
+  for (let i = 0; i < n; i++) {
+    const c = body.charCodeAt(i);
+    if (c >= 65 && c <= 90) {
+      upper++;
+      if (c > 70) nonHex++;
+    } else if (c >= 97 && c <= 122) {
+      lower++;
+      if (c > 102) nonHex++;
+    } else if (c >= 48 && c <= 57) digit++;
+    else if (c === 43 || c === 47 || c === 45 || c === 95) {
+      sym++;
+      nonHex++;
+    }
+  }
+  const total = upper + lower + digit + sym; // '=' and line breaks excluded
+  if (total === 0 || nonHex === 0) return false;
+  const share = (x: number) => x / total;
+  return (
+    share(upper) >= 0.2 &&
+    share(upper) <= 0.65 &&
+    share(lower) >= 0.2 &&
+    share(lower) <= 0.65 &&
+    share(digit) >= 0.03 &&
+    share(digit) <= 0.35 &&
+    share(sym) <= 0.1
+  );
+}

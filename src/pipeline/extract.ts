@@ -1,0 +1,450 @@
+import type { AssetEncoding, AssetRef } from './types.js';
+import { MIN_BASE64_ASSET_CHARS, MIN_DECLARED_BASE64_ASSET_CHARS } from './limits.js';
+import { base64Statistics, encodeSpan, parseBase64 } from './base64.js';
+import { bytesLookBinary, isValidMime } from './detect.js';
+
+/**
+ * Finding assets in text: base64 runs (standard, URL-safe, MIME/PEM-wrapped), data URLs, and
+ * MCP/Anthropic/OpenAI content blocks inside JSON. Every find is an exact span of the input
+ * plus the encoding that re-creates it, checked by re-encoding, so replacing spans with
+ * references is lossless.
+ */
+
+export interface FoundAsset {
+  /** Span in the text (UTF-16 indices, end exclusive) that the reference replaces. */
+  start: number;
+  end: number;
+  bytes: Buffer;
+  encoding: AssetEncoding;
+  /** MIME type the context declared (data URL, sibling `mimeType` key…). */
+  declaredMime?: string;
+  source: AssetRef['source'];
+  /** `$.content[0].data`, or `text[<start>:<end>]` for spans found in plain text. */
+  jsonPath: string;
+  /** The span is a whole JSON string value: replace it with a JSON reference object. */
+  jsonValue: boolean;
+}
+
+export interface ExtractOptions {
+  /** Parse as JSON (true), scan as plain text (false), or decide by trying JSON first (undefined). */
+  json?: boolean;
+}
+
+export interface ExtractResult {
+  assets: FoundAsset[];
+  /** True when the text was walked as JSON. */
+  json: boolean;
+}
+
+const MIME_KEYS = new Set([
+  'mimeType',
+  'mime_type',
+  'mimetype',
+  'mediaType',
+  'media_type',
+  'contentType',
+  'content_type',
+  'content-type',
+  'mime',
+]);
+const DATA_KEYS = new Set([
+  'data',
+  'blob',
+  'b64_json',
+  'base64',
+  'b64',
+  'bytes',
+  'image',
+  'image_data',
+  'imageData',
+  'audio',
+  'audio_data',
+  'file_data',
+  'fileData',
+]);
+/** Keys whose name alone declares base64 content. */
+const SELF_DECLARING_KEYS = new Set(['blob', 'b64_json', 'base64', 'b64']);
+const BINARY_TYPES = new Set(['image', 'audio', 'base64', 'blob']);
+/** Longest sibling value remembered for context (MIME types and `type` values are short). */
+const MAX_SIBLING_CHARS = 256;
+
+const DATA_URL_PREFIX_RE =
+  /data:((?:[a-z0-9!#$&^_.+-]+(?:\\?\/)[a-z0-9!#$&^_.+-]+)?)((?:;[a-z0-9!#$&^_.+-]+=[^;,\s"'()<>\\]*)*);base64,/giy;
+const DATA_URL_FIND_RE = new RegExp(DATA_URL_PREFIX_RE.source, 'gi');
+const B64_RUN_STICKY_RE = /[A-Za-z0-9+/_-]+={0,2}/y;
+const WRAPPED_RE = /(?<![A-Za-z0-9+/_=-])(?:[A-Za-z0-9+/]{16,200}\r?\n)+[A-Za-z0-9+/]+={0,2}(?:\r?\n)?/g;
+const SINGLE_RE = new RegExp(`(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{${MIN_BASE64_ASSET_CHARS},}={0,2}`, 'g');
+
+function dataUrlMime(prefix: string): string | undefined {
+  DATA_URL_PREFIX_RE.lastIndex = 0;
+  const m = DATA_URL_PREFIX_RE.exec(prefix);
+  const mime = m?.[1]?.replace('\\/', '/');
+  return isValidMime(mime) ? mime : undefined;
+}
+
+/** Accept a parsed run with no declared context only if it reads like base64 of binary data. */
+function bareOk(body: string, bytes: Buffer): boolean {
+  return body.length >= MIN_BASE64_ASSET_CHARS && base64Statistics(body) && bytesLookBinary(bytes);
+}
+
+interface Ctx {
+  declared: boolean;
+  declaredMime?: string;
+  source?: AssetRef['source'];
+  jsonPath: string;
+}
+
+/** A whole JSON string literal `text[start:end]` (quotes included) as an asset, or null. */
+function resolveLiteral(text: string, start: number, end: number, hasEscape: boolean, ctx: Ctx): FoundAsset | null {
+  const literal = text.slice(start, end);
+  let content: string;
+  if (hasEscape) {
+    try {
+      content = JSON.parse(literal) as string;
+    } catch {
+      return null;
+    }
+  } else content = literal.slice(1, -1);
+  let prefix = '';
+  let mime = ctx.declaredMime;
+  let declared = ctx.declared;
+  let source = ctx.source;
+  if (content.startsWith('data:')) {
+    DATA_URL_PREFIX_RE.lastIndex = 0;
+    const m = DATA_URL_PREFIX_RE.exec(content);
+    if (!m) return null;
+    prefix = m[0];
+    mime = dataUrlMime(prefix) ?? mime;
+    declared = true;
+    source ??= 'data-url';
+  }
+  const body = prefix ? content.slice(prefix.length) : content;
+  if (body.length < (declared ? MIN_DECLARED_BASE64_ASSET_CHARS : MIN_BASE64_ASSET_CHARS)) return null;
+  const parsed = parseBase64(body);
+  if (!parsed) return null;
+  if (!declared && !bareOk(body, parsed.bytes)) return null;
+  const encoding: AssetEncoding = { ...parsed.encoding, json: true };
+  if (prefix) encoding.prefix = prefix;
+  if (hasEscape && literal.includes('\\/')) encoding.escapeSlash = true;
+  if (encodeSpan(parsed.bytes, encoding) !== literal) return null;
+  return {
+    start,
+    end,
+    bytes: parsed.bytes,
+    encoding,
+    declaredMime: mime,
+    source: source ?? (parsed.encoding.alphabet === 'url' ? 'base64url' : 'base64'),
+    jsonPath: ctx.jsonPath,
+    jsonValue: true,
+  };
+}
+
+/** Step past a JSON escape that a run would otherwise start inside (`\n`, `\u00e9`). */
+function escapeAdjust(text: string, start: number, lo: number): number {
+  let n = 0;
+  for (let k = start - 1; k >= lo && text.charCodeAt(k) === 92; k--) n++;
+  if (n % 2 === 0) return start;
+  return text.charCodeAt(start) === 117 /* u */ ? start + 5 : start + 1;
+}
+
+/**
+ * Assets in plain text `text[from:to]`. `inJsonString` means the range is the raw inside of a
+ * JSON string literal: runs must not start inside an escape, and references stay JSON-safe.
+ */
+function scanText(text: string, from: number, to: number, inJsonString: boolean, pathBase: string | null, out: FoundAsset[]): void {
+  const found: FoundAsset[] = [];
+  const taken = (s: number, e: number) => found.some((f) => s < f.end && e > f.start);
+  const region = from === 0 && to === text.length ? text : text.slice(from, to);
+  const at = (i: number) => i + from;
+  const pathOf = (s: number, e: number) => pathBase ?? `text[${s}:${e}]`;
+
+  DATA_URL_FIND_RE.lastIndex = 0;
+  for (let m = DATA_URL_FIND_RE.exec(region); m; m = DATA_URL_FIND_RE.exec(region)) {
+    const prefix = m[0];
+    const runStart = m.index + prefix.length;
+    B64_RUN_STICKY_RE.lastIndex = runStart;
+    const run = B64_RUN_STICKY_RE.exec(region);
+    if (!run || run[0].length < MIN_DECLARED_BASE64_ASSET_CHARS) continue;
+    const parsed = parseBase64(run[0]);
+    if (!parsed) continue;
+    const encoding: AssetEncoding = { ...parsed.encoding, prefix };
+    const s = at(m.index);
+    const e = at(runStart + run[0].length);
+    found.push({
+      start: s,
+      end: e,
+      bytes: parsed.bytes,
+      encoding,
+      declaredMime: dataUrlMime(prefix),
+      source: 'data-url',
+      jsonPath: pathOf(s, e),
+      jsonValue: false,
+    });
+    DATA_URL_FIND_RE.lastIndex = runStart + run[0].length;
+  }
+
+  const tryRun = (re: RegExp) => {
+    re.lastIndex = 0;
+    for (let m = re.exec(region); m; m = re.exec(region)) {
+      let s = at(m.index);
+      const e = at(m.index + m[0].length);
+      if (inJsonString) s = escapeAdjust(text, s, from);
+      if (e - s < MIN_BASE64_ASSET_CHARS || taken(s, e)) continue;
+      const body = s === at(m.index) ? m[0] : text.slice(s, e);
+      const parsed = parseBase64(body);
+      if (!parsed || !bareOk(body.replace(/\r?\n/g, ''), parsed.bytes)) continue;
+      found.push({
+        start: s,
+        end: e,
+        bytes: parsed.bytes,
+        encoding: parsed.encoding,
+        source: parsed.encoding.alphabet === 'url' ? 'base64url' : 'base64',
+        jsonPath: pathOf(s, e),
+        jsonValue: false,
+      });
+    }
+  };
+  if (!inJsonString) tryRun(WRAPPED_RE);
+  tryRun(SINGLE_RE);
+  found.sort((a, b) => a.start - b.start);
+  for (const f of found) out.push(f);
+}
+
+const IDENT_RE = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+function pathSegment(key: string): string {
+  return IDENT_RE.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+}
+
+interface Frame {
+  obj: boolean;
+  key: string;
+  index: number;
+  sib?: Map<string, string>;
+  pend?: Array<{ start: number; end: number; hasEscape: boolean; key: string; path: string }>;
+}
+
+const enum St {
+  Value,
+  ValueOrEnd,
+  KeyOrEnd,
+  Key,
+  Colon,
+  CommaOrEnd,
+  Done,
+}
+
+const NUM_RE = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+
+/**
+ * Walk JSON text once, without building values, and collect assets from string values.
+ * Returns null when the text is not JSON. Iterative, so nesting depth is bounded only by memory.
+ */
+function scanJson(text: string, out: FoundAsset[]): boolean {
+  const n = text.length;
+  const stack: Frame[] = [];
+  const found: FoundAsset[] = [];
+  let st: St = St.Value;
+  let i = 0;
+  let nextBackslash = -2;
+
+  const pathNow = (): string => {
+    let p = '$';
+    for (const f of stack) p += f.obj ? pathSegment(f.key) : `[${f.index}]`;
+    return p;
+  };
+  const decodeLiteral = (s: number, e: number, hasEscape: boolean): string | null => {
+    if (!hasEscape) return text.slice(s + 1, e - 1);
+    try {
+      return JSON.parse(text.slice(s, e)) as string;
+    } catch {
+      return null;
+    }
+  };
+  const generic = (s: number, e: number, hasEscape: boolean, path: string) => {
+    const whole = resolveLiteral(text, s, e, hasEscape, { declared: false, jsonPath: path });
+    if (whole) found.push(whole);
+    else if (e - s - 2 >= MIN_DECLARED_BASE64_ASSET_CHARS) scanText(text, s + 1, e - 1, true, path, found);
+  };
+  const closeObject = (f: Frame) => {
+    if (!f.pend) return;
+    const type = f.sib?.get('type');
+    let mime: string | undefined;
+    for (const k of MIME_KEYS) {
+      const v = f.sib?.get(k);
+      if (isValidMime(v)) {
+        mime = v;
+        break;
+      }
+    }
+    for (const p of f.pend) {
+      const declared = mime !== undefined || (type !== undefined && BINARY_TYPES.has(type)) || SELF_DECLARING_KEYS.has(p.key);
+      let source: AssetRef['source'] | undefined;
+      if (p.key === 'blob') source = 'mcp-blob';
+      else if (type === 'image') source = 'mcp-image';
+      else if (type === 'audio') source = 'mcp-audio';
+      const a = declared
+        ? resolveLiteral(text, p.start, p.end, p.hasEscape, { declared, declaredMime: mime, source, jsonPath: p.path })
+        : null;
+      if (a) found.push(a);
+      else generic(p.start, p.end, p.hasEscape, p.path);
+    }
+  };
+
+  const skipWs = () => {
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (c === 32 || c === 10 || c === 13 || c === 9) i++;
+      else break;
+    }
+  };
+  /** End (exclusive, after the closing quote) of the string literal opening at i, or -1. */
+  const stringEnd = (): number => {
+    let j = i + 1;
+    for (;;) {
+      const q = text.indexOf('"', j);
+      if (q === -1) return -1;
+      let b = 0;
+      for (let k = q - 1; k > i && text.charCodeAt(k) === 92; k--) b++;
+      if (b % 2 === 0) return q + 1;
+      j = q + 1;
+    }
+  };
+  const hasEscapeIn = (s: number, e: number): boolean => {
+    if (nextBackslash < s) nextBackslash = text.indexOf('\\', s);
+    if (nextBackslash === -1) {
+      nextBackslash = n + 1;
+      return false;
+    }
+    return nextBackslash < e;
+  };
+  const afterValue = () => {
+    st = stack.length === 0 ? St.Done : St.CommaOrEnd;
+  };
+
+  while (true) {
+    skipWs();
+    if (i >= n) return (st as St) === St.Done && (out.push(...found.sort((a, b) => a.start - b.start)), true);
+    const c = text.charCodeAt(i);
+    switch (st as St) {
+      case St.Done:
+        return false;
+      case St.Colon:
+        if (c !== 58) return false;
+        i++;
+        st = St.Value;
+        continue;
+      case St.CommaOrEnd: {
+        const top = stack[stack.length - 1]!;
+        if (c === 44) {
+          i++;
+          if (top.obj) st = St.Key;
+          else {
+            top.index++;
+            st = St.Value;
+          }
+          continue;
+        }
+        if ((top.obj && c === 125) || (!top.obj && c === 93)) {
+          i++;
+          stack.pop();
+          if (top.obj) closeObject(top);
+          afterValue();
+          continue;
+        }
+        return false;
+      }
+      case St.KeyOrEnd:
+      case St.Key: {
+        if (st === St.KeyOrEnd && c === 125) {
+          i++;
+          const top = stack.pop()!;
+          closeObject(top);
+          afterValue();
+          continue;
+        }
+        if (c !== 34) return false;
+        const e = stringEnd();
+        if (e === -1) return false;
+        const key = decodeLiteral(i, e, hasEscapeIn(i, e));
+        if (key === null) return false;
+        stack[stack.length - 1]!.key = key;
+        i = e;
+        st = St.Colon;
+        continue;
+      }
+      case St.ValueOrEnd:
+        if (c === 93) {
+          i++;
+          stack.pop();
+          afterValue();
+          continue;
+        }
+      // falls through
+      case St.Value: {
+        if (c === 123) {
+          stack.push({ obj: true, key: '', index: 0 });
+          i++;
+          st = St.KeyOrEnd;
+          continue;
+        }
+        if (c === 91) {
+          stack.push({ obj: false, key: '', index: 0 });
+          i++;
+          st = St.ValueOrEnd;
+          continue;
+        }
+        if (c === 34) {
+          const e = stringEnd();
+          if (e === -1) return false;
+          const len = e - i - 2;
+          const top = stack[stack.length - 1];
+          if (top?.obj && MIME_KEYS.has(top.key) || top?.obj && top.key === 'type') {
+            if (len < MAX_SIBLING_CHARS) {
+              const v = decodeLiteral(i, e, hasEscapeIn(i, e));
+              if (v !== null) (top.sib ??= new Map()).set(top.key, v);
+            }
+          }
+          if (len >= MIN_DECLARED_BASE64_ASSET_CHARS) {
+            const hasEscape = hasEscapeIn(i, e);
+            const path = pathNow();
+            if (top?.obj && DATA_KEYS.has(top.key)) (top.pend ??= []).push({ start: i, end: e, hasEscape, key: top.key, path });
+            else generic(i, e, hasEscape, path);
+          }
+          i = e;
+          afterValue();
+          continue;
+        }
+        if (c === 116 && text.startsWith('true', i)) i += 4;
+        else if (c === 102 && text.startsWith('false', i)) i += 5;
+        else if (c === 110 && text.startsWith('null', i)) i += 4;
+        else {
+          NUM_RE.lastIndex = i;
+          const m = NUM_RE.exec(text);
+          if (!m) return false;
+          i += m[0].length;
+        }
+        afterValue();
+        continue;
+      }
+    }
+  }
+}
+
+/**
+ * Find the assets in a text. JSON is walked structurally (MCP `image`/`audio`/`resource`
+ * blocks, sibling MIME keys, JSON paths); anything else, or JSON that does not parse, is
+ * scanned as text. Spans are sorted and never overlap.
+ */
+export function extractAssets(text: string, opts: ExtractOptions = {}): ExtractResult {
+  const assets: FoundAsset[] = [];
+  if (opts.json !== false) {
+    const c = text.trimStart().charCodeAt(0);
+    const maybeJson = c === 123 || c === 91 || c === 34;
+    if (maybeJson || opts.json === true) {
+      if (scanJson(text, assets)) return { assets, json: true };
+      assets.length = 0;
+    }
+  }
+  scanText(text, 0, text.length, false, null, assets);
+  return { assets, json: false };
+}

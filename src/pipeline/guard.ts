@@ -1,0 +1,699 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { isUtf8 } from 'node:buffer';
+import type {
+  AssetRef,
+  ContentKind,
+  Estimate,
+  GuardAction,
+  GuardOptions,
+  GuardResult,
+  PayloadLink,
+  PayloadMeta,
+  PayloadOrigin,
+  Profile,
+  StrategyName,
+  SummarizeHook,
+  SummaryRun,
+  ToolResult,
+} from './types.js';
+import { DEFAULT_LIMIT_TOKENS, MAX_MESSAGE_CHARS, PREVIEW_CHARS, limitForContextWindow } from './limits.js';
+import { LINKED_SUFFIX, META_SUFFIX, inputHash, isInside, makeStem, sanitizeToolName, sessionPaths, stemTime } from './layout.js';
+import { DEFAULT_PROFILE, DEFAULT_STRATEGY, estimateForDecision, estimateTokens } from './estimate/index.js';
+import { KIND_INFO, detectTextKind, extForMime, isBinaryBytes, isBinaryString, sniffBinary } from './detect.js';
+import { extractAssets, type FoundAsset } from './extract.js';
+import { buildPreview } from './preview.js';
+import { buildMessage, capMessage } from './message.js';
+import { runSummary } from './summary.js';
+import { StagedFile, linkExisting, saveAsset, sha256Hex, type WriteData } from './store.js';
+import { fmtInt, isWellFormed, toWellFormed, truncate } from './text.js';
+
+/**
+ * The guard: pass a tool result through, or spill it to the session and hand back a short
+ * message. Never throws on a tool result, and never lets an oversized one through because of
+ * an internal error.
+ */
+
+export interface HandleLargeResponseArgs {
+  text: string;
+  sessionPath: string;
+  context?: {
+    toolName?: string;
+    toolInput?: unknown;
+    intent?: string;
+    limitTokens?: number;
+    contextWindowTokens?: number;
+    profile?: Profile;
+    strategy?: StrategyName;
+  };
+  summarize?: SummarizeHook;
+  summaryTimeoutMs?: number;
+  signal?: AbortSignal;
+  now?: () => Date;
+}
+
+/** Longest error text kept per entry in a message or meta. */
+const MAX_ERROR_CHARS = 300;
+/** Max serialization depth of the fallback serializer (deeper values are cut, not recursed). */
+const SAFE_SERIALIZE_MAX_DEPTH = 10_000;
+
+/** The limit a call decides with: explicit, else default, narrowed by the context window. */
+export function resolveLimit(o: { limitTokens?: number; contextWindowTokens?: number }): number {
+  const base = o.limitTokens !== undefined && Number.isFinite(o.limitTokens) && o.limitTokens > 0 ? Math.floor(o.limitTokens) : DEFAULT_LIMIT_TOKENS;
+  return limitForContextWindow(o.contextWindowTokens, base);
+}
+
+function errText(err: unknown): string {
+  const e = err as NodeJS.ErrnoException;
+  const msg = e instanceof Error ? (e.code && !e.message.startsWith(e.code) ? `${e.code}: ${e.message}` : e.message) : String(err);
+  return truncate(msg, MAX_ERROR_CHARS);
+}
+
+/**
+ * JSON for values JSON.stringify refuses (cycles, BigInt, nesting deeper than the stack):
+ * iterative, cycles become "[Circular]", BigInt a string, over-deep values "[Too deep]".
+ */
+export function safeStringify(value: unknown): string {
+  const out: string[] = [];
+  type Task = { v: unknown; depth: number } | { lit: string };
+  const stack: Task[] = [{ v: value, depth: 0 }];
+  const active: unknown[] = [];
+  const activeSet = new Set<unknown>();
+  const leave: Array<{ at: number; obj: unknown }> = [];
+  while (stack.length) {
+    const t = stack.pop()!;
+    if ('lit' in t) {
+      out.push(t.lit);
+      continue;
+    }
+    let v = t.v;
+    if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function') {
+      try {
+        v = (v as { toJSON: () => unknown }).toJSON();
+      } catch {
+        v = String(v);
+      }
+    }
+    if (v === null || v === undefined || typeof v === 'function' || typeof v === 'symbol') out.push('null');
+    else if (typeof v === 'bigint') out.push(JSON.stringify(v.toString()));
+    else if (typeof v === 'number') out.push(Number.isFinite(v) ? String(v) : 'null');
+    else if (typeof v === 'boolean') out.push(String(v));
+    else if (typeof v === 'string') out.push(JSON.stringify(v));
+    else if (t.depth >= SAFE_SERIALIZE_MAX_DEPTH) out.push('"[Too deep]"');
+    else if (activeSet.has(v)) out.push('"[Circular]"');
+    else if (ArrayBuffer.isView(v) && !(v instanceof DataView)) out.push(JSON.stringify(`[${(v as Uint8Array).byteLength} bytes]`));
+    else {
+      // Track the ancestors of the current value to tell cycles from shared references.
+      activeSet.add(v);
+      active.push(v);
+      const marker = `\u0000leave${active.length}`;
+      leave.push({ at: active.length, obj: v });
+      const tasks: Task[] = [];
+      if (Array.isArray(v)) {
+        tasks.push({ lit: '[' });
+        v.forEach((x, i) => {
+          if (i) tasks.push({ lit: ',' });
+          tasks.push({ v: x, depth: t.depth + 1 });
+        });
+        tasks.push({ lit: ']' });
+      } else {
+        tasks.push({ lit: '{' });
+        let first = true;
+        for (const k of Object.keys(v as object)) {
+          const x = (v as Record<string, unknown>)[k];
+          if (x === undefined || typeof x === 'function' || typeof x === 'symbol') continue;
+          tasks.push({ lit: `${first ? '' : ','}${JSON.stringify(k)}:` });
+          tasks.push({ v: x, depth: t.depth + 1 });
+          first = false;
+        }
+        tasks.push({ lit: '}' });
+      }
+      tasks.push({ lit: marker });
+      for (let i = tasks.length - 1; i >= 0; i--) stack.push(tasks[i]!);
+    }
+    // pop finished ancestors (their closing marker was emitted)
+    while (out.length && out[out.length - 1]!.startsWith('\u0000leave')) {
+      out.pop();
+      const l = leave.pop();
+      if (l) {
+        activeSet.delete(l.obj);
+        active.pop();
+      }
+    }
+  }
+  return out.join('');
+}
+
+function serializeValue(value: unknown): { text: string; note?: string } {
+  try {
+    const s = JSON.stringify(value);
+    if (typeof s === 'string') return { text: s };
+    return { text: String(value) };
+  } catch (err) {
+    return { text: safeStringify(value), note: `JSON.stringify failed (${errText(err)}); saved with a cycle- and depth-safe serializer` };
+  }
+}
+
+function asBuffer(v: Uint8Array | ArrayBuffer): Buffer {
+  if (v instanceof ArrayBuffer) return Buffer.from(v);
+  return Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+/** What the guard works on after normalizing a tool result. */
+interface Subject {
+  origin: PayloadOrigin;
+  /** Text form; absent for binary. */
+  text?: string;
+  /** Bytes as received (bytes input, or latin1-carried binary). */
+  bytes?: Buffer;
+  binary: boolean;
+  notes: string[];
+}
+
+function binaryEstimate(byteLength: number, profile: Profile, strategy: StrategyName): Estimate {
+  // What the bytes would cost as base64 at base64's density (~1.5 chars/token).
+  return { tokens: Math.ceil((Math.ceil(byteLength / 3) * 4) / 1.5), strategy, profile, exact: false };
+}
+
+async function decide(text: string, limit: number, profile: Profile, strategy: StrategyName, notes: string[]): Promise<Estimate> {
+  try {
+    return await estimateForDecision(text, limit, { profile, strategy });
+  } catch (err) {
+    notes.push(`estimate with ${strategy} failed (${errText(err)}); used ${DEFAULT_STRATEGY}`);
+    return estimateTokens(text, { profile, strategy: DEFAULT_STRATEGY });
+  }
+}
+
+/**
+ * Guard one tool result. `null`: pass it to the model unchanged. Otherwise the message to show
+ * instead, with where everything was saved.
+ */
+export async function guardLargeResult(result: ToolResult, options: GuardOptions): Promise<GuardResult | null> {
+  let limit = DEFAULT_LIMIT_TOKENS;
+  const profile = options?.profile ?? DEFAULT_PROFILE;
+  const strategy = options?.strategy ?? DEFAULT_STRATEGY;
+  let subject: Subject | undefined;
+  try {
+    limit = resolveLimit(options ?? {});
+    if (result === null || result === undefined || typeof result === 'number' || typeof result === 'boolean') return null;
+    const notes: string[] = [];
+    if (typeof result === 'string') {
+      // Tokens never exceed UTF-8 bytes (byte-level BPE), and bytes ≤ 3 × UTF-16 units.
+      if (result.length * 3 <= limit || Buffer.byteLength(result, 'utf8') <= limit) return null;
+      const est = await decide(result, limit, profile, strategy, notes);
+      if (est.tokens <= limit) return null;
+      subject = { origin: 'string', text: result, binary: false, notes };
+      return await spill(subject, est, limit, options);
+    }
+    if (result instanceof Uint8Array || result instanceof ArrayBuffer) {
+      const buf = asBuffer(result);
+      if (buf.byteLength <= limit) return null;
+      if (isBinaryBytes(buf)) {
+        subject = { origin: 'bytes', bytes: buf, binary: true, notes };
+        return await spill(subject, binaryEstimate(buf.byteLength, profile, strategy), limit, options);
+      }
+      const text = buf.toString('utf8');
+      const est = await decide(text, limit, profile, strategy, notes);
+      if (est.tokens <= limit) return null;
+      subject = { origin: 'bytes', text, bytes: buf, binary: false, notes };
+      return await spill(subject, est, limit, options);
+    }
+    if (ArrayBuffer.isView(result)) {
+      const v = result as ArrayBufferView;
+      return await guardLargeResult(Buffer.from(v.buffer, v.byteOffset, v.byteLength), options);
+    }
+    const { text, note } = serializeValue(result);
+    if (note) notes.push(note);
+    if (text.length * 3 <= limit || Buffer.byteLength(text, 'utf8') <= limit) return null;
+    const est = await decide(text, limit, profile, strategy, notes);
+    if (est.tokens <= limit) return null;
+    subject = { origin: 'json-value', text, binary: false, notes };
+    return await spill(subject, est, limit, options);
+  } catch (err) {
+    return emergency(err, subject, limit, options, profile, strategy);
+  }
+}
+
+/** Lower level: spill a text already known to be large. Never throws. */
+export async function handleLargeResponse(args: HandleLargeResponseArgs): Promise<GuardResult> {
+  const ctx = args.context ?? {};
+  const options: GuardOptions = {
+    sessionPath: args.sessionPath,
+    toolName: ctx.toolName,
+    toolInput: ctx.toolInput,
+    intent: ctx.intent,
+    limitTokens: ctx.limitTokens,
+    contextWindowTokens: ctx.contextWindowTokens,
+    profile: ctx.profile,
+    strategy: ctx.strategy,
+    summarize: args.summarize,
+    summaryTimeoutMs: args.summaryTimeoutMs,
+    signal: args.signal,
+    now: args.now,
+  };
+  const profile = ctx.profile ?? DEFAULT_PROFILE;
+  const strategy = ctx.strategy ?? DEFAULT_STRATEGY;
+  let limit = DEFAULT_LIMIT_TOKENS;
+  let subject: Subject | undefined;
+  try {
+    limit = resolveLimit(options);
+    const text = typeof args.text === 'string' ? args.text : String(args.text);
+    const notes: string[] = [];
+    subject = { origin: 'string', text, binary: false, notes };
+    const est = await decide(text, limit, profile, strategy, notes);
+    return await spill(subject, est, limit, options);
+  } catch (err) {
+    return emergency(err, subject, limit, options, profile, strategy);
+  }
+}
+
+/** Stems handed out in this process, so concurrent spills rarely race for a name. */
+const nextSeqByBase = new Map<string, number>();
+/** Forget old stem bases past this many (they are keyed by millisecond). */
+const MAX_SEQ_BASES = 4096;
+
+function takeSeq(base: string): number {
+  const n = nextSeqByBase.get(base) ?? 0;
+  if (nextSeqByBase.size > MAX_SEQ_BASES) nextSeqByBase.clear();
+  nextSeqByBase.set(base, n + 1);
+  return n;
+}
+function seenSeq(base: string, seq: number): void {
+  const n = nextSeqByBase.get(base) ?? 0;
+  if (seq + 1 > n) nextSeqByBase.set(base, seq + 1);
+}
+
+interface Located {
+  ref: AssetRef;
+  found?: FoundAsset;
+}
+
+async function prepareDirs(sessionPath: string) {
+  const paths = sessionPaths(sessionPath);
+  await fs.mkdir(paths.assets, { recursive: true });
+  // A long_responses/ or assets/ that is a symlink out of the session would let writes escape it.
+  const [realSession, realLong, realAssets] = await Promise.all([
+    fs.realpath(paths.session),
+    fs.realpath(paths.longResponses),
+    fs.realpath(paths.assets),
+  ]);
+  if (!isInside(realSession, realLong) || !isInside(realLong, realAssets)) {
+    throw new Error(`refusing to write: ${paths.longResponses} leads outside the session folder`);
+  }
+  return paths;
+}
+
+async function spill(subject: Subject, estimate: Estimate, limit: number, options: GuardOptions): Promise<GuardResult> {
+  const errors = subject.notes;
+  const now = options.now?.() ?? new Date();
+  const tool = sanitizeToolName(options.toolName);
+  const profile = estimate.profile;
+
+  // 1. What exactly are the original bytes?
+  let text = subject.text;
+  let origin = subject.origin;
+  let binaryBytes: Buffer | undefined = subject.binary ? subject.bytes : undefined;
+  if (text !== undefined && !subject.bytes && isBinaryString(text)) {
+    binaryBytes = Buffer.from(text, 'latin1');
+    origin = 'latin1-string';
+    text = undefined;
+  }
+  if (text !== undefined && !subject.bytes && !isWellFormed(text)) {
+    text = toWellFormed(text);
+    errors.push('the text had lone surrogates; they were saved as U+FFFD (UTF-8 cannot hold them)');
+  }
+  const originalBytes: Buffer | string = binaryBytes ?? subject.bytes ?? text ?? '';
+  const byteLength = typeof originalBytes === 'string' ? Buffer.byteLength(originalBytes, 'utf8') : originalBytes.byteLength;
+  const sha256 = sha256Hex(originalBytes);
+  const textIsExact = text !== undefined && (!subject.bytes || isUtf8(subject.bytes));
+
+  // 2. Kind and estimates (for the inspector).
+  let kind: ContentKind = binaryBytes ? 'binary' : detectTextKind(text ?? '');
+  const estimates: PayloadMeta['estimates'] = {};
+  if (text !== undefined) {
+    for (const s of ['chars4', 'craft-density', 'calibrated'] as const) {
+      try {
+        estimates[s] = s === estimate.strategy ? estimate.tokens : estimateTokens(text, { strategy: s, profile }).tokens;
+      } catch {
+        /* optional */
+      }
+    }
+  }
+  if (estimate.exact || !(estimate.strategy in estimates)) estimates[estimate.strategy] = estimate.tokens;
+
+  // 3. Folders. From here on a failure means "could not save".
+  let paths: ReturnType<typeof sessionPaths>;
+  try {
+    paths = await prepareDirs(options.sessionPath);
+  } catch (err) {
+    return failed(err, { subject, text, kind, estimate, limit, options, byteLength });
+  }
+
+  // 4. Assets.
+  const assets: AssetRef[] = [];
+  const links: PayloadLink[] = [];
+  let linkedPieces: string[] | undefined;
+  let linkedText: string | undefined;
+  try {
+    if (binaryBytes) {
+      const sniff = await sniffBinary(binaryBytes);
+      const mimeType = sniff?.mimeType ?? 'application/octet-stream';
+      const saved = await saveAsset(paths.assets, binaryBytes, sniff?.ext ?? '.bin');
+      const ref = assetRef(paths, saved, mimeType, binaryBytes.byteLength, '$', 'binary', Boolean(sniff));
+      assets.push(ref);
+      linkedText = linkedRefJson(ref);
+      linkedPieces = [linkedText];
+      links.push({ asset: 0, start: 0, end: Buffer.byteLength(linkedText), encoding: { kind: 'raw' } });
+      kind = 'binary';
+    } else if (text !== undefined && textIsExact) {
+      const { assets: found, json } = extractAssets(text);
+      if (json) kind = 'json';
+      if (found.length) {
+        const pieces: string[] = [];
+        const bySha = new Map<string, Awaited<ReturnType<typeof saveAsset>>>();
+        let pos = 0;
+        let bytePos = 0;
+        for (let i = 0; i < found.length; i++) {
+          const f = found[i]!;
+          const sniff = await sniffBinary(f.bytes);
+          const mimeType = sniff?.mimeType ?? f.declaredMime ?? 'application/octet-stream';
+          const ext = sniff?.ext ?? extForMime(f.declaredMime);
+          const sha = sha256Hex(f.bytes);
+          let saved = bySha.get(sha + ext);
+          if (!saved) {
+            saved = await saveAsset(paths.assets, f.bytes, ext, sha);
+            bySha.set(sha + ext, saved);
+          }
+          const ref = assetRef(paths, saved, mimeType, f.bytes.byteLength, f.jsonPath, f.source, Boolean(sniff));
+          assets.push(ref);
+          const before = text.slice(pos, f.start);
+          const refText = f.jsonValue ? linkedRefJson(ref) : linkedRefText(ref);
+          pieces.push(before, refText);
+          bytePos += Buffer.byteLength(before, 'utf8');
+          const refBytes = Buffer.byteLength(refText, 'utf8');
+          links.push({ asset: assets.length - 1, start: bytePos, end: bytePos + refBytes, encoding: f.encoding });
+          bytePos += refBytes;
+          pos = f.end;
+          found[i] = undefined as unknown as FoundAsset; // let the decoded bytes go
+        }
+        pieces.push(text.slice(pos));
+        linkedPieces = pieces;
+        linkedText = pieces.join('');
+      }
+    } else if (text !== undefined) {
+      errors.push('the bytes are not valid UTF-8: saved as received, without extracting assets');
+    }
+  } catch (err) {
+    errors.push(`asset extraction failed (${errText(err)}); the payload is saved whole instead`);
+    assets.length = 0;
+    links.length = 0;
+    linkedPieces = undefined;
+    linkedText = undefined;
+  }
+
+  // 5. Inline the rest when it fits.
+  let action: Exclude<GuardAction, 'pass'> = 'spill';
+  let linkedEstimate: Estimate | undefined;
+  if (linkedText !== undefined && !binaryBytes) {
+    try {
+      linkedEstimate = await estimateForDecision(linkedText, limit, { profile, strategy: estimate.strategy });
+    } catch {
+      linkedEstimate = estimateTokens(linkedText, { profile });
+    }
+    if (linkedEstimate.tokens <= limit && linkedText.length < MAX_MESSAGE_CHARS) action = 'inline-assets';
+  }
+
+  // 6. Payload file: the linked form when assets were cut out, else the original bytes.
+  const ext = binaryBytes || kind === 'json' ? '.json' : KIND_INFO[kind].ext;
+  const payloadIsOriginal = linkedPieces === undefined;
+  const suffix = payloadIsOriginal ? KIND_INFO[kind].ext : kind === 'json' || binaryBytes ? LINKED_SUFFIX : ext;
+  const data: WriteData = linkedPieces ?? (subject.bytes ?? binaryBytes ?? text ?? '');
+  const stemParts: StemParts = { time: now, tool, inputHash: inputHash(options.toolInput) };
+  let staged: StagedFile | undefined;
+  let stem = '';
+  let payloadPath = '';
+  try {
+    staged = await StagedFile.write(paths.longResponses, data);
+    const st = staged;
+    ({ stem, payloadPath } = await claimName((p) => st.tryPublish(p), paths.longResponses, stemParts, suffix));
+  } catch (err) {
+    await staged?.discard();
+    return failed(err, { subject, text: linkedText ?? text, kind, estimate, limit, options, byteLength, assets });
+  }
+  await staged.discard();
+
+  // 7. Summary (only when the model will not see the content itself).
+  let summary: SummaryRun | undefined;
+  const previewSource = binaryBytes ? undefined : (linkedText ?? text);
+  if (action === 'spill' && options.summarize && previewSource !== undefined) {
+    summary = await runSummary(options.summarize, {
+      text: previewSource,
+      toolName: options.toolName,
+      toolInput: options.toolInput,
+      focus: options.intent,
+      timeoutMs: options.summaryTimeoutMs,
+      signal: options.signal,
+    });
+    if (summary.status !== 'ok') errors.push(`summary ${summary.status}: ${summary.error ?? ''}`.trim());
+  }
+  const preview =
+    action === 'inline-assets' || summary?.status === 'ok'
+      ? undefined
+      : previewSource !== undefined
+        ? buildPreview(previewSource, kind, PREVIEW_CHARS)
+        : `(binary: ${assets[0]?.mimeType ?? 'application/octet-stream'}, ${fmtInt(byteLength)} bytes)`;
+  const previewForMeta = preview;
+
+  // 8. Message + sidecar. The sidecar name is the final claim on the stem.
+  const makeMessage = (pp: string) =>
+    buildMessage({
+      action,
+      toolName: options.toolName,
+      estimate,
+      limitTokens: limit,
+      kind,
+      bytes: byteLength,
+      sessionPath: paths.session,
+      payloadPath: pp,
+      assets,
+      summary,
+      preview: previewForMeta,
+      inlineText: action === 'inline-assets' ? linkedText : undefined,
+      inlineTokens: linkedEstimate?.tokens,
+    });
+  let message = makeMessage(payloadPath);
+  const metaFor = (id: string, file: string, msg: string): PayloadMeta => ({
+    version: 1,
+    id,
+    createdAt: now.toISOString(),
+    tool: options.toolName ?? tool,
+    ...(options.toolInput !== undefined ? { toolInput: jsonSafe(options.toolInput) } : {}),
+    ...(options.intent ? { intent: options.intent } : {}),
+    action,
+    payloadFile: file,
+    payloadIsOriginal,
+    ...(payloadIsOriginal ? {} : { linkedFile: file }),
+    kind,
+    bytes: byteLength,
+    chars: text?.length ?? byteLength,
+    sha256,
+    estimate,
+    estimates,
+    limitTokens: limit,
+    assets,
+    message: msg,
+    summaryRuns: summary ? [summary] : [],
+    ...(errors.length ? { errors: [...errors] } : {}),
+    origin,
+    ...(links.length ? { links } : {}),
+  });
+  let metaPath = '';
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const meta = metaFor(stem, path.basename(payloadPath), message);
+      const candidate = path.join(paths.longResponses, stem + META_SUFFIX);
+      const stagedMeta = await StagedFile.write(paths.longResponses, JSON.stringify(meta, null, 2) + '\n');
+      const ok = await stagedMeta.tryPublish(candidate).finally(() => stagedMeta.discard());
+      if (ok) {
+        metaPath = candidate;
+        break;
+      }
+      if (attempt > 1000) throw new Error('could not find a free name for the sidecar');
+      // Another writer took this stem with a different extension: move our payload to a fresh stem.
+      const from = payloadPath;
+      const moved = await claimName((p) => linkExisting(from, p), paths.longResponses, stemParts, suffix);
+      await fs.unlink(payloadPath).catch(() => undefined);
+      ({ stem, payloadPath } = moved);
+      message = makeMessage(payloadPath);
+    }
+  } catch (err) {
+    errors.push(`the sidecar (.meta.json) could not be written: ${errText(err)}`);
+  }
+
+  return {
+    action,
+    message,
+    estimate,
+    limitTokens: limit,
+    payloadPath,
+    ...(payloadIsOriginal ? {} : { linkedPath: payloadPath }),
+    ...(metaPath ? { metaPath } : {}),
+    assets,
+    ...(summary ? { summary } : {}),
+    errors,
+  };
+}
+
+interface StemParts {
+  time: Date;
+  tool: string;
+  inputHash: string;
+}
+
+function stemBase(p: StemParts): string {
+  return makeStem({ ...p, seq: 0 }).replace(/_0$/, '');
+}
+
+/** Publish under the first free `<stem>_<seq><suffix>`; `publish` returns false when a name is taken. */
+async function claimName(
+  publish: (p: string) => Promise<boolean>,
+  dir: string,
+  parts: StemParts,
+  suffix: string,
+): Promise<{ stem: string; payloadPath: string }> {
+  const base = stemBase(parts);
+  for (let tries = 0; tries < 1_000_000; tries++) {
+    const seq = takeSeq(base);
+    const stem = makeStem({ ...parts, seq });
+    const p = path.join(dir, stem + suffix);
+    if (await publish(p)) return { stem, payloadPath: p };
+    seenSeq(base, seq);
+  }
+  throw new Error('no free file name');
+}
+
+function assetRef(
+  paths: ReturnType<typeof sessionPaths>,
+  saved: { path: string; sha256: string },
+  mimeType: string,
+  bytes: number,
+  jsonPath: string,
+  source: AssetRef['source'],
+  sniffed: boolean,
+): AssetRef {
+  return {
+    path: saved.path,
+    relPath: path.relative(paths.session, saved.path).split(path.sep).join('/'),
+    mimeType,
+    bytes,
+    sha256: saved.sha256,
+    jsonPath,
+    source,
+    sniffed,
+  };
+}
+
+function linkedRefJson(ref: AssetRef): string {
+  return JSON.stringify({ $spillwayAsset: { path: ref.relPath, mimeType: ref.mimeType, bytes: ref.bytes, sha256: ref.sha256 } });
+}
+
+/** A reference inside text (or inside a JSON string): no quotes or backslashes, so it is safe in both. */
+function linkedRefText(ref: AssetRef): string {
+  return `[spillway asset: ${ref.relPath} ${ref.mimeType} ${ref.bytes} bytes]`;
+}
+
+/** Tool input as stored in the sidecar: any value, made JSON-safe. */
+function jsonSafe(v: unknown): unknown {
+  try {
+    const s = JSON.stringify(v);
+    return s === undefined ? String(v) : JSON.parse(s);
+  } catch {
+    try {
+      return JSON.parse(safeStringify(v));
+    } catch {
+      return String(v);
+    }
+  }
+}
+
+interface FailCtx {
+  subject?: Subject;
+  text?: string;
+  kind: ContentKind;
+  estimate: Estimate;
+  limit: number;
+  options: GuardOptions;
+  byteLength: number;
+  assets?: AssetRef[];
+}
+
+function failed(err: unknown, c: FailCtx): GuardResult {
+  const why = errText(err);
+  const errors = [...(c.subject?.notes ?? []), `saving failed: ${why}`];
+  let preview: string | undefined;
+  try {
+    preview = c.text !== undefined ? buildPreview(c.text, c.kind, PREVIEW_CHARS) : undefined;
+  } catch {
+    preview = undefined;
+  }
+  const message = buildMessage({
+    action: 'failed',
+    toolName: c.options.toolName,
+    estimate: c.estimate,
+    limitTokens: c.limit,
+    kind: c.kind,
+    bytes: c.byteLength,
+    sessionPath: c.options.sessionPath,
+    assets: [],
+    preview,
+    failure: why,
+  });
+  return { action: 'spill', message, estimate: c.estimate, limitTokens: c.limit, assets: [], errors };
+}
+
+/** Last resort after an internal error: save the raw payload if at all possible, say so briefly. */
+async function emergency(
+  err: unknown,
+  subject: Subject | undefined,
+  limit: number,
+  options: GuardOptions,
+  profile: Profile,
+  strategy: StrategyName,
+): Promise<GuardResult> {
+  const why = errText(err);
+  const errors = [`internal error: ${why}`];
+  let bytes: number | undefined;
+  let saved: string | undefined;
+  try {
+    const data = subject?.bytes ?? subject?.text;
+    if (data !== undefined) {
+      bytes = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
+      const paths = sessionPaths(options.sessionPath);
+      await fs.mkdir(paths.longResponses, { recursive: true });
+      const parts: StemParts = { time: new Date(), tool: sanitizeToolName(options?.toolName), inputHash: inputHash(options?.toolInput) };
+      const staged = await StagedFile.write(paths.longResponses, data);
+      try {
+        const suffix = subject?.binary ? '.bin' : '.txt';
+        saved = (await claimName((p) => staged.tryPublish(p), paths.longResponses, parts, suffix)).payloadPath;
+      } finally {
+        await staged.discard();
+      }
+    }
+  } catch (e2) {
+    errors.push(`emergency save failed: ${errText(e2)}`);
+  }
+  const message = capMessage(
+    `[spillway] The tool result${options?.toolName ? ` of \`${options.toolName}\`` : ''} was withheld because the guard hit an internal error (${why}).` +
+      (bytes !== undefined ? ` It was ${fmtInt(bytes)} bytes.` : '') +
+      (saved ? ` The raw result was saved to ${saved} (read it with Read/Grep).` : ' It could not be saved.'),
+  );
+  return {
+    action: 'spill',
+    message,
+    estimate: { tokens: bytes ?? 0, strategy, profile, exact: false },
+    limitTokens: limit,
+    ...(saved ? { payloadPath: saved } : {}),
+    assets: [],
+    errors,
+  };
+}

@@ -1,0 +1,110 @@
+import path from 'node:path';
+import type { AssetRef, ContentKind, Estimate, SummaryRun } from './types.js';
+import { MAX_MESSAGE_CHARS } from './limits.js';
+import { fmtBytes, fmtInt, safeCut, toWellFormed } from './text.js';
+
+/**
+ * The message the model gets instead of an oversized result: what happened and how big it
+ * was, where it is (relative and absolute), how to read more, then a summary or a preview.
+ * Hard-capped at MAX_MESSAGE_CHARS whatever the parts are.
+ */
+
+/** Assets listed one per line before "… N more". */
+const MESSAGE_MAX_ASSETS = 8;
+
+export interface MessageParts {
+  action: 'spill' | 'inline-assets' | 'failed';
+  toolName?: string;
+  estimate: Estimate;
+  limitTokens: number;
+  kind: ContentKind;
+  bytes: number;
+  sessionPath: string;
+  payloadPath?: string;
+  assets: AssetRef[];
+  summary?: SummaryRun;
+  preview?: string;
+  /** For inline-assets: the text with assets replaced, shown in full. */
+  inlineText?: string;
+  inlineTokens?: number;
+  /** Why saving failed, for action `failed`. */
+  failure?: string;
+}
+
+function strategyNote(e: Estimate): string {
+  return `${e.strategy}${e.exact ? ', exact' : ' estimate'}, ${e.profile}`;
+}
+
+function assetLines(assets: AssetRef[]): string[] {
+  const lines: string[] = [];
+  const unique = new Map<string, { a: AssetRef; n: number }>();
+  for (const a of assets) {
+    const u = unique.get(a.relPath);
+    if (u) u.n++;
+    else unique.set(a.relPath, { a, n: 1 });
+  }
+  const list = [...unique.values()];
+  for (const { a, n } of list.slice(0, MESSAGE_MAX_ASSETS)) {
+    lines.push(`- ${a.relPath}  ${a.mimeType}, ${fmtBytes(a.bytes)}${n > 1 ? `, ×${n}` : ''}  (${a.jsonPath})`);
+  }
+  if (list.length > MESSAGE_MAX_ASSETS) lines.push(`- … ${list.length - MESSAGE_MAX_ASSETS} more (listed in the .meta.json)`);
+  return lines;
+}
+
+export function capMessage(s: string, max = MAX_MESSAGE_CHARS): string {
+  const w = toWellFormed(s);
+  if (w.length <= max) return w;
+  const note = '\n… [message cut to fit]';
+  return w.slice(0, safeCut(w, max - note.length)) + note;
+}
+
+export function buildMessage(p: MessageParts): string {
+  const tool = p.toolName ? `\`${p.toolName}\`` : 'the tool';
+  const size = `~${fmtInt(p.estimate.tokens)} tokens (${strategyNote(p.estimate)})`;
+  const rel = p.payloadPath ? path.relative(p.sessionPath, p.payloadPath).split(path.sep).join('/') : undefined;
+  const out: string[] = [];
+  if (p.action === 'failed') {
+    out.push(
+      `[spillway] The result of ${tool} is too large for the context: ${size}, limit ${fmtInt(p.limitTokens)} tokens, ${fmtBytes(p.bytes)}. ` +
+        `It was withheld, and it could NOT be saved: ${p.failure ?? 'unknown error'}.`,
+    );
+    out.push('Re-run the tool with a narrower request (filters, pagination, a smaller range) to see its content.');
+  } else if (p.action === 'inline-assets') {
+    out.push(
+      `[spillway] The result of ${tool} (${size}, limit ${fmtInt(p.limitTokens)}) carried ${p.assets.length} binary asset${p.assets.length === 1 ? '' : 's'}; ` +
+        `they were saved as files and replaced by references. The rest (~${fmtInt(p.inlineTokens ?? 0)} tokens) follows in full.`,
+    );
+  } else {
+    out.push(
+      `[spillway] The result of ${tool} is too large for the context: ${size} > limit ${fmtInt(p.limitTokens)} tokens ` +
+        `(${p.kind}, ${fmtBytes(p.bytes)}). It was saved in full instead.`,
+    );
+  }
+  if (p.payloadPath && rel) {
+    out.push(`Saved: ${rel} (in session ${p.sessionPath})`);
+    out.push(`Absolute path: ${p.payloadPath}`);
+  }
+  if (p.assets.length) {
+    out.push(`Assets (${p.assets.length}):`);
+    out.push(...assetLines(p.assets));
+  }
+  if (p.payloadPath && p.action !== 'failed') {
+    out.push(
+      'Read more: open the absolute path with Read (offset/limit) or search it with Grep; ' +
+        `\`spillway restore ${p.payloadPath} -o <file>\` rebuilds the exact original bytes; ` +
+        'with the Spillway MCP proxy connected, use spillway_read, spillway_grep and spillway_query on it.',
+    );
+  }
+  const head = out.join('\n');
+  let body = '';
+  if (p.action === 'inline-assets' && p.inlineText !== undefined) {
+    body = `\n\n${p.inlineText}`;
+  } else if (p.summary && p.summary.status === 'ok' && p.summary.summary) {
+    const who = [p.summary.provider, p.summary.model !== 'unknown' ? p.summary.model : ''].filter(Boolean).join('/');
+    body = `\n\nSummary (${who}${p.summary.focus ? `, focus: ${p.summary.focus}` : ''}):\n${p.summary.summary}`;
+  } else if (p.preview !== undefined) {
+    const why = p.summary ? ` (summary ${p.summary.status}: ${p.summary.error ?? 'no answer'})` : '';
+    body = `\n\nPreview${why}:\n${p.preview}`;
+  }
+  return capMessage(head + body);
+}

@@ -1,0 +1,136 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { PayloadMeta, SummaryRun } from './types.js';
+import { LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile, confine, isInside } from './layout.js';
+import { encodeSpan } from './base64.js';
+import { writeFileAtomic } from './store.js';
+
+/**
+ * Reading what the guard saved: the sidecar, summary runs appended later, and the exact
+ * original bytes rebuilt from the linked file and its assets (sha256-checked).
+ */
+
+export class RestoreError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RestoreError';
+  }
+}
+
+/** The sidecar path for a payload, meta or linked file path. */
+export function metaPathFor(p: string): string {
+  const abs = path.resolve(p);
+  const c = classifyLongResponseFile(path.basename(abs));
+  if (!c) throw new RestoreError(`not a spilled payload file (expected <stem>.<ext> in ${LONG_RESPONSES_DIR}/): ${p}`);
+  return path.join(path.dirname(abs), c.stem + META_SUFFIX);
+}
+
+export async function readMeta(metaPath: string): Promise<PayloadMeta> {
+  let raw: string;
+  try {
+    raw = await fs.readFile(metaPath, 'utf8');
+  } catch (err) {
+    throw new RestoreError(`cannot read ${metaPath}: ${(err as Error).message}`);
+  }
+  let meta: PayloadMeta;
+  try {
+    meta = JSON.parse(raw) as PayloadMeta;
+  } catch (err) {
+    throw new RestoreError(`${metaPath} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (!meta || typeof meta !== 'object' || meta.version !== 1) throw new RestoreError(`${metaPath}: unsupported meta version`);
+  if (typeof meta.payloadFile !== 'string' || typeof meta.sha256 !== 'string' || !Array.isArray(meta.assets)) {
+    throw new RestoreError(`${metaPath}: missing payloadFile, sha256 or assets`);
+  }
+  meta.summaryRuns ??= [];
+  return meta;
+}
+
+/** A file named by the meta, confined to its folder, and not a symlink that leads outside. */
+async function confinedFile(base: string, rel: string): Promise<string> {
+  const p = confine(base, rel);
+  const [realBase, realP] = await Promise.all([fs.realpath(base), fs.realpath(p)]);
+  if (!isInside(realBase, realP)) throw new RestoreError(`${rel} resolves outside ${base}`);
+  return p;
+}
+
+function sha256(b: Uint8Array): string {
+  return crypto.createHash('sha256').update(b).digest('hex');
+}
+
+/** The original pieces (in order) that make up the payload. */
+async function originalPieces(anyPath: string): Promise<{ meta: PayloadMeta; pieces: Buffer[] }> {
+  const metaPath = metaPathFor(anyPath);
+  const meta = await readMeta(metaPath);
+  const dir = path.dirname(metaPath);
+  const session = path.dirname(dir);
+  const payload = await fs.readFile(await confinedFile(dir, meta.payloadFile));
+  if (meta.payloadIsOriginal) return { meta, pieces: [payload] };
+  const links = [...(meta.links ?? [])].sort((a, b) => a.start - b.start);
+  const assetCache = new Map<number, Buffer>();
+  const pieces: Buffer[] = [];
+  let pos = 0;
+  for (const link of links) {
+    const ref = meta.assets[link.asset];
+    if (!ref) throw new RestoreError(`${metaPath}: link to missing asset #${link.asset}`);
+    if (link.start < pos || link.end < link.start || link.end > payload.length) throw new RestoreError(`${metaPath}: bad link span`);
+    let bytes = assetCache.get(link.asset);
+    if (!bytes) {
+      bytes = await fs.readFile(await confinedFile(session, ref.relPath));
+      if (sha256(bytes) !== ref.sha256) throw new RestoreError(`asset ${ref.relPath} is damaged (sha256 mismatch)`);
+      assetCache.set(link.asset, bytes);
+    }
+    pieces.push(payload.subarray(pos, link.start));
+    const enc = encodeSpan(bytes, link.encoding);
+    pieces.push(typeof enc === 'string' ? Buffer.from(enc, 'utf8') : enc);
+    pos = link.end;
+  }
+  pieces.push(payload.subarray(pos));
+  return { meta, pieces };
+}
+
+function verify(meta: PayloadMeta, pieces: Buffer[]): void {
+  const h = crypto.createHash('sha256');
+  for (const p of pieces) h.update(p);
+  if (h.digest('hex') !== meta.sha256) throw new RestoreError(`restored bytes do not match the recorded sha256 of ${meta.id}`);
+}
+
+/** The exact original bytes of a spilled result (path = payload, meta or linked file). */
+export async function restorePayload(p: string): Promise<Buffer> {
+  const { meta, pieces } = await originalPieces(p);
+  verify(meta, pieces);
+  return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
+}
+
+/** Restore into a file (atomic replace). Returns the bytes written. */
+export async function restoreToFile(p: string, out: string): Promise<number> {
+  const { meta, pieces } = await originalPieces(p);
+  verify(meta, pieces);
+  return writeFileAtomic(path.resolve(out), pieces);
+}
+
+const metaQueues = new Map<string, Promise<unknown>>();
+
+/** Run `fn` after every earlier call for the same file has finished (in this process). */
+function serialized<T>(key: string, fn: () => Promise<T>): Promise<T> {
+  const prev = metaQueues.get(key) ?? Promise.resolve();
+  const next = prev.then(fn, fn);
+  const tail = next.catch(() => undefined);
+  metaQueues.set(key, tail);
+  void tail.then(() => {
+    if (metaQueues.get(key) === tail) metaQueues.delete(key);
+  });
+  return next;
+}
+
+/** Append a summary run to a sidecar: atomic rewrite, serialized per file within this process. */
+export function appendSummaryRun(metaPath: string, run: SummaryRun): Promise<void> {
+  const abs = path.resolve(metaPath);
+  if (!abs.endsWith(META_SUFFIX)) return Promise.reject(new RestoreError(`not a ${META_SUFFIX} file: ${metaPath}`));
+  return serialized(abs, async () => {
+    const meta = await readMeta(abs);
+    meta.summaryRuns.push(run);
+    await writeFileAtomic(abs, JSON.stringify(meta, null, 2) + '\n');
+  });
+}

@@ -1,0 +1,189 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import { constants as fsc } from 'node:fs';
+import path from 'node:path';
+import { assetFileName, tempNameFor } from './layout.js';
+
+/**
+ * Writes that never leave a half-written file under a final name and never overwrite
+ * another result: data goes to a dot-prefixed temp file in the same folder, then is renamed
+ * (or hard-linked, when the name must be new) into place.
+ */
+
+export type WriteData = string | Uint8Array | Iterable<string | Uint8Array>;
+
+export interface WriteOptions {
+  /** Fail with EEXIST instead of replacing an existing file. */
+  exclusive?: boolean;
+  /** fsync before the rename (durable across a crash; slower). */
+  fsync?: boolean;
+}
+
+/** Pieces are flushed in chunks of about this many bytes. */
+const WRITE_CHUNK_BYTES = 4 * 1024 * 1024;
+
+async function writeTemp(tmp: string, data: WriteData, fsync: boolean): Promise<number> {
+  const fh = await fs.open(tmp, 'wx', 0o644);
+  let total = 0;
+  try {
+    if (typeof data === 'string' || data instanceof Uint8Array) {
+      const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+      await fh.writeFile(buf);
+      total = buf.byteLength;
+    } else {
+      let batch: Buffer[] = [];
+      let batchBytes = 0;
+      const flush = async () => {
+        if (batch.length === 0) return;
+        const buf = batch.length === 1 ? batch[0]! : Buffer.concat(batch, batchBytes);
+        await fh.writeFile(buf);
+        total += buf.byteLength;
+        batch = [];
+        batchBytes = 0;
+      };
+      for (const piece of data) {
+        const b = typeof piece === 'string' ? Buffer.from(piece, 'utf8') : Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
+        if (b.byteLength >= WRITE_CHUNK_BYTES) {
+          await flush();
+          batch = [b];
+          batchBytes = b.byteLength;
+          await flush();
+          continue;
+        }
+        batch.push(b);
+        batchBytes += b.byteLength;
+        if (batchBytes >= WRITE_CHUNK_BYTES) await flush();
+      }
+      await flush();
+    }
+    if (fsync) await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  return total;
+}
+
+/** Put the finished temp file under its final name; exclusive means never replace. */
+async function publish(tmp: string, finalPath: string, exclusive: boolean): Promise<void> {
+  if (!exclusive) {
+    await fs.rename(tmp, finalPath);
+    return;
+  }
+  try {
+    await fs.link(tmp, finalPath);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS' && code !== 'EXDEV')
+      throw err;
+    // File systems without hard links: copy with an exclusive create (not atomic for readers, still never overwrites).
+    await fs.copyFile(tmp, finalPath, fsc.COPYFILE_EXCL);
+  }
+  await fs.unlink(tmp).catch(() => undefined);
+}
+
+/** Atomic write: temp file in the same folder, then rename (or link, with `exclusive`). Returns bytes written. */
+export async function writeFileAtomic(finalPath: string, data: WriteData, opts: WriteOptions = {}): Promise<number> {
+  const tmp = tempNameFor(finalPath);
+  try {
+    const n = await writeTemp(tmp, data, opts.fsync ?? false);
+    await publish(tmp, finalPath, opts.exclusive ?? false);
+    return n;
+  } catch (err) {
+    await fs.unlink(tmp).catch(() => undefined);
+    throw err;
+  }
+}
+
+/**
+ * A temp file written once and then published under the first free name `nameFor(seq)`.
+ * Hard links make the claim atomic across processes: EEXIST means taken, try the next.
+ */
+export class StagedFile {
+  private constructor(readonly tmp: string, readonly bytes: number) {}
+
+  static async write(dir: string, data: WriteData, fsync = false): Promise<StagedFile> {
+    const tmp = tempNameFor(path.join(dir, 'staged'));
+    try {
+      const bytes = await writeTemp(tmp, data, fsync);
+      return new StagedFile(tmp, bytes);
+    } catch (err) {
+      await fs.unlink(tmp).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Link under `finalPath`; false when the name is taken. */
+  async tryPublish(finalPath: string): Promise<boolean> {
+    try {
+      await fs.link(this.tmp, finalPath);
+      return true;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'EEXIST') return false;
+      if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') {
+        try {
+          await fs.copyFile(this.tmp, finalPath, fsc.COPYFILE_EXCL);
+          return true;
+        } catch (e2) {
+          if ((e2 as NodeJS.ErrnoException).code === 'EEXIST') return false;
+          throw e2;
+        }
+      }
+      throw err;
+    }
+  }
+
+  async discard(): Promise<void> {
+    await fs.unlink(this.tmp).catch(() => undefined);
+  }
+}
+
+/** Give an existing file a second, new name; false when the name is taken. */
+export async function linkExisting(existing: string, finalPath: string): Promise<boolean> {
+  try {
+    await fs.link(existing, finalPath);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  }
+}
+
+export function sha256Hex(data: Uint8Array | string): string {
+  return crypto.createHash('sha256').update(data).digest('hex');
+}
+
+async function fileSha256(p: string): Promise<string> {
+  const hash = crypto.createHash('sha256');
+  const fh = await fs.open(p, 'r');
+  try {
+    for await (const chunk of fh.createReadStream({ highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
+  } finally {
+    await fh.close().catch(() => undefined);
+  }
+  return hash.digest('hex');
+}
+
+/**
+ * Write an asset content-addressed into `assetsDir`. An existing file is trusted only when its
+ * size and sha256 match; otherwise (truncated, corrupted) it is replaced atomically.
+ */
+export async function saveAsset(
+  assetsDir: string,
+  bytes: Uint8Array,
+  ext: string,
+  sha256 = sha256Hex(bytes),
+): Promise<{ path: string; fileName: string; sha256: string; reused: boolean }> {
+  const fileName = assetFileName(sha256, ext);
+  const p = path.join(assetsDir, fileName);
+  try {
+    const st = await fs.lstat(p);
+    if (st.isFile() && st.size === bytes.byteLength && (await fileSha256(p)) === sha256) {
+      return { path: p, fileName, sha256, reused: true };
+    }
+  } catch {
+    /* absent: write it */
+  }
+  await writeFileAtomic(p, bytes);
+  return { path: p, fileName, sha256, reused: false };
+}
