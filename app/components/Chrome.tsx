@@ -1,0 +1,130 @@
+import { useEffect, useRef, type ReactElement } from 'react';
+import { useApp, useAppStore } from '../store/index.js';
+import type { View } from '../store/slices/core.js';
+import { formatInt } from '../lib/format.js';
+import { modKey } from './common.js';
+
+const VIEW_ITEMS: Array<{ view: View; label: string; icon: ReactElement }> = [
+  { view: 'payloads', label: 'Payloads', icon: <path d="M3 4h10M3 8h10M3 12h6" /> },
+  { view: 'tuner', label: 'Limit tuner', icon: <path d="M3 13V9M6.5 13V5M10 13V7M13.5 13V3M2 13.5h13" /> },
+  { view: 'waste', label: 'Waste report', icon: <path d="M8 2.5a5.5 5.5 0 1 0 5.5 5.5H8z M9.5 1.5v5h5a5 5 0 0 0-5-5z" /> },
+  { view: 'analyze', label: 'Analyse a file', icon: <path d="M8 2v8m0 0L5 7m3 3l3-3M3 11v2h10v-2" /> },
+];
+
+export function ActivityBar() {
+  const view = useApp((s) => s.view);
+  const store = useAppStore();
+  return (
+    <nav className="activity" aria-label="Views">
+      <div className="brand" title="Spillway" aria-hidden>
+        <svg viewBox="0 0 20 20"><path d="M3 6c2.5 0 2.5 2 5 2s2.5-2 5-2 2.5 2 4 2M3 11c2.5 0 2.5 2 5 2s2.5-2 5-2 2.5 2 4 2" /></svg>
+      </div>
+      {VIEW_ITEMS.map((v, i) => (
+        <button
+          key={v.view}
+          className={`activity-btn ${view === v.view ? 'active' : ''}`}
+          aria-label={v.label}
+          aria-current={view === v.view ? 'page' : undefined}
+          title={`${v.label} (${modKey()}+${i + 1})`}
+          onClick={() => {
+            store.getState().setView(v.view);
+            store.getState().refreshToolViews();
+          }}
+        >
+          <svg viewBox="0 0 16 16" aria-hidden>{v.icon}</svg>
+        </button>
+      ))}
+      <span className="spacer" />
+      <button className="activity-btn" aria-label="Search (Ctrl+K)" title={`Search (${modKey()}+K)`} onClick={() => store.getState().setPaletteOpen(true)}>
+        <svg viewBox="0 0 16 16" aria-hidden><circle cx="7" cy="7" r="4.5" /><path d="M10.5 10.5L14 14" /></svg>
+      </button>
+      <button className="activity-btn" aria-label="Keyboard shortcuts" title="Keyboard shortcuts (?)" onClick={() => store.getState().setHelpOpen(true)}>
+        <svg viewBox="0 0 16 16" aria-hidden><rect x="1.5" y="4" width="13" height="8" rx="1.5" /><path d="M4 7h1M7 7h1M10 7h2M4.5 9.5h7" /></svg>
+      </button>
+    </nav>
+  );
+}
+
+export function StatusBar() {
+  const info = useApp((s) => s.info);
+  const indexing = useApp((s) => s.indexing);
+  const roots = useApp((s) => s.roots);
+  const running = useApp((s) => s.summaryRunning);
+  const payloads = roots.reduce((n, r) => n + r.payloadCount, 0);
+  return (
+    <footer className="statusbar" role="status" aria-live="polite">
+      <span className="sb-item">{info ? (info.transport === 'electron' ? 'Desktop' : 'Local server') : 'Connecting…'}</span>
+      <span className="sb-item">{formatInt(roots.length)} folders · {formatInt(payloads)} payloads</span>
+      {indexing ? (
+        <span className="sb-item sb-progress" data-testid="indexing">
+          <span className="spinner" /> Indexing{indexing.total ? ` ${formatInt(indexing.done)} / ${formatInt(indexing.total)}` : '…'}
+          {indexing.total ? <span className="sb-bar"><span style={{ width: `${(indexing.done / indexing.total) * 100}%` }} /></span> : null}
+        </span>
+      ) : null}
+      {running ? <span className="sb-item"><span className="spinner" /> Summarizing…</span> : null}
+      <span className="spacer" />
+      {info ? <span className="sb-item dim">strategy {info.defaults.strategy} · limit {formatInt(info.defaults.limitTokens)}</span> : null}
+      {info ? <span className="sb-item dim">v{info.version}</span> : null}
+    </footer>
+  );
+}
+
+export function Toasts() {
+  const toasts = useApp((s) => s.toasts);
+  const dismiss = useApp((s) => s.dismissToast);
+  return (
+    <div className="toasts" aria-live="polite">
+      {toasts.map((t) => (
+        <div key={t.id} className={`toast ${t.kind}`} role={t.kind === 'error' ? 'alert' : 'status'}>
+          <span className="toast-text">{t.text}</span>
+          <button className="icon-btn" aria-label="Dismiss" onClick={() => dismiss(t.id)}>
+            <svg viewBox="0 0 16 16" aria-hidden><path d="M4 4l8 8M12 4l-8 8" /></svg>
+          </button>
+        </div>
+      ))}
+    </div>
+  );
+}
+
+export const SHORTCUTS: Array<{ keys: string[]; what: string }> = [
+  { keys: ['Mod', 'K'], what: 'Search every payload and summary (type > for commands)' },
+  { keys: ['Mod', '1…4'], what: 'Payloads · Limit tuner · Waste report · Analyse' },
+  { keys: ['/'], what: 'Filter the payload table' },
+  { keys: ['↑', '↓'], what: 'Move through payloads (also j / k)' },
+  { keys: ['PgUp', 'PgDn'], what: 'Page through payloads; Home / End jump' },
+  { keys: ['Enter'], what: 'Open the payload and focus its tabs' },
+  { keys: ['←', '→'], what: 'Switch payload tabs (when a tab has focus)' },
+  { keys: ['Esc'], what: 'Close a dialog; back to the table from the viewer' },
+  { keys: ['?'], what: 'This list' },
+];
+
+export function HelpOverlay() {
+  const open = useApp((s) => s.helpOpen);
+  const setOpen = useApp((s) => s.setHelpOpen);
+  const ref = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (open) ref.current?.focus();
+  }, [open]);
+  if (!open) return null;
+  const mod = modKey();
+  return (
+    <div className="overlay" onMouseDown={() => setOpen(false)}>
+      <div className="help card" role="dialog" aria-modal="true" aria-label="Keyboard shortcuts" onMouseDown={(e) => e.stopPropagation()} onKeyDown={(e) => e.key === 'Escape' && setOpen(false)}>
+        <header className="card-head">
+          <h3>Keyboard shortcuts</h3>
+          <button ref={ref} className="btn ghost sm" onClick={() => setOpen(false)}>Close</button>
+        </header>
+        <table className="grid-table shortcuts">
+          <tbody>
+            {SHORTCUTS.map((s) => (
+              <tr key={s.what}>
+                <td className="keys">{s.keys.map((k) => <kbd key={k}>{k === 'Mod' ? mod : k}</kbd>)}</td>
+                <td>{s.what}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </div>
+  );
+}

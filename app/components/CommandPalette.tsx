@@ -1,0 +1,192 @@
+import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import type { PayloadRow } from '../../src/service/contract.js';
+import { useApp, useAppStore } from '../store/index.js';
+import type { View } from '../store/slices/core.js';
+import { errorMessage } from '../transport/errors.js';
+import { formatTime, formatTokens } from '../lib/format.js';
+
+/** Results fetched per query; the palette is for jumping, the table for browsing. */
+const PALETTE_RESULTS = 50;
+const SEARCH_DEBOUNCE_MS = 120;
+
+interface Command {
+  id: string;
+  label: string;
+  hint?: string;
+  run: () => void;
+}
+
+/** Wrap every occurrence of the query's words in <mark>: React text nodes only, never HTML. */
+export function highlight(text: string, query: string): ReactNode[] {
+  const words = query.toLowerCase().split(/\s+/).filter((w) => w.length > 1).slice(0, 8);
+  if (!words.length) return [text];
+  const escaped = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+  const re = new RegExp(`(${escaped.join('|')})`, 'gi');
+  return text.split(re).map((part, i) => (i % 2 === 1 ? <mark key={i}>{part}</mark> : part));
+}
+
+export function CommandPalette() {
+  const open = useApp((s) => s.paletteOpen);
+  if (!open) return null;
+  return <Palette />;
+}
+
+function Palette() {
+  const store = useAppStore();
+  const sessions = useApp((s) => s.sessions);
+  const [query, setQuery] = useState('');
+  const [rows, setRows] = useState<PayloadRow[]>([]);
+  const [total, setTotal] = useState(0);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [active, setActive] = useState(0);
+  const inputRef = useRef<HTMLInputElement>(null);
+  const listRef = useRef<HTMLUListElement>(null);
+  const restoreFocus = useRef<Element | null>(document.activeElement);
+
+  const close = () => {
+    store.getState().setPaletteOpen(false);
+    if (restoreFocus.current instanceof HTMLElement) restoreFocus.current.focus();
+  };
+
+  const commandMode = query.startsWith('>');
+  const commands: Command[] = useMemo(() => {
+    const go = (view: View) => () => store.getState().setView(view);
+    return [
+      { id: 'payloads', label: 'Go to Payloads', hint: 'Ctrl 1', run: go('payloads') },
+      { id: 'tuner', label: 'Go to Limit tuner', hint: 'Ctrl 2', run: go('tuner') },
+      { id: 'waste', label: 'Go to Waste report', hint: 'Ctrl 3', run: go('waste') },
+      { id: 'analyze', label: 'Analyse a file or pasted text', hint: 'Ctrl 4', run: go('analyze') },
+      { id: 'reindex', label: 'Reindex every folder', run: () => void store.getState().reindex() },
+      { id: 'help', label: 'Keyboard shortcuts', hint: '?', run: () => store.getState().setHelpOpen(true) },
+    ];
+  }, [store]);
+  const shownCommands = commandMode ? commands.filter((c) => c.label.toLowerCase().includes(query.slice(1).trim().toLowerCase())) : [];
+
+  useEffect(() => {
+    inputRef.current?.focus();
+  }, []);
+
+  useEffect(() => {
+    if (commandMode) return;
+    const q = query.trim();
+    if (!q) {
+      setRows([]);
+      setTotal(0);
+      setError(null);
+      return;
+    }
+    let live = true;
+    setBusy(true);
+    const t = setTimeout(() => {
+      store.deps.api
+        .listPayloads({ query: q, limit: PALETTE_RESULTS, offset: 0 })
+        .then((res) => {
+          if (!live) return;
+          setRows(res.rows);
+          setTotal(res.total);
+          setError(null);
+          setActive(0);
+        })
+        .catch((err: unknown) => live && setError(errorMessage(err)))
+        .finally(() => live && setBusy(false));
+    }, SEARCH_DEBOUNCE_MS);
+    return () => {
+      live = false;
+      clearTimeout(t);
+    };
+  }, [query, commandMode, store]);
+
+  const count = commandMode ? shownCommands.length : rows.length;
+  const choose = (i: number) => {
+    if (commandMode) {
+      const c = shownCommands[i];
+      if (!c) return;
+      store.getState().setPaletteOpen(false);
+      c.run();
+      return;
+    }
+    const row = rows[i];
+    if (!row) return;
+    const s = store.getState();
+    s.setPaletteOpen(false);
+    if (s.selectedSessionId !== row.sessionId) s.selectSession(row.sessionId);
+    s.setView('payloads');
+    void s.openPayload(row.id);
+  };
+
+  useEffect(() => {
+    listRef.current?.querySelector(`[data-index="${active}"]`)?.scrollIntoView({ block: 'nearest' });
+  }, [active]);
+
+  return (
+    <div className="overlay palette-overlay" onMouseDown={close}>
+      <div
+        className="palette"
+        role="dialog"
+        aria-modal="true"
+        aria-label="Search payloads"
+        onMouseDown={(e) => e.stopPropagation()}
+        onKeyDown={(e) => {
+          if (e.key === 'Escape') {
+            e.preventDefault();
+            close();
+          } else if (e.key === 'ArrowDown') {
+            e.preventDefault();
+            setActive((a) => Math.min(count - 1, a + 1));
+          } else if (e.key === 'ArrowUp') {
+            e.preventDefault();
+            setActive((a) => Math.max(0, a - 1));
+          } else if (e.key === 'Enter') {
+            e.preventDefault();
+            choose(active);
+          }
+        }}
+      >
+        <div className="palette-input">
+          <svg viewBox="0 0 16 16" aria-hidden><circle cx="7" cy="7" r="4.5" /><path d="M10.5 10.5L14 14" /></svg>
+          <input
+            ref={inputRef}
+            role="combobox"
+            aria-expanded={count > 0}
+            aria-controls="palette-list"
+            aria-activedescendant={count ? `palette-${active}` : undefined}
+            aria-label="Search every payload, or type > for commands"
+            placeholder="Search every payload and summary…   (type > for commands)"
+            value={query}
+            onChange={(e) => {
+              setQuery(e.target.value);
+              setActive(0);
+            }}
+          />
+          {busy ? <span className="spinner" /> : null}
+        </div>
+        <ul id="palette-list" ref={listRef} className="palette-list" role="listbox">
+          {commandMode
+            ? shownCommands.map((c, i) => (
+                <li key={c.id} id={`palette-${i}`} data-index={i} role="option" aria-selected={i === active} className={i === active ? 'active' : ''} onMouseMove={() => setActive(i)} onClick={() => choose(i)}>
+                  <span>{c.label}</span>
+                  {c.hint ? <kbd>{c.hint}</kbd> : null}
+                </li>
+              ))
+            : rows.map((r, i) => (
+                <li key={r.id} id={`palette-${i}`} data-index={i} role="option" aria-selected={i === active} className={i === active ? 'active' : ''} onMouseMove={() => setActive(i)} onClick={() => choose(i)}>
+                  <div className="pal-main">
+                    <span className="mono tool-name">{r.tool}</span>
+                    <span className="dim">{sessions.find((s) => s.id === r.sessionId)?.name ?? ''}</span>
+                    <span className="spacer" />
+                    <span className="dim mono">{formatTokens(r.tokens)} tok · {formatTime(r.createdAt)}</span>
+                  </div>
+                  {r.snippet ? <div className="pal-snippet">{highlight(r.snippet, query)}</div> : null}
+                </li>
+              ))}
+        </ul>
+        <footer className="palette-foot dim">
+          {error ? <span className="inline-error">{error}</span> : commandMode ? <span>Commands</span> : query.trim() ? <span>{busy ? 'Searching…' : `${total.toLocaleString()} matches${total > rows.length ? ` · showing ${rows.length}` : ''}`}</span> : <span>Full-text search over payloads and summaries</span>}
+          <span className="spacer" />
+          <span><kbd>↑</kbd><kbd>↓</kbd> move · <kbd>Enter</kbd> open · <kbd>Esc</kbd> close</span>
+        </footer>
+      </div>
+    </div>
+  );
+}

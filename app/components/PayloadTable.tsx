@@ -1,0 +1,233 @@
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { useEffect, useRef, type KeyboardEvent } from 'react';
+import type { ContentKind, GuardAction, PayloadRow, PayloadSortField } from '../../src/service/contract.js';
+import { useApp, useAppStore } from '../store/index.js';
+import { PAGE_ROWS } from '../store/slices/payloads.js';
+import { formatBytes, formatInt, formatTime, formatTokens } from '../lib/format.js';
+import { ActionBadge } from './common.js';
+
+export const ROW_HEIGHT_PX = 28;
+/** Arrow-key browsing opens the row under the cursor after this pause, so holding ↓ stays smooth. */
+const OPEN_DELAY_MS = 120;
+
+const COLUMNS: Array<{ id: string; label: string; sort?: PayloadSortField; className?: string }> = [
+  { id: 'tool', label: 'Tool', sort: 'tool' },
+  { id: 'time', label: 'Time', sort: 'createdAt' },
+  { id: 'size', label: 'Size', sort: 'bytes', className: 'num' },
+  { id: 'tokens', label: 'Tokens', sort: 'tokens', className: 'num' },
+  { id: 'action', label: 'Action' },
+  { id: 'assets', label: 'Assets', sort: 'assetCount', className: 'num' },
+  { id: 'summ', label: 'Summ.', className: 'center' },
+];
+
+const ACTIONS: GuardAction[] = ['spill', 'inline-assets', 'pass'];
+const KINDS: ContentKind[] = ['json', 'ndjson', 'csv', 'log', 'html', 'xml', 'markdown', 'code', 'text', 'binary'];
+
+export function PayloadFilterBar() {
+  const filters = useApp((s) => s.filters);
+  const setFilters = useApp((s) => s.setFilters);
+  const total = useApp((s) => s.total);
+  const loading = useApp((s) => s.listLoading);
+  return (
+    <div className="filter-bar" role="search">
+      <input
+        className="filter-search"
+        type="search"
+        aria-label="Search payloads"
+        placeholder="Search text and summaries…"
+        value={filters.query}
+        onChange={(e) => setFilters({ query: e.target.value })}
+      />
+      <input className="filter-tool" aria-label="Tool" placeholder="Tool" value={filters.tool} onChange={(e) => setFilters({ tool: e.target.value })} />
+      <select aria-label="Action" value={filters.action} onChange={(e) => setFilters({ action: e.target.value as GuardAction | '' })}>
+        <option value="">Any action</option>
+        {ACTIONS.map((a) => <option key={a} value={a}>{a}</option>)}
+      </select>
+      <select aria-label="Kind" value={filters.kind} onChange={(e) => setFilters({ kind: e.target.value as ContentKind | '' })}>
+        <option value="">Any kind</option>
+        {KINDS.map((k) => <option key={k} value={k}>{k}</option>)}
+      </select>
+      <input
+        className="filter-min"
+        type="number"
+        min={0}
+        step={1000}
+        aria-label="Minimum tokens"
+        placeholder="≥ tokens"
+        value={filters.minTokens ?? ''}
+        onChange={(e) => setFilters({ minTokens: e.target.value === '' ? null : Math.max(0, Number(e.target.value)) })}
+      />
+      <span className="filter-count dim mono" aria-live="polite" data-testid="payload-count">
+        {loading ? '…' : `${formatInt(total)} ${total === 1 ? 'payload' : 'payloads'}`}
+      </span>
+    </div>
+  );
+}
+
+export function PayloadTable() {
+  const store = useAppStore();
+  const total = useApp((s) => s.total);
+  const pages = useApp((s) => s.pages);
+  const generation = useApp((s) => s.listGeneration);
+  const sort = useApp((s) => s.sort);
+  const setSort = useApp((s) => s.setSort);
+  const selectedIndex = useApp((s) => s.selectedIndex);
+  const detailId = useApp((s) => s.detailId);
+  const loading = useApp((s) => s.listLoading);
+  const error = useApp((s) => s.listError);
+  const filters = useApp((s) => s.filters);
+  const scope = useApp((s) => s.selectedSessionId ?? s.selectedRootId);
+  const parentRef = useRef<HTMLDivElement>(null);
+  const openTimer = useRef<ReturnType<typeof setTimeout>>(undefined);
+
+  const virtualizer = useVirtualizer({
+    count: total,
+    getScrollElement: () => parentRef.current,
+    estimateSize: () => ROW_HEIGHT_PX,
+    overscan: 24,
+  });
+  const items = virtualizer.getVirtualItems();
+  const first = items[0]?.index ?? 0;
+  const last = items[items.length - 1]?.index ?? 0;
+
+  useEffect(() => {
+    if (total > 0) store.getState().ensureRows(first, last);
+  }, [first, last, total, generation, store]);
+
+  useEffect(() => {
+    parentRef.current?.scrollTo({ top: 0 });
+  }, [scope, sort.field, sort.dir, filters]);
+
+  const rowAt = (i: number): PayloadRow | undefined => pages[Math.floor(i / PAGE_ROWS)]?.[i % PAGE_ROWS];
+
+  const move = (to: number) => {
+    const i = Math.max(0, Math.min(total - 1, to));
+    store.getState().selectIndex(i, false);
+    virtualizer.scrollToIndex(i, { align: 'auto' });
+    clearTimeout(openTimer.current);
+    openTimer.current = setTimeout(() => store.getState().selectIndex(i, true), OPEN_DELAY_MS);
+  };
+
+  const onKeyDown = (e: KeyboardEvent) => {
+    const page = Math.max(1, Math.floor((parentRef.current?.clientHeight ?? 600) / ROW_HEIGHT_PX) - 1);
+    const cur = selectedIndex < 0 ? -1 : selectedIndex;
+    const keys: Record<string, () => void> = {
+      ArrowDown: () => move(cur + 1),
+      j: () => move(cur + 1),
+      ArrowUp: () => move(cur - 1),
+      k: () => move(cur - 1),
+      PageDown: () => move(cur + page),
+      PageUp: () => move(cur - page),
+      Home: () => move(0),
+      End: () => move(total - 1),
+      Enter: () => {
+        clearTimeout(openTimer.current);
+        if (cur >= 0) store.getState().selectIndex(cur, true);
+        setTimeout(() => document.querySelector<HTMLElement>('.detail .tab[aria-selected="true"]')?.focus(), 0);
+      },
+    };
+    const fn = keys[e.key];
+    if (fn && !e.metaKey && !e.ctrlKey && !e.altKey) {
+      e.preventDefault();
+      fn();
+    }
+  };
+
+  const empty = !loading && !error && total === 0;
+  return (
+    <div className="table-wrap">
+      <div className="ptable-head" role="row">
+        {COLUMNS.map((c) => {
+          const active = c.sort && sort.field === c.sort;
+          return (
+            <div key={c.id} role="columnheader" className={`th col-${c.id} ${c.className ?? ''}`} aria-sort={active ? (sort.dir === 'asc' ? 'ascending' : 'descending') : 'none'}>
+              {c.sort ? (
+                <button className="th-btn" onClick={() => setSort(c.sort!)} title={`Sort by ${c.label.toLowerCase()}`}>
+                  {c.label}
+                  <span className="sort-ind" aria-hidden>{active ? (sort.dir === 'asc' ? '↑' : '↓') : ''}</span>
+                </button>
+              ) : (
+                <span className="th-label">{c.label}</span>
+              )}
+            </div>
+          );
+        })}
+      </div>
+      {error ? (
+        <div className="state error" role="alert">
+          <strong>Could not list payloads.</strong>
+          <span>{error}</span>
+          <button className="btn sm" onClick={() => store.getState().reloadPayloads()}>Retry</button>
+        </div>
+      ) : null}
+      {empty ? (
+        <div className="state">
+          {filters.query || filters.tool || filters.action || filters.kind || filters.minTokens != null ? (
+            <>
+              <strong>No payloads match</strong>
+              <span>Clear the filters to see everything in this scope.</span>
+            </>
+          ) : (
+            <>
+              <strong>No payloads here yet</strong>
+              <span>Spilled tool results show up as the agent runs. Add a sessions folder, or drop a file anywhere to analyse it.</span>
+            </>
+          )}
+        </div>
+      ) : null}
+      <div
+        ref={parentRef}
+        className="ptable-body"
+        role="grid"
+        aria-label="Payloads"
+        aria-rowcount={total}
+        aria-activedescendant={selectedIndex >= 0 ? `prow-${selectedIndex}` : undefined}
+        tabIndex={0}
+        onKeyDown={onKeyDown}
+        data-testid="payload-table"
+      >
+        <div style={{ height: virtualizer.getTotalSize(), position: 'relative', width: '100%' }}>
+          {items.map((v) => {
+            const row = rowAt(v.index);
+            const selected = v.index === selectedIndex || (row !== undefined && row.id === detailId);
+            return (
+              <div
+                key={v.key}
+                id={`prow-${v.index}`}
+                role="row"
+                aria-rowindex={v.index + 1}
+                aria-selected={selected}
+                className={`prow ${selected ? 'selected' : ''} ${row ? '' : 'placeholder'}`}
+                style={{ height: ROW_HEIGHT_PX, transform: `translateY(${v.start}px)` }}
+                onClick={() => {
+                  parentRef.current?.focus({ preventScroll: true });
+                  store.getState().selectIndex(v.index, true);
+                }}
+                data-row-id={row?.id}
+              >
+                {row ? <RowCells row={row} /> : <div className="td skeleton" />}
+              </div>
+            );
+          })}
+        </div>
+      </div>
+    </div>
+  );
+}
+
+function RowCells({ row }: { row: PayloadRow }) {
+  return (
+    <>
+      <div role="gridcell" className="td col-tool">
+        <span className="tool-name mono" title={row.tool}>{row.tool}</span>
+        {row.snippet ? <span className="snippet dim" title={row.snippet}>{row.snippet}</span> : row.inputExcerpt ? <span className="snippet dim" title={row.inputExcerpt}>{row.inputExcerpt}</span> : null}
+      </div>
+      <div role="gridcell" className="td col-time mono dim" title={row.createdAt}>{formatTime(row.createdAt)}</div>
+      <div role="gridcell" className="td col-size num mono">{formatBytes(row.bytes)}</div>
+      <div role="gridcell" className="td col-tokens num mono">{formatTokens(row.tokens)}</div>
+      <div role="gridcell" className="td col-action"><ActionBadge action={row.action} /></div>
+      <div role="gridcell" className="td col-assets num mono">{row.assetCount || <span className="dim">·</span>}</div>
+      <div role="gridcell" className="td col-summ center">{row.summaryCount ? <span className="dot ok" title={`${row.summaryCount} summary runs`}>{row.summaryCount}</span> : <span className="dim">·</span>}</div>
+    </>
+  );
+}

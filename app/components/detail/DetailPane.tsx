@@ -1,0 +1,154 @@
+import { useRef, useState, type KeyboardEvent } from 'react';
+import { useApp, useAppStore } from '../../store/index.js';
+import { DETAIL_TABS, type DetailTab } from '../../store/slices/detail.js';
+import { formatBytes, formatInt, formatTime, formatTokens } from '../../lib/format.js';
+import { ActionBadge } from '../common.js';
+import { WindowedViewer } from '../viewer/WindowedViewer.js';
+import { ParsedView } from '../viewer/ParsedView.js';
+import { EstimatesPanel } from './EstimatesPanel.js';
+import { SummariesPanel } from './SummariesPanel.js';
+import { AssetsGallery } from './AssetsGallery.js';
+
+/** The right pane: one payload, its header and its tabs. */
+export function DetailPane() {
+  const detail = useApp((s) => s.detail);
+  const loading = useApp((s) => s.detailLoading);
+  const error = useApp((s) => s.detailError);
+  const detailId = useApp((s) => s.detailId);
+  const tab = useApp((s) => s.tab);
+  const setTab = useApp((s) => s.setTab);
+  const store = useAppStore();
+  const [assetFocus, setAssetFocus] = useState<string | null>(null);
+  const tabRefs = useRef<Record<string, HTMLButtonElement | null>>({});
+
+  if (!detailId)
+    return (
+      <section className="detail empty" aria-label="Payload">
+        <div className="state">
+          <strong>No payload open</strong>
+          <span>Pick a row, or press <kbd>↓</kbd> then <kbd>Enter</kbd>. <kbd>Ctrl</kbd>+<kbd>K</kbd> searches every payload.</span>
+        </div>
+      </section>
+    );
+  if (error)
+    return (
+      <section className="detail" aria-label="Payload">
+        <div className="state error" role="alert">
+          <strong>Could not open this payload.</strong>
+          <span>{error}</span>
+          <button className="btn sm" onClick={() => void store.getState().openPayload(detailId)}>Retry</button>
+        </div>
+      </section>
+    );
+  if (!detail)
+    return (
+      <section className="detail" aria-label="Payload" aria-busy={loading}>
+        <div className="state"><span className="spinner" /> Opening…</div>
+      </section>
+    );
+
+  const { row } = detail;
+  const tabs = DETAIL_TABS.filter((t) => (t.id !== 'linked' || detail.linkedPath) && (t.id !== 'tree' || !detail.binary));
+  const onTabKey = (e: KeyboardEvent) => {
+    const i = tabs.findIndex((t) => t.id === tab);
+    let next: DetailTab | undefined;
+    if (e.key === 'ArrowRight') next = tabs[(i + 1) % tabs.length]!.id;
+    else if (e.key === 'ArrowLeft') next = tabs[(i - 1 + tabs.length) % tabs.length]!.id;
+    else if (e.key === 'Home') next = tabs[0]!.id;
+    else if (e.key === 'End') next = tabs[tabs.length - 1]!.id;
+    if (next) {
+      e.preventDefault();
+      setTab(next);
+      tabRefs.current[next]?.focus();
+    }
+  };
+  const copyPath = async () => {
+    try {
+      await navigator.clipboard.writeText(detail.path);
+      store.getState().notify('info', 'Path copied');
+    } catch {
+      store.getState().notify('info', detail.path);
+    }
+  };
+
+  return (
+    <section className="detail" aria-label={`Payload ${row.tool}`} data-payload-id={row.id}>
+      <header className="detail-head">
+        <div className="detail-title">
+          <h2 className="mono">{row.tool}</h2>
+          <ActionBadge action={row.action} />
+          <span className="badge">{row.kind}</span>
+          {detail.source ? <span className="badge" title={detail.source.transcript}>imported</span> : null}
+        </div>
+        <div className="detail-facts">
+          <span title={row.createdAt}>{formatTime(row.createdAt)}</span>
+          <span>{formatBytes(detail.totalBytes)}</span>
+          <span>{formatInt(detail.totalLines)} lines</span>
+          <span title="Default strategy's estimate">≈ {formatTokens(row.tokens)} tokens</span>
+          {row.assetCount ? <span>{row.assetCount} assets</span> : null}
+          {detail.meta?.intent ? <span className="chip" title="The caller's intent">intent: {detail.meta.intent}</span> : null}
+        </div>
+        <div className="detail-path">
+          <code className="ellipsis" title={detail.path}>{detail.path}</code>
+          <button className="btn ghost sm" onClick={() => void copyPath()}>Copy path</button>
+        </div>
+        {row.inputExcerpt ? <div className="detail-input mono ellipsis" title={row.inputExcerpt}>input {row.inputExcerpt}</div> : null}
+      </header>
+      <div className="tabs" role="tablist" aria-label="Payload views" onKeyDown={onTabKey}>
+        {tabs.map((t) => (
+          <button
+            key={t.id}
+            ref={(el) => {
+              tabRefs.current[t.id] = el;
+            }}
+            role="tab"
+            id={`tab-${t.id}`}
+            aria-selected={tab === t.id}
+            aria-controls="detail-tabpanel"
+            tabIndex={tab === t.id ? 0 : -1}
+            className="tab"
+            onClick={() => setTab(t.id)}
+          >
+            {t.label}
+            {t.id === 'summaries' && detail.summaryRuns.length ? <span className="count">{detail.summaryRuns.length}</span> : null}
+            {t.id === 'assets' && detail.assets.length ? <span className="count">{detail.assets.length}</span> : null}
+          </button>
+        ))}
+      </div>
+      <div className="tabpanel" role="tabpanel" id="detail-tabpanel" aria-labelledby={`tab-${tab}`}>
+        {tab === 'content' ? (
+          <WindowedViewer payloadId={row.id} variant="raw" totalBytes={detail.totalBytes} binary={detail.binary} kind={row.kind} path={detail.path} />
+        ) : tab === 'linked' ? (
+          <ParsedView
+            payloadId={row.id}
+            variant="linked"
+            totalBytes={detail.totalBytes}
+            onAsset={(a) => {
+              setAssetFocus(a.sha256);
+              setTab('assets');
+            }}
+          />
+        ) : tab === 'tree' ? (
+          <ParsedView payloadId={row.id} variant="raw" totalBytes={detail.totalBytes} />
+        ) : tab === 'preview' ? (
+          <div className="scroll pad two-col">
+            <section className="card">
+              <header className="card-head"><h3>The message the model got</h3></header>
+              <pre className="summary-text">{detail.message || '(none recorded)'}</pre>
+            </section>
+            <section className="card">
+              <header className="card-head"><h3>Safe preview</h3><span className="dim">what the guard shows without a summary</span></header>
+              <pre className="summary-text">{detail.preview || '(empty)'}</pre>
+            </section>
+          </div>
+        ) : tab === 'estimates' ? (
+          <EstimatesPanel />
+        ) : tab === 'summaries' ? (
+          <SummariesPanel />
+        ) : (
+          <AssetsGallery highlight={assetFocus} />
+        )}
+      </div>
+    </section>
+  );
+}

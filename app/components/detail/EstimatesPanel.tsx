@@ -1,0 +1,133 @@
+import type { DensityShares, EstimateResponse, StrategyName } from '../../../src/service/contract.js';
+import { useApp } from '../../store/index.js';
+import { formatDiff, formatInt, formatMs, formatPercent } from '../../lib/format.js';
+
+const DENSITY_LABELS: Record<keyof DensityShares, string> = {
+  base64: 'base64',
+  hex: 'hex',
+  uuid: 'UUIDs',
+  cjk: 'CJK',
+  otherNonAscii: 'other non-ASCII',
+  digits: 'digits',
+  punctuation: 'punctuation',
+  whitespace: 'whitespace',
+  letters: 'letters',
+};
+/** Content classes that tokenize densely (many tokens per char): the ones worth calling out. */
+const DENSE: ReadonlyArray<keyof DensityShares> = ['base64', 'hex', 'uuid', 'cjk', 'otherNonAscii', 'digits'];
+const EXACT: readonly StrategyName[] = ['o200k', 'cl100k', 'claude'];
+
+export function densityReason(d: DensityShares): string {
+  const dense = DENSE.map((k) => [k, d[k]] as const)
+    .filter(([, v]) => v >= 0.05)
+    .sort((a, b) => b[1] - a[1]);
+  if (dense.length === 0) return 'Mostly prose and punctuation: close to 4 characters per token.';
+  return `Dense: ${dense.map(([k, v]) => `${formatPercent(v, 0)} ${DENSITY_LABELS[k]}`).join(', ')}. These tokenize at far fewer characters per token than prose, so chars/4 undercounts.`;
+}
+
+export function EstimatesPanel() {
+  const cheap = useApp((s) => s.estimates);
+  const exact = useApp((s) => s.exactEstimates);
+  const loading = useApp((s) => s.estimatesLoading);
+  const error = useApp((s) => s.estimatesError);
+  const load = useApp((s) => s.loadEstimates);
+  const res: EstimateResponse | null = exact ?? cheap;
+
+  if (!res) {
+    if (error) return <div className="state error" role="alert"><strong>Could not estimate.</strong><span>{error}</span><button className="btn sm" onClick={() => void load()}>Retry</button></div>;
+    return <div className="state"><span className="spinner" /> Estimating…</div>;
+  }
+  return (
+    <div className="scroll pad estimates" data-testid="estimates">
+      <div className="panel-head">
+        <div>
+          <h3>Token estimates</h3>
+          <p className="dim">
+            {formatInt(res.chars)} chars · {formatInt(res.bytes)} bytes · profile <code>{res.profile}</code> · default strategy <code>{res.default}</code>
+          </p>
+        </div>
+        <button className="btn" onClick={() => void load(true)} disabled={loading !== null} aria-busy={loading === 'exact'}>
+          {loading === 'exact' ? <><span className="spinner" /> Counting…</> : exact ? 'Recount exact' : 'Count exact (o200k · cl100k · claude)'}
+        </button>
+      </div>
+      {error ? <div className="inline-error" role="alert">{error}</div> : null}
+      <EstimateTable res={res} showPending={!exact} />
+      <h3 className="section-title">Why it is dense</h3>
+      <p className="density-reason">{densityReason(res.density)}</p>
+      <DensityChart shares={res.density} />
+    </div>
+  );
+}
+
+export function DensityChart({ shares }: { shares: DensityShares }) {
+  const entries = (Object.keys(DENSITY_LABELS) as Array<keyof DensityShares>).map((k) => [k, shares[k] ?? 0] as const);
+  return (
+    <div className="density" role="img" aria-label={`Content mix: ${entries.filter(([, v]) => v > 0).map(([k, v]) => `${DENSITY_LABELS[k]} ${formatPercent(v, 0)}`).join(', ')}`}>
+      <div className="density-stack">
+        {entries.filter(([, v]) => v > 0).map(([k, v]) => (
+          <span key={k} className={`seg seg-${k}`} style={{ width: `${v * 100}%` }} title={`${DENSITY_LABELS[k]} ${formatPercent(v)}`} />
+        ))}
+      </div>
+      <ul className="density-legend">
+        {entries.map(([k, v]) => (
+          <li key={k} className={v === 0 ? 'zero' : undefined}>
+            <span className={`swatch seg-${k}`} />
+            <span className="label">{DENSITY_LABELS[k]}</span>
+            <span className="bar"><span className={`fill seg-${k}`} style={{ width: `${v * 100}%` }} /></span>
+            <span className="mono num">{formatPercent(v)}</span>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/** Every strategy's count side by side, with each one's difference from the exact count. */
+export function EstimateTable({ res, showPending }: { res: EstimateResponse; showPending: boolean }) {
+  const rows = res.estimates;
+  const exactFor = rows.find((r) => r.exact && r.strategy === res.profile) ?? rows.find((r) => r.exact);
+  const max = Math.max(1, ...rows.map((r) => r.tokens));
+  const exact = !showPending;
+  return (
+    <table className="grid-table">
+      <thead>
+        <tr>
+          <th>Strategy</th>
+          <th className="num">Tokens</th>
+          <th className="bar-col" aria-hidden />
+          <th className="num">vs exact {exactFor ? <code>{exactFor.strategy}</code> : null}</th>
+          <th className="num">Time</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((r) => (
+          <tr key={r.strategy} className={r.strategy === res.default ? 'is-default' : undefined}>
+            <td>
+              <code>{r.strategy}</code> {r.exact ? <span className="badge ok">exact</span> : null}
+              {r.strategy === res.default ? <span className="badge">default</span> : null}
+            </td>
+            <td className="num mono">{formatInt(r.tokens)}</td>
+            <td className="bar-col">
+              <span className={`hbar ${r.exact ? 'exact' : ''}`} style={{ width: `${(r.tokens / max) * 100}%` }} />
+            </td>
+            <td className={`num mono ${exactFor && Math.abs(r.tokens - exactFor.tokens) / Math.max(exactFor.tokens, 1) > 0.15 ? 'warn' : ''}`}>
+              {exactFor ? (r === exactFor ? 'reference' : formatDiff(r.tokens, exactFor.tokens)) : '—'}
+            </td>
+            <td className="num mono dim">{formatMs(r.ms)}</td>
+          </tr>
+        ))}
+        {!exact
+          ? EXACT.filter((s) => !rows.some((r) => r.strategy === s)).map((s) => (
+              <tr key={s} className="pending">
+                <td><code>{s}</code> <span className="badge">on demand</span></td>
+                <td className="num dim">—</td>
+                <td className="bar-col" />
+                <td className="num dim">—</td>
+                <td className="num dim">—</td>
+              </tr>
+            ))
+          : null}
+      </tbody>
+    </table>
+  );
+}

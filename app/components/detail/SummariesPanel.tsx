@@ -1,0 +1,212 @@
+import { useEffect, useState } from 'react';
+import type { SummaryRun } from '../../../src/service/contract.js';
+import { useApp } from '../../store/index.js';
+import { formatInt, formatMs, formatTime, formatUsd } from '../../lib/format.js';
+import { Editor } from '../viewer/Editor.js';
+import { RunDiff } from './RunDiff.js';
+
+function Elapsed({ since }: { since: number }) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 100);
+    return () => clearInterval(t);
+  }, []);
+  return <span className="mono">{((now - since) / 1000).toFixed(1)} s</span>;
+}
+
+const STATUS_CLASS: Record<SummaryRun['status'], string> = { ok: 'ok', error: 'bad', timeout: 'bad', fallback: 'warn' };
+
+/** The message the model got, the preview and the summary runs side by side; re-run and compare. */
+export function SummariesPanel() {
+  const detail = useApp((s) => s.detail);
+  const form = useApp((s) => s.summaryForm);
+  const setForm = useApp((s) => s.setSummaryForm);
+  const providers = useApp((s) => s.providers);
+  const templates = useApp((s) => s.templates);
+  const running = useApp((s) => s.summaryRunning);
+  const startedAt = useApp((s) => s.summaryStartedAt);
+  const run = useApp((s) => s.runSummary);
+  const compare = useApp((s) => s.compare);
+  const toggleCompare = useApp((s) => s.toggleCompare);
+  const loadOptions = useApp((s) => s.loadSummaryOptions);
+  const [editTemplate, setEditTemplate] = useState(false);
+  const [selectedRun, setSelectedRun] = useState<string | null>(null);
+
+  useEffect(() => {
+    if (providers.length === 0) void loadOptions();
+  }, [providers.length, loadOptions]);
+
+  if (!detail) return null;
+  const runs = [...detail.summaryRuns].sort((a, b) => b.createdAt.localeCompare(a.createdAt));
+  const shown = runs.find((r) => r.id === selectedRun) ?? runs[0];
+  const provider = providers.find((p) => p.name === form.provider);
+  const baseTemplate = templates.find((t) => t.name === form.template);
+  const edited = baseTemplate !== undefined && form.templateBody !== baseTemplate.body;
+  const pair = compare.length === 2 ? compare.map((id) => runs.find((r) => r.id === id)).filter((r): r is SummaryRun => !!r) : [];
+
+  return (
+    <div className="scroll pad summaries" data-testid="summaries">
+      <div className="three-col">
+        <section className="card">
+          <header className="card-head">
+            <h3>Model got</h3>
+            <span className="dim">{formatInt(detail.message.length)} chars</span>
+          </header>
+          <pre className="summary-text" data-testid="model-message">{detail.message || '(no message recorded)'}</pre>
+        </section>
+        <section className="card">
+          <header className="card-head">
+            <h3>Summary</h3>
+            {shown ? <span className={`badge ${STATUS_CLASS[shown.status]}`}>{shown.status}</span> : null}
+          </header>
+          {shown ? (
+            <>
+              <div className="run-meta dim">
+                {shown.provider}/{shown.model}
+                {shown.focus ? <> · focus “{shown.focus}”</> : null}
+              </div>
+              <pre className="summary-text" data-testid="summary-text">{shown.summary || shown.error || '(empty)'}</pre>
+            </>
+          ) : (
+            <div className="empty-inline">No summary yet. Run one below.</div>
+          )}
+        </section>
+        <section className="card">
+          <header className="card-head">
+            <h3>Preview</h3>
+            <span className="dim">structure-first, no base64</span>
+          </header>
+          <pre className="summary-text">{detail.preview || '(empty)'}</pre>
+        </section>
+      </div>
+
+      <form
+        className="rerun card"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void run().then((r) => r && setSelectedRun(r.id));
+        }}
+      >
+        <header className="card-head">
+          <h3>Re-run summary</h3>
+          {running && startedAt ? (
+            <span className="progress-inline" role="status">
+              <span className="spinner" /> Summarizing… <Elapsed since={startedAt} />
+            </span>
+          ) : null}
+        </header>
+        <div className="form-grid">
+          <label className="field wide">
+            <span>Focus</span>
+            <input
+              name="focus"
+              value={form.focus}
+              placeholder="What do you need from this result? e.g. “failing tests and their errors”"
+              onChange={(e) => setForm({ focus: e.target.value })}
+            />
+          </label>
+          <label className="field">
+            <span>Provider</span>
+            <select name="provider" value={form.provider} onChange={(e) => setForm({ provider: e.target.value })}>
+              {providers.map((p) => (
+                <option key={p.name} value={p.name} disabled={!p.available}>
+                  {p.name}
+                  {p.available ? '' : ` (${p.reason ?? 'unavailable'})`}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label className="field">
+            <span>Model</span>
+            <input name="model" list="model-options" value={form.model} onChange={(e) => setForm({ model: e.target.value })} />
+            <datalist id="model-options">
+              {provider?.models.map((m) => <option key={m} value={m} />)}
+            </datalist>
+          </label>
+          <label className="field">
+            <span>Template</span>
+            <select name="template" value={form.template} onChange={(e) => setForm({ template: e.target.value })}>
+              {templates.map((t) => (
+                <option key={t.name} value={t.name}>
+                  {t.name}
+                  {t.builtIn ? ' (built-in)' : ''}
+                </option>
+              ))}
+            </select>
+          </label>
+          <div className="field actions">
+            <button type="button" className="btn ghost" onClick={() => setEditTemplate(!editTemplate)} aria-expanded={editTemplate}>
+              {editTemplate ? 'Hide template' : 'Edit template'}
+              {edited ? ' •' : ''}
+            </button>
+            <button type="submit" className="btn primary" disabled={running || !provider?.available}>
+              {running ? 'Running…' : 'Run summary'}
+            </button>
+          </div>
+        </div>
+        {editTemplate ? (
+          <div className="template-editor">
+            <div className="note">
+              {edited
+                ? `Edited: runs save it as “${baseTemplate?.builtIn ? `${baseTemplate.name}-edited` : form.template}”.`
+                : 'Placeholders such as {{focus}}, {{tool}} and {{payload}} are filled in by the summarizer.'}
+            </div>
+            <div className="template-monaco">
+              <Editor value={form.templateBody} language="markdown" readOnly={false} onChange={(v) => setForm({ templateBody: v })} ariaLabel="Summary template" />
+            </div>
+          </div>
+        ) : null}
+      </form>
+
+      <section className="card">
+        <header className="card-head">
+          <h3>Runs</h3>
+          <span className="dim">{runs.length ? 'Tick two runs to compare them.' : 'Every run is kept here.'}</span>
+        </header>
+        {runs.length === 0 ? (
+          <div className="empty-inline">No runs yet.</div>
+        ) : (
+          <table className="grid-table runs" data-testid="runs">
+            <thead>
+              <tr>
+                <th aria-label="Compare" />
+                <th>When</th>
+                <th>Provider / model</th>
+                <th>Focus</th>
+                <th>Template</th>
+                <th>Status</th>
+                <th className="num">Latency</th>
+                <th className="num">Tokens in/out</th>
+                <th className="num">Cost</th>
+              </tr>
+            </thead>
+            <tbody>
+              {runs.map((r) => (
+                <tr key={r.id} className={r.id === shown?.id ? 'selected' : undefined} onClick={() => setSelectedRun(r.id)}>
+                  <td>
+                    <input
+                      type="checkbox"
+                      aria-label={`Compare run ${formatTime(r.createdAt)}`}
+                      checked={compare.includes(r.id)}
+                      onClick={(e) => e.stopPropagation()}
+                      onChange={() => toggleCompare(r.id)}
+                    />
+                  </td>
+                  <td className="mono">{formatTime(r.createdAt)}</td>
+                  <td>{r.provider}/{r.model}</td>
+                  <td className="ellipsis" title={r.focus}>{r.focus ?? '—'}</td>
+                  <td>{r.template ?? '—'}</td>
+                  <td><span className={`badge ${STATUS_CLASS[r.status]}`}>{r.status}</span></td>
+                  <td className="num mono">{formatMs(r.ms)}</td>
+                  <td className="num mono">{formatInt(r.inputTokens)} / {formatInt(r.outputTokens)}</td>
+                  <td className="num mono">{formatUsd(r.costUsd)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </section>
+      {pair.length === 2 ? <RunDiff left={pair[0]!.createdAt <= pair[1]!.createdAt ? pair[0]! : pair[1]!} right={pair[0]!.createdAt <= pair[1]!.createdAt ? pair[1]! : pair[0]!} /> : null}
+    </div>
+  );
+}

@@ -1,0 +1,19 @@
+import { StrictMode } from 'react';
+import { createRoot } from 'react-dom/client';
+import { App } from './App.js';
+import { connectEvents, createAppStore, StoreContext } from './store/index.js';
+import { pickApi } from './transport/pick.js';
+import './styles.css';
+
+const { api, host } = pickApi();
+const store = createAppStore(api, host);
+connectEvents(store);
+void store.getState().init();
+
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <StoreContext.Provider value={store}>
+      <App />
+    </StoreContext.Provider>
+  </StrictMode>,
+);

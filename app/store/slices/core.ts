@@ -1,0 +1,80 @@
+import type { AppInfo } from '../../../src/service/contract.js';
+import { errorMessage } from '../../transport/errors.js';
+import type { Slice } from '../types.js';
+
+export type View = 'payloads' | 'tuner' | 'waste' | 'analyze';
+export const VIEWS: readonly View[] = ['payloads', 'tuner', 'waste', 'analyze'];
+
+export interface Toast {
+  id: number;
+  kind: 'error' | 'info' | 'success';
+  text: string;
+}
+
+export interface CoreSlice {
+  info: AppInfo | null;
+  /** Set when the back end cannot be reached at all (shown full-screen). */
+  fatal: string | null;
+  view: View;
+  paletteOpen: boolean;
+  helpOpen: boolean;
+  toasts: Toast[];
+  indexing: { rootId: string; done: number; total: number } | null;
+  init(): Promise<void>;
+  setView(view: View): void;
+  setPaletteOpen(open: boolean): void;
+  setHelpOpen(open: boolean): void;
+  notify(kind: Toast['kind'], text: string): void;
+  dismissToast(id: number): void;
+  /** Run an action and turn a failure into a toast; returns undefined on failure. */
+  guard<T>(what: string, fn: () => Promise<T>): Promise<T | undefined>;
+}
+
+/** How long a non-error toast stays up. */
+const TOAST_MS = 4_000;
+let toastSeq = 0;
+
+export const createCoreSlice: Slice<CoreSlice> = (set, get, { api }) => ({
+  info: null,
+  fatal: null,
+  view: 'payloads',
+  paletteOpen: false,
+  helpOpen: false,
+  toasts: [],
+  indexing: null,
+  async init() {
+    try {
+      const info = await api.getInfo({});
+      set({ info, fatal: null });
+    } catch (err) {
+      set({ fatal: errorMessage(err) });
+      return;
+    }
+    await get().loadRoots();
+  },
+  setView(view) {
+    set({ view });
+  },
+  setPaletteOpen(paletteOpen) {
+    set({ paletteOpen });
+  },
+  setHelpOpen(helpOpen) {
+    set({ helpOpen });
+  },
+  notify(kind, text) {
+    const id = ++toastSeq;
+    set((s) => ({ toasts: [...s.toasts.slice(-4), { id, kind, text }] }));
+    if (kind !== 'error') setTimeout(() => get().dismissToast(id), TOAST_MS);
+  },
+  dismissToast(id) {
+    set((s) => ({ toasts: s.toasts.filter((t) => t.id !== id) }));
+  },
+  async guard(what, fn) {
+    try {
+      return await fn();
+    } catch (err) {
+      get().notify('error', `${what}: ${errorMessage(err)}`);
+      return undefined;
+    }
+  },
+});

@@ -1,0 +1,34 @@
+/**
+ * One InspectorApi, picked once at start: the Electron preload's `window.spillway` when present,
+ * else the HTTP transport against the page's own origin (`spillway serve`).
+ */
+import type { InspectorApi } from '../../src/service/contract.js';
+import { createHttpApi, takeTokenFromUrl } from './http.js';
+
+/** Extra host features only the desktop shell has (exposed next to `window.spillway` by the preload). */
+export interface SpillwayHost {
+  /** Real path of a dropped File (Electron's webUtils), so big files are analysed in place. */
+  pathForFile(file: File): string | undefined;
+  /** Commands from the app menu (Open File, Open Folder, Reload Index). */
+  onMenu(listener: (cmd: MenuCommand) => void): () => void;
+  openExternal(url: string): Promise<void>;
+}
+
+export type MenuCommand =
+  | { command: 'analyzePath'; path: string; name: string }
+  | { command: 'rootsChanged' }
+  | { command: 'reindexStarted' }
+  | { command: 'search' }
+  | { command: 'view'; view: string };
+
+declare global {
+  interface Window {
+    spillway?: InspectorApi;
+    spillwayHost?: SpillwayHost;
+  }
+}
+
+export function pickApi(): { api: InspectorApi; host?: SpillwayHost; transport: 'electron' | 'http' } {
+  if (window.spillway) return { api: window.spillway, host: window.spillwayHost, transport: 'electron' };
+  return { api: createHttpApi({ token: takeTokenFromUrl() }), transport: 'http' };
+}
