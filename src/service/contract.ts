@@ -127,10 +127,18 @@ export interface ReadPayloadResponse {
   start: number;
   end: number;
   startLine?: number;
+  /** Lines in this window (line windows only). A single line longer than the byte cap counts as 1, cut at `end`. */
+  lineCount?: number;
   totalBytes: number;
+  /**
+   * Lines in the whole file. The first window of a big file does not wait for a full scan:
+   * until the scan (which runs in the background) finishes, this is an estimate and
+   * `totalLinesExact` is false. Ask again (any window) to get the exact count.
+   */
   totalLines: number;
+  totalLinesExact?: boolean;
   binary: boolean;
-  /** For binary payloads: a hex dump of the window instead of text. */
+  /** For binary payloads: a hex dump of the window instead of text (text is then ''). Binary windows are at most 256 KiB. */
   hex?: string;
 }
 
@@ -157,9 +165,10 @@ export type { DensityShares } from '../pipeline/types.js';
 import type { DensityShares } from '../pipeline/types.js';
 
 export interface EstimateRequest {
-  /** One of: a payload id, a text, or a path (confined to roots/app data/dropped files). */
+  /** Exactly one of: a payload id, a text, or a path (confined to roots/app data/dropped files). */
   payloadId?: string;
   text?: string;
+  path?: string;
   profile?: Profile;
   /** Also run the exact tokenizers (slower). */
   exact?: boolean;

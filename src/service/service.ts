@@ -1,0 +1,790 @@
+/**
+ * The inspector service: every method of the contract (src/service/contract.ts), composed from
+ * the index (src/index), the guard (src/pipeline) and summaries (src/summarize). Electron's main
+ * process and `spillway serve` both wrap one of these; neither holds logic of its own.
+ *
+ * Every argument is validated at run time (validate.ts) and every path confined (paths.ts): to a
+ * registered root, the app-data folder, or a file the user dropped. Payload content is read in
+ * windows (reader.ts), never whole.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  ALL_STRATEGIES,
+  CHEAP_STRATEGIES,
+  DEFAULT_LIMIT_TOKENS,
+  DEFAULT_PROFILE,
+  DEFAULT_STRATEGY,
+  PROFILES,
+  appPaths,
+  appendSummaryRun,
+  detectContent,
+  estimateTokens,
+  guardLargeResult,
+  handleLargeResponse,
+  isInside,
+  metaPathFor,
+  resolveLimit,
+  sanitizeToolName,
+  sniffBinary,
+  stemTime,
+} from '../pipeline/index.js';
+import { countExact } from '../pipeline/estimate/exact.js';
+import type { AssetRef, GuardResult, Profile, StrategyName, SummaryRun } from '../pipeline/types.js';
+import { IndexError, openIndex, type SpillIndex } from '../index/index.js';
+import {
+  createSummarizer,
+  deleteTemplate as deleteTemplateFile,
+  isProviderName,
+  listProviders as listSummaryProviders,
+  listTemplates as listTemplateFiles,
+  saveTemplate as saveTemplateFile,
+  TemplateError,
+  ProviderError,
+} from '../summarize/index.js';
+import { VERSION } from '../version.js';
+import {
+  ServiceError,
+  type AnalyzeRequest,
+  type AnalyzeResponse,
+  type AppInfo,
+  type DensityShares,
+  type EstimateRequest,
+  type EstimateResponse,
+  type EventName,
+  type IndexStats,
+  type InspectorEvents,
+  type MethodName,
+  type MethodRequest,
+  type MethodResponse,
+  type PayloadDetail,
+  type ReadAssetRequest,
+  type ReadAssetResponse,
+  type ReadPayloadRequest,
+  type ReadPayloadResponse,
+  type RootInfo,
+  type SessionInfo,
+  type SummarizeRequest,
+} from './contract.js';
+import { InspectorEmitter } from './events.js';
+import { PathGuard, checkPathText } from './paths.js';
+import { PayloadReader, bufferSource, fileSource } from './reader.js';
+import { MAX_ANALYZE_BYTES, MAX_ASSET_INLINE_BYTES, isMethodName, validateRequest } from './validate.js';
+
+/** Dollars per million input tokens when a request names none. */
+export const DEFAULT_PRICE_PER_MTOK = 3;
+/** readAsset returns base64 up to this size unless the request asks for less (or up to MAX_ASSET_INLINE_BYTES). */
+export const DEFAULT_ASSET_INLINE_BYTES = 8 * 1024 * 1024;
+/** Largest payload read whole for `estimate` / `summarize`; the rest is estimated by scaling. */
+export const MAX_WHOLE_READ_BYTES = 64 * 1024 * 1024;
+/** Cheap estimators run over chunks this big, with the event loop turning in between. */
+export const ESTIMATE_CHUNK_CHARS = 1024 * 1024;
+/** Where density shares are measured: at most this many chars (spread over the text). */
+export const DENSITY_SAMPLE_CHARS = 4 * 1024 * 1024;
+/** Summary provider when a request names none: offline, always available. */
+export const DEFAULT_SUMMARY_PROVIDER = 'structural';
+
+export type Transport = AppInfo['transport'];
+
+export interface CreateServiceOptions {
+  /** SQLite index file; default `appPaths().db` (app-data `index.sqlite`). */
+  dbPath?: string;
+  /** Roots to register (persisted in the index). With none given and none registered, the app-data sessions root. */
+  roots?: string[];
+  /** App-data folder; default `appPaths(env).root` ($SPILLWAY_HOME or the OS default). */
+  appDataDir?: string;
+  env?: NodeJS.ProcessEnv;
+  transport: Transport;
+  /** Watch the roots live (default true). */
+  watch?: boolean;
+  /** Scan every root once at start, in the background (default true). */
+  scanOnStart?: boolean;
+  /**
+   * Treat `analyze({ path })` as a file the user dropped, and allow reading it. True by default
+   * for Electron (the preload sends only real dropped paths); false for HTTP, where a path must
+   * lie in a root or the app-data folder.
+   */
+  trustDroppedPaths?: boolean;
+  /** Problems worth a log line (a root that vanished, a failed background scan). */
+  onWarning?: (message: string) => void;
+}
+
+type Methods = { [M in MethodName]: (req: MethodRequest<M>) => Promise<MethodResponse<M>> };
+
+export interface InspectorService extends Methods {
+  /** Resolves when the index is open and the roots are registered (methods wait for it themselves). */
+  readonly ready: Promise<void>;
+  readonly dbPath: string;
+  readonly appDataDir: string;
+  on<E extends EventName>(event: E, listener: (payload: InspectorEvents[E]) => void): () => void;
+  /** Validate a method name and run it: what transports call with untrusted input. */
+  invoke(method: string, req: unknown): Promise<unknown>;
+  /** The confined file of an asset, for streaming (`GET /api/asset/...`). */
+  resolveAsset(req: { payloadId: string; sha256: string }): Promise<{ path: string; mimeType: string; bytes: number; sha256: string }>;
+  /** Allow reading one file the user picked (Electron's Open File dialog). */
+  allowDroppedFile(p: string): void;
+  /** Stop watching, wait for the running scan, close the database. */
+  close(): Promise<void>;
+}
+
+interface ServiceState {
+  index: SpillIndex;
+  stopWatch?: () => Promise<void>;
+}
+
+function toServiceError(err: unknown): ServiceError {
+  if (err instanceof ServiceError) return err;
+  if (err instanceof IndexError) return new ServiceError(err.code, err.message);
+  if (err instanceof TemplateError) {
+    const code = err.code === 'NOT_FOUND' ? 'NOT_FOUND' : 'BAD_REQUEST';
+    return new ServiceError(code, err.message);
+  }
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code === 'ENOENT') return new ServiceError('NOT_FOUND', e.message);
+  if (e?.code === 'EACCES' || e?.code === 'EPERM') return new ServiceError('FORBIDDEN_PATH', e.message);
+  return new ServiceError('INTERNAL', err instanceof Error ? err.message : String(err));
+}
+
+const yieldToLoop = () => new Promise<void>((r) => setImmediate(r));
+
+/** Cheap strategies over a big text in chunks, so 64 MB never blocks the event loop for long. */
+async function cheapEstimates(text: string, profile: Profile): Promise<Array<{ strategy: StrategyName; tokens: number; ms: number }>> {
+  const out: Array<{ strategy: StrategyName; tokens: number; ms: number }> = [];
+  for (const strategy of CHEAP_STRATEGIES) {
+    const t0 = performance.now();
+    let tokens = 0;
+    if (text.length <= ESTIMATE_CHUNK_CHARS) tokens = estimateTokens(text, { strategy, profile }).tokens;
+    else {
+      for (let i = 0; i < text.length; i += ESTIMATE_CHUNK_CHARS) {
+        let end = Math.min(text.length, i + ESTIMATE_CHUNK_CHARS);
+        const c = text.charCodeAt(end - 1);
+        if (c >= 0xd800 && c <= 0xdbff && end < text.length) end++; // keep surrogate pairs whole
+        tokens += estimateTokens(text.slice(i, end), { strategy, profile }).tokens;
+        i = end - ESTIMATE_CHUNK_CHARS;
+        await yieldToLoop();
+      }
+    }
+    out.push({ strategy, tokens, ms: performance.now() - t0 });
+  }
+  return out;
+}
+
+const BASE64_RUN_RE = /[A-Za-z0-9+/_-]{64,}={0,2}/g;
+const HEX_RUN_RE = /\b[0-9a-fA-F]{16,}\b/g;
+const UUID_RE = /\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b/g;
+const CJK_RE = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]/g;
+
+/**
+ * Why a text is dense: the share of its characters in base64 runs, hex runs, UUIDs, CJK, other
+ * non-ASCII, digits, punctuation, whitespace and letters. Measured on a sample spread over the
+ * text for big inputs. Shares sum to 1 (0 for empty text).
+ */
+export function densityShares(text: string): DensityShares {
+  let sample = text;
+  if (text.length > DENSITY_SAMPLE_CHARS) {
+    const parts = 16;
+    const each = Math.floor(DENSITY_SAMPLE_CHARS / parts);
+    const stride = Math.floor(text.length / parts);
+    sample = Array.from({ length: parts }, (_, k) => text.slice(k * stride, k * stride + each)).join('\n');
+  }
+  const shares: DensityShares = { base64: 0, hex: 0, uuid: 0, cjk: 0, otherNonAscii: 0, digits: 0, punctuation: 0, whitespace: 0, letters: 0 };
+  const n = sample.length;
+  if (n === 0) return shares;
+  // Runs are claimed in order (UUID, then base64, then hex) and blanked so they count once.
+  let rest = sample;
+  const claim = (re: RegExp, key: 'uuid' | 'base64' | 'hex', ok: (m: string) => boolean = () => true) => {
+    let count = 0;
+    rest = rest.replace(re, (m) => {
+      if (!ok(m)) return m;
+      count += m.length;
+      return ' '.repeat(m.length);
+    });
+    shares[key] = count;
+  };
+  claim(UUID_RE, 'uuid');
+  // A base64 run has mixed case or digits; a long lowercase word is not base64.
+  claim(BASE64_RUN_RE, 'base64', (m) => /[A-Z]/.test(m) && /[a-z]/.test(m) && /[0-9+/]/.test(m));
+  claim(HEX_RUN_RE, 'hex', (m) => /[0-9]/.test(m) && /[a-fA-F]/.test(m));
+  const blanked = shares.uuid + shares.base64 + shares.hex;
+  shares.cjk = (rest.match(CJK_RE) ?? []).length;
+  for (const ch of rest.replace(CJK_RE, '')) {
+    const c = ch.codePointAt(0)!;
+    if (c > 0x7f) shares.otherNonAscii += ch.length;
+    else if (c >= 0x30 && c <= 0x39) shares.digits++;
+    else if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) shares.whitespace++;
+    else if ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) shares.letters++;
+    else shares.punctuation++;
+  }
+  // The blanked runs were counted as whitespace above; take them back out.
+  shares.whitespace = Math.max(0, shares.whitespace - blanked);
+  for (const k of Object.keys(shares) as Array<keyof DensityShares>) shares[k] = shares[k] / n;
+  return shares;
+}
+
+/** Full estimate of one text: every cheap strategy, exact tokenizers on request, density shares. */
+export async function estimateText(text: string, profile: Profile, exact: boolean, scale = 1): Promise<Omit<EstimateResponse, 'bytes'>> {
+  const estimates: EstimateResponse['estimates'] = (await cheapEstimates(text, profile)).map((e) => ({
+    strategy: e.strategy,
+    tokens: Math.round(e.tokens * scale),
+    exact: false,
+    ms: e.ms,
+  }));
+  if (exact) {
+    for (const p of PROFILES) {
+      const t0 = performance.now();
+      const tokens = await countExact(text, p);
+      estimates.push({ strategy: p, tokens: Math.round(tokens * scale), exact: scale === 1, ms: performance.now() - t0 });
+    }
+  }
+  return { chars: Math.round(text.length * scale), profile, default: DEFAULT_STRATEGY, estimates, density: densityShares(text) };
+}
+
+function readHead(p: string, maxBytes: number): Promise<{ buf: Buffer; size: number }> {
+  return (async () => {
+    const fh = await fs.promises.open(p, 'r');
+    try {
+      const st = await fh.stat();
+      if (!st.isFile()) throw new ServiceError('BAD_REQUEST', `not a regular file: ${p}`);
+      const len = Math.min(st.size, maxBytes);
+      const buf = Buffer.allocUnsafe(len);
+      let off = 0;
+      while (off < len) {
+        const { bytesRead } = await fh.read(buf, off, len - off, off);
+        if (bytesRead === 0) break;
+        off += bytesRead;
+      }
+      return { buf: buf.subarray(0, off), size: st.size };
+    } finally {
+      await fh.close();
+    }
+  })();
+}
+
+/** Cut a buffer at a UTF-8 character start (so a capped read never ends in half a character). */
+function utf8Prefix(buf: Buffer): string {
+  let end = buf.length;
+  for (let k = 0; k < 3 && end > 0 && (buf[end - 1]! & 0xc0) === 0x80; k++) end--;
+  if (end > 0 && buf[end - 1]! >= 0xc0) end--;
+  return buf.subarray(0, end === 0 ? buf.length : end).toString('utf8');
+}
+
+/** A scratch session folder name: sortable, readable, unique. */
+function scratchSessionName(name: string, now: Date): string {
+  return `${stemTime(now)}_${sanitizeToolName(name).slice(0, 40)}_${crypto.randomBytes(3).toString('hex')}`;
+}
+
+export function createInspectorService(opts: CreateServiceOptions): InspectorService {
+  const env = opts.env ?? process.env;
+  const baseEnv: NodeJS.ProcessEnv = opts.appDataDir ? { ...env, SPILLWAY_HOME: path.resolve(opts.appDataDir) } : env;
+  const paths = appPaths(baseEnv);
+  const dbPath = path.resolve(opts.dbPath ?? paths.db);
+  const transport = opts.transport;
+  const trustDropped = opts.trustDroppedPaths ?? transport === 'electron';
+  const warn = opts.onWarning ?? (() => undefined);
+  const emitter = new InspectorEmitter((err) => warn(`event listener failed: ${err instanceof Error ? err.message : String(err)}`));
+  const guard = new PathGuard();
+  const reader = new PayloadReader();
+  const scratchDirs = new Set<string>();
+  let closed = false;
+  let state: ServiceState | undefined;
+
+  const ready: Promise<void> = (async () => {
+    for (const d of [paths.root, paths.sessions, paths.scratch, paths.templates]) await fs.promises.mkdir(d, { recursive: true });
+    guard.allowDir(paths.root, 'app data');
+    const index = openIndex({ dbPath, onEvent: (e) => emitter.emit(e.event, e.payload as never) });
+    state = { index };
+    for (const w of index.warnings) warn(w);
+    for (const r of opts.roots ?? []) {
+      const abs = path.resolve(r);
+      try {
+        index.addRoot(abs);
+      } catch (err) {
+        throw new ServiceError('BAD_REQUEST', `cannot add root ${abs}: ${(err as Error).message}`);
+      }
+    }
+    const userRoots = () => index.listRoots().filter((r) => !isInside(paths.scratch, r.path));
+    if (userRoots().length === 0) index.addRoot(paths.sessions);
+    // Scratch sessions (dropped files) live in their own root, so the viewer can open them.
+    if (!index.listRoots().some((r) => isInside(r.path, paths.scratch))) index.addRoot(paths.scratch);
+    for (const r of index.listRoots()) guard.allowRoot(r.path);
+    if (opts.watch ?? true) state.stopWatch = await index.watch();
+    if (opts.scanOnStart ?? true) {
+      void index.scan().catch((err: unknown) => warn(`initial scan failed: ${(err as Error).message}`));
+    }
+  })();
+  // Callers see a failed start through every method; do not crash on an unobserved rejection.
+  ready.catch(() => undefined);
+
+  const idx = async (): Promise<SpillIndex> => {
+    if (closed) throw new ServiceError('UNAVAILABLE', 'the service is closed');
+    try {
+      await ready;
+    } catch (err) {
+      throw new ServiceError('UNAVAILABLE', `the index could not be opened: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    return state!.index;
+  };
+
+  const isScratch = (p: string) => isInside(paths.scratch, p);
+
+  const decorateSession = (s: SessionInfo): SessionInfo => (isScratch(s.path) ? { ...s, kind: 'scratch' } : s);
+
+  /** Payload detail with every path in it checked (a hostile sidecar could name any file). */
+  const detailOf = async (id: string): Promise<PayloadDetail> => {
+    const index = await idx();
+    return index.getPayload(id);
+  };
+
+  /** Open the content of a payload as a ByteSource factory, confined. */
+  const contentOpener = async (id: string, variant: 'raw' | 'linked' | undefined) => {
+    const index = await idx();
+    if (variant === 'linked') {
+      const d = await index.getPayload(id);
+      if (!d.linkedPath) throw new ServiceError('NOT_FOUND', `payload ${id} has no linked form`);
+      const real = guard.resolve(d.linkedPath, { what: 'linked payload path' });
+      return { open: () => fileSource(real), binary: false };
+    }
+    const c = await index.payloadContent(id);
+    if (c.type === 'file') {
+      const real = guard.resolve(c.path, { what: 'payload path' });
+      return { open: () => fileSource(real), binary: undefined };
+    }
+    const buf = Buffer.from(c.text, 'utf8');
+    const key = `${id}\0${crypto.createHash('sha1').update(buf).digest('hex')}`;
+    return { open: async () => bufferSource(key, buf), binary: undefined };
+  };
+
+  const findAsset = async (payloadId: string, sha256: string): Promise<AssetRef & { realPath: string }> => {
+    const d = await detailOf(payloadId);
+    const hash = sha256.toLowerCase();
+    const a = d.assets.find((x) => x.sha256 === hash) ?? (hash.length < 64 ? d.assets.find((x) => x.sha256.startsWith(hash)) : undefined);
+    if (!a) throw new ServiceError('NOT_FOUND', `payload ${payloadId} has no asset ${sha256}`);
+    const realPath = guard.resolve(a.path, { what: 'asset path' });
+    return { ...a, realPath };
+  };
+
+  const readWholeText = async (id: string): Promise<{ text: string; totalBytes: number; readBytes: number }> => {
+    const { open } = await contentOpener(id, undefined);
+    const src = await open();
+    try {
+      const n = Math.min(src.size, MAX_WHOLE_READ_BYTES);
+      const buf = await src.read(0, n);
+      return { text: n < src.size ? utf8Prefix(buf) : buf.toString('utf8'), totalBytes: src.size, readBytes: buf.length };
+    } finally {
+      await src.close();
+    }
+  };
+
+  const methods: Methods = {
+    async getInfo(req) {
+      validateRequest('getInfo', req);
+      return {
+        version: VERSION,
+        appDataDir: paths.root,
+        dbPath,
+        defaults: { limitTokens: DEFAULT_LIMIT_TOKENS, profile: DEFAULT_PROFILE, strategy: DEFAULT_STRATEGY, pricePerMTok: DEFAULT_PRICE_PER_MTOK },
+        strategies: [...ALL_STRATEGIES],
+        profiles: [...PROFILES],
+        transport,
+      };
+    },
+
+    async listRoots(req) {
+      validateRequest('listRoots', req);
+      return (await idx()).listRoots();
+    },
+
+    async addRoot(req) {
+      const { path: p } = validateRequest('addRoot', req);
+      checkPathText(p);
+      if (!path.isAbsolute(p)) throw new ServiceError('BAD_REQUEST', `root must be an absolute path: ${JSON.stringify(p)}`);
+      const index = await idx();
+      let real: string;
+      try {
+        real = await fs.promises.realpath(p);
+      } catch {
+        throw new ServiceError('NOT_FOUND', `no such folder or file: ${p}`);
+      }
+      if (path.parse(real).root === real) throw new ServiceError('BAD_REQUEST', 'the file-system root cannot be a sessions root');
+      if (isInside(real, paths.root) && real !== paths.root) {
+        throw new ServiceError('BAD_REQUEST', `a root may not contain Spillway's app-data folder (${paths.root})`);
+      }
+      let root: RootInfo;
+      try {
+        root = index.addRoot(real);
+      } catch (err) {
+        throw toServiceError(err);
+      }
+      guard.allowRoot(root.path);
+      void index.scan({ rootId: root.id }).catch((err: unknown) => warn(`scan of ${root.path} failed: ${(err as Error).message}`));
+      return root;
+    },
+
+    async removeRoot(req) {
+      const { id } = validateRequest('removeRoot', req);
+      const index = await idx();
+      const root = index.listRoots().find((r) => r.id === id);
+      if (!root) throw new ServiceError('NOT_FOUND', `no root with id ${JSON.stringify(id)}`);
+      if (isInside(root.path, paths.scratch)) throw new ServiceError('BAD_REQUEST', 'the scratch root holds dropped-file analyses and stays registered');
+      index.removeRoot(id);
+      guard.forget(root.path);
+      return { ok: true as const };
+    },
+
+    async reindex(req) {
+      const { rootId } = validateRequest('reindex', req);
+      const index = await idx();
+      const r = await index.scan({ rootId });
+      const stats: IndexStats = { sessions: r.sessions, payloads: r.payloads, assets: r.assets, bytes: r.bytes, seconds: r.seconds };
+      return stats;
+    },
+
+    async listSessions(req) {
+      const r = validateRequest('listSessions', req);
+      return (await idx()).listSessions(r).map(decorateSession);
+    },
+
+    async listPayloads(req) {
+      const r = validateRequest('listPayloads', req);
+      return (await idx()).listPayloads(r);
+    },
+
+    async getPayload(req) {
+      const { id } = validateRequest('getPayload', req);
+      const d = await detailOf(id);
+      // The detail names files; check them so a sidecar cannot point the UI outside the roots.
+      guard.resolve(d.path, { what: 'payload path', mustExist: false });
+      if (d.linkedPath) guard.resolve(d.linkedPath, { what: 'linked payload path', mustExist: false });
+      return d;
+    },
+
+    async readPayload(req) {
+      const r: ReadPayloadRequest = validateRequest('readPayload', req);
+      const { open, binary } = await contentOpener(r.id, r.variant);
+      const w = await reader.read(open, { start: r.start, end: r.end, startLine: r.startLine, lineCount: r.lineCount }, binary === undefined ? {} : { binary });
+      const res: ReadPayloadResponse = {
+        text: w.text,
+        start: w.start,
+        end: w.end,
+        totalBytes: w.totalBytes,
+        totalLines: w.totalLines,
+        totalLinesExact: w.totalLinesExact,
+        binary: w.binary,
+      };
+      if (w.startLine !== undefined) res.startLine = w.startLine;
+      if (w.lineCount !== undefined) res.lineCount = w.lineCount;
+      if (w.hex !== undefined) res.hex = w.hex;
+      return res;
+    },
+
+    async readAsset(req) {
+      const r: ReadAssetRequest = validateRequest('readAsset', req);
+      const a = await findAsset(r.payloadId, r.sha256);
+      const st = await fs.promises.stat(a.realPath);
+      const cap = Math.min(r.maxBytes ?? DEFAULT_ASSET_INLINE_BYTES, MAX_ASSET_INLINE_BYTES);
+      const res: ReadAssetResponse = { mimeType: a.mimeType, bytes: st.size, sha256: a.sha256, path: a.realPath };
+      if (st.size <= cap) {
+        const bytes = await fs.promises.readFile(a.realPath);
+        const got = crypto.createHash('sha256').update(bytes).digest('hex');
+        // Content-addressed: a file whose bytes do not match its name is damaged, not the asset.
+        if (got !== a.sha256) throw new ServiceError('NOT_FOUND', `asset file ${a.realPath} is damaged (sha256 mismatch)`);
+        res.base64 = bytes.toString('base64');
+      }
+      return res;
+    },
+
+    async revealPath(req) {
+      const r = validateRequest('revealPath', req);
+      if (r.sha256) return { path: (await findAsset(r.payloadId, r.sha256)).realPath };
+      const d = await detailOf(r.payloadId);
+      return { path: guard.resolve(d.path, { what: 'payload path' }) };
+    },
+
+    async estimate(req) {
+      const r: EstimateRequest = validateRequest('estimate', req);
+      const profile = r.profile ?? DEFAULT_PROFILE;
+      let text: string;
+      let bytes: number;
+      let scale = 1;
+      if (r.text !== undefined) {
+        text = r.text;
+        bytes = Buffer.byteLength(text, 'utf8');
+      } else if (r.path !== undefined) {
+        const real = guard.resolve(r.path, { what: 'path' });
+        const { buf, size } = await readHead(real, MAX_WHOLE_READ_BYTES);
+        text = buf.length < size ? utf8Prefix(buf) : buf.toString('utf8');
+        bytes = size;
+        if (buf.length < size && buf.length > 0) scale = size / buf.length;
+      } else {
+        const whole = await readWholeText(r.payloadId!);
+        text = whole.text;
+        bytes = whole.totalBytes;
+        if (whole.readBytes < whole.totalBytes && whole.readBytes > 0) scale = whole.totalBytes / whole.readBytes;
+      }
+      const est = await estimateText(text, profile, r.exact ?? false, scale);
+      return { ...est, bytes };
+    },
+
+    async analyze(req) {
+      const r: AnalyzeRequest = validateRequest('analyze', req);
+      const index = await idx();
+      let content: Buffer;
+      if (r.path !== undefined) {
+        let real: string;
+        checkPathText(r.path);
+        if (!path.isAbsolute(r.path)) throw new ServiceError('BAD_REQUEST', 'a dropped file path must be absolute');
+        if (trustDropped) {
+          guard.allowFile(r.path, 'dropped file');
+          real = guard.resolve(r.path, { what: 'dropped file' });
+        } else real = guard.resolve(r.path, { what: 'path' });
+        const st = await fs.promises.stat(real);
+        if (!st.isFile()) throw new ServiceError('BAD_REQUEST', `not a regular file: ${r.path}`);
+        if (st.size > MAX_ANALYZE_BYTES) throw new ServiceError('BAD_REQUEST', `file is larger than ${MAX_ANALYZE_BYTES} bytes; index its folder as a root instead`);
+        // Read only: the user's file is never written, renamed or touched.
+        content = await fs.promises.readFile(real);
+      } else if (r.base64 !== undefined) {
+        content = Buffer.from(r.base64.replace(/\s+/g, ''), r.base64.includes('-') || r.base64.includes('_') ? 'base64url' : 'base64');
+        if (content.length > MAX_ANALYZE_BYTES) throw new ServiceError('BAD_REQUEST', `content is larger than ${MAX_ANALYZE_BYTES} bytes`);
+      } else {
+        content = Buffer.from(r.text!, 'utf8');
+      }
+      const profile = r.profile ?? DEFAULT_PROFILE;
+      const limitTokens = resolveLimit({ limitTokens: r.limitTokens, contextWindowTokens: r.contextWindowTokens });
+      const detection = detectContent(content);
+      const sniffed = detection.binary ? await sniffBinary(content) : undefined;
+      const mimeType = sniffed?.mimeType ?? detection.mimeType ?? 'application/octet-stream';
+      const isText = !detection.binary;
+      const text = isText ? content.toString('utf8') : '';
+      // A binary file would reach a model as base64: estimate that.
+      const estText = isText ? text : content.toString('base64');
+      const est = await estimateText(estText, profile, false);
+      const estimate: EstimateResponse = { ...est, bytes: content.length };
+
+      const now = new Date();
+      const sessionPath = path.join(paths.scratch, scratchSessionName(r.name, now));
+      await fs.promises.mkdir(sessionPath, { recursive: true });
+      scratchDirs.add(sessionPath);
+      // Dots stay out of the tool name: a stem is cut at its first dot when files are classified.
+      const toolName = `drop_${r.name.replace(/\./g, '_')}`;
+      const guardInput: string | Buffer = isText ? text : content;
+      const decisionRun: GuardResult | null = await guardLargeResult(guardInput, {
+        sessionPath,
+        toolName,
+        limitTokens,
+        profile,
+      });
+      // A result that passes is still saved to the scratch session (never the user's folder),
+      // so the viewer can open it and its assets are listed; the decision stays "pass".
+      const saved: GuardResult | null =
+        decisionRun ??
+        (isText
+          ? await handleLargeResponse({ text, sessionPath, context: { toolName, limitTokens, profile } })
+          : await guardLargeResult(content, { sessionPath, toolName, limitTokens: 1, profile }));
+
+      let payloadId: string | undefined;
+      let sessionId: string | undefined;
+      if (saved?.payloadPath) {
+        try {
+          const scratchRoot = index.listRoots().find((x) => isInside(x.path, sessionPath));
+          await index.scan({ rootId: scratchRoot?.id, scopes: [sessionPath] });
+          const sessions = index.listSessions({ rootId: scratchRoot?.id });
+          const session = sessions.find((s) => path.resolve(s.path) === path.resolve(sessionPath));
+          sessionId = session?.id;
+          if (session) {
+            const rows = index.listPayloads({ sessionId: session.id, limit: 10 }).rows;
+            payloadId = rows[0]?.id;
+          }
+        } catch (err) {
+          warn(`indexing the scratch analysis failed: ${(err as Error).message}`);
+        }
+      }
+      const res: AnalyzeResponse = {
+        name: r.name,
+        bytes: content.length,
+        mimeType,
+        kind: detection.kind,
+        assets: saved?.assets ?? [],
+        estimate,
+        decision: decisionRun
+          ? { action: decisionRun.action, limitTokens: decisionRun.limitTokens, message: decisionRun.message }
+          : { action: 'pass', limitTokens, message: null },
+      };
+      if (payloadId) res.payloadId = payloadId;
+      if (sessionId) res.sessionId = sessionId;
+      return res;
+    },
+
+    async summarize(req) {
+      const r: SummarizeRequest = validateRequest('summarize', req);
+      const index = await idx();
+      const provider = r.provider ?? DEFAULT_SUMMARY_PROVIDER;
+      if (!isProviderName(provider)) throw new ServiceError('BAD_REQUEST', `unknown provider ${JSON.stringify(provider)}`);
+      const info = listSummaryProviders(env).find((p) => p.name === provider);
+      if (info && !info.available) throw new ServiceError('UNAVAILABLE', `${provider} is not available: ${info.reason ?? 'not configured'}`);
+      const detail = await index.getPayload(r.payloadId);
+      const whole = await readWholeText(r.payloadId);
+      let text = whole.text;
+      if (whole.readBytes < whole.totalBytes) text += `\n[… ${whole.totalBytes - whole.readBytes} more bytes not read]`;
+      let summarizer;
+      try {
+        summarizer = createSummarizer({ provider, model: r.model, template: r.template, templatesDir: paths.templates, env });
+      } catch (err) {
+        throw new ServiceError('BAD_REQUEST', (err as Error).message);
+      }
+      const createdAt = new Date().toISOString();
+      const id = `run_${stemTime(new Date())}_${crypto.randomBytes(4).toString('hex')}`;
+      let run: SummaryRun;
+      const t0 = performance.now();
+      try {
+        const out = await summarizer.summarize(
+          {
+            text,
+            toolName: detail.row.tool,
+            toolInput: detail.meta?.toolInput ?? detail.source?.toolInput,
+            focus: r.focus,
+            template: r.template,
+            model: r.model,
+            maxOutputTokens: 1_500,
+          },
+          { signal: AbortSignal.timeout(10 * 60_000) },
+        );
+        run = { ...out, id, createdAt, status: 'ok' };
+      } catch (err) {
+        const timedOut = err instanceof ProviderError && /timeout|timed out|deadline/i.test(err.message);
+        run = {
+          summary: '',
+          provider,
+          model: r.model ?? info?.defaultModel ?? provider,
+          ...(r.template ? { template: r.template } : {}),
+          ...(r.focus ? { focus: r.focus } : {}),
+          inputTokens: 0,
+          outputTokens: 0,
+          ms: Math.round(performance.now() - t0),
+          id,
+          createdAt,
+          status: timedOut ? 'timeout' : 'error',
+          error: err instanceof Error ? err.message : String(err),
+        };
+      }
+      // The sidecar is the record (Spillway sessions); the index makes the run searchable now.
+      const metaPath = detail.meta && detail.path ? metaPathOf(detail) : undefined;
+      if (metaPath) {
+        try {
+          guard.resolve(metaPath, { what: 'meta path' });
+          await appendSummaryRun(metaPath, run);
+        } catch (err) {
+          warn(`could not append the run to ${metaPath}: ${(err as Error).message}`);
+        }
+      }
+      index.addSummaryRun(r.payloadId, run);
+      emitter.emit('onDidSummarize', { payloadId: r.payloadId, run });
+      return run;
+    },
+
+    async listProviders(req) {
+      validateRequest('listProviders', req);
+      return listSummaryProviders(env);
+    },
+
+    async listTemplates(req) {
+      validateRequest('listTemplates', req);
+      await idx();
+      return listTemplateFiles(paths.templates);
+    },
+
+    async saveTemplate(req) {
+      const { name, body } = validateRequest('saveTemplate', req);
+      await idx();
+      try {
+        return saveTemplateFile(paths.templates, name, body);
+      } catch (err) {
+        throw toServiceError(err);
+      }
+    },
+
+    async deleteTemplate(req) {
+      const { name } = validateRequest('deleteTemplate', req);
+      await idx();
+      try {
+        deleteTemplateFile(paths.templates, name);
+      } catch (err) {
+        throw toServiceError(err);
+      }
+      return { ok: true as const };
+    },
+
+    async limitTuner(req) {
+      const r = validateRequest('limitTuner', req);
+      const index = await idx();
+      return index.limitTunerData({ ...r, limitTokens: resolveLimit({ limitTokens: r.limitTokens, contextWindowTokens: r.contextWindowTokens }) });
+    },
+
+    async wasteReport(req) {
+      const r = validateRequest('wasteReport', req);
+      return (await idx()).wasteReport({ pricePerMTok: DEFAULT_PRICE_PER_MTOK, ...r });
+    },
+  };
+
+  // Every method: errors leave as ServiceError, whatever threw them.
+  const wrapped = {} as Methods;
+  for (const name of Object.keys(methods) as MethodName[]) {
+    const fn = methods[name] as (req: unknown) => Promise<unknown>;
+    (wrapped as Record<string, unknown>)[name] = async (req: unknown) => {
+      try {
+        return await fn(req);
+      } catch (err) {
+        throw toServiceError(err);
+      }
+    };
+  }
+
+  const service: InspectorService = {
+    ...wrapped,
+    ready,
+    dbPath,
+    appDataDir: paths.root,
+    on: (event, listener) => emitter.on(event, listener),
+    async invoke(method, req) {
+      if (!isMethodName(method)) throw new ServiceError('NOT_FOUND', `no such method: ${JSON.stringify(method)}`);
+      return (wrapped[method] as (r: unknown) => Promise<unknown>)(req);
+    },
+    async resolveAsset(req) {
+      try {
+        const r = validateRequest('readAsset', { payloadId: req?.payloadId, sha256: req?.sha256 });
+        const a = await findAsset(r.payloadId, r.sha256);
+        const st = await fs.promises.stat(a.realPath);
+        return { path: a.realPath, mimeType: a.mimeType, bytes: st.size, sha256: a.sha256 };
+      } catch (err) {
+        throw toServiceError(err);
+      }
+    },
+    allowDroppedFile(p: string) {
+      checkPathText(p);
+      guard.allowFile(p, 'dropped file');
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      emitter.clear();
+      try {
+        await ready;
+      } catch {
+        return;
+      }
+      await state?.stopWatch?.().catch(() => undefined);
+      await state?.index.close();
+    },
+  };
+  return service;
+}
+
+/** The sidecar of a Spillway payload, derived from the payload's own file name (never from the sidecar's content). */
+function metaPathOf(d: PayloadDetail): string | undefined {
+  if (!d.meta) return undefined;
+  try {
+    return metaPathFor(d.path);
+  } catch {
+    return undefined;
+  }
+}
