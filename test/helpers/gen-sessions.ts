@@ -8,26 +8,13 @@
  * and repeated to a seeded size distribution. The same seed always gives the same tree
  * (file names, bytes and meta), so tests can assert exact figures.
  *
- * Until the guard's `handleLargeResponse` lands, payloads are written here against
- * layout.ts + PayloadMeta (same names, same atomic temp-file + rename); swap `spillOne` for the
- * guard call when it is committed.
+ * Every payload is written by the real guard (`handleLargeResponse`), so assets, linked forms
+ * and sidecars are exactly what agents produce.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import {
-  ASSETS_DIR,
-  CHEAP_STRATEGIES,
-  DEFAULT_LIMIT_TOKENS,
-  META_SUFFIX,
-  assetFileName,
-  estimateTokens,
-  inputHash,
-  makeStem,
-  sessionPaths,
-  tempNameFor,
-} from '../../src/pipeline/index.js';
-import type { AssetRef, ContentKind, PayloadMeta, StrategyName } from '../../src/pipeline/types.js';
+import { META_SUFFIX, handleLargeResponse } from '../../src/pipeline/index.js';
+import type { ContentKind } from '../../src/pipeline/types.js';
 
 const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..');
 const NODE_MODULES = path.join(REPO_ROOT, 'node_modules');
@@ -54,6 +41,12 @@ export interface GenerateOptions {
   meanPayloadBytes?: number;
   /** Share of payloads that are MCP screenshots carrying a base64 PNG (extracted to an asset). Default 0.05. */
   imageShare?: number;
+  /**
+   * Run the guard for about this many payloads only; the remaining sessions are byte copies of
+   * the guard-written ones (the guard runs at a few MB/s, too slow to write 1 GB for a bench).
+   * Default: every payload goes through the guard.
+   */
+  uniquePayloads?: number;
 }
 
 export interface GeneratedPayload {
@@ -294,96 +287,43 @@ function makeSpec(pool: Pool, r: () => number, size: number, imageShare: number,
   }
 }
 
-function writeAtomic(file: string, data: string | Buffer): void {
-  const tmp = tempNameFor(file);
-  fs.writeFileSync(tmp, data);
-  fs.renameSync(tmp, file);
-}
-
 export interface SpillOneOptions {
   tool: string;
   input?: unknown;
   intent?: string;
-  kind: ContentKind;
-  ext: string;
   text: string;
   time: Date;
-  png?: Buffer;
   limitTokens?: number;
 }
 
+export interface SpillOneResult {
+  stem: string;
+  payloadPath: string;
+  metaPath: string;
+  /** Bytes of the original result. */
+  bytes: number;
+  assetPaths: string[];
+}
+
 /**
- * Write one spilled payload into `sessionDir` the way the guard does: payload (or its linked
- * form when an image was cut out), content-addressed asset, then the meta sidecar last (so a
- * watcher that sees the meta sees a complete payload). Returns the written paths.
+ * Spill one result into `sessionDir` with the real guard (`handleLargeResponse`): payload (or
+ * its linked form when assets were cut out), content-addressed assets, then the meta sidecar.
  */
-export function spillOne(sessionDir: string, o: SpillOneOptions): { stem: string; payloadPath: string; metaPath: string; bytes: number; assetPaths: string[] } {
-  const sp = sessionPaths(sessionDir);
-  fs.mkdirSync(sp.longResponses, { recursive: true });
-  const hash = inputHash(o.input);
-  let seq = 0;
-  let stem = makeStem({ time: o.time, tool: o.tool, inputHash: hash, seq });
-  // Never overwrite another result: bump the sequence until the name is free.
-  while (fs.existsSync(path.join(sp.longResponses, stem + META_SUFFIX)) || fs.existsSync(path.join(sp.longResponses, stem + o.ext))) {
-    seq++;
-    stem = makeStem({ time: o.time, tool: o.tool, inputHash: hash, seq });
-  }
-  const original = Buffer.from(o.text, 'utf8');
-  const sha256 = crypto.createHash('sha256').update(original).digest('hex');
-  const estimates: Partial<Record<StrategyName, number>> = {};
-  for (const s of CHEAP_STRATEGIES) estimates[s] = estimateTokens(o.text, { strategy: s }).tokens;
-  const assets: AssetRef[] = [];
-  const assetPaths: string[] = [];
-  let payloadText = o.text;
-  if (o.png) {
-    fs.mkdirSync(sp.assets, { recursive: true });
-    const assetSha = crypto.createHash('sha256').update(o.png).digest('hex');
-    const name = assetFileName(assetSha, '.png');
-    const assetPath = path.join(sp.assets, name);
-    if (!fs.existsSync(assetPath) || fs.statSync(assetPath).size !== o.png.length) writeAtomic(assetPath, o.png);
-    const ref: AssetRef = {
-      path: assetPath,
-      relPath: `long_responses/${ASSETS_DIR}/${name}`,
-      mimeType: 'image/png',
-      bytes: o.png.length,
-      sha256: assetSha,
-      jsonPath: '$.content[1].data',
-      source: 'mcp-image',
-      sniffed: true,
-    };
-    assets.push(ref);
-    assetPaths.push(assetPath);
-    payloadText = o.text.replace(o.png.toString('base64'), '').replace('"data":""', `"data":${JSON.stringify({ $spillwayAsset: { path: ref.relPath, mimeType: ref.mimeType, bytes: ref.bytes, sha256: ref.sha256 } })}`);
-  }
-  const payloadFile = stem + o.ext;
-  const payloadPath = path.join(sp.longResponses, payloadFile);
-  writeAtomic(payloadPath, payloadText);
-  const limitTokens = o.limitTokens ?? DEFAULT_LIMIT_TOKENS;
-  const tokens = estimates.calibrated ?? estimates.chars4 ?? 0;
-  const meta: PayloadMeta = {
-    version: 1,
-    id: stem,
-    createdAt: o.time.toISOString(),
-    tool: o.tool,
-    toolInput: o.input,
-    ...(o.intent ? { intent: o.intent } : {}),
-    action: 'spill',
-    payloadFile,
-    payloadIsOriginal: assets.length === 0,
-    kind: o.kind,
-    bytes: original.length,
-    chars: o.text.length,
-    sha256,
-    estimate: { tokens, strategy: 'calibrated', profile: 'o200k', exact: false },
-    estimates,
-    limitTokens,
-    assets,
-    message: `[spillway] ${o.tool} returned ~${tokens} tokens (limit ${limitTokens}). Full result saved to long_responses/${payloadFile}.\nPreview:\n${payloadText.slice(0, 400)}`,
-    summaryRuns: [],
+export async function spillOne(sessionDir: string, o: SpillOneOptions): Promise<SpillOneResult> {
+  const res = await handleLargeResponse({
+    text: o.text,
+    sessionPath: sessionDir,
+    context: { toolName: o.tool, toolInput: o.input, intent: o.intent, limitTokens: o.limitTokens },
+    now: () => o.time,
+  });
+  if (!res.payloadPath || !res.metaPath) throw new Error(`the guard did not save the payload: ${res.errors.join('; ')}`);
+  return {
+    stem: path.basename(res.metaPath).slice(0, -META_SUFFIX.length),
+    payloadPath: res.payloadPath,
+    metaPath: res.metaPath,
+    bytes: Buffer.byteLength(o.text),
+    assetPaths: [...new Set(res.assets.map((a) => a.path))],
   };
-  const metaPath = path.join(sp.longResponses, stem + META_SUFFIX);
-  writeAtomic(metaPath, JSON.stringify(meta, null, 2));
-  return { stem, payloadPath, metaPath, bytes: original.length, assetPaths };
 }
 
 /**
@@ -396,6 +336,11 @@ export async function generateSessionsRoot(dir: string, opts: GenerateOptions): 
   const mean = opts.meanPayloadBytes ?? DEFAULT_MEAN_PAYLOAD_BYTES;
   const imageShare = opts.imageShare ?? 0.05;
   const sessionCount = Math.max(1, opts.sessions);
+  // Sessions written by the guard; the rest (bench sizes) are byte copies of them.
+  const guardSessions =
+    opts.uniquePayloads !== undefined && opts.uniquePayloads < opts.payloads
+      ? Math.max(1, Math.min(sessionCount, Math.ceil((sessionCount * opts.uniquePayloads) / Math.max(1, opts.payloads))))
+      : sessionCount;
   fs.mkdirSync(dir, { recursive: true });
   const sessions: string[] = [];
   for (let s = 0; s < sessionCount; s++) {
@@ -406,30 +351,46 @@ export async function generateSessionsRoot(dir: string, opts: GenerateOptions): 
   const payloads: GeneratedPayload[] = [];
   const assetSet = new Set<string>();
   let bytesOnDisk = 0;
+  const account = (p: GeneratedPayload, assetPaths: string[]) => {
+    for (const a of assetPaths) {
+      if (!assetSet.has(a)) bytesOnDisk += fs.statSync(a).size;
+      assetSet.add(a);
+    }
+    bytesOnDisk += fs.statSync(p.payloadPath).size + fs.statSync(p.metaPath).size;
+    payloads.push(p);
+  };
+  const assetsOf = new Map<string, string[]>();
   for (let i = 0; i < opts.payloads; i++) {
-    const session = sessions[i % sessionCount]!;
+    const sIdx = i % sessionCount;
+    if (sIdx >= guardSessions) continue;
+    const session = sessions[sIdx]!;
     const big = i === 0 && opts.bigPayloadBytes !== undefined;
     const size = big ? opts.bigPayloadBytes! : pickSize(r, mean);
     const t = GEN_START + i * 1_337;
     const spec = makeSpec(pool, r, size, imageShare, t, big);
-    const out = spillOne(session, { ...spec, time: new Date(t) });
-    for (const a of out.assetPaths) {
-      if (!assetSet.has(a)) bytesOnDisk += fs.statSync(a).size;
-      assetSet.add(a);
-    }
-    bytesOnDisk += fs.statSync(out.payloadPath).size + fs.statSync(out.metaPath).size;
-    payloads.push({
-      session,
-      stem: out.stem,
-      tool: spec.tool,
-      kind: spec.kind,
-      bytes: out.bytes,
-      payloadPath: out.payloadPath,
-      metaPath: out.metaPath,
-      assets: out.assetPaths.length,
-    });
+    const out = await spillOne(session, { tool: spec.tool, input: spec.input, text: spec.text, time: new Date(t) });
+    assetsOf.set(out.payloadPath, out.assetPaths);
+    account(
+      { session, stem: out.stem, tool: spec.tool, kind: spec.kind, bytes: out.bytes, payloadPath: out.payloadPath, metaPath: out.metaPath, assets: out.assetPaths.length },
+      out.assetPaths,
+    );
     // Let timers and I/O callbacks run during long generations (bench sizes).
-    if (i % 200 === 199) await new Promise((res) => setImmediate(res));
+    if (i % 50 === 49) await new Promise((res) => setImmediate(res));
+  }
+  const originals = [...payloads];
+  for (let sIdx = guardSessions; sIdx < sessionCount; sIdx++) {
+    const from = sessions[sIdx % guardSessions]!;
+    const to = sessions[sIdx]!;
+    fs.rmSync(to, { recursive: true, force: true });
+    fs.cpSync(from, to, { recursive: true });
+    const map = (p: string) => path.join(to, path.relative(from, p));
+    for (const p of originals.filter((x) => x.session === from)) {
+      account(
+        { ...p, session: to, payloadPath: map(p.payloadPath), metaPath: map(p.metaPath) },
+        (assetsOf.get(p.payloadPath) ?? []).map(map),
+      );
+    }
+    await new Promise((res) => setImmediate(res));
   }
   return { root: path.resolve(dir), sessions, payloads, bytesOnDisk, assets: assetSet.size };
 }
