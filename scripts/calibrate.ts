@@ -19,7 +19,20 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildCorpus, CATEGORIES, type CorpusSample } from './build-corpus.js';
-import { FEATURE_COUNT, FEATURE_NAMES, scanFeatures, setRareBigrams } from '../src/pipeline/estimate/features.js';
+import {
+  FEATURE_COUNT,
+  FEATURE_NAMES,
+  HAN_FIRST,
+  HAN_LAST,
+  KNOWN_WORDS_BITS,
+  WORD_HASH_SEED,
+  knownWordProbes,
+  scanFeatures,
+  setCommonHan,
+  setKnownWords,
+  setRareBigrams,
+  wordHashStep,
+} from '../src/pipeline/estimate/features.js';
 import { countExact } from '../src/pipeline/estimate/exact.js';
 import { PROFILES, type Profile } from '../src/pipeline/types.js';
 
@@ -29,8 +42,9 @@ export const TRAIN_PER_CATEGORY = 40;
 /** Same count as the accuracy test uses. */
 export const HOLDOUT_PER_CATEGORY = 8;
 /** IRLS rounds that push weight toward the worst-fitting samples (an approximation of minimax). */
-const REWEIGHT_ROUNDS = Number(process.env.REWEIGHT_ROUNDS ?? 12);
+const REWEIGHT_ROUNDS = Number(process.env.REWEIGHT_ROUNDS ?? 0);
 const RIDGE = 1e-9;
+const REWEIGHT_STRENGTH = Number(process.env.REWEIGHT_STRENGTH ?? 0.5);
 
 interface Row {
   s: CorpusSample;
@@ -102,9 +116,8 @@ function fit(data: Row[], profile: Profile): Float64Array {
     beta = nnls(A, b);
     const errs = data.map((r) => Math.abs(predict(r.x, beta) / r.y[profile] - 1));
     const mean = errs.reduce((a, e) => a + e, 0) / errs.length;
-    extra = extra.map((e, i) => e * (1 + errs[i]! / (mean + 1e-9)) ** 0.5);
-    const sum = extra.reduce((a, e) => a + e, 0);
-    extra = extra.map((e) => (e * extra.length) / sum);
+    // fresh weights each round (not compounding): samples far above the mean error count more
+    extra = errs.map((e) => 1 + REWEIGHT_STRENGTH * (e / (mean + 1e-9)) ** 2);
   }
   return beta;
 }
@@ -172,12 +185,66 @@ function rareBigramTable(samples: CorpusSample[]): string {
   return Array.from(counts, (n) => (n < total * RARE_BIGRAM_SHARE ? '1' : '0')).join('');
 }
 
+/**
+ * Words (ASCII letters, 2+) that are one token, with or without a leading space, in both o200k_base
+ * and cl100k_base, as a 2-probe Bloom filter of 2^KNOWN_WORDS_BITS bits, base64.
+ */
+async function knownWordFilter(): Promise<{ base64: string; words: number }> {
+  const vocabWords = async (m: { decode: (t: number[]) => string }, size: number) => {
+    const set = new Set<string>();
+    for (let i = 0; i < size; i++) {
+      let t: string;
+      try {
+        t = m.decode([i]);
+      } catch {
+        continue;
+      }
+      const w = /^ ?([A-Za-z]{2,})$/.exec(t)?.[1];
+      if (w) set.add(w);
+    }
+    return set;
+  };
+  const o = await vocabWords(await import('gpt-tokenizer/encoding/o200k_base'), 200_000);
+  const c = await vocabWords(await import('gpt-tokenizer/encoding/cl100k_base'), 100_256);
+  const bits = new Uint8Array(1 << (KNOWN_WORDS_BITS - 3));
+  let words = 0;
+  for (const w of o) {
+    if (!c.has(w)) continue;
+    let h = WORD_HASH_SEED;
+    for (let i = 0; i < w.length; i++) h = wordHashStep(h, w.charCodeAt(i));
+    for (const p of knownWordProbes(h)) bits[p >>> 3] = bits[p >>> 3]! | (1 << (p & 7));
+    words++;
+  }
+  return { base64: Buffer.from(bits).toString('base64'), words };
+}
+
+/** Bitmap of the CJK ideographs U+4E00..U+9FFF that cl100k_base encodes as one token, base64. */
+async function commonHanBitmap(): Promise<{ base64: string; count: number }> {
+  const c = await import('gpt-tokenizer/encoding/cl100k_base');
+  const bits = new Uint8Array((HAN_LAST - HAN_FIRST + 8) >>> 3);
+  let count = 0;
+  for (let cp = HAN_FIRST; cp <= HAN_LAST; cp++) {
+    if (c.encode(String.fromCharCode(cp)).length === 1) {
+      const o = cp - HAN_FIRST;
+      bits[o >>> 3] = bits[o >>> 3]! | (1 << (o & 7));
+      count++;
+    }
+  }
+  return { base64: Buffer.from(bits).toString('base64'), count };
+}
+
 async function main() {
   const dry = process.argv.includes('--dry-run');
   const t0 = performance.now();
   const trainSamples = await buildCorpus({ split: 'train', perCategory: TRAIN_PER_CATEGORY });
   const bigrams = rareBigramTable(trainSamples);
   setRareBigrams(bigrams);
+  const known = await knownWordFilter();
+  setKnownWords(known.base64);
+  console.log(`known words: ${known.words}`);
+  const han = await commonHanBitmap();
+  setCommonHan(han.base64);
+  console.log(`common han: ${han.count}`);
   console.log(`rare letter pairs: ${[...bigrams].filter((b) => b === '1').length} of 676`);
   const train = await rows(trainSamples);
   const holdout = await rows(await buildCorpus({ split: 'holdout', perCategory: HOLDOUT_PER_CATEGORY }));
@@ -219,6 +286,12 @@ async function main() {
   lines.push('');
   lines.push('/** Letter pairs (a-z x a-z, case folded) rare in real prose and code: 1 = rare. */');
   lines.push(`export const RARE_BIGRAMS = '${bigrams}';`);
+  lines.push('');
+  lines.push(`/** Bloom filter (2 probes, 2^${KNOWN_WORDS_BITS} bits) of the ${known.words} ASCII words that are one token in both o200k_base and cl100k_base. */`);
+  lines.push(`export const KNOWN_WORDS = '${known.base64}';`);
+  lines.push('');
+  lines.push(`/** Bitmap over U+4E00..U+9FFF of the ${han.count} ideographs that are one token in cl100k_base. */`);
+  lines.push(`export const COMMON_HAN = '${han.base64}';`);
   lines.push('');
   lines.push('/** Tokens per unit of each feature, in FEATURE_NAMES order (features.ts). */');
   lines.push('export const WEIGHTS: Record<Profile, readonly number[]> = {');

@@ -5,15 +5,17 @@
  * whitespace runs, random-looking runs (base64, hex, hashes), UUIDs, and scripts (CJK, Cyrillic, other).
  * Each tokenizer family prices these features with its own fitted weights (constants.ts).
  */
-import { RARE_BIGRAMS } from './constants.js';
+import { COMMON_HAN, KNOWN_WORDS, RARE_BIGRAMS } from './constants.js';
 
 /** Feature names, in the order of the vector {@link scanFeatures} fills. */
 export const FEATURE_NAMES = [
   'words', // ASCII letter words (camelCase humps count as words)
+  'knownWords', // ... that are whole words in the tokenizers' vocabularies (KNOWN_WORDS)
   'wordLetters',
-  'wordOver3', // sum of max(0, len-3) over words
+  'wordOver3', // sum of max(0, len-3) over the other words
   'wordOver6',
   'wordOver10',
+  'capsWords', // other words of 2+ letters, all upper case (acronyms, source map VLQ)
   'capsPairs', // upper case letter right after an upper case letter inside a word run
   'rareBigrams', // letter pairs inside words that are rare in real text (random-looking words)
   'digitRuns',
@@ -41,6 +43,7 @@ export const FEATURE_NAMES = [
   'uEscapes', // \\uXXXX escapes (JSON and JS string literals)
   'controls',
   'latinExt', // U+0080..U+024F: accented Latin
+  'latinInWord', // ... right after an ASCII letter (it splits the word for the tokenizer)
   'cyrillic', // U+0370..U+052F: Greek and Cyrillic
   'cyrillicRuns',
   'other2', // other 2-byte UTF-8 scripts
@@ -48,6 +51,7 @@ export const FEATURE_NAMES = [
   'cjkPunct', // U+3000..U+303F and fullwidth forms
   'kana',
   'han',
+  'hanRare', // ... of which NOT one token in cl100k_base (see COMMON_HAN)
   'hangul',
   'cjkRuns',
   'astral', // surrogate pairs (emoji and the like)
@@ -105,6 +109,47 @@ export function setRareBigrams(table: string): void {
 
 setRareBigrams(RARE_BIGRAMS);
 
+/**
+ * A Bloom filter (2 probes) of the ASCII words that are single tokens, with or without a leading
+ * space, in both o200k_base and cl100k_base (built by scripts/calibrate.ts from the vocabularies).
+ * A known word costs one token whatever its length; an unknown one costs by length.
+ */
+export const KNOWN_WORDS_BITS = 18;
+const KNOWN_MASK = (1 << KNOWN_WORDS_BITS) - 1;
+let KNOWN = new Uint8Array(1 << (KNOWN_WORDS_BITS - 3));
+
+export function setKnownWords(base64: string): void {
+  const bin = atob(base64);
+  if (bin.length !== KNOWN.length && bin.length !== 0) throw new RangeError('known-word filter has the wrong size');
+  KNOWN = new Uint8Array(1 << (KNOWN_WORDS_BITS - 3));
+  for (let i = 0; i < bin.length; i++) KNOWN[i] = bin.charCodeAt(i);
+}
+setKnownWords(KNOWN_WORDS);
+
+/** Bitmap over U+4E00..U+9FFF: 1 = the ideograph is a single token in cl100k_base (the common ones). */
+export const HAN_FIRST = 0x4e00;
+export const HAN_LAST = 0x9fff;
+let HAN_COMMON = new Uint8Array((HAN_LAST - HAN_FIRST + 8) >>> 3);
+export function setCommonHan(base64: string): void {
+  const bin = atob(base64);
+  HAN_COMMON = new Uint8Array((HAN_LAST - HAN_FIRST + 8) >>> 3);
+  for (let i = 0; i < bin.length && i < HAN_COMMON.length; i++) HAN_COMMON[i] = bin.charCodeAt(i);
+}
+setCommonHan(COMMON_HAN);
+
+/** FNV-1a step over a char code (the hash of a word is folded char by char in the scan). */
+export const wordHashStep = (h: number, c: number): number => Math.imul(h ^ c, 16777619);
+export const WORD_HASH_SEED = 2166136261 | 0;
+const probe2 = (h: number) => (Math.imul(h, 0x9e3779b1) >>> 13) & KNOWN_MASK;
+export function knownWordProbes(h: number): [number, number] {
+  return [h & KNOWN_MASK, probe2(h)];
+}
+const isKnown = (h: number): boolean => {
+  const a = h & KNOWN_MASK;
+  const b = probe2(h);
+  return (KNOWN[a >>> 3]! & (1 << (a & 7))) !== 0 && (KNOWN[b >>> 3]! & (1 << (b & 7))) !== 0;
+};
+
 const isHexAt = (text: string, i: number): boolean => {
   const c = text.charCodeAt(i);
   return c < 128 && IS_HEX[c] === 1;
@@ -129,22 +174,22 @@ const F = Object.fromEntries(FEATURE_NAMES.map((n, i) => [n, i])) as Record<Feat
 export function scanFeatures(text: string, out: Float64Array): void {
   const n = text.length;
   // committed features
-  let words = 0, wordLetters = 0, wordOver3 = 0, wordOver6 = 0, wordOver10 = 0, capsPairs = 0, rareBigrams = 0;
+  let words = 0, knownWords = 0, capsWords = 0, wordLetters = 0, wordOver3 = 0, wordOver6 = 0, wordOver10 = 0, capsPairs = 0, rareBigrams = 0;
   let digitRuns = 0, digitGroups = 0, digitChars = 0;
   let mixedRuns = 0, mixedChars = 0, mixedHexRuns = 0, mixedTrans = 0;
   let b64Runs = 0, b64Chars = 0, b64Digits = 0, b64Trans = 0;
   let hexRuns = 0, hexChars = 0, uuids = 0;
   let singleSpaces = 0, wsRuns = 0, wsChars = 0, newlines = 0;
   let punctRuns = 0, punctChars = 0, quotes = 0, backslashes = 0, uEscapes = 0, controls = 0;
-  let latinExt = 0, cyrillic = 0, cyrillicRuns = 0, other2 = 0, symbols = 0;
-  let cjkPunct = 0, kana = 0, han = 0, hangul = 0, cjkRuns = 0, astral = 0, privateUse = 0, other3 = 0;
+  let latinExt = 0, latinInWord = 0, cyrillic = 0, cyrillicRuns = 0, other2 = 0, symbols = 0;
+  let cjkPunct = 0, kana = 0, han = 0, hanRare = 0, hangul = 0, cjkRuns = 0, astral = 0, privateUse = 0, other3 = 0;
 
   // the current ASCII letter/digit run, with its words and digit groups held back until we know
   // whether the run is ordinary text or random
   let runLen = 0, runDigits = 0, runTrans = 0, runCaps = 0, runNonHex = 0, runCls = -1;
-  let tWords = 0, tLetters = 0, tOver3 = 0, tOver6 = 0, tOver10 = 0, tRare = 0;
+  let tWords = 0, tKnown = 0, tCaps = 0, tLetters = 0, tOver3 = 0, tOver6 = 0, tOver10 = 0, tRare = 0;
   let tDigitRuns = 0, tDigitGroups = 0;
-  let wl = 0, dl = 0, prevLetter = -1;
+  let wl = 0, wu = 0, wh = WORD_HASH_SEED, dl = 0, prevLetter = -1;
   let lastRandom = false;
   let gap = 0;
   let gapGlue = false;
@@ -174,8 +219,10 @@ export function scanFeatures(text: string, out: Float64Array): void {
       if (k === DIG) {
         if (wl > 0) {
           tWords++; tLetters += wl;
-          if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
-          wl = 0;
+          if (wl > 1 && isKnown(wh)) tKnown++;
+          else if (wl > 1 && wu === wl) tCaps++;
+          else if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
+          wl = 0; wu = 0; wh = WORD_HASH_SEED;
         }
         prevLetter = -1;
         dl++;
@@ -187,13 +234,17 @@ export function scanFeatures(text: string, out: Float64Array): void {
           else if (runCls === LOW && wl > 0) {
             // camelCase hump: a new word
             tWords++; tLetters += wl;
-            if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
-            wl = 0;
+            if (wl > 1 && isKnown(wh)) tKnown++;
+            else if (wl > 1 && wu === wl) tCaps++;
+            else if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
+            wl = 0; wu = 0; wh = WORD_HASH_SEED;
           }
         }
         const letter = (c | 32) - 97;
         if (prevLetter >= 0) tRare += RARE_BIGRAM[prevLetter * 26 + letter]!;
         prevLetter = letter;
+        wh = Math.imul(wh ^ c, 16777619);
+        if (k === UP) wu++;
         wl++;
         if (IS_HEX[c] === 0) runNonHex++;
       }
@@ -207,8 +258,10 @@ export function scanFeatures(text: string, out: Float64Array): void {
     if (runLen > 0) {
       if (wl > 0) {
         tWords++; tLetters += wl;
-        if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
-        wl = 0;
+        if (wl > 1 && isKnown(wh)) tKnown++;
+        else if (wl > 1 && wu === wl) tCaps++;
+        else if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
+        wl = 0; wu = 0; wh = WORD_HASH_SEED;
       }
       if (dl > 0) { tDigitRuns++; tDigitGroups += ((dl + 2) / 3) | 0; dl = 0; }
       prevLetter = -1;
@@ -221,7 +274,7 @@ export function scanFeatures(text: string, out: Float64Array): void {
         // resume right after the UUID (the loop's i++ lands on its 37th char)
         i = i - 8 + 35;
         runLen = runDigits = runTrans = runCaps = runNonHex = 0;
-        tWords = tLetters = tOver3 = tOver6 = tOver10 = tRare = tDigitRuns = tDigitGroups = 0;
+        tWords = tKnown = tCaps = tLetters = tOver3 = tOver6 = tOver10 = tRare = tDigitRuns = tDigitGroups = 0;
         lastRandom = false;
         gap = 0;
         continue;
@@ -230,7 +283,7 @@ export function scanFeatures(text: string, out: Float64Array): void {
         if (runNonHex === 0 && runDigits > 0) { hexRuns++; hexChars += runLen; }
         else { b64Runs++; b64Chars += runLen; b64Digits += runDigits; b64Trans += runTrans; }
       } else {
-        words += tWords; wordLetters += tLetters; wordOver3 += tOver3; wordOver6 += tOver6; wordOver10 += tOver10;
+        words += tWords; knownWords += tKnown; capsWords += tCaps; wordLetters += tLetters; wordOver3 += tOver3; wordOver6 += tOver6; wordOver10 += tOver10;
         capsPairs += runCaps; rareBigrams += tRare;
         digitRuns += tDigitRuns; digitGroups += tDigitGroups; digitChars += runDigits;
         if (mixed) {
@@ -240,7 +293,7 @@ export function scanFeatures(text: string, out: Float64Array): void {
       }
       lastRandom = random;
       runLen = runDigits = runTrans = runCaps = runNonHex = 0;
-      tWords = tLetters = tOver3 = tOver6 = tOver10 = tRare = tDigitRuns = tDigitGroups = 0;
+      tWords = tKnown = tCaps = tLetters = tOver3 = tOver6 = tOver10 = tRare = tDigitRuns = tDigitGroups = 0;
       gap = 0;
     }
     if (i === n) break;
@@ -282,13 +335,19 @@ export function scanFeatures(text: string, out: Float64Array): void {
     if (k === CTL) { controls++; prevScript = 0; continue; }
 
     // ---- non-ASCII
-    if (c < 0x250) { latinExt++; prevScript = 0; }
+    if (c < 0x250) {
+      latinExt++;
+      if (i > 0 && ASCII_CLASS[text.charCodeAt(i - 1) & 127]! <= UP && text.charCodeAt(i - 1) < 128) latinInWord++;
+      prevScript = 0;
+    }
     else if (c >= 0x370 && c < 0x530) {
       cyrillic++;
       if (prevScript !== 1) { cyrillicRuns++; prevScript = 1; }
     } else if (c < 0x800) { other2++; prevScript = 0; }
     else if (c >= 0x4e00 && c <= 0x9fff) {
       han++;
+      const o = c - HAN_FIRST;
+      if ((HAN_COMMON[o >>> 3]! & (1 << (o & 7))) === 0) hanRare++;
       if (prevScript !== 2) { cjkRuns++; prevScript = 2; }
     } else if (c >= 0x3040 && c <= 0x30ff) {
       kana++;
@@ -316,7 +375,7 @@ export function scanFeatures(text: string, out: Float64Array): void {
   }
   if (punctLen > 0) { punctRuns++; punctChars += punctLen; }
 
-  out[F.words] = words; out[F.wordLetters] = wordLetters; out[F.wordOver3] = wordOver3; out[F.wordOver6] = wordOver6;
+  out[F.words] = words; out[F.knownWords] = knownWords; out[F.capsWords] = capsWords; out[F.wordLetters] = wordLetters; out[F.wordOver3] = wordOver3; out[F.wordOver6] = wordOver6;
   out[F.wordOver10] = wordOver10; out[F.capsPairs] = capsPairs; out[F.rareBigrams] = rareBigrams;
   out[F.digitRuns] = digitRuns; out[F.digitGroups] = digitGroups; out[F.digitChars] = digitChars;
   out[F.mixedRuns] = mixedRuns; out[F.mixedChars] = mixedChars; out[F.mixedHexRuns] = mixedHexRuns; out[F.mixedTrans] = mixedTrans;
@@ -325,7 +384,7 @@ export function scanFeatures(text: string, out: Float64Array): void {
   out[F.singleSpaces] = singleSpaces; out[F.wsRuns] = wsRuns; out[F.wsChars] = wsChars; out[F.newlines] = newlines;
   out[F.punctRuns] = punctRuns; out[F.punctChars] = punctChars; out[F.quotes] = quotes; out[F.backslashes] = backslashes;
   out[F.uEscapes] = uEscapes; out[F.controls] = controls;
-  out[F.latinExt] = latinExt; out[F.cyrillic] = cyrillic; out[F.cyrillicRuns] = cyrillicRuns; out[F.other2] = other2;
-  out[F.symbols] = symbols; out[F.cjkPunct] = cjkPunct; out[F.kana] = kana; out[F.han] = han; out[F.hangul] = hangul;
+  out[F.latinExt] = latinExt; out[F.latinInWord] = latinInWord; out[F.cyrillic] = cyrillic; out[F.cyrillicRuns] = cyrillicRuns; out[F.other2] = other2;
+  out[F.symbols] = symbols; out[F.cjkPunct] = cjkPunct; out[F.kana] = kana; out[F.han] = han; out[F.hanRare] = hanRare; out[F.hangul] = hangul;
   out[F.cjkRuns] = cjkRuns; out[F.astral] = astral; out[F.privateUse] = privateUse; out[F.other3] = other3;
 }
