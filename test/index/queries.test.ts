@@ -1,0 +1,155 @@
+import path from 'node:path';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ESTIMATED_SPILL_MESSAGE_TOKENS, type SpillIndex, logHistogram, openIndex } from '../../src/index/index.js';
+import type { SummaryRun } from '../../src/pipeline/types.js';
+import { type GeneratedRoot, generateSessionsRoot } from '../helpers/gen-sessions.js';
+import { CLAUDE_PROJECTS } from './helpers.js';
+import fs from 'node:fs';
+import os from 'node:os';
+
+let index: SpillIndex;
+let gen: GeneratedRoot;
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-q-'));
+
+beforeAll(async () => {
+  gen = await generateSessionsRoot(path.join(dir, 'sessions'), { sessions: 3, payloads: 60, seed: 77, imageShare: 0.2 });
+  index = openIndex({ dbPath: path.join(dir, 'index.sqlite') });
+  index.addRoot(gen.root);
+  index.addRoot(path.join(CLAUDE_PROJECTS, '-Users-gray-Projects-claude-bug'));
+  await index.scan();
+  return async () => {
+    await index.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+});
+
+describe('listPayloads', () => {
+  it('pages through a stable sort without gaps or repeats', () => {
+    const all = index.listPayloads({ sort: { field: 'tokens', dir: 'desc' }, limit: 1000 });
+    expect(all.total).toBe(60 + 26);
+    const tokens = all.rows.map((r) => r.tokens);
+    expect(tokens).toEqual([...tokens].sort((a, b) => b - a));
+    const paged: string[] = [];
+    for (let offset = 0; offset < all.total; offset += 7) {
+      const page = index.listPayloads({ sort: { field: 'tokens', dir: 'desc' }, offset, limit: 7 });
+      expect(page.total).toBe(all.total);
+      paged.push(...page.rows.map((r) => r.id));
+    }
+    expect(paged).toEqual(all.rows.map((r) => r.id));
+  });
+
+  it('filters by session, tool, kind and token range', () => {
+    const s = index.listSessions().find((x) => x.name === 'session-001')!;
+    const rows = index.listPayloads({ sessionId: s.id, limit: 1000 }).rows;
+    expect(rows).toHaveLength(20);
+    expect(rows.every((r) => r.sessionId === s.id)).toBe(true);
+    const grep = index.listPayloads({ tool: 'Grep', limit: 1000 });
+    expect(grep.total).toBe(4);
+    const mid = index.listPayloads({ minTokens: 1000, maxTokens: 5000, limit: 1000 }).rows;
+    expect(mid.every((r) => r.tokens >= 1000 && r.tokens <= 5000)).toBe(true);
+    const json = index.listPayloads({ kind: 'json', limit: 1000 }).rows;
+    expect(json.length).toBeGreaterThan(0);
+    expect(json.every((r) => r.kind === 'json')).toBe(true);
+  });
+
+  it('never throws on hostile query text, and snippets are plain text', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 40 }), (q) => {
+        const res = index.listPayloads({ query: q, limit: 5 });
+        for (const r of res.rows) if (r.snippet) expect(r.snippet).not.toMatch(/<\/?(b|mark|em)>/);
+      }),
+      { numRuns: 300 },
+    );
+    for (const q of ['"', 'a OR', 'NEAR(', '*', '-x', 'col:val', ')(', "'; DROP TABLE payloads; --"]) {
+      expect(() => index.listPayloads({ query: q })).not.toThrow();
+    }
+    expect(index.listPayloads({}).total).toBe(86);
+  });
+
+  it('finds text, prefixes, tools and summaries added later', () => {
+    const hit = index.listPayloads({ query: 'collect_wsd_files' });
+    expect(hit.total).toBeGreaterThan(0);
+    expect(hit.rows.every((r) => typeof r.snippet === 'string')).toBe(true);
+    expect(index.listPayloads({ query: 'collect_wsd*' }).total).toBeGreaterThanOrEqual(hit.total);
+    const target = index.listPayloads({ tool: 'Grep', limit: 1 }).rows[0]!;
+    const run: SummaryRun = {
+      id: 'r-later',
+      createdAt: '2026-11-30T09:30:00.000Z',
+      status: 'ok',
+      summary: 'The grep shows xylophonic duplication in the wsd scripts.',
+      provider: 'structural',
+      model: 'none',
+      inputTokens: 10,
+      outputTokens: 5,
+      ms: 3,
+    };
+    index.addSummaryRun(target.id, run);
+    const found = index.listPayloads({ query: 'xylophonic' });
+    expect(found.rows.map((r) => r.id)).toEqual([target.id]);
+    expect(found.rows[0]!.summaryCount).toBe(1);
+    expect(found.rows[0]!.snippet).toContain('xylophonic');
+    expect(index.summaryRuns(target.id)).toEqual([run]);
+  });
+});
+
+describe('limit tuner and waste report', () => {
+  it('gives a histogram and sizes that agree with each other and with the limit', () => {
+    const limit = 4_000;
+    const t = index.limitTunerData({ limitTokens: limit, pricePerMTok: 5, buckets: 16 });
+    expect(t.total).toBe(86);
+    expect(t.sizes).toHaveLength(86);
+    expect(t.histogram.reduce((a, b) => a + b.count, 0)).toBe(86);
+    for (const b of t.histogram) {
+      const inBucket = t.sizes.filter((s) => s.tokens >= b.from && s.tokens < b.to).length;
+      expect(inBucket).toBe(b.count);
+    }
+    const over = t.sizes.filter((s) => s.tokens > limit);
+    expect(t.spilled).toBe(over.length);
+    const kept = over.reduce((a, s) => a + Math.max(0, s.tokens - ESTIMATED_SPILL_MESSAGE_TOKENS), 0);
+    expect(t.tokensKeptOut).toBe(kept);
+    expect(t.dollarsKeptOut).toBeCloseTo((kept * 5) / 1e6, 9);
+    expect(t.tokensTotal).toBe(t.sizes.reduce((a, s) => a + s.tokens, 0));
+    // A context window narrows the limit: 10% of 20,000.
+    expect(index.limitTunerData({ limitTokens: 12_000, contextWindowTokens: 20_000 }).limitTokens).toBe(2_000);
+    const chars4 = index.limitTunerData({ limitTokens: limit, strategy: 'chars4' });
+    expect(chars4.strategy).toBe('chars4');
+    expect(chars4.sizes.map((s) => s.tokens)).not.toEqual(t.sizes.map((s) => s.tokens));
+  });
+
+  it('reports a real Claude Code session: tokens per tool, biggest results, savings', () => {
+    const s = index.listSessions().find((x) => x.name === '637ef6e7-e740-4503-8ff8-5780d7c0918f')!;
+    const w = index.wasteReport({ sessionId: s.id, limitTokens: 5_000, pricePerMTok: 3 });
+    const rows = index.listPayloads({ sessionId: s.id, limit: 1000 }).rows;
+    expect(w.byTool.reduce((a, t) => a + t.calls, 0)).toBe(19);
+    expect(w.totalTokens).toBe(rows.reduce((a, r) => a + r.tokens, 0));
+    expect(w.byTool.find((t) => t.tool === 'Grep')!.calls).toBe(4);
+    expect(w.biggest[0]!.tokens).toBe(Math.max(...rows.map((r) => r.tokens)));
+    const over = rows.filter((r) => r.tokens > 5_000);
+    expect(w.wouldSpill.payloads).toBe(over.length);
+    expect(w.wouldSpill.tokensSaved).toBe(over.reduce((a, r) => a + r.tokens - ESTIMATED_SPILL_MESSAGE_TOKENS, 0));
+    expect(w.wouldSpill.dollarsSaved).toBeCloseTo((w.wouldSpill.tokensSaved * 3) / 1e6, 9);
+    expect(() => index.wasteReport({ sessionId: 'nope' })).toThrow(/no session/);
+  });
+
+  it('counts inline base64 the guard cut out of screenshots', () => {
+    const s = index.listSessions().find((x) => x.kind === 'spillway' && x.assetCount > 0)!;
+    const w = index.wasteReport({ sessionId: s.id });
+    expect(w.inlineBase64.payloads).toBeGreaterThan(0);
+    expect(w.inlineBase64.bytes).toBeGreaterThan(1_000);
+    expect(w.inlineBase64.tokens).toBeGreaterThan(0);
+  });
+
+  it('log histogram: every value in exactly one increasing bucket', () => {
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 5_000_000 }), { maxLength: 200 }), fc.integer({ min: 1, max: 40 }), (vals, buckets) => {
+        const sorted = [...vals].sort((a, b) => a - b);
+        const h = logHistogram(sorted, buckets, sorted.at(-1) ?? 0);
+        expect(h.reduce((a, b) => a + b.count, 0)).toBe(vals.length);
+        for (let i = 1; i < h.length; i++) expect(h[i]!.from).toBe(h[i - 1]!.to);
+        for (const b of h) expect(b.to).toBeGreaterThan(b.from);
+        if (sorted.length) expect(h.at(-1)!.to).toBeGreaterThan(sorted.at(-1)!);
+      }),
+    );
+  });
+});
