@@ -101,7 +101,7 @@ export const UI_CSP = [
   "font-src 'self' data:",
   "connect-src 'self'",
   "worker-src 'self' blob:",
-  "frame-src 'self'",
+  "frame-src 'self' blob:",
   "media-src 'self' blob:",
   "object-src 'none'",
   "base-uri 'none'",

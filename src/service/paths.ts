@@ -23,10 +23,17 @@ const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f]/;
  * `evil.jpg` and hide `..` in plain sight (Trojan Source).
  */
 const BIDI_RE = /[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]/;
-/** Characters that are not separators or dots but become them under NFKC (fullwidth `．／＼`, ․ ‥ …, etc). */
+/** Slashes that no normalization turns into `/` but that read as one (division, fraction, box-drawing slashes). */
+const CONFUSABLE_SLASHES = new Set(['\u2215', '\u2044', '\u29f8', '\u29f9', '\u2571', '\u2572', '\u27cb', '\u27cd']);
+
+/**
+ * Characters that are not separators or dots but become them under NFKC (fullwidth `．／＼`,
+ * ․ ‥ …, small full stop), or that read as slashes.
+ */
 function hasLookalikeSeparators(p: string): boolean {
   for (const ch of p) {
     if (ch === '.' || ch === '/' || ch === '\\' || ch === ':') continue;
+    if (CONFUSABLE_SLASHES.has(ch)) return true;
     const n = ch.normalize('NFKC');
     if (n !== ch && /[./\\:]/.test(n)) return true;
   }

@@ -139,7 +139,7 @@ describe('the service implements the whole contract', () => {
 
   it('readAsset refuses an asset file whose bytes no longer match its hash', async () => {
     const s = path.join(gen.root, 'damaged-session');
-    const big = JSON.stringify({ content: [{ type: 'image', mimeType: 'image/png', data: fs.readFileSync(findPng()).toString('base64') }], pad: 'x'.repeat(60_000) });
+    const big = JSON.stringify({ content: [{ type: 'image', mimeType: 'image/png', data: fs.readFileSync(findPng()).toString('base64') }], pad: crypto.randomBytes(30_000).toString('hex') });
     const res = await guardLargeResult(big, { sessionPath: s, toolName: 'screenshot', limitTokens: 1000 });
     expect(res?.assets.length).toBe(1);
     await svc.reindex({ rootId });
@@ -293,7 +293,7 @@ describe('the service implements the whole contract', () => {
     const events: unknown[] = [];
     const off = svc.on('onDidIndex', (e) => events.push(e));
     const s = gen.sessions[0]!;
-    const big = 'line of log output\n'.repeat(20_000);
+    const big = crypto.randomBytes(40_000).toString('hex');
     const res = await guardLargeResult(big, { sessionPath: s, toolName: 'live_tool', limitTokens: 1000 });
     expect(res?.payloadPath).toBeDefined();
     await until(async () => ((await svc.listPayloads({ rootId, tool: 'live_tool', limit: 1 })).total > 0 ? true : undefined));

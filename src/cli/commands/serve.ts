@@ -1,11 +1,106 @@
-import type { Command } from 'commander';
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { createInspectorService } from '../../service/service.js';
+import { startServer } from '../../server/server.js';
 
-// Skeleton: the owning work item replaces this with the real verb.
+function parsePort(v: string): number {
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || !Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('a port is an integer from 0 to 65535');
+  return n;
+}
+
+const collect = (v: string, prev: string[]) => [...prev, v];
+
+/** Open `url` in the system browser; never throws (a headless box has none). */
+export function openBrowser(url: string, warn: (msg: string) => void): void {
+  const [cmd, args] =
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '""', url.replace(/&/g, '^&')]]
+        : ['xdg-open', [url]];
+  try {
+    const child = spawn(cmd, args as string[], { stdio: 'ignore', detached: true });
+    child.on('error', (err) => warn(`could not open a browser (${cmd}: ${err.message}); open the URL yourself`));
+    child.on('exit', (code) => {
+      if (code) warn(`could not open a browser (${cmd} exited with ${code}); open the URL yourself`);
+    });
+    child.unref();
+  } catch (err) {
+    warn(`could not open a browser (${(err as Error).message}); open the URL yourself`);
+  }
+}
+
 export function register(program: Command): void {
   program
     .command('serve')
-    .description('(not built yet)')
-    .action(() => {
-      throw new Error('spillway serve is not built yet');
+    .description('Serve the inspector (UI + API) on 127.0.0.1 with a random token in the URL')
+    .option('--root <dir>', 'register a sessions root (repeatable; remembered in the index)', collect, [] as string[])
+    .option('--port <n>', 'port (0 = a free one)', parsePort, 0)
+    .option('--db <file>', 'index database (default: <app data>/index.sqlite)')
+    .option('--open', 'open the system browser at the URL')
+    .addOption(new Option('--token <token>', 'use this token instead of a random one (16+ URL-safe chars)').env('SPILLWAY_TOKEN').hideHelp())
+    .addOption(new Option('--static-dir <dir>', 'serve this built UI instead of dist/renderer').hideHelp())
+    .addHelpText(
+      'after',
+      `
+Prints the URL (with its token) on the first line of stdout, then keeps serving until
+SIGINT/SIGTERM. Without --root and with no root registered yet, the app-data sessions
+folder is used. Requests without the token get 401; only loopback Host/Origin are accepted.`,
+    )
+    .action(async (opts: { root: string[]; port: number; db?: string; open?: boolean; token?: string; staticDir?: string }) => {
+      const warn = (m: string) => process.stderr.write(`spillway serve: ${m}\n`);
+      const service = createInspectorService({
+        transport: 'http',
+        roots: opts.root.map((r) => path.resolve(r)),
+        dbPath: opts.db ? path.resolve(opts.db) : undefined,
+        onWarning: warn,
+      });
+      try {
+        await service.ready;
+      } catch (err) {
+        await service.close().catch(() => undefined);
+        throw err;
+      }
+      let server;
+      try {
+        server = await startServer({
+          service,
+          host: '127.0.0.1',
+          port: opts.port,
+          token: opts.token,
+          staticDir: opts.staticDir ? path.resolve(opts.staticDir) : undefined,
+        });
+      } catch (err) {
+        await service.close().catch(() => undefined);
+        throw err;
+      }
+      process.stdout.write(`${server.url}\n`);
+      const roots = await service.listRoots({});
+      process.stderr.write(
+        `spillway serve: index ${service.dbPath}\n` +
+          roots.map((r) => `spillway serve: root ${r.path} (${r.kind})\n`).join('') +
+          'spillway serve: press Ctrl+C to stop\n',
+      );
+      if (opts.open) openBrowser(server.url, warn);
+
+      await new Promise<void>((resolve) => {
+        let stopping = false;
+        const stop = (signal: NodeJS.Signals) => {
+          if (stopping) {
+            process.exit(130); // a second Ctrl+C: leave now
+          }
+          stopping = true;
+          process.stderr.write(`spillway serve: ${signal}, closing\n`);
+          void (async () => {
+            await server.close().catch(() => undefined);
+            await service.close().catch((err: unknown) => warn(`closing the index failed: ${(err as Error).message}`));
+            resolve();
+          })();
+        };
+        process.once('SIGINT', stop);
+        process.once('SIGTERM', stop);
+      });
     });
 }
