@@ -91,6 +91,10 @@ for (let c = 0; c < 128; c++) {
   B64_GLUE[c] = c === 43 || c === 47 || c === 61 || c === 45 || c === 95 || c === 10 ? 1 : 0;
 }
 
+/** 1 for the lower case letters g..z (not hex digits), indexed by letter - 'a'. */
+const IS_NOT_HEX_LOWER = new Uint8Array(26);
+for (let l = 6; l < 26; l++) IS_NOT_HEX_LOWER[l] = 1;
+
 /** Runs at least this long with enough case/digit changes are priced as random (base64, hashes). */
 const RANDOM_RUN_MIN_CHARS = 16;
 
@@ -240,13 +244,37 @@ export function scanFeatures(text: string, out: Float64Array): void {
             wl = 0; wu = 0; wh = WORD_HASH_SEED;
           }
         }
-        const letter = (c | 32) - 97;
+        let letter = (c | 32) - 97;
         if (prevLetter >= 0) tRare += RARE_BIGRAM[prevLetter * 26 + letter]!;
-        prevLetter = letter;
         wh = Math.imul(wh ^ c, 16777619);
         if (k === UP) wu++;
         wl++;
         if (IS_HEX[c] === 0) runNonHex++;
+        if (runCls !== k && runCls !== -1) runTrans++;
+        runCls = k;
+        runLen++;
+        // hot path: the lower case letters that follow (most of any text) in a tight loop
+        let j = i + 1;
+        let d = j < n ? text.charCodeAt(j) : 0;
+        if (d >= 97 && d <= 122) {
+          if (k === UP) runTrans++;
+          runCls = LOW;
+          do {
+            const l = d - 97;
+            tRare += RARE_BIGRAM[letter * 26 + l]!;
+            letter = l;
+            wh = Math.imul(wh ^ d, 16777619);
+            runNonHex += IS_NOT_HEX_LOWER[l]!;
+            j++;
+            d = j < n ? text.charCodeAt(j) : 0;
+          } while (d >= 97 && d <= 122);
+          const more = j - i - 1;
+          wl += more;
+          runLen += more;
+          i = j - 1;
+        }
+        prevLetter = letter;
+        continue;
       }
       if (runCls !== k && runCls !== -1) runTrans++;
       runCls = k;

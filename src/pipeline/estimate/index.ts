@@ -166,12 +166,14 @@ export function densityShares(text: string): DensityShares {
   scanFeatures(text, shareScratch);
   const f = (k: keyof typeof IDX) => shareScratch[IDX[k]]!;
   const uuid = f('uuids') * 36;
-  const base64 = f('b64Chars');
+  // the + / = between random runs belong to the base64 too (about one per run)
+  const glue = Math.min(f('b64Runs'), f('punctChars'));
+  const base64 = f('b64Chars') + glue;
   const hex = f('hexChars');
   const cjk = f('han') + f('kana') + f('hangul') + f('cjkPunct');
   const otherNonAscii = f('latinExt') + f('cyrillic') + f('other2') + f('symbols') + f('astral') * 2 + f('privateUse') + f('other3');
   const whitespace = f('singleSpaces') + f('wsChars');
-  const punctuation = f('punctChars') + f('controls') + f('uEscapes') * 6;
+  const punctuation = f('punctChars') - glue + f('controls') + f('uEscapes') * 6;
   const digits = f('digitChars');
   const counted = uuid + base64 + hex + cjk + otherNonAscii + whitespace + punctuation + digits;
   // the rest are letters of ordinary words (and of short mixed runs like utf8)

@@ -1,0 +1,87 @@
+/**
+ * estimateForDecision: exact where it matters, free elsewhere. This file runs in its own process
+ * (vitest forks), so "the tokenizer was never loaded" is a real observation of this process.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  EXACT_MARGIN,
+  MEASURED_ERROR,
+  calibrated,
+  countExact,
+  estimateForDecision,
+  isNearLimit,
+  isTokenizerLoaded,
+} from '../../src/pipeline/index.js';
+
+const NM = path.resolve(import.meta.dirname, '../../node_modules');
+const read = (rel: string, n = 60_000) => fs.readFileSync(path.join(NM, rel), 'utf8').slice(0, n);
+
+describe('estimateForDecision', () => {
+  it('far from the limit: calibrated only, and no tokenizer is ever loaded', async () => {
+    const small = read('commander/Readme.md', 3_000);
+    const huge = read('typescript/lib/lib.dom.d.ts', 400_000);
+    const a = await estimateForDecision(small, 12_000, { profile: 'o200k' });
+    const b = await estimateForDecision(huge, 12_000, { profile: 'cl100k' });
+    const c = await estimateForDecision(small, 12_000, { profile: 'claude' });
+    for (const e of [a, b, c]) expect(e).toMatchObject({ strategy: 'calibrated', exact: false });
+    expect(isTokenizerLoaded('o200k') || isTokenizerLoaded('cl100k') || isTokenizerLoaded('claude')).toBe(false);
+  });
+
+  it('near the limit: counts exactly with the profile\'s tokenizer', async () => {
+    const text = read('commander/Readme.md', 20_000);
+    const est = calibrated(text, 'o200k');
+    const e = await estimateForDecision(text, est, { profile: 'o200k' });
+    expect(e).toMatchObject({ strategy: 'o200k', profile: 'o200k', exact: true });
+    expect(e.tokens).toBe(await countExact(text, 'o200k'));
+    expect(isTokenizerLoaded('o200k')).toBe(true);
+    expect(isTokenizerLoaded('cl100k')).toBe(false);
+  });
+
+  it('declares a margin at least as wide as the worst error measured on the corpus', () => {
+    for (const p of ['o200k', 'cl100k', 'claude'] as const) {
+      const m = MEASURED_ERROR[p];
+      expect(EXACT_MARGIN[p]).toBeGreaterThanOrEqual(Math.max(m.trainMax, m.holdoutMax));
+      expect(EXACT_MARGIN[p]).toBeLessThan(1);
+    }
+  });
+
+  it('never passes or spills wrongly: decisions match the real tokenizer around the limit', async () => {
+    const texts = [
+      read('commander/Readme.md', 30_000),
+      fs.readFileSync(path.join(NM, 'app-builder-lib/templates/icons/electron-linux/128x128.png')).toString('base64'),
+      read('typescript/lib/ko/diagnosticMessages.generated.json', 20_000),
+      read('monaco-editor/esm/vs/nls/lang/ru.js', 25_000),
+      JSON.stringify(JSON.parse(fs.readFileSync(path.join(NM, '.package-lock.json'), 'utf8')), null, 2).slice(0, 30_000),
+    ];
+    for (const profile of ['o200k', 'cl100k', 'claude'] as const) {
+      for (const text of texts) {
+        const truth = await countExact(text, profile);
+        for (const f of [0.75, 0.9, 0.99, 1, 1.01, 1.1, 1.3]) {
+          const limit = Math.round(truth * f);
+          const e = await estimateForDecision(text, limit, { profile });
+          expect({ profile, limit, spill: e.tokens > limit }).toEqual({ profile, limit, spill: truth > limit });
+        }
+      }
+    }
+  });
+
+  it('exact strategies always count; the baselines are returned as chosen', async () => {
+    const text = read('commander/Readme.md', 8_000);
+    const exact = await estimateForDecision(text, 1_000_000, { strategy: 'cl100k' });
+    expect(exact).toMatchObject({ strategy: 'cl100k', exact: true, tokens: await countExact(text, 'cl100k') });
+    const base = await estimateForDecision(text, Math.ceil(text.length / 4), { strategy: 'chars4' });
+    expect(base).toMatchObject({ strategy: 'chars4', exact: false, tokens: Math.ceil(text.length / 4) });
+    const off = await estimateForDecision(text, calibrated(text, 'o200k'), { exactNearLimit: false });
+    expect(off.exact).toBe(false);
+  });
+
+  it('isNearLimit brackets the real count from the estimate and the margin', () => {
+    // est 1000 with a 25% margin: the real count is within [800, 1333.3]
+    expect(isNearLimit(1000, 799, 0.25)).toBe(false);
+    expect(isNearLimit(1000, 800, 0.25)).toBe(true);
+    expect(isNearLimit(1000, 1333, 0.25)).toBe(true);
+    expect(isNearLimit(1000, 1334, 0.25)).toBe(false);
+  });
+});
