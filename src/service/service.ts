@@ -19,7 +19,9 @@ import {
   PROFILES,
   appPaths,
   appendSummaryRun,
+  densityShares,
   detectContent,
+  estimateExact,
   estimateTokens,
   guardLargeResult,
   handleLargeResponse,
@@ -30,7 +32,6 @@ import {
   sniffBinary,
   stemTime,
 } from '../pipeline/index.js';
-import { countExact } from '../pipeline/estimate/exact.js';
 import type { AssetRef, GuardResult, Profile, StrategyName, SummaryRun } from '../pipeline/types.js';
 import { IndexError, openIndex, type SpillIndex } from '../index/index.js';
 import {
@@ -170,56 +171,13 @@ async function cheapEstimates(text: string, profile: Profile): Promise<Array<{ s
   return out;
 }
 
-const BASE64_RUN_RE = /[A-Za-z0-9+/_-]{64,}={0,2}/g;
-const HEX_RUN_RE = /\b[0-9a-fA-F]{16,}\b/g;
-const UUID_RE = /\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b/g;
-const CJK_RE = /[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]/g;
-
-/**
- * Why a text is dense: the share of its characters in base64 runs, hex runs, UUIDs, CJK, other
- * non-ASCII, digits, punctuation, whitespace and letters. Measured on a sample spread over the
- * text for big inputs. Shares sum to 1 (0 for empty text).
- */
-export function densityShares(text: string): DensityShares {
-  let sample = text;
-  if (text.length > DENSITY_SAMPLE_CHARS) {
-    const parts = 16;
-    const each = Math.floor(DENSITY_SAMPLE_CHARS / parts);
-    const stride = Math.floor(text.length / parts);
-    sample = Array.from({ length: parts }, (_, k) => text.slice(k * stride, k * stride + each)).join('\n');
-  }
-  const shares: DensityShares = { base64: 0, hex: 0, uuid: 0, cjk: 0, otherNonAscii: 0, digits: 0, punctuation: 0, whitespace: 0, letters: 0 };
-  const n = sample.length;
-  if (n === 0) return shares;
-  // Runs are claimed in order (UUID, then base64, then hex) and blanked so they count once.
-  let rest = sample;
-  const claim = (re: RegExp, key: 'uuid' | 'base64' | 'hex', ok: (m: string) => boolean = () => true) => {
-    let count = 0;
-    rest = rest.replace(re, (m) => {
-      if (!ok(m)) return m;
-      count += m.length;
-      return ' '.repeat(m.length);
-    });
-    shares[key] = count;
-  };
-  claim(UUID_RE, 'uuid');
-  // A base64 run has mixed case or digits; a long lowercase word is not base64.
-  claim(BASE64_RUN_RE, 'base64', (m) => /[A-Z]/.test(m) && /[a-z]/.test(m) && /[0-9+/]/.test(m));
-  claim(HEX_RUN_RE, 'hex', (m) => /[0-9]/.test(m) && /[a-fA-F]/.test(m));
-  const blanked = shares.uuid + shares.base64 + shares.hex;
-  shares.cjk = (rest.match(CJK_RE) ?? []).length;
-  for (const ch of rest.replace(CJK_RE, '')) {
-    const c = ch.codePointAt(0)!;
-    if (c > 0x7f) shares.otherNonAscii += ch.length;
-    else if (c >= 0x30 && c <= 0x39) shares.digits++;
-    else if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) shares.whitespace++;
-    else if ((c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a)) shares.letters++;
-    else shares.punctuation++;
-  }
-  // The blanked runs were counted as whitespace above; take them back out.
-  shares.whitespace = Math.max(0, shares.whitespace - blanked);
-  for (const k of Object.keys(shares) as Array<keyof DensityShares>) shares[k] = shares[k] / n;
-  return shares;
+/** Density shares of a text, measured on a sample spread over it when it is big (the scan is one synchronous pass). */
+function densityOf(text: string): DensityShares {
+  if (text.length <= DENSITY_SAMPLE_CHARS) return densityShares(text);
+  const parts = 16;
+  const each = Math.floor(DENSITY_SAMPLE_CHARS / parts);
+  const stride = Math.floor(text.length / parts);
+  return densityShares(Array.from({ length: parts }, (_, k) => text.slice(k * stride, k * stride + each)).join('\n'));
 }
 
 /** Full estimate of one text: every cheap strategy, exact tokenizers on request, density shares. */
@@ -233,11 +191,11 @@ export async function estimateText(text: string, profile: Profile, exact: boolea
   if (exact) {
     for (const p of PROFILES) {
       const t0 = performance.now();
-      const tokens = await countExact(text, p);
+      const { tokens } = await estimateExact(text, p);
       estimates.push({ strategy: p, tokens: Math.round(tokens * scale), exact: scale === 1, ms: performance.now() - t0 });
     }
   }
-  return { chars: Math.round(text.length * scale), profile, default: DEFAULT_STRATEGY, estimates, density: densityShares(text) };
+  return { chars: Math.round(text.length * scale), profile, default: DEFAULT_STRATEGY, estimates, density: densityOf(text) };
 }
 
 function readHead(p: string, maxBytes: number): Promise<{ buf: Buffer; size: number }> {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { guardLargeResult, metaPathFor } from '../../src/pipeline/index.js';
 import { METHOD_NAMES, ServiceError, type PayloadRow, type SummaryRun } from '../../src/service/contract.js';
-import { createInspectorService, densityShares, type InspectorService } from '../../src/service/service.js';
+import { createInspectorService, type InspectorService } from '../../src/service/service.js';
 import { generateSessionsRoot, type GeneratedRoot } from '../helpers/gen-sessions.js';
 
 /**
@@ -167,16 +167,6 @@ describe('the service implements the whole contract', () => {
     await expectCode(svc.estimate({}), 'BAD_REQUEST');
     await expectCode(svc.estimate({ text: 'a', payloadId: rows[0]!.id }), 'BAD_REQUEST');
     await expectCode(svc.estimate({ path: '/etc/passwd' }), 'FORBIDDEN_PATH');
-  });
-
-  it('densityShares sums to 1 and finds what makes text dense', () => {
-    const d = densityShares(`abc 123 ${'a1B2'.repeat(40)} deadbeefcafe0123 中文`);
-    const sum = Object.values(d).reduce((a, b) => a + b, 0);
-    expect(sum).toBeCloseTo(1, 6);
-    expect(d.base64).toBeGreaterThan(0.5);
-    expect(d.hex).toBeGreaterThan(0);
-    expect(d.cjk).toBeGreaterThan(0);
-    expect(densityShares('')).toMatchObject({ letters: 0, base64: 0 });
   });
 
   it('analyze: a big pasted text is spilled into a scratch session and opens in the viewer', async () => {
