@@ -35,6 +35,7 @@ import type {
   WasteReport,
   WasteReportRequest,
 } from '../service/contract.js';
+import type { Statement } from 'better-sqlite3';
 import { type DB, openDatabase } from './db.js';
 import { type Discovery, type RootKind, type Unit, type UnitKind, detectRootKind, discover, fingerprint, claudeToolResultsDir } from './discover.js';
 import { importClaude, importCodex, importGemini, readImportedText } from './importers.js';
@@ -68,6 +69,9 @@ export const DEFAULT_TUNER_BUCKETS = 24;
 export const DEFAULT_PRICE_PER_MTOK_USD = 3;
 /** Rows in the waste report's "biggest results" list. */
 export const WASTE_BIGGEST_ROWS = 20;
+const MAX_CACHED_STATEMENTS = 256;
+/** Commit a scan's writes at least this often (one commit per time slice costs more than the writes). */
+const SCAN_COMMIT_MS = 1_000;
 /** Longest summary text kept in the summary full-text index per run. */
 const MAX_SUMMARY_FTS_CHARS = 32 * 1024;
 
@@ -221,6 +225,18 @@ export class SpillIndex {
     this.watchDebounceMs = opts.watchDebounceMs ?? 40;
   }
 
+  private readonly stmts = new Map<string, Statement>();
+  /** Prepared statements, cached by SQL text (preparing costs more than running most of these). */
+  private q(sql: string): Statement {
+    let st = this.stmts.get(sql);
+    if (!st) {
+      if (this.stmts.size > MAX_CACHED_STATEMENTS) this.stmts.clear();
+      st = this.db.prepare(sql);
+      this.stmts.set(sql, st);
+    }
+    return st;
+  }
+
   private emit(e: IndexEvent): void {
     try {
       this.onEvent?.(e);
@@ -267,7 +283,7 @@ export class SpillIndex {
     const covered = kind === 'file' ? [] : roots.filter((r) => isInsidePath(real, r.path));
     for (const r of covered) this.removeRoot(r.id);
     const row: RootRow = { id: stableId('r', real), path: real, kind, added_at: new Date().toISOString() };
-    this.db.prepare('INSERT INTO roots (id, path, kind, added_at) VALUES (?, ?, ?, ?)').run(row.id, row.path, row.kind, row.added_at);
+    this.q('INSERT INTO roots (id, path, kind, added_at) VALUES (?, ?, ?, ?)').run(row.id, row.path, row.kind, row.added_at);
     this.watcher?.add(row.path);
     return this.rootInfo(row);
   }
@@ -275,14 +291,14 @@ export class SpillIndex {
   /** Forget a root and everything indexed under it (the files are not touched). */
   removeRoot(id: string): { ok: true } {
     const root = this.rootRow(id);
-    const removed = (this.db.prepare('SELECT count(*) AS n FROM payloads WHERE root_id = ?').get(id) as { n: number }).n;
-    const sessionIds = (this.db.prepare('SELECT id FROM sessions WHERE root_id = ?').all(id) as Array<{ id: string }>).map((r) => r.id);
+    const removed = (this.q('SELECT count(*) AS n FROM payloads WHERE root_id = ?').get(id) as { n: number }).n;
+    const sessionIds = (this.q('SELECT id FROM sessions WHERE root_id = ?').all(id) as Array<{ id: string }>).map((r) => r.id);
     this.db.transaction(() => {
-      this.db.prepare('DELETE FROM summary_runs WHERE payload_id IN (SELECT id FROM payloads WHERE root_id = ?)').run(id);
-      this.db.prepare('DELETE FROM payloads WHERE root_id = ?').run(id);
-      this.db.prepare('DELETE FROM sources WHERE root_id = ?').run(id);
-      this.db.prepare('DELETE FROM sessions WHERE root_id = ?').run(id);
-      this.db.prepare('DELETE FROM roots WHERE id = ?').run(id);
+      this.q('DELETE FROM summary_runs WHERE payload_id IN (SELECT id FROM payloads WHERE root_id = ?)').run(id);
+      this.q('DELETE FROM payloads WHERE root_id = ?').run(id);
+      this.q('DELETE FROM sources WHERE root_id = ?').run(id);
+      this.q('DELETE FROM sessions WHERE root_id = ?').run(id);
+      this.q('DELETE FROM roots WHERE id = ?').run(id);
     })();
     this.watcher?.remove(root.path);
     if (removed || sessionIds.length) this.emit({ event: 'onDidIndex', payload: { sessionIds, added: 0, changed: 0, removed } });
@@ -308,18 +324,17 @@ export class SpillIndex {
   }
 
   private rootRows(): RootRow[] {
-    return this.db.prepare('SELECT id, path, kind, added_at FROM roots ORDER BY added_at, path').all() as RootRow[];
+    return this.q('SELECT id, path, kind, added_at FROM roots ORDER BY added_at, path').all() as RootRow[];
   }
 
   private rootRow(id: string): RootRow {
-    const r = this.db.prepare('SELECT id, path, kind, added_at FROM roots WHERE id = ?').get(id) as RootRow | undefined;
+    const r = this.q('SELECT id, path, kind, added_at FROM roots WHERE id = ?').get(id) as RootRow | undefined;
     if (!r) throw new IndexError('NOT_FOUND', `no root with id ${JSON.stringify(id)}`);
     return r;
   }
 
   private rootInfo(r: RootRow): RootInfo {
-    const c = this.db
-      .prepare('SELECT (SELECT count(*) FROM sessions WHERE root_id = ?) AS s, (SELECT count(*) FROM payloads WHERE root_id = ?) AS p')
+    const c = this.q('SELECT (SELECT count(*) FROM sessions WHERE root_id = ?) AS s, (SELECT count(*) FROM payloads WHERE root_id = ?) AS p')
       .get(r.id, r.id) as { s: number; p: number };
     return { id: r.id, path: r.path, kind: r.kind, addedAt: r.added_at, sessionCount: c.s, payloadCount: c.p };
   }
@@ -344,8 +359,11 @@ export class SpillIndex {
     const roots = opts.rootId ? [this.rootRow(opts.rootId)] : this.rootRows();
     const res: ScanResult = { sessions: 0, payloads: 0, assets: 0, bytes: 0, seconds: 0, added: 0, changed: 0, removed: 0, unchanged: 0, read: 0, warnings: [] };
     const touched = new Set<string>();
-    for (const root of roots) {
-      await this.scanRoot(root, opts, res, touched);
+    try {
+      for (const root of roots) await this.scanRoot(root, opts, res, touched);
+    } finally {
+      // A failed scan keeps what it finished: every unit's rows were replaced in one synchronous step.
+      if (this.db.inTransaction) this.db.exec('COMMIT');
     }
     const totals = this.totals(roots.map((r) => r.id));
     Object.assign(res, totals, { seconds: (performance.now() - t0) / 1000 });
@@ -365,11 +383,15 @@ export class SpillIndex {
       opts.onProgress?.(p);
       this.emit({ event: 'onIndexProgress', payload: p });
     };
+    let lastCommit = performance.now();
     const commit = () => {
       if (db.inTransaction) db.exec('COMMIT');
+      lastCommit = performance.now();
     };
+    // Between slices the transaction may stay open (other calls on this connection see its
+    // rows); it is committed at least every SCAN_COMMIT_MS so other processes see progress.
     const yielder = new Yielder(undefined, () => {
-      commit();
+      if (performance.now() - lastCommit >= SCAN_COMMIT_MS) commit();
       if (total) progress();
     });
     const begin = () => {
@@ -384,7 +406,7 @@ export class SpillIndex {
       return;
     }
     const known = new Map<string, { id: number; fingerprint: string; hash: string | null; kind: UnitKind; session_id: string }>();
-    for (const s of db.prepare('SELECT id, key, fingerprint, hash, kind, session_id FROM sources WHERE root_id = ?').iterate(root.id) as Iterable<{
+    for (const s of this.q('SELECT id, key, fingerprint, hash, kind, session_id FROM sources WHERE root_id = ?').iterate(root.id) as Iterable<{
       id: number;
       key: string;
       fingerprint: string;
@@ -412,7 +434,7 @@ export class SpillIndex {
     progress();
 
     // Sessions first (payload rows point at them).
-    const upsertSession = db.prepare(
+    const upsertSession = this.q(
       `INSERT INTO sessions (id, root_id, path, name, kind, read_only) VALUES (?, ?, ?, ?, ?, ?)
        ON CONFLICT(id) DO UPDATE SET root_id = excluded.root_id, path = excluded.path, name = excluded.name, kind = excluded.kind, read_only = excluded.read_only`,
     );
@@ -425,7 +447,7 @@ export class SpillIndex {
     }
 
     const seen = new Set<string>();
-    const touchFp = db.prepare('UPDATE sources SET fingerprint = ? WHERE id = ?');
+    const touchFp = this.q('UPDATE sources SET fingerprint = ? WHERE id = ?');
     for (const unit of disc.units) {
       seen.add(unit.key);
       const sessionId = stableId('s', unit.session.path);
@@ -462,24 +484,24 @@ export class SpillIndex {
 
     // Whatever was known in this scope and not seen is gone.
     begin();
-    const delSource = db.prepare('DELETE FROM sources WHERE id = ?');
+    const delSource = this.q('DELETE FROM sources WHERE id = ?');
     for (const [key, ex] of known) {
       if (seen.has(key)) continue;
-      const ids = db.prepare('SELECT id FROM payloads WHERE source_id = ?').all(ex.id) as Array<{ id: string }>;
+      const ids = this.q('SELECT id FROM payloads WHERE source_id = ?').all(ex.id) as Array<{ id: string }>;
       for (const { id } of ids) this.dropRuns(id, 'all');
-      db.prepare('DELETE FROM payloads WHERE source_id = ?').run(ex.id);
+      this.q('DELETE FROM payloads WHERE source_id = ?').run(ex.id);
       delSource.run(ex.id);
       res.removed += ids.length;
       touched.add(ex.session_id);
     }
-    const staleSessions = db.prepare('SELECT id, path FROM sessions WHERE root_id = ?').all(root.id) as Array<{ id: string; path: string }>;
+    const staleSessions = this.q('SELECT id, path FROM sessions WHERE root_id = ?').all(root.id) as Array<{ id: string; path: string }>;
     for (const s of staleSessions) {
       if (!liveSessions.has(s.id) && inScope(s.path)) {
-        db.prepare('DELETE FROM sessions WHERE id = ?').run(s.id);
+        this.q('DELETE FROM sessions WHERE id = ?').run(s.id);
         touched.add(s.id);
       }
     }
-    db.prepare('UPDATE roots SET last_scan_at = ? WHERE id = ?').run(new Date().toISOString(), root.id);
+    this.q('UPDATE roots SET last_scan_at = ? WHERE id = ?').run(new Date().toISOString(), root.id);
     commit();
     progress();
   }
@@ -498,8 +520,8 @@ export class SpillIndex {
   }
 
   private dropRuns(payloadId: string, which: 'meta' | 'all'): void {
-    if (which === 'all') this.db.prepare('DELETE FROM summary_runs WHERE payload_id = ?').run(payloadId);
-    else this.db.prepare("DELETE FROM summary_runs WHERE payload_id = ? AND origin = 'meta'").run(payloadId);
+    if (which === 'all') this.q('DELETE FROM summary_runs WHERE payload_id = ?').run(payloadId);
+    else this.q("DELETE FROM summary_runs WHERE payload_id = ? AND origin = 'meta'").run(payloadId);
   }
 
   /** Replace one unit's rows (inside the caller's transaction). */
@@ -515,9 +537,9 @@ export class SpillIndex {
     let sourceId: number;
     const before = new Set<string>();
     if (existingSourceId !== undefined) {
-      for (const r of db.prepare('SELECT id FROM payloads WHERE source_id = ?').all(existingSourceId) as Array<{ id: string }>) before.add(r.id);
-      db.prepare('DELETE FROM payloads WHERE source_id = ?').run(existingSourceId);
-      db.prepare('UPDATE sources SET fingerprint = ?, hash = ?, session_id = ?, kind = ?, root_id = ? WHERE id = ?').run(
+      for (const r of this.q('SELECT id FROM payloads WHERE source_id = ?').all(existingSourceId) as Array<{ id: string }>) before.add(r.id);
+      this.q('DELETE FROM payloads WHERE source_id = ?').run(existingSourceId);
+      this.q('UPDATE sources SET fingerprint = ?, hash = ?, session_id = ?, kind = ?, root_id = ? WHERE id = ?').run(
         fp,
         result.hash,
         sessionId,
@@ -527,16 +549,15 @@ export class SpillIndex {
       );
       sourceId = existingSourceId;
     } else {
-      const info = db
-        .prepare(
+      const info = this.q(
           `INSERT INTO sources (root_id, session_id, key, fingerprint, hash, kind) VALUES (?, ?, ?, ?, ?, ?)
            ON CONFLICT(key) DO UPDATE SET root_id = excluded.root_id, session_id = excluded.session_id, fingerprint = excluded.fingerprint, hash = excluded.hash, kind = excluded.kind
            RETURNING id`,
         )
         .get(rootId, sessionId, unit.key, fp, result.hash, unit.kind) as { id: number };
       sourceId = info.id;
-      for (const r of db.prepare('SELECT id FROM payloads WHERE source_id = ?').all(sourceId) as Array<{ id: string }>) before.add(r.id);
-      db.prepare('DELETE FROM payloads WHERE source_id = ?').run(sourceId);
+      for (const r of this.q('SELECT id FROM payloads WHERE source_id = ?').all(sourceId) as Array<{ id: string }>) before.add(r.id);
+      this.q('DELETE FROM payloads WHERE source_id = ?').run(sourceId);
     }
     let added = 0;
     let changed = 0;
@@ -544,8 +565,8 @@ export class SpillIndex {
     for (const rec of result.payloads) {
       if (after.has(rec.id)) continue;
       // Same id under another source (a file moved between two roots' views): the newest wins.
-      const clash = db.prepare('SELECT rowid FROM payloads WHERE id = ?').get(rec.id) as { rowid: number } | undefined;
-      if (clash) db.prepare('DELETE FROM payloads WHERE rowid = ?').run(clash.rowid);
+      const clash = this.q('SELECT rowid FROM payloads WHERE id = ?').get(rec.id) as { rowid: number } | undefined;
+      if (clash) this.q('DELETE FROM payloads WHERE rowid = ?').run(clash.rowid);
       this.insertPayload(rootId, sessionId, sourceId, rec);
       after.add(rec.id);
       if (before.has(rec.id)) changed++;
@@ -564,8 +585,7 @@ export class SpillIndex {
   private insertPayload(rootId: string, sessionId: string, sourceId: number, rec: PayloadRecord): void {
     const db = this.db;
     const e = rec.estimates;
-    const info = db
-      .prepare(
+    const info = this.q(
         `INSERT INTO payloads (id, source_id, session_id, root_id, tool, created_at, bytes, tokens, action, kind, asset_count,
            input_excerpt, input_json, intent, t_chars4, t_craft_density, t_calibrated, t_o200k, t_cl100k, t_claude,
            path, linked_path, meta_path, message, binary, lines, source_json, b64_runs, b64_chars, b64_tokens)
@@ -604,18 +624,18 @@ export class SpillIndex {
         rec.b64.tokens,
       );
     const rowid = Number(info.lastInsertRowid);
-    const insAsset = db.prepare(
+    const insAsset = this.q(
       'INSERT INTO assets (payload_rowid, sha256, mime, bytes, path, rel_path, json_path, source, sniffed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     for (const a of rec.assets) insAsset.run(rowid, a.sha256, a.mimeType, a.bytes, a.path, a.relPath, a.jsonPath, a.source, a.sniffed ? 1 : 0);
-    db.prepare('INSERT INTO payload_fts (rowid, tool, input, body) VALUES (?, ?, ?, ?)').run(
+    this.q('INSERT INTO payload_fts (rowid, tool, input, body) VALUES (?, ?, ?, ?)').run(
       rowid,
       rec.tool,
       inputExcerpt(rec.input) ?? '',
       rec.ftsBody,
     );
     this.dropRuns(rec.id, 'meta');
-    const insRun = db.prepare(
+    const insRun = this.q(
       "INSERT OR REPLACE INTO summary_runs (payload_id, run_id, created_at, origin, summary, json) VALUES (?, ?, ?, 'meta', ?, ?)",
     );
     for (const run of rec.summaryRuns) insRun.run(rec.id, run.id, String(run.createdAt ?? ''), run.summary, JSON.stringify(run));
@@ -623,25 +643,24 @@ export class SpillIndex {
   }
 
   private refreshSummaryFts(rowid: number, payloadId: string): void {
-    const runs = this.db.prepare('SELECT summary FROM summary_runs WHERE payload_id = ? ORDER BY created_at').all(payloadId) as Array<{ summary: string }>;
+    const runs = this.q('SELECT summary FROM summary_runs WHERE payload_id = ? ORDER BY created_at').all(payloadId) as Array<{ summary: string }>;
     // FTS5 ignores a rowid constraint bound as a float (how JS numbers bind): cast it.
-    this.db.prepare('DELETE FROM summary_fts WHERE rowid = CAST(? AS INTEGER)').run(rowid);
+    this.q('DELETE FROM summary_fts WHERE rowid = CAST(? AS INTEGER)').run(rowid);
     if (runs.length) {
       const text = runs.map((r) => r.summary.slice(0, MAX_SUMMARY_FTS_CHARS)).join('\n\n');
-      this.db.prepare('INSERT INTO summary_fts (rowid, summary) VALUES (?, ?)').run(rowid, text);
+      this.q('INSERT INTO summary_fts (rowid, summary) VALUES (?, ?)').run(rowid, text);
     }
   }
 
   private totals(rootIds: string[]): Omit<IndexStats, 'seconds'> {
     if (!rootIds.length) return { sessions: 0, payloads: 0, assets: 0, bytes: 0 };
     const marks = rootIds.map(() => '?').join(',');
-    const s = this.db.prepare(`SELECT count(*) AS n FROM sessions WHERE root_id IN (${marks})`).get(...rootIds) as { n: number };
-    const p = this.db.prepare(`SELECT count(*) AS n, coalesce(sum(bytes), 0) AS b FROM payloads WHERE root_id IN (${marks})`).get(...rootIds) as {
+    const s = this.q(`SELECT count(*) AS n FROM sessions WHERE root_id IN (${marks})`).get(...rootIds) as { n: number };
+    const p = this.q(`SELECT count(*) AS n, coalesce(sum(bytes), 0) AS b FROM payloads WHERE root_id IN (${marks})`).get(...rootIds) as {
       n: number;
       b: number;
     };
-    const a = this.db
-      .prepare(
+    const a = this.q(
         `SELECT count(*) AS n FROM (SELECT DISTINCT p.session_id, a.sha256 FROM assets a JOIN payloads p ON p.rowid = a.payload_rowid WHERE p.root_id IN (${marks}))`,
       )
       .get(...rootIds) as { n: number };
@@ -693,8 +712,7 @@ export class SpillIndex {
   /** Sessions, with payload totals (default strategy's tokens). */
   listSessions(req: { rootId?: string } = {}): SessionInfo[] {
     const where = req.rootId ? 'WHERE s.root_id = ?' : '';
-    const rows = this.db
-      .prepare(
+    const rows = this.q(
         `SELECT s.id, s.root_id, s.name, s.path, s.kind, s.read_only,
                 count(p.rowid) AS n, coalesce(sum(p.asset_count), 0) AS assets, coalesce(sum(p.bytes), 0) AS bytes,
                 coalesce(sum(p.tokens), 0) AS tokens, min(p.created_at) AS first_at, max(p.created_at) AS last_at
@@ -767,9 +785,8 @@ export class SpillIndex {
     if (typeof req.query === 'string' && req.query.trim() && !q) return { rows: [], total: 0 };
     if (!q) {
       const order = `${sortCol ?? 'p.created_at'} ${sortCol ? dir : 'DESC'}, p.rowid ${sortCol ? dir : 'DESC'}`;
-      const total = (this.db.prepare(`SELECT count(*) AS n FROM payloads p WHERE ${f.sql}`).get(...f.args) as { n: number }).n;
-      const rows = this.db
-        .prepare(`SELECT ${ROW_COLUMNS} FROM payloads p WHERE ${f.sql} ORDER BY ${order} LIMIT ? OFFSET ?`)
+      const total = (this.q(`SELECT count(*) AS n FROM payloads p WHERE ${f.sql}`).get(...f.args) as { n: number }).n;
+      const rows = this.q(`SELECT ${ROW_COLUMNS} FROM payloads p WHERE ${f.sql} ORDER BY ${order} LIMIT ? OFFSET ?`)
         .all(...f.args, limit, offset) as PayloadDbRow[];
       return { rows: rows.map(toRow), total };
     }
@@ -781,17 +798,16 @@ export class SpillIndex {
     let total: number;
     let rows: PayloadDbRow[];
     try {
-      total = (this.db.prepare(`SELECT count(*) AS n FROM ${hits} JOIN payloads p ON p.rowid = h.rowid WHERE ${f.sql}`).get(q, q, ...f.args) as {
+      total = (this.q(`SELECT count(*) AS n FROM ${hits} JOIN payloads p ON p.rowid = h.rowid WHERE ${f.sql}`).get(q, q, ...f.args) as {
         n: number;
       }).n;
-      rows = this.db
-        .prepare(`SELECT ${ROW_COLUMNS} FROM ${hits} JOIN payloads p ON p.rowid = h.rowid WHERE ${f.sql} ORDER BY ${order} LIMIT ? OFFSET ?`)
+      rows = this.q(`SELECT ${ROW_COLUMNS} FROM ${hits} JOIN payloads p ON p.rowid = h.rowid WHERE ${f.sql} ORDER BY ${order} LIMIT ? OFFSET ?`)
         .all(q, q, ...f.args, limit, offset) as PayloadDbRow[];
     } catch (err) {
       throw new IndexError('BAD_REQUEST', `bad search query: ${(err as Error).message}`);
     }
-    const snipBody = this.db.prepare("SELECT snippet(payload_fts, -1, '', '', '…', 16) AS s FROM payload_fts WHERE payload_fts MATCH ? AND rowid = CAST(? AS INTEGER)");
-    const snipSum = this.db.prepare("SELECT snippet(summary_fts, 0, '', '', '…', 16) AS s FROM summary_fts WHERE summary_fts MATCH ? AND rowid = CAST(? AS INTEGER)");
+    const snipBody = this.q("SELECT snippet(payload_fts, -1, '', '', '…', 16) AS s FROM payload_fts WHERE payload_fts MATCH ? AND rowid = CAST(? AS INTEGER)");
+    const snipSum = this.q("SELECT snippet(summary_fts, 0, '', '', '…', 16) AS s FROM summary_fts WHERE summary_fts MATCH ? AND rowid = CAST(? AS INTEGER)");
     return {
       total,
       rows: rows.map((r) => {
@@ -805,7 +821,7 @@ export class SpillIndex {
 
   private payloadRow(id: string): PayloadDbRow {
     if (typeof id !== 'string' || !id) throw new IndexError('BAD_REQUEST', 'payload id must be a non-empty string');
-    const r = this.db.prepare(`SELECT p.*, ${ROW_COLUMNS} FROM payloads p WHERE p.id = ?`).get(id) as PayloadDbRow | undefined;
+    const r = this.q(`SELECT p.*, ${ROW_COLUMNS} FROM payloads p WHERE p.id = ?`).get(id) as PayloadDbRow | undefined;
     if (!r) throw new IndexError('NOT_FOUND', `no payload with id ${JSON.stringify(id)}`);
     return r;
   }
@@ -819,7 +835,7 @@ export class SpillIndex {
   }
 
   private listSessionsById(id: string): SessionInfo | undefined {
-    const row = this.db.prepare('SELECT root_id FROM sessions WHERE id = ?').get(id) as { root_id: string } | undefined;
+    const row = this.q('SELECT root_id FROM sessions WHERE id = ?').get(id) as { root_id: string } | undefined;
     if (!row) return undefined;
     return this.listSessions({ rootId: row.root_id }).find((s) => s.id === id);
   }
@@ -841,7 +857,7 @@ export class SpillIndex {
       if (typeof v === 'number') estimates[s as StrategyName] = v;
     }
     const assets = (
-      this.db.prepare('SELECT sha256, mime, bytes, path, rel_path, json_path, source, sniffed FROM assets WHERE payload_rowid = ?').all(r.rowid) as Array<{
+      this.q('SELECT sha256, mime, bytes, path, rel_path, json_path, source, sniffed FROM assets WHERE payload_rowid = ?').all(r.rowid) as Array<{
         sha256: string;
         mime: string;
         bytes: number;
@@ -877,7 +893,7 @@ export class SpillIndex {
         totalBytes = win.size;
         if (r.lines === null) {
           totalLines = binary ? 0 : await countLines(content.path);
-          this.db.prepare('UPDATE payloads SET lines = ? WHERE rowid = ?').run(totalLines, r.rowid);
+          this.q('UPDATE payloads SET lines = ? WHERE rowid = ?').run(totalLines, r.rowid);
         }
       } catch {
         /* file vanished since the scan: the watcher will drop the row */
@@ -932,7 +948,7 @@ export class SpillIndex {
   }
 
   summaryRuns(payloadId: string): SummaryRun[] {
-    const rows = this.db.prepare('SELECT json FROM summary_runs WHERE payload_id = ? ORDER BY created_at, run_id').all(payloadId) as Array<{ json: string }>;
+    const rows = this.q('SELECT json FROM summary_runs WHERE payload_id = ? ORDER BY created_at, run_id').all(payloadId) as Array<{ json: string }>;
     const out: SummaryRun[] = [];
     for (const r of rows) {
       try {
@@ -954,11 +970,10 @@ export class SpillIndex {
     const r = this.payloadRow(payloadId);
     if (!run || typeof run.id !== 'string' || typeof run.summary !== 'string') throw new IndexError('BAD_REQUEST', 'a summary run needs an id and a summary');
     this.db.transaction(() => {
-      const exists = this.db.prepare('SELECT origin FROM summary_runs WHERE payload_id = ? AND run_id = ?').get(payloadId, run.id) as
+      const exists = this.q('SELECT origin FROM summary_runs WHERE payload_id = ? AND run_id = ?').get(payloadId, run.id) as
         | { origin: string }
         | undefined;
-      this.db
-        .prepare('INSERT OR REPLACE INTO summary_runs (payload_id, run_id, created_at, origin, summary, json) VALUES (?, ?, ?, ?, ?, ?)')
+      this.q('INSERT OR REPLACE INTO summary_runs (payload_id, run_id, created_at, origin, summary, json) VALUES (?, ?, ?, ?, ?, ?)')
         .run(payloadId, run.id, String(run.createdAt ?? new Date().toISOString()), exists?.origin ?? 'db', run.summary, JSON.stringify(run));
       this.refreshSummaryFts(r.rowid, payloadId);
     })();
@@ -979,7 +994,7 @@ export class SpillIndex {
     const buckets = clampInt(req.buckets, 1, 200, DEFAULT_TUNER_BUCKETS);
     const f = this.filters(req);
     const col = `coalesce(p.${STRATEGY_COLUMN[strategy]}, p.t_calibrated, p.tokens)`;
-    const rows = this.db.prepare(`SELECT p.id, ${col} AS t, p.tool FROM payloads p WHERE ${f.sql} ORDER BY t ASC, p.id`).all(...f.args) as Array<{
+    const rows = this.q(`SELECT p.id, ${col} AS t, p.tool FROM payloads p WHERE ${f.sql} ORDER BY t ASC, p.id`).all(...f.args) as Array<{
       id: string;
       t: number;
       tool: string;
@@ -1021,25 +1036,21 @@ export class SpillIndex {
    */
   wasteReport(req: WasteReportRequest): WasteReport {
     if (!req || typeof req.sessionId !== 'string') throw new IndexError('BAD_REQUEST', 'sessionId is required');
-    const exists = this.db.prepare('SELECT 1 FROM sessions WHERE id = ?').get(req.sessionId);
+    const exists = this.q('SELECT 1 FROM sessions WHERE id = ?').get(req.sessionId);
     if (!exists) throw new IndexError('NOT_FOUND', `no session with id ${JSON.stringify(req.sessionId)}`);
     const strategy: StrategyName = req.strategy && STRATEGY_COLUMN[req.strategy] ? req.strategy : DEFAULT_STRATEGY;
     const limitTokens = typeof req.limitTokens === 'number' && req.limitTokens > 0 ? req.limitTokens : DEFAULT_LIMIT_TOKENS;
     const price = typeof req.pricePerMTok === 'number' && req.pricePerMTok >= 0 ? req.pricePerMTok : DEFAULT_PRICE_PER_MTOK_USD;
     const col = `coalesce(p.${STRATEGY_COLUMN[strategy]}, p.t_calibrated, p.tokens)`;
-    const byTool = this.db
-      .prepare(
+    const byTool = this.q(
         `SELECT p.tool AS tool, count(*) AS calls, sum(${col}) AS tokens, max(${col}) AS maxTokens FROM payloads p WHERE p.session_id = ? GROUP BY p.tool ORDER BY tokens DESC, tool`,
       )
       .all(req.sessionId) as WasteReport['byTool'];
-    const biggest = this.db
-      .prepare(`SELECT p.id, p.tool, ${col} AS tokens, p.bytes FROM payloads p WHERE p.session_id = ? ORDER BY tokens DESC, p.id LIMIT ?`)
+    const biggest = this.q(`SELECT p.id, p.tool, ${col} AS tokens, p.bytes FROM payloads p WHERE p.session_id = ? ORDER BY tokens DESC, p.id LIMIT ?`)
       .all(req.sessionId, WASTE_BIGGEST_ROWS) as WasteReport['biggest'];
-    const b64 = this.db
-      .prepare('SELECT count(*) AS payloads, coalesce(sum(b64_chars), 0) AS bytes, coalesce(sum(b64_tokens), 0) AS tokens FROM payloads WHERE session_id = ? AND b64_runs > 0')
+    const b64 = this.q('SELECT count(*) AS payloads, coalesce(sum(b64_chars), 0) AS bytes, coalesce(sum(b64_tokens), 0) AS tokens FROM payloads WHERE session_id = ? AND b64_runs > 0')
       .get(req.sessionId) as WasteReport['inlineBase64'];
-    const spill = this.db
-      .prepare(
+    const spill = this.q(
         `SELECT count(*) AS n, coalesce(sum(max(${col} - ?, 0)), 0) AS saved FROM payloads p WHERE p.session_id = ? AND ${col} > ?`,
       )
       .get(ESTIMATED_SPILL_MESSAGE_TOKENS, req.sessionId, limitTokens) as { n: number; saved: number };

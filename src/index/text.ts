@@ -36,8 +36,53 @@ export function stableId(prefix: string, key: string): string {
   return prefix + crypto.createHash('sha256').update(key).digest('base64url').slice(0, 22);
 }
 
-const BASE64_RUN_RE = new RegExp(`[A-Za-z0-9+/_-]{${MIN_BASE64_ASSET_CHARS},}={0,2}`, 'g');
-const HEX_ONLY_RE = /^[0-9a-fA-F]+$/;
+/** Base64 and base64url alphabet (plus `=` handled at the end of a run). */
+function isB64Char(c: number): boolean {
+  return (
+    (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 43 || c === 47 || c === 95 || c === 45
+  );
+}
+
+/**
+ * Spans [start, end) of base64 runs long enough to be an embedded asset, in one linear pass
+ * (a backtracking regex is quadratic-ish on text full of long identifiers). Hex-only runs
+ * (hashes, dumps) and runs without upper case, lower case and digits (long identifiers,
+ * separators) are not base64.
+ */
+export function base64Spans(text: string): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    if (!isB64Char(text.charCodeAt(i))) {
+      i++;
+      continue;
+    }
+    const start = i;
+    let upper = false;
+    let lower = false;
+    let digit = false;
+    let nonHex = false;
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (!isB64Char(c)) break;
+      if (c >= 65 && c <= 90) {
+        upper = true;
+        if (c > 70) nonHex = true;
+      } else if (c >= 97 && c <= 122) {
+        lower = true;
+        if (c > 102) nonHex = true;
+      } else if (c >= 48 && c <= 57) digit = true;
+      else nonHex = true;
+      i++;
+    }
+    let end = i;
+    while (end < n && end - i < 2 && text.charCodeAt(end) === 61) end++;
+    if (i - start >= MIN_BASE64_ASSET_CHARS && upper && lower && digit && nonHex) out.push([start, end]);
+    i = end === i ? i : end;
+  }
+  return out;
+}
 
 export interface Base64Scan {
   runs: number;
@@ -45,23 +90,12 @@ export interface Base64Scan {
   tokens: number;
 }
 
-/**
- * Runs of base64 (or base64url) long enough to be an embedded asset. Hex-only runs (hashes,
- * dumps) and runs without mixed case and digits (long identifiers) are not counted.
- */
+/** Base64 runs in a text: how many, how many chars, and what they cost in tokens. */
 export function scanBase64(text: string): Base64Scan {
-  let runs = 0;
   let chars = 0;
-  let tokens = 0;
-  for (const m of text.matchAll(BASE64_RUN_RE)) {
-    const run = m[0];
-    if (HEX_ONLY_RE.test(run)) continue;
-    if (!/[0-9]/.test(run) || !/[a-z]/.test(run) || !/[A-Z]/.test(run)) continue;
-    runs++;
-    chars += run.length;
-    tokens += estimateTokens(run).tokens;
-  }
-  return { runs, chars, tokens };
+  const spans = base64Spans(text);
+  for (const [a, b] of spans) chars += b - a;
+  return { runs: spans.length, chars, tokens: base64TokensForChars(chars) };
 }
 
 /** Tokens the default strategy gives `chars` of base64 (for assets the guard already cut out). */
@@ -85,12 +119,17 @@ function base64TokensPerChar(): number {
   return b64Ratio;
 }
 
-/** Replace base64 runs (they are noise to full-text search and previews) by a short marker. */
+/** Replace base64 runs (noise to full-text search and previews) by a short marker. */
 export function stripBase64(text: string): string {
-  return text.replace(BASE64_RUN_RE, (run) => {
-    if (HEX_ONLY_RE.test(run)) return run;
-    return `[base64 ${run.length} chars]`;
-  });
+  const spans = base64Spans(text);
+  if (!spans.length) return text;
+  let out = '';
+  let at = 0;
+  for (const [a, b] of spans) {
+    out += text.slice(at, a) + `[base64 ${b - a} chars]`;
+    at = b;
+  }
+  return out + text.slice(at);
 }
 
 /** Every cheap strategy's estimate for `text` (through the pipeline's estimator). */

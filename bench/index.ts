@@ -1,0 +1,137 @@
+/**
+ * `npm run bench index`: the session index against plain file-system baselines, same run.
+ *
+ * Generates a sessions root of ~10,000 payloads (~1 GB at SPILLWAY_BENCH_SCALE=1; mixed kinds,
+ * real content from node_modules, written by the real guard, later sessions byte-copied from the
+ * first ones because the guard writes only a few MB/s), then measures:
+ *   - the first index            vs reading every file under the root
+ *   - a re-scan, nothing changed vs a plain directory walk (readdir + stat of every file)
+ *   - a full-text query          vs grepping every payload file
+ *   - a page of 100 by tokens    vs reading every sidecar and sorting
+ * Goals: first index within 2x of the read, re-scan within 5x of the walk.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openIndex } from '../src/index/index.js';
+import { generateSessionsRoot } from '../test/helpers/gen-sessions.js';
+
+const SCALE = Number(process.env.SPILLWAY_BENCH_SCALE ?? '1') || 1;
+const PAYLOADS = Math.max(50, Math.round(10_000 * SCALE));
+const SESSIONS = Math.max(2, Math.round(100 * SCALE));
+const MEAN_PAYLOAD_BYTES = 100 * 1024;
+/** Payloads that go through the guard; the rest are byte copies of those sessions. */
+const GUARD_PAYLOADS = Math.min(PAYLOADS, 300);
+const QUERY_REPEATS = 20;
+
+function walk(dir: string, onFile: (p: string, st: fs.Stats) => void): void {
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) walk(p, onFile);
+    else if (e.isFile()) onFile(p, fs.statSync(p));
+  }
+}
+
+function listFiles(dir: string): string[] {
+  const out: string[] = [];
+  const rec = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) rec(p);
+      else if (e.isFile()) out.push(p);
+    }
+  };
+  rec(dir);
+  return out;
+}
+
+const ms = (t0: number) => performance.now() - t0;
+const fmt = (v: number) => (v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${v.toFixed(v < 10 ? 2 : 0)} ms`);
+const mb = (b: number) => `${(b / 1024 / 1024).toFixed(0)} MB`;
+
+export async function run(): Promise<void> {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-bench-index-'));
+  try {
+    const root = path.join(tmp, 'sessions');
+    let t = performance.now();
+    const gen = await generateSessionsRoot(root, {
+      sessions: SESSIONS,
+      payloads: PAYLOADS,
+      seed: 2026,
+      meanPayloadBytes: MEAN_PAYLOAD_BYTES,
+      uniquePayloads: GUARD_PAYLOADS,
+    });
+    const genMs = ms(t);
+    const files = listFiles(root);
+    console.log(
+      `generated ${gen.payloads.length} payloads in ${SESSIONS} sessions, ${files.length} files, ${mb(gen.bytesOnDisk)} on disk, in ${fmt(genMs)} (scale ${SCALE})`,
+    );
+
+    // Warm the page cache once so neither side pays for the disk.
+    for (const f of files) fs.readFileSync(f);
+
+    // 1. Reading every file vs the first index.
+    t = performance.now();
+    let readBytes = 0;
+    for (const f of files) readBytes += fs.readFileSync(f).length;
+    const readMs = ms(t);
+
+    const dbPath = path.join(tmp, 'db', 'index.sqlite');
+    const index = openIndex({ dbPath });
+    index.addRoot(root);
+    t = performance.now();
+    const first = await index.scan();
+    const firstMs = ms(t);
+    if (first.payloads !== gen.payloads.length) throw new Error(`indexed ${first.payloads} of ${gen.payloads.length} payloads`);
+
+    // 2. A plain walk vs a re-scan with nothing changed.
+    t = performance.now();
+    let walked = 0;
+    walk(root, () => walked++);
+    const walkMs = ms(t);
+    t = performance.now();
+    const again = await index.scan();
+    const rescanMs = ms(t);
+    if (again.read !== 0) throw new Error(`re-scan re-read ${again.read} units`);
+
+    // 3. Grep every payload file vs a full-text query.
+    const needle = 'diagnostics';
+    t = performance.now();
+    let grepHits = 0;
+    for (const p of gen.payloads) if (fs.readFileSync(p.payloadPath, 'utf8').includes(needle)) grepHits++;
+    const grepMs = ms(t);
+    t = performance.now();
+    let ftsTotal = 0;
+    for (let i = 0; i < QUERY_REPEATS; i++) ftsTotal = index.listPayloads({ query: needle, limit: 100 }).total;
+    const ftsMs = ms(t) / QUERY_REPEATS;
+
+    // 4. Read every sidecar and sort vs a page of 100 by tokens.
+    t = performance.now();
+    const metas = gen.payloads.map((p) => JSON.parse(fs.readFileSync(p.metaPath, 'utf8')) as { estimates: { calibrated?: number } });
+    metas.sort((a, b) => (b.estimates.calibrated ?? 0) - (a.estimates.calibrated ?? 0));
+    const sortMs = ms(t);
+    t = performance.now();
+    for (let i = 0; i < QUERY_REPEATS; i++) index.listPayloads({ sort: { field: 'tokens', dir: 'desc' }, limit: 100, offset: i * 100 });
+    const pageMs = ms(t) / QUERY_REPEATS;
+
+    await index.close();
+    const dbBytes = ['', '-wal', '-shm'].reduce((a, s) => a + (fs.existsSync(dbPath + s) ? fs.statSync(dbPath + s).size : 0), 0);
+
+    const rows = [
+      ['first index', fmt(firstMs), `read every file (${mb(readBytes)})`, fmt(readMs), firstMs / readMs, '<= 2x'],
+      ['re-scan, nothing changed', fmt(rescanMs), `walk + stat (${walked} files)`, fmt(walkMs), rescanMs / walkMs, '<= 5x'],
+      [`full-text query (${ftsTotal} hits)`, fmt(ftsMs), `grep every payload (${grepHits} hits)`, fmt(grepMs), ftsMs / grepMs, ''],
+      ['page of 100 by tokens', fmt(pageMs), 'read + sort every sidecar', fmt(sortMs), pageMs / sortMs, ''],
+    ] as const;
+    console.log('');
+    console.log('| measure | index | baseline | baseline time | ratio | goal |');
+    console.log('| --- | ---: | --- | ---: | ---: | --- |');
+    for (const [m, v, b, bv, ratio, goal] of rows) console.log(`| ${m} | ${v} | ${b} | ${bv} | ${ratio.toFixed(2)}x | ${goal} |`);
+    console.log('');
+    console.log(
+      `database: ${mb(dbBytes)} for ${mb(gen.bytesOnDisk)} of sessions; ${first.payloads} payloads, ${first.sessions} sessions, ${first.assets} assets`,
+    );
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}
