@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { LineSplitter } from '../../src/integrations/mcp/lines.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -121,4 +122,106 @@ export function listFiles(dir: string): string[] {
     .filter((e) => e.isFile())
     .map((e) => path.relative(dir, path.join(e.parentPath, e.name)))
     .sort();
+}
+
+/** A real PNG (RGB, random pixels so it does not compress away) of about `side`² × 3 bytes. */
+export function makePng(side: number, seed = 1): Buffer {
+  const crc = (b: Buffer) => {
+    const out = Buffer.alloc(4);
+    out.writeUInt32BE(zlib.crc32(b) >>> 0);
+    return out;
+  };
+  const chunk = (type: string, data: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    return Buffer.concat([len, td, crc(td)]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(side, 0);
+  ihdr.writeUInt32BE(side, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 2; // RGB
+  const raw = Buffer.alloc(side * (side * 3 + 1));
+  let x = seed;
+  for (let i = 0; i < raw.length; i++) {
+    if (i % (side * 3 + 1) === 0) raw[i] = 0; // filter: none
+    else {
+      x = (x * 1103515245 + 12345) & 0x7fffffff;
+      raw[i] = x >> 16;
+    }
+  }
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', zlib.deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/** A real WAV: 16-bit mono PCM, a noisy tone. */
+export function makeWav(samples: number): Buffer {
+  const data = Buffer.alloc(samples * 2);
+  for (let i = 0; i < samples; i++) data.writeInt16LE(Math.round(Math.sin(i / 7) * 12000 + ((i * 7919) % 2000) - 1000), i * 2);
+  const h = Buffer.alloc(44);
+  h.write('RIFF', 0, 'latin1');
+  h.writeUInt32LE(36 + data.length, 4);
+  h.write('WAVE', 8, 'latin1');
+  h.write('fmt ', 12, 'latin1');
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20); // PCM
+  h.writeUInt16LE(1, 22); // mono
+  h.writeUInt32LE(16000, 24);
+  h.writeUInt32LE(32000, 28);
+  h.writeUInt16LE(2, 32);
+  h.writeUInt16LE(16, 34);
+  h.write('data', 36, 'latin1');
+  h.writeUInt32LE(data.length, 40);
+  return Buffer.concat([h, data]);
+}
+
+/** Log-like text: numbered lines with words, ids and a few errors, about `bytes` long. */
+export function makeLog(bytes: number): string {
+  const words = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima'];
+  const lines: string[] = [];
+  let size = 0;
+  for (let i = 1; size < bytes; i++) {
+    const level = i % 97 === 0 ? 'ERROR' : i % 13 === 0 ? 'WARN' : 'INFO';
+    const line = `2026-11-30T08:${String(Math.floor(i / 60) % 60).padStart(2, '0')}:${String(i % 60).padStart(2, '0')}Z ${level} line ${i}: ${words[i % 12]} ${words[(i * 7) % 12]} request id=${(i * 2654435761) % 1e9} took ${i % 500}ms`;
+    lines.push(line);
+    size += line.length + 1;
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** An SDK Client over stdio to `spawn command args` (the proxy or a server directly). */
+export async function connect(command: string, args: string[], env?: NodeJS.ProcessEnv, capabilities: Record<string, unknown> = {}) {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+  const transport = new StdioClientTransport({ command, args, env: (env ?? process.env) as Record<string, string>, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+  const client = new Client({ name: 'spillway-test', version: '1.0.0' }, { capabilities });
+  await client.connect(transport);
+  return { client, transport, stderr: () => stderr };
+}
+
+export function connectProxy(home: string, proxyArgs: string[], server: string, serverArgs: string[] = [], capabilities?: Record<string, unknown>) {
+  return connect(process.execPath, cliArgs(['mcp', ...proxyArgs, '--', process.execPath, server, ...serverArgs]), testEnv(home), capabilities);
+}
+
+export function connectDirect(server: string, serverArgs: string[] = [], capabilities?: Record<string, unknown>) {
+  return connect(process.execPath, [server, ...serverArgs], process.env, capabilities);
+}
+
+/** The text of a tool result's text blocks. */
+export function textOf(result: unknown): string {
+  const content = (result as { content?: unknown }).content;
+  const blocks = Array.isArray(content) ? (content as Array<{ type?: string; text?: string }>) : [];
+  return blocks.filter((b) => b.type === 'text').map((b) => b.text ?? '').join('\n');
+}
+
+/** The spill record the proxy puts in `_meta`. */
+export function spillOf(result: unknown): { payloadPath?: string; metaPath?: string; action?: string; tokens?: number } | undefined {
+  return (result as { _meta?: Record<string, unknown> })._meta?.['spillway/spill'] as never;
 }

@@ -1,11 +1,58 @@
 import type { Command } from 'commander';
+import { guardLargeResult } from '../../pipeline/index.js';
+import { addGuardOptions, loadSummarizer, type GuardCliOptions } from '../../integrations/options.js';
+import { handleClaudeCodeHook } from '../../integrations/hooks/claude-code.js';
 
-// Skeleton: the owning work item replaces this with the real verb.
+/** Hook input larger than this is not read whole: Claude Code sends the full tool response, which can be huge. */
+export const MAX_HOOK_INPUT_BYTES = 512 * 1024 * 1024;
+
+async function readStdin(): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of process.stdin) {
+    const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    bytes += b.length;
+    if (bytes > MAX_HOOK_INPUT_BYTES) return undefined;
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks, bytes).toString('utf8');
+}
+
 export function register(program: Command): void {
-  program
-    .command('hook')
-    .description('(not built yet)')
-    .action(() => {
-      throw new Error('spillway hook is not built yet');
+  const hook = program.command('hook').description('agent hooks that spill oversized tool results (see `spillway hook claude-code`)');
+  const cc = hook
+    .command('claude-code')
+    .description('Claude Code PostToolUse hook: reads the hook JSON on stdin; for an oversized tool result, spills it and prints the replacement output');
+  addGuardOptions(cc)
+    .addHelpText(
+      'after',
+      '\nIn .claude/settings.json:\n' +
+        '  {"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "npx spillway hook claude-code"}]}]}}\n' +
+        '\nSmall results: no output (Claude Code keeps them). Errors never block the agent: exit 0 and a line on stderr.\n' +
+        'Spills go to <app data>/sessions/claude-code_<session_id>/ unless --session is given.',
+    )
+    .action(async (opts: GuardCliOptions) => {
+      // Whatever happens, exit 0: a failing PostToolUse hook must not disturb the agent.
+      try {
+        const stdin = await readStdin();
+        if (stdin === undefined) {
+          process.stderr.write(`spillway hook: input over ${MAX_HOOK_INPUT_BYTES} bytes; left unchanged\n`);
+          return;
+        }
+          const summarize = loadSummarizer(opts);
+        const outcome = await handleClaudeCodeHook(stdin, {
+          guard: guardLargeResult,
+          summarize,
+          sessionDir: opts.session,
+          limitTokens: opts.limit,
+          contextWindowTokens: opts.contextWindow,
+          focusArg: opts.focusArg,
+        });
+        if (outcome.note) process.stderr.write(`spillway hook: ${outcome.note}\n`);
+        if (outcome.output) process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
+      } catch (err) {
+        process.stderr.write(`spillway hook: ${err instanceof Error ? err.message : String(err)}; result left unchanged\n`);
+      }
+      process.exitCode = 0;
     });
 }

@@ -10,6 +10,7 @@ import {
   type GuardResult,
   type SummarizeHook,
 } from '../../pipeline/index.js';
+import { mcpAwareSummarizer } from '../mcp/tool-result.js';
 
 /**
  * `spillway hook claude-code`: a Claude Code PostToolUse hook that spills oversized tool results.
@@ -169,7 +170,7 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
       intent: intentOf(input.tool_input, opts.focusArg),
       limitTokens: opts.limitTokens,
       contextWindowTokens: opts.contextWindowTokens,
-      summarize: opts.summarize,
+      summarize: toolName.startsWith('mcp__') ? mcpAwareSummarizer(opts.summarize) : opts.summarize,
       now: opts.now,
     });
     if (!g) return {};

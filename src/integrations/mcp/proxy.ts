@@ -5,7 +5,7 @@ import type { GuardResult, SummarizeHook } from '../../pipeline/index.js';
 import { LineSplitter, LineWriter } from './lines.js';
 import { ErrorCode, errorResponse, idKey, peekLine, resultResponse, tryParse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
 import { defaultSessionDir, lazyMkdir, serverNameFromCommand } from './session.js';
-import { guardToolResult, type GuardFn, type ToolCallContext } from './tool-result.js';
+import { guardToolResult, mcpAwareSummarizer, type GuardFn, type ToolCallContext } from './tool-result.js';
 import type { Validate } from './structured.js';
 
 /** After the client closes our stdin, time the server gets to exit before SIGTERM, then again before SIGKILL (MCP stdio shutdown). */
@@ -55,6 +55,8 @@ interface Pending {
   toolInput?: unknown;
   intent?: string;
   taskId?: string;
+  /** A task-augmented tools/call: its response is a CreateTaskResult to read, however small. */
+  task?: boolean;
   cancelled?: boolean;
   local?: AbortController;
 }
@@ -115,6 +117,7 @@ export class McpProxy {
   private readonly errOut: Writable;
   private readonly validatorFor: (schema: Obj) => Promise<Validate>;
   private readonly fastPassBytes: number;
+  private readonly summarize?: SummarizeHook;
 
   constructor(private readonly opts: McpProxyOptions) {
     this.input = opts.input ?? process.stdin;
@@ -123,6 +126,7 @@ export class McpProxy {
     this.serverName = serverNameFromCommand(opts.command, opts.args ?? []);
     this.validatorFor = opts.validatorFor ?? defaultValidatorFor;
     this.fastPassBytes = opts.limitTokens ?? limitForContextWindow(opts.contextWindowTokens);
+    this.summarize = mcpAwareSummarizer(opts.summarize);
     const dir = () => opts.sessionDir ?? defaultSessionDir(this.serverName, this.startedAt, opts.sessionsRoot);
     let fixed: string | undefined;
     // The folder name is fixed on first use, so a late `initialize` cannot move it.
@@ -341,9 +345,13 @@ export class McpProxy {
         out = JSON.stringify(msg);
       }
       pending.toolInput = params.arguments;
+      pending.task = params.task !== undefined;
     } else if (msg.method === 'tasks/result') {
       const taskId = msg.params?.taskId;
-      if (typeof taskId === 'string') pending.taskId = taskId;
+      if (typeof taskId === 'string') {
+        pending.taskId = taskId;
+        pending.toolName = this.tasks.get(taskId)?.toolName;
+      }
     }
     this.pending.set(key, pending);
     this.toServerLine(out);
@@ -384,6 +392,17 @@ export class McpProxy {
       if (!INSPECTED.has(pending.method)) {
         this.pending.delete(key);
         return this.toClient.writeLine(line);
+      }
+      if ((pending.method === 'tools/call' && !pending.task) || pending.method === 'tasks/result') {
+        // Decided without parsing: most results are small, and a 32 MB one under a high limit is just bytes.
+        if (pending.cancelled) {
+          this.pending.delete(key);
+          return; // the client gave up on it: no response, as the spec asks
+        }
+        if (line.length <= this.fastPassBytes || (pending.toolName !== undefined && this.tools.get(pending.toolName)?.app)) {
+          this.pending.delete(key);
+          return this.toClient.writeLine(line);
+        }
       }
     } else if (this.pending.size === 0) {
       return this.toClient.writeLine(line);
@@ -474,7 +493,7 @@ export class McpProxy {
         session: this.session,
         limitTokens: this.opts.limitTokens,
         contextWindowTokens: this.opts.contextWindowTokens,
-        summarize: this.opts.summarize,
+        summarize: this.summarize,
         drillDownHint: this.local?.hint ? (g) => this.local!.hint!(g) : undefined,
         log: (m) => this.log(m),
       });
