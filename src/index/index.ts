@@ -19,7 +19,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_LIMIT_TOKENS, DEFAULT_STRATEGY, limitForContextWindow } from '../pipeline/index.js';
+import { DEFAULT_LIMIT_TOKENS, DEFAULT_STRATEGY, buildPreview, limitForContextWindow } from '../pipeline/index.js';
 import type { AssetRef, PayloadMeta, StrategyName, SummaryRun } from '../pipeline/types.js';
 import type {
   IndexStats,
@@ -887,9 +887,9 @@ export class SpillIndex {
     const content = await this.payloadContent(id).catch(() => null);
     if (content?.type === 'file') {
       try {
-        const win = readWindow(content.path, 16 * 1024, 0);
+        const win = readWindow(content.path, 64 * 1024, 0);
         binary = win.binary;
-        preview = binary ? '' : makePreview(win.head);
+        preview = binary ? '' : safePreview(win.whole ?? win.head, r.kind);
         totalBytes = win.size;
         if (r.lines === null) {
           totalLines = binary ? 0 : await countLines(content.path);
@@ -899,7 +899,7 @@ export class SpillIndex {
         /* file vanished since the scan: the watcher will drop the row */
       }
     } else if (content) {
-      preview = makePreview(content.text);
+      preview = safePreview(content.text.slice(0, PREVIEW_SOURCE_CHARS), r.kind);
       totalBytes = content.bytes;
     }
     const detail: PayloadDetail = {
@@ -1075,6 +1075,18 @@ export class SpillIndex {
     await this.queue.catch(() => undefined);
     this.closed = true;
     this.db.close();
+  }
+}
+
+/** Chars of a payload handed to the guard's preview builder (it needs the structure, not the whole). */
+const PREVIEW_SOURCE_CHARS = 256 * 1024;
+
+/** The guard's own preview (structure first, base64 masked); our simpler one if it fails. */
+function safePreview(text: string, kind: PayloadRow['kind']): string {
+  try {
+    return buildPreview(text, kind);
+  } catch {
+    return makePreview(text);
   }
 }
 
