@@ -73,7 +73,7 @@ function useHostMenu() {
 }
 
 const SIDEBAR_PX = { min: 180, max: 420, initial: 248 };
-const LIST_PX = { min: 340, max: 900, initial: 520 };
+const LIST_PX = { min: 380, max: 980, initial: 600 };
 
 function usePersistentNumber(key: string, initial: number): [number, (v: number) => void] {
   const [v, setV] = useState(() => {

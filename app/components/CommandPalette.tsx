@@ -112,7 +112,7 @@ function Palette() {
     s.setPaletteOpen(false);
     if (s.selectedSessionId !== row.sessionId) s.selectSession(row.sessionId);
     s.setView('payloads');
-    void s.openPayload(row.id);
+    void s.openPayload(row.id, row);
   };
 
   useEffect(() => {

@@ -3,7 +3,7 @@ import { useEffect, useRef, type KeyboardEvent } from 'react';
 import type { ContentKind, GuardAction, PayloadRow, PayloadSortField } from '../../src/service/contract.js';
 import { useApp, useAppStore } from '../store/index.js';
 import { PAGE_ROWS } from '../store/slices/payloads.js';
-import { formatBytes, formatInt, formatTime, formatTokens } from '../lib/format.js';
+import { formatBytes, formatDateTime, formatInt, formatTime, formatTokens } from '../lib/format.js';
 import { ActionBadge } from './common.js';
 
 export const ROW_HEIGHT_PX = 28;
@@ -17,7 +17,7 @@ const COLUMNS: Array<{ id: string; label: string; sort?: PayloadSortField; class
   { id: 'tokens', label: 'Tokens', sort: 'tokens', className: 'num' },
   { id: 'action', label: 'Action' },
   { id: 'assets', label: 'Assets', sort: 'assetCount', className: 'num' },
-  { id: 'summ', label: 'Summ.', className: 'center' },
+  { id: 'summ', label: 'Sum', className: 'center' },
 ];
 
 const ACTIONS: GuardAction[] = ['spill', 'inline-assets', 'pass'];
@@ -30,6 +30,7 @@ export function PayloadFilterBar() {
   const loading = useApp((s) => s.listLoading);
   return (
     <div className="filter-bar" role="search">
+      <div className="filter-row">
       <input
         className="filter-search"
         type="search"
@@ -38,6 +39,11 @@ export function PayloadFilterBar() {
         value={filters.query}
         onChange={(e) => setFilters({ query: e.target.value })}
       />
+      <span className="filter-count dim mono" aria-live="polite" data-testid="payload-count">
+        {loading ? '…' : `${formatInt(total)} ${total === 1 ? 'payload' : 'payloads'}`}
+      </span>
+      </div>
+      <div className="filter-row">
       <input className="filter-tool" aria-label="Tool" placeholder="Tool" value={filters.tool} onChange={(e) => setFilters({ tool: e.target.value })} />
       <select aria-label="Action" value={filters.action} onChange={(e) => setFilters({ action: e.target.value as GuardAction | '' })}>
         <option value="">Any action</option>
@@ -57,9 +63,7 @@ export function PayloadFilterBar() {
         value={filters.minTokens ?? ''}
         onChange={(e) => setFilters({ minTokens: e.target.value === '' ? null : Math.max(0, Number(e.target.value)) })}
       />
-      <span className="filter-count dim mono" aria-live="polite" data-testid="payload-count">
-        {loading ? '…' : `${formatInt(total)} ${total === 1 ? 'payload' : 'payloads'}`}
-      </span>
+      </div>
     </div>
   );
 }
@@ -222,7 +226,7 @@ function RowCells({ row }: { row: PayloadRow }) {
         <span className="tool-name mono" title={row.tool}>{row.tool}</span>
         {row.snippet ? <span className="snippet dim" title={row.snippet}>{row.snippet}</span> : row.inputExcerpt ? <span className="snippet dim" title={row.inputExcerpt}>{row.inputExcerpt}</span> : null}
       </div>
-      <div role="gridcell" className="td col-time mono dim" title={row.createdAt}>{formatTime(row.createdAt)}</div>
+      <div role="gridcell" className="td col-time mono dim" title={formatDateTime(row.createdAt)}>{formatTime(row.createdAt)}</div>
       <div role="gridcell" className="td col-size num mono">{formatBytes(row.bytes)}</div>
       <div role="gridcell" className="td col-tokens num mono">{formatTokens(row.tokens)}</div>
       <div role="gridcell" className="td col-action"><ActionBadge action={row.action} /></div>

@@ -56,14 +56,26 @@ export function formatDiff(value: number, exact: number): string {
   return `${d > 0 ? '+' : '−'}${Math.abs(d * 100).toFixed(1)}%`;
 }
 
-/** Local time, with the date only when it is not today. */
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+const pad2 = (n: number) => String(n).padStart(2, '0');
+
+/** Compact local time for dense tables: `08:13:12` today, `Nov 01 08:13` this year, `2025-11-01` before. */
 export function formatTime(iso: string | undefined, now: Date = new Date()): string {
   if (!iso) return '—';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  const time = d.toLocaleTimeString('en-GB', { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-  if (d.toDateString() === now.toDateString()) return time;
-  return `${d.toLocaleDateString('en-CA')} ${time}`;
+  const hm = `${pad2(d.getHours())}:${pad2(d.getMinutes())}`;
+  if (d.toDateString() === now.toDateString()) return `${hm}:${pad2(d.getSeconds())}`;
+  if (d.getFullYear() === now.getFullYear()) return `${MONTHS[d.getMonth()]} ${pad2(d.getDate())} ${hm}`;
+  return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())}`;
+}
+
+/** Full local date and time, for tooltips and headers. */
+export function formatDateTime(iso: string | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())} ${pad2(d.getHours())}:${pad2(d.getMinutes())}:${pad2(d.getSeconds())}`;
 }
 
 export function formatRelative(iso: string | undefined, now: number = Date.now()): string {

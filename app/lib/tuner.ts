@@ -79,8 +79,9 @@ export function sliderToTokens(pos: number): number {
   const lo = Math.log(SLIDER_MIN_TOKENS);
   const hi = Math.log(SLIDER_MAX_TOKENS);
   const raw = Math.exp(lo + Math.min(1, Math.max(0, pos)) * (hi - lo));
-  // Round to 2 significant digits so values read like a config a person would write.
-  const mag = 10 ** Math.max(0, Math.floor(Math.log10(raw)) - 1);
+  // Round to 3 significant digits: values read like a config a person would write, and one
+  // keyboard step (1/1000 of the scale, ~0.9%) still moves the value.
+  const mag = 10 ** Math.max(0, Math.floor(Math.log10(raw)) - 2);
   return Math.round(raw / mag) * mag;
 }
 

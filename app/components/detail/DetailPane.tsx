@@ -1,7 +1,7 @@
 import { useRef, useState, type KeyboardEvent } from 'react';
 import { useApp, useAppStore } from '../../store/index.js';
 import { DETAIL_TABS, type DetailTab } from '../../store/slices/detail.js';
-import { formatBytes, formatInt, formatTime, formatTokens } from '../../lib/format.js';
+import { formatBytes, formatDateTime, formatInt, formatTime, formatTokens } from '../../lib/format.js';
 import { ActionBadge } from '../common.js';
 import { WindowedViewer } from '../viewer/WindowedViewer.js';
 import { ParsedView } from '../viewer/ParsedView.js';
@@ -15,6 +15,7 @@ export function DetailPane() {
   const loading = useApp((s) => s.detailLoading);
   const error = useApp((s) => s.detailError);
   const detailId = useApp((s) => s.detailId);
+  const early = useApp((s) => s.detailRow);
   const tab = useApp((s) => s.tab);
   const setTab = useApp((s) => s.setTab);
   const store = useAppStore();
@@ -40,15 +41,15 @@ export function DetailPane() {
         </div>
       </section>
     );
-  if (!detail)
+  const row = detail?.row ?? (early && early.id === detailId ? early : null);
+  if (!row)
     return (
       <section className="detail" aria-label="Payload" aria-busy={loading}>
         <div className="state"><span className="spinner" /> Opening…</div>
       </section>
     );
-
-  const { row } = detail;
-  const tabs = DETAIL_TABS.filter((t) => (t.id !== 'linked' || detail.linkedPath) && (t.id !== 'tree' || !detail.binary));
+  // Until the detail arrives (the content is already streaming from the row) the other tabs wait.
+  const tabs = DETAIL_TABS.filter((t) => (t.id !== 'linked' || detail?.linkedPath) && (t.id !== 'tree' || !detail?.binary));
   const onTabKey = (e: KeyboardEvent) => {
     const i = tabs.findIndex((t) => t.id === tab);
     let next: DetailTab | undefined;
@@ -63,6 +64,7 @@ export function DetailPane() {
     }
   };
   const copyPath = async () => {
+    if (!detail) return;
     try {
       await navigator.clipboard.writeText(detail.path);
       store.getState().notify('info', 'Path copied');
@@ -78,19 +80,20 @@ export function DetailPane() {
           <h2 className="mono">{row.tool}</h2>
           <ActionBadge action={row.action} />
           <span className="badge">{row.kind}</span>
-          {detail.source ? <span className="badge" title={detail.source.transcript}>imported</span> : null}
+          {detail?.source ? <span className="badge" title={detail.source.transcript}>imported</span> : null}
+          {!detail ? <span className="spinner" aria-label="Loading details" /> : null}
         </div>
         <div className="detail-facts">
-          <span title={row.createdAt}>{formatTime(row.createdAt)}</span>
-          <span>{formatBytes(detail.totalBytes)}</span>
-          <span>{formatInt(detail.totalLines)} lines</span>
+          <span title={formatDateTime(row.createdAt)}>{formatTime(row.createdAt)}</span>
+          <span>{formatBytes(detail?.totalBytes ?? row.bytes)}</span>
+          {detail ? <span>{formatInt(detail.totalLines)} lines</span> : null}
           <span title="Default strategy's estimate">≈ {formatTokens(row.tokens)} tokens</span>
           {row.assetCount ? <span>{row.assetCount} assets</span> : null}
-          {detail.meta?.intent ? <span className="chip" title="The caller's intent">intent: {detail.meta.intent}</span> : null}
+          {detail?.meta?.intent ? <span className="chip" title="The caller's intent">intent: {detail.meta.intent}</span> : null}
         </div>
         <div className="detail-path">
-          <code className="ellipsis" title={detail.path}>{detail.path}</code>
-          <button className="btn ghost sm" onClick={() => void copyPath()}>Copy path</button>
+          <code className="ellipsis" title={detail?.path}>{detail?.path ?? '…'}</code>
+          <button className="btn ghost sm" onClick={() => void copyPath()} disabled={!detail}>Copy path</button>
         </div>
         {row.inputExcerpt ? <div className="detail-input mono ellipsis" title={row.inputExcerpt}>input {row.inputExcerpt}</div> : null}
       </header>
@@ -107,17 +110,20 @@ export function DetailPane() {
             aria-controls="detail-tabpanel"
             tabIndex={tab === t.id ? 0 : -1}
             className="tab"
+            disabled={!detail && t.id !== tab}
             onClick={() => setTab(t.id)}
           >
             {t.label}
-            {t.id === 'summaries' && detail.summaryRuns.length ? <span className="count">{detail.summaryRuns.length}</span> : null}
-            {t.id === 'assets' && detail.assets.length ? <span className="count">{detail.assets.length}</span> : null}
+            {t.id === 'summaries' && detail?.summaryRuns.length ? <span className="count">{detail.summaryRuns.length}</span> : null}
+            {t.id === 'assets' && detail?.assets.length ? <span className="count">{detail.assets.length}</span> : null}
           </button>
         ))}
       </div>
       <div className="tabpanel" role="tabpanel" id="detail-tabpanel" aria-labelledby={`tab-${tab}`}>
         {tab === 'content' ? (
-          <WindowedViewer payloadId={row.id} variant="raw" totalBytes={detail.totalBytes} binary={detail.binary} kind={row.kind} path={detail.path} />
+          <WindowedViewer payloadId={row.id} variant="raw" totalBytes={row.bytes} binary={row.kind === 'binary'} kind={row.kind} path={detail?.path} />
+        ) : !detail ? (
+          <div className="state"><span className="spinner" /> Opening…</div>
         ) : tab === 'linked' ? (
           <ParsedView
             payloadId={row.id}

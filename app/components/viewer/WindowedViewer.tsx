@@ -10,6 +10,7 @@ import {
   appendChunk,
   BINARY_WINDOW_BYTES,
   joinChunks,
+  cutChunk,
   makeChunk,
   prependChunk,
   prettyJson,
@@ -21,6 +22,7 @@ import {
 export interface WindowedViewerProps {
   payloadId: string;
   variant: 'raw' | 'linked';
+  /** A hint (from the table row): the first read tells the real size and whether it is binary. */
   totalBytes: number;
   binary: boolean;
   kind: ContentKind;
@@ -36,24 +38,30 @@ type Status = { state: 'loading' } | { state: 'ready' } | { state: 'error'; mess
  */
 export function WindowedViewer(props: WindowedViewerProps) {
   const { api } = useAppStore().deps;
-  const { payloadId, variant, totalBytes, binary } = props;
+  const { payloadId, variant } = props;
+  // Known for sure after the first read; until then the row's hints.
+  const [binary, setBinary] = useState(props.binary);
+  const [totalBytes, setTotalBytes] = useState(props.totalBytes);
   const windowBytes = binary ? BINARY_WINDOW_BYTES : TEXT_WINDOW_BYTES;
   const whole = !binary && totalBytes <= WHOLE_LOAD_MAX_BYTES;
+  const binaryRef = useRef(props.binary);
   const [status, setStatus] = useState<Status>({ state: 'loading' });
   const [range, setRange] = useState<{ start: number; end: number; total: number }>({ start: 0, end: 0, total: totalBytes });
   const [pretty, setPretty] = useState(true);
   const [formatted, setFormatted] = useState(false);
   const editorRef = useRef<MonacoEditor | null>(null);
+  const [editorMounted, setEditorMounted] = useState(false);
   const chunksRef = useRef<Chunk[]>([]);
   const busyRef = useRef(false);
   const genRef = useRef(0);
-  const totalRef = useRef(totalBytes);
+  const totalRef = useRef(props.totalBytes);
 
   const read = useCallback(
     async (start: number, end: number) => {
       const res = await api.readPayload({ id: payloadId, variant, start, end });
       totalRef.current = res.totalBytes;
-      return makeChunk(res.start, res.end, res.hex ?? res.text);
+      binaryRef.current = res.binary;
+      return { chunk: makeChunk(res.start, res.end, res.hex ?? res.text), res };
     },
     [api, payloadId, variant],
   );
@@ -81,17 +89,30 @@ export function WindowedViewer(props: WindowedViewerProps) {
   }, []);
 
   const loadAt = useCallback(
-    async (start: number) => {
+    async (start: number, toEnd = false) => {
       const gen = ++genRef.current;
       busyRef.current = true;
       setStatus({ state: 'loading' });
       try {
-        const end = whole ? totalBytes : Math.min(start + windowBytes, Math.max(totalRef.current, start + 1));
-        const chunk = await read(start, end);
+        // The first read asks for up to WHOLE_LOAD_MAX_BYTES: a small payload arrives whole in one trip.
+        const want = start === 0 && !binaryRef.current && props.totalBytes <= WHOLE_LOAD_MAX_BYTES ? WHOLE_LOAD_MAX_BYTES + 1 : windowBytes;
+        const { chunk, res } = await read(start, toEnd ? totalRef.current : start + want);
         if (gen !== genRef.current) return;
-        const fmt = whole && pretty ? prettyJson(chunk.text) : null;
+        setTotalBytes(res.totalBytes);
+        setBinary(res.binary);
+        const isWhole = !res.binary && res.totalBytes <= WHOLE_LOAD_MAX_BYTES;
+        if (!isWhole && chunk.end - chunk.start > windowBytes * 2) {
+          // A big payload: keep the editor to one window's worth; the rest streams in on scroll.
+          const cut = cutChunk(chunk, windowBytes);
+          show([cut], undefined, null);
+          setFormatted(false);
+          setStatus({ state: 'ready' });
+          return;
+        }
+        const fmt = isWhole && pretty ? prettyJson(chunk.text) : null;
         setFormatted(fmt !== null);
         show([chunk], undefined, fmt);
+        if (toEnd) editorRef.current?.setScrollTop(editorRef.current.getScrollHeight());
         setStatus({ state: 'ready' });
       } catch (err) {
         if (gen !== genRef.current) return;
@@ -100,7 +121,8 @@ export function WindowedViewer(props: WindowedViewerProps) {
         if (gen === genRef.current) busyRef.current = false;
       }
     },
-    [read, show, whole, totalBytes, windowBytes, pretty],
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+    [read, show, windowBytes, pretty],
   );
 
   const loadNext = useCallback(async () => {
@@ -110,7 +132,7 @@ export function WindowedViewer(props: WindowedViewerProps) {
     busyRef.current = true;
     const gen = genRef.current;
     try {
-      const next = await read(last.end, Math.min(last.end + windowBytes, totalRef.current));
+      const { chunk: next } = await read(last.end, Math.min(last.end + windowBytes, totalRef.current));
       if (gen !== genRef.current || next.end <= last.end) return;
       const { chunks: merged, linesRemovedAtTop } = appendChunk(chunksRef.current, next);
       show(merged, -linesRemovedAtTop);
@@ -127,7 +149,7 @@ export function WindowedViewer(props: WindowedViewerProps) {
     busyRef.current = true;
     const gen = genRef.current;
     try {
-      const prev = await read(Math.max(0, first.start - windowBytes), first.start);
+      const { chunk: prev } = await read(Math.max(0, first.start - windowBytes), first.start);
       if (gen !== genRef.current || prev.start >= first.start) return;
       const { chunks: merged, linesAddedAtTop } = prependChunk(chunksRef.current, prev);
       show(merged, linesAddedAtTop);
@@ -140,13 +162,12 @@ export function WindowedViewer(props: WindowedViewerProps) {
 
   // (Re)load when the payload, variant or formatting choice changes.
   useEffect(() => {
-    totalRef.current = totalBytes;
     chunksRef.current = [];
     void loadAt(0);
     return () => {
       genRef.current++;
     };
-  }, [payloadId, variant, totalBytes, loadAt]);
+  }, [payloadId, variant, loadAt]);
 
   const edges = useRef({ loadNext, loadPrev });
   edges.current = { loadNext, loadPrev };
@@ -154,6 +175,7 @@ export function WindowedViewer(props: WindowedViewerProps) {
   const onEditor = useCallback(
     (editor: MonacoEditor) => {
       editorRef.current = editor;
+      setEditorMounted(true);
       if (chunksRef.current.length) show(chunksRef.current, undefined, formatted ? prettyJson(joinChunks(chunksRef.current)) : null);
       editor.onDidScrollChange((e) => {
         if (!e.scrollTopChanged) return;
@@ -169,7 +191,7 @@ export function WindowedViewer(props: WindowedViewerProps) {
   const windowed = !whole;
   const shownShare = range.total ? (range.end - range.start) / range.total : 1;
   return (
-    <div className="viewer" data-state={status.state} data-window-start={range.start} data-window-end={range.end}>
+    <div className="viewer" data-state={status.state === 'ready' && !editorMounted ? 'loading' : status.state} data-window-start={range.start} data-window-end={range.end} data-total={range.total}>
       <div className="viewer-bar" role="toolbar" aria-label="Payload window">
         {windowed ? (
           <>
@@ -191,7 +213,7 @@ export function WindowedViewer(props: WindowedViewerProps) {
             </button>
             <button
               className="btn ghost sm"
-              onClick={() => void loadAt(Math.max(0, range.total - windowBytes))}
+              onClick={() => void loadAt(Math.max(0, range.total - windowBytes), true)}
               disabled={range.end >= range.total}
               title="End of payload"
             >

@@ -47,6 +47,19 @@ export function prependChunk(chunks: readonly Chunk[], prev: Chunk): { chunks: C
   return { chunks: all, linesAddedAtTop: prev.newlines };
 }
 
+/**
+ * Keep about `maxChars` of a chunk. Byte offsets of a cut inside the text are not known without
+ * encoding, so the end offset is taken from the UTF-8 length of the kept text.
+ */
+export function cutChunk(chunk: Chunk, maxChars: number): Chunk {
+  if (chunk.text.length <= maxChars) return chunk;
+  let cut = maxChars;
+  const c = chunk.text.charCodeAt(cut - 1);
+  if (c >= 0xd800 && c <= 0xdbff) cut--; // never split a surrogate pair
+  const text = chunk.text.slice(0, cut);
+  return makeChunk(chunk.start, chunk.start + new TextEncoder().encode(text).length, text);
+}
+
 export function joinChunks(chunks: readonly Chunk[]): string {
   return chunks.map((c) => c.text).join('');
 }

@@ -1,6 +1,7 @@
 import type {
   EstimateResponse,
   PayloadDetail,
+  PayloadRow,
   ProviderInfo,
   SummaryRun,
   TemplateInfo,
@@ -30,6 +31,8 @@ export interface SummaryForm {
 
 export interface DetailSlice {
   detailId: string | null;
+  /** The table row of the payload being opened: enough to start streaming its content before the detail arrives. */
+  detailRow: PayloadRow | null;
   detail: PayloadDetail | null;
   detailLoading: boolean;
   detailError: string | null;
@@ -45,7 +48,7 @@ export interface DetailSlice {
   summaryStartedAt: number | null;
   /** Up to two run ids picked for the side-by-side diff. */
   compare: string[];
-  openPayload(id: string): Promise<void>;
+  openPayload(id: string, row?: PayloadRow): Promise<void>;
   closePayload(): void;
   setTab(tab: DetailTab): void;
   loadEstimates(exact?: boolean): Promise<void>;
@@ -60,6 +63,7 @@ export const createDetailSlice: Slice<DetailSlice> = (set, get, { api }) => {
   let openSeq = 0;
   return {
     detailId: null,
+    detailRow: null,
     detail: null,
     detailLoading: false,
     detailError: null,
@@ -74,9 +78,10 @@ export const createDetailSlice: Slice<DetailSlice> = (set, get, { api }) => {
     summaryRunning: false,
     summaryStartedAt: null,
     compare: [],
-    async openPayload(id) {
+    async openPayload(id, row) {
       const seq = ++openSeq;
-      set({ detailId: id, detailLoading: true, detailError: null, estimates: null, exactEstimates: null, estimatesError: null, compare: [] });
+      if (get().detailId === id && get().detail) return;
+      set({ detailId: id, detailRow: row ?? null, detail: null, detailLoading: true, detailError: null, estimates: null, exactEstimates: null, estimatesError: null, compare: [] });
       try {
         const detail = await api.getPayload({ id });
         if (seq !== openSeq) return;
@@ -96,7 +101,7 @@ export const createDetailSlice: Slice<DetailSlice> = (set, get, { api }) => {
     },
     closePayload() {
       openSeq++;
-      set({ detailId: null, detail: null, detailError: null });
+      set({ detailId: null, detailRow: null, detail: null, detailError: null });
     },
     setTab(tab) {
       set({ tab });

@@ -125,7 +125,7 @@ export const createPayloadsSlice: Slice<PayloadsSlice> = (set, get, { api }) => 
       const i = Math.max(0, Math.min(total - 1, index));
       set({ selectedIndex: i });
       const row = get().rowAt(i);
-      if (row && open) void get().openPayload(row.id);
+      if (row && open) void get().openPayload(row.id, row);
       else if (!row) get().ensureRows(i, i);
     },
   };

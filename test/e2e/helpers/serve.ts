@@ -1,0 +1,95 @@
+/**
+ * Run a real `spillway serve` process (the CLI from source) on a sessions root, and a real
+ * headless Chromium against it. Used by the e2e suite and bench/ui.ts.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+
+export const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
+export const CHROMIUM_PATH = process.env.SPILLWAY_CHROMIUM ?? '/usr/bin/chromium';
+const SERVE_START_TIMEOUT_MS = 90_000;
+
+/** The e2e suite serves the built UI: build it once when dist/renderer is missing. */
+export function ensureRendererBuilt(): void {
+  if (fs.existsSync(path.join(REPO_ROOT, 'dist', 'renderer', 'index.html'))) return;
+  const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--logLevel', 'warn'], {
+    cwd: REPO_ROOT,
+    stdio: 'inherit',
+  });
+  if (r.status !== 0) throw new Error('vite build failed');
+}
+
+export interface ServeProcess {
+  url: string;
+  origin: string;
+  token: string;
+  child: ChildProcess;
+  output: () => string;
+  stop(): Promise<void>;
+}
+
+/** Start `spillway serve` on the given roots with a private app-data folder; resolves once it prints its URL. */
+export async function startServe(opts: { roots: string[]; home: string; extraArgs?: string[] }): Promise<ServeProcess> {
+  const token = crypto.randomBytes(24).toString('base64url');
+  const args = [
+    '--import',
+    'tsx',
+    '--conditions=source',
+    path.join(REPO_ROOT, 'src', 'cli', 'main.ts'),
+    'serve',
+    ...opts.roots.flatMap((r) => ['--root', r]),
+    '--port',
+    '0',
+    '--token',
+    token,
+    ...(opts.extraArgs ?? []),
+  ];
+  const child = spawn(process.execPath, args, {
+    cwd: REPO_ROOT,
+    env: { ...process.env, SPILLWAY_HOME: opts.home, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', BROWSER: 'true' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`spillway serve did not start in time:\n${out}`)), SERVE_START_TIMEOUT_MS);
+    const check = () => {
+      const m = /(http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout!.on('data', check);
+    child.stderr!.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`spillway serve exited with ${code}:\n${out}`));
+    });
+  });
+  return {
+    url,
+    origin: new URL(url).origin,
+    token,
+    child,
+    output: () => out,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
+      }),
+  };
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}

@@ -1,0 +1,265 @@
+/// <reference lib="dom" />
+/**
+ * End to end: a real `spillway serve` process on a generated sessions root (with a 100 MB payload),
+ * driven through Debian's headless Chromium. Screenshots of each main view go to
+ * test-results/screenshots/ (git-ignored).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateSessionsRoot } from '../helpers/gen-sessions.js';
+import { ensureRendererBuilt, launchChromium, REPO_ROOT, startServe, type ServeProcess } from './helpers/serve.js';
+
+const BIG_PAYLOAD_BYTES = 100 * 1024 * 1024;
+const SHOTS = path.join(REPO_ROOT, 'test-results', 'screenshots');
+const VIEWPORT = { width: 1440, height: 900 };
+
+let tmp: string;
+let serve: ServeProcess;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const requests: string[] = [];
+const consoleErrors: string[] = [];
+
+async function shot(name: string, p: Page = page): Promise<void> {
+  await p.waitForTimeout(150); // let transitions settle
+  await p.screenshot({ path: path.join(SHOTS, `${name}.png`) });
+}
+
+/** Poll until the locator's text contains `text` (vitest's expect has no locator matchers). */
+async function expectText(locator: ReturnType<Page['locator']>, text: string): Promise<void> {
+  await expect.poll(async () => (await locator.textContent({ timeout: 30_000 })) ?? '', { timeout: 30_000 }).toContain(text);
+}
+
+async function statValue(label: string): Promise<string> {
+  return (await page.locator('.stat', { hasText: label }).locator('.stat-value').textContent()) ?? '';
+}
+
+beforeAll(async () => {
+  ensureRendererBuilt();
+  fs.mkdirSync(SHOTS, { recursive: true });
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-e2e-'));
+  const root = path.join(tmp, 'sessions');
+  await generateSessionsRoot(root, { sessions: 4, payloads: 240, seed: 42, bigPayloadBytes: BIG_PAYLOAD_BYTES, imageShare: 0.08 });
+  serve = await startServe({ roots: [root], home: path.join(tmp, 'home') });
+  browser = await launchChromium();
+  context = await browser.newContext({ viewport: VIEWPORT, colorScheme: 'dark' });
+  page = await context.newPage();
+  page.on('request', (r: Request) => requests.push(r.url()));
+  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
+  page.on('pageerror', (e) => consoleErrors.push(e.message));
+  await page.goto(serve.url);
+  await page.waitForSelector('.app[data-ready="true"]');
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await serve?.stop();
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('inspector in Chromium against spillway serve', () => {
+  it('drops the token from the address bar and lists roots and sessions', async () => {
+    expect(page.url()).not.toContain('token=');
+    const sessions = page.locator('.session-row');
+    await expect.poll(() => sessions.count(), { timeout: 60_000 }).toBeGreaterThanOrEqual(4);
+  });
+
+  it('opens a session and lists its payloads in the virtualized table', async () => {
+    await page.locator('.session-row', { hasText: 'session-000' }).click();
+    await expect.poll(async () => page.getByTestId('payload-count').textContent(), { timeout: 30_000 }).toMatch(/^\d[\d,]* payloads$/);
+    const count = Number((await page.getByTestId('payload-count').textContent())!.replace(/\D/g, ''));
+    expect(count).toBeGreaterThanOrEqual(60);
+    // Virtualized: far fewer row elements than payloads once the list is long.
+    await expect.poll(() => page.locator('.prow[data-row-id]').count()).toBeGreaterThan(10);
+    expect(await page.locator('.prow').count()).toBeLessThan(count);
+    // Keyboard: focus the table, move down, open.
+    await page.getByTestId('payload-table').focus();
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.detail[data-payload-id]');
+    await page.waitForSelector('.viewer[data-state="ready"]');
+    await shot('payloads');
+  });
+
+  it('opens the 100 MB payload and scrolls through it in windows', async () => {
+    await page.locator('.th', { hasText: 'Size' }).locator('button').click();
+    await expect.poll(() => page.locator('.th', { hasText: 'Size' }).getAttribute('aria-sort')).toBe('descending');
+    const first = page.locator('.prow').first();
+    await expect.poll(() => first.locator('.col-size').textContent()).toBe('100 MB');
+    const t0 = Date.now();
+    await first.click();
+    const viewer = page.locator('.viewer[data-state="ready"]');
+    await viewer.waitFor();
+    await expect.poll(() => page.locator('.viewer .view-lines').innerText(), { timeout: 20_000 }).not.toBe('');
+    const openMs = Date.now() - t0;
+    expect(openMs).toBeLessThan(15_000);
+    const end0 = Number(await viewer.getAttribute('data-window-end'));
+    expect(end0).toBeGreaterThan(0);
+    expect(end0).toBeLessThan(BIG_PAYLOAD_BYTES / 10);
+    await expectText(page.locator('.viewer-bar'), '100 MB');
+
+    // Scroll: the wheel moves the editor; reaching the window's end swaps the next window in.
+    const editor = page.locator('.viewer .monaco-editor').first();
+    const box = (await editor.boundingBox())!;
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    const firstLine = () => page.locator('.viewer .line-numbers').first().textContent();
+    const lineBefore = await firstLine();
+    for (let i = 0; i < 5; i++) await page.mouse.wheel(0, 600);
+    await expect.poll(firstLine).not.toBe(lineBefore);
+    await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
+    for (let i = 0; i < 3; i++) {
+      await page.keyboard.press('Control+End');
+      await page.waitForTimeout(300);
+    }
+    await expect.poll(async () => Number(await page.locator('.viewer').getAttribute('data-window-end'))).toBeGreaterThan(end0);
+    await expect.poll(() => page.locator('.viewer .view-lines').innerText()).not.toBe('');
+
+    // Jump to the middle with the scrubber and to the end.
+    const scrubber = page.getByLabel('Position in payload');
+    await scrubber.fill('500');
+    await expect.poll(async () => Number(await page.locator('.viewer').getAttribute('data-window-start'))).toBeGreaterThan(BIG_PAYLOAD_BYTES * 0.4);
+    await page.locator('.viewer-bar').getByRole('button', { name: 'End' }).click();
+    // The saved file may be the linked form, a little smaller than the original: the end is the file's end.
+    const total = Number(await page.locator('.viewer').getAttribute('data-total'));
+    expect(total).toBeGreaterThan(BIG_PAYLOAD_BYTES * 0.99);
+    await expect.poll(async () => Number(await page.locator('.viewer').getAttribute('data-window-end'))).toBe(total);
+    await expect.poll(() => page.locator('.viewer .view-lines').innerText()).not.toBe('');
+    await shot('viewer-100mb');
+  });
+
+  it('shows every strategy side by side, and exact counts on demand', async () => {
+    await page.locator('.prow').nth(3).click();
+    await page.waitForSelector('.detail[data-payload-id]');
+    await page.getByRole('tab', { name: 'Estimates' }).click();
+    const table = page.getByTestId('estimates');
+    await table.waitFor();
+    await expectText(table, 'chars4');
+    await expectText(table, 'calibrated');
+    await page.getByRole('button', { name: /Count exact/ }).click();
+    await expect.poll(() => table.locator('.badge.ok', { hasText: 'exact' }).count(), { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
+    await expectText(table, 'Why it is dense');
+    await expect.poll(() => (table.locator('td', { hasText: 'reference' })).count()).toBe(1);
+    await shot('estimates');
+  });
+
+  it('re-runs a summary with a new focus and compares two runs side by side', async () => {
+    await page.getByRole('tab', { name: /Summaries/ }).click();
+    await page.getByTestId('summaries').waitFor();
+    const runs = () => page.locator('[data-testid="runs"] tbody tr').count();
+    const before = (await page.locator('[data-testid="runs"]').count()) ? await runs() : 0;
+    const focus = page.locator('input[name="focus"]');
+    await focus.fill('error messages and failing paths');
+    await page.getByRole('button', { name: 'Run summary' }).click();
+    await expect.poll(runs, { timeout: 60_000 }).toBe(before + 1);
+    await focus.fill('exported function names');
+    await page.getByRole('button', { name: 'Run summary' }).click();
+    await expect.poll(runs, { timeout: 60_000 }).toBe(before + 2);
+    const boxes = page.locator('[data-testid="runs"] tbody input[type="checkbox"]');
+    await boxes.nth(0).check();
+    await boxes.nth(1).check();
+    const diff = page.getByTestId('run-diff');
+    await diff.waitFor();
+    await expectText(diff, 'focus: exported function names');
+    await expectText(diff, 'focus: error messages and failing paths');
+    await diff.scrollIntoViewIfNeeded();
+    await shot('summaries');
+  });
+
+  it('moves the limit slider and shows which payloads flip', async () => {
+    await page.keyboard.press('Control+2');
+    await page.getByTestId('histogram').waitFor({ timeout: 30_000 });
+    const spilledBefore = await statValue('Would spill');
+    const slider = page.getByTestId('limit-slider');
+    await slider.focus();
+    for (let i = 0; i < 120; i++) await page.keyboard.press('ArrowLeft');
+    await expect.poll(() => statValue('Would spill')).not.toBe(spilledBefore);
+    await (page.getByTestId('flips')).waitFor({ state: 'visible' });
+    await expectText(page.getByTestId('config-snippet'), '"limitTokens"');
+    // The context-window rule: 10% of 50,000 is 5,000 (between 2,000 and 12,000).
+    await page.getByLabel('Context window tokens').fill('50000');
+    await expectText(page.getByTestId('config-snippet'), '"limitTokens": 5000');
+    await shot('limit-tuner');
+  });
+
+  it('shows the waste report for the session', async () => {
+    await page.keyboard.press('Control+3');
+    const waste = page.getByTestId('waste');
+    await waste.waitFor({ timeout: 30_000 });
+    await expectText(waste, 'By tool');
+    await expectText(waste, 'Biggest results');
+    await shot('waste-report');
+  });
+
+  it('analyses a dropped file without touching it', async () => {
+    await page.keyboard.press('Control+1');
+    const content = JSON.stringify({ content: [{ type: 'text', text: 'row '.repeat(30_000) }] });
+    const dt = await page.evaluateHandle((text) => {
+      const d = new DataTransfer();
+      d.items.add(new File([text], 'tool-result.json', { type: 'application/json' }));
+      return d;
+    }, content);
+    await page.dispatchEvent('.app', 'dragenter', { dataTransfer: dt });
+    await (page.locator('.drop-overlay')).waitFor({ state: 'visible' });
+    await shot('drop-overlay');
+    await page.dispatchEvent('.app', 'drop', { dataTransfer: dt });
+    const analysis = page.getByTestId('analysis');
+    await analysis.waitFor({ timeout: 60_000 });
+    await expectText(analysis, 'tool-result.json');
+    await expectText(analysis, 'application/json');
+    await (analysis.locator('.badge.action-spill')).waitFor({ state: 'visible' });
+    await shot('analyze');
+  });
+
+  it('searches every payload with Ctrl+K', async () => {
+    await page.keyboard.press('Control+1');
+    await page.keyboard.press('Control+k');
+    const input = page.getByRole('combobox', { name: /Search every payload/ });
+    await input.fill('function');
+    await expect.poll(() => page.locator('.palette-list li').count(), { timeout: 20_000 }).toBeGreaterThan(0);
+    await shot('search');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => (page.locator('.palette')).count()).toBe(0);
+    await page.waitForSelector('.detail[data-payload-id]');
+  });
+
+  it('renders the light theme from the OS setting', async () => {
+    const light = await context.browser()!.newContext({ viewport: VIEWPORT, colorScheme: 'light' });
+    const p = await light.newPage();
+    p.on('request', (r) => requests.push(r.url()));
+    await p.goto(serve.url);
+    await p.waitForSelector('.app[data-ready="true"]');
+    await p.locator('.session-row').first().click();
+    await p.locator('.prow[data-row-id]').nth(2).click();
+    await p.waitForSelector('.viewer[data-state="ready"]');
+    const bg = await p.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    expect(bg).toBe('rgb(247, 247, 248)');
+    await shot('payloads-light', p);
+    await light.close();
+  });
+
+  it('sends no request off localhost, and the CSP blocks one that tries', async () => {
+    const offHost = requests.filter((u) => !u.startsWith(serve.origin + '/') && !u.startsWith('data:') && !u.startsWith('blob:'));
+    expect(offHost).toEqual([]);
+    expect(requests.length).toBeGreaterThan(10);
+    const csp = await page.evaluate(async () => (await fetch(location.href)).headers.get('content-security-policy'));
+    expect(csp).toContain("default-src 'self'");
+    const outcome = await page.evaluate(async () => {
+      try {
+        await fetch('https://example.com/');
+        return 'fetched';
+      } catch {
+        return 'blocked';
+      }
+    });
+    expect(outcome).toBe('blocked');
+    // The only CSP violation in the whole run is the fetch just tried.
+    const violations = consoleErrors.filter((e) => /Content Security Policy/i.test(e));
+    expect(violations.length).toBeGreaterThan(0);
+    expect(violations.filter((v) => !v.includes('https://example.com/'))).toEqual([]);
+  });
+});
