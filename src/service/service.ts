@@ -15,6 +15,7 @@ import {
   CHEAP_STRATEGIES,
   DEFAULT_LIMIT_TOKENS,
   DEFAULT_PROFILE,
+  MAX_SUMMARY_OUTPUT_TOKENS,
   DEFAULT_STRATEGY,
   PROFILES,
   appPaths,
@@ -81,8 +82,27 @@ export const DEFAULT_ASSET_INLINE_BYTES = 8 * 1024 * 1024;
 export const MAX_WHOLE_READ_BYTES = 64 * 1024 * 1024;
 /** Cheap estimators run over chunks this big, with the event loop turning in between. */
 export const ESTIMATE_CHUNK_CHARS = 1024 * 1024;
+/** Bytes of a binary drop whose base64 is estimated (the count is scaled to the whole file). */
+export const BINARY_ESTIMATE_SAMPLE_BYTES = 3 * 1024 * 1024;
+/** Hash in slices this big, with the event loop turning in between. */
+const HASH_SLICE_BYTES = 4 * 1024 * 1024;
+
+async function sha256Yielding(bytes: Buffer): Promise<string> {
+  const h = crypto.createHash('sha256');
+  for (let i = 0; i < bytes.length; i += HASH_SLICE_BYTES) {
+    h.update(bytes.subarray(i, i + HASH_SLICE_BYTES));
+    if (i + HASH_SLICE_BYTES < bytes.length) await yieldToLoop();
+  }
+  return h.digest('hex');
+}
+
 /** Where density shares are measured: at most this many chars (spread over the text). */
 export const DENSITY_SAMPLE_CHARS = 4 * 1024 * 1024;
+/**
+ * Backstop for one summary run. The summarizer enforces its own deadline (SUMMARY_TIMEOUT_MS,
+ * retries and map-reduce chunks included); this only guarantees a request can never hang.
+ */
+export const SUMMARY_BACKSTOP_MS = 10 * 60_000;
 /** Summary provider when a request names none: offline, always available. */
 export const DEFAULT_SUMMARY_PROVIDER = 'structural';
 
@@ -227,6 +247,34 @@ function utf8Prefix(buf: Buffer): string {
   return buf.subarray(0, end === 0 ? buf.length : end).toString('utf8');
 }
 
+/** Scratch analyses (dropped files) older than this are deleted when the service starts. */
+export const SCRATCH_MAX_AGE_DAYS = 30;
+const SCRATCH_NAME_RE = /^(\d{8}T\d{9}Z)_[A-Za-z0-9._-]*_[0-9a-f]{6}$/;
+
+/**
+ * Delete scratch sessions older than SCRATCH_MAX_AGE_DAYS. Only folders this service named
+ * (time_name_random) directly under the scratch folder are touched; anything else is left alone.
+ */
+export async function pruneScratch(scratchDir: string, now = new Date(), maxAgeDays = SCRATCH_MAX_AGE_DAYS): Promise<string[]> {
+  const removed: string[] = [];
+  let entries: fs.Dirent[];
+  try {
+    entries = await fs.promises.readdir(scratchDir, { withFileTypes: true });
+  } catch {
+    return removed;
+  }
+  for (const e of entries) {
+    const m = SCRATCH_NAME_RE.exec(e.name);
+    if (!e.isDirectory() || !m) continue;
+    const t = m[1]!;
+    const at = Date.parse(`${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)}T${t.slice(9, 11)}:${t.slice(11, 13)}:${t.slice(13, 15)}Z`);
+    if (!Number.isFinite(at) || now.getTime() - at < maxAgeDays * 86_400_000) continue;
+    await fs.promises.rm(path.join(scratchDir, e.name), { recursive: true, force: true });
+    removed.push(e.name);
+  }
+  return removed;
+}
+
 /** A scratch session folder name: sortable, readable, unique. */
 function scratchSessionName(name: string, now: Date): string {
   return `${stemTime(now)}_${sanitizeToolName(name).slice(0, 40)}_${crypto.randomBytes(3).toString('hex')}`;
@@ -249,6 +297,8 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
 
   const ready: Promise<void> = (async () => {
     for (const d of [paths.root, paths.sessions, paths.scratch, paths.templates]) await fs.promises.mkdir(d, { recursive: true });
+    const pruned = await pruneScratch(paths.scratch).catch(() => []);
+    if (pruned.length) warn(`removed ${pruned.length} scratch analyses older than ${SCRATCH_MAX_AGE_DAYS} days`);
     guard.allowDir(paths.root, 'app data');
     const index = openIndex({ dbPath, onEvent: (e) => emitter.emit(e.event, e.payload as never) });
     state = { index };
@@ -444,7 +494,7 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       const res: ReadAssetResponse = { mimeType: a.mimeType, bytes: st.size, sha256: a.sha256, path: a.realPath };
       if (st.size <= cap) {
         const bytes = await fs.promises.readFile(a.realPath);
-        const got = crypto.createHash('sha256').update(bytes).digest('hex');
+        const got = await sha256Yielding(bytes);
         // Content-addressed: a file whose bytes do not match its name is damaged, not the asset.
         if (got !== a.sha256) throw new ServiceError('NOT_FOUND', `asset file ${a.realPath} is damaged (sha256 mismatch)`);
         res.base64 = bytes.toString('base64');
@@ -514,9 +564,10 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       const mimeType = sniffed?.mimeType ?? detection.mimeType ?? 'application/octet-stream';
       const isText = !detection.binary;
       const text = isText ? content.toString('utf8') : '';
-      // A binary file would reach a model as base64: estimate that.
-      const estText = isText ? text : content.toString('base64');
-      const est = await estimateText(estText, profile, false);
+      // A binary file would reach a model as base64: estimate that (on a sample, scaled).
+      const sample = isText ? null : content.subarray(0, Math.min(content.length, BINARY_ESTIMATE_SAMPLE_BYTES));
+      const estText = sample ? sample.toString('base64') : text;
+      const est = await estimateText(estText, profile, false, sample && sample.length > 0 ? content.length / sample.length : 1);
       const estimate: EstimateResponse = { ...est, bytes: content.length };
 
       const now = new Date();
@@ -603,13 +654,13 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
             focus: r.focus,
             template: r.template,
             model: r.model,
-            maxOutputTokens: 1_500,
+            maxOutputTokens: MAX_SUMMARY_OUTPUT_TOKENS,
           },
-          { signal: AbortSignal.timeout(10 * 60_000) },
+          { signal: AbortSignal.timeout(SUMMARY_BACKSTOP_MS) },
         );
         run = { ...out, id, createdAt, status: 'ok' };
       } catch (err) {
-        const timedOut = err instanceof ProviderError && /timeout|timed out|deadline/i.test(err.message);
+        const timedOut = err instanceof ProviderError && err.kind === 'timeout';
         run = {
           summary: '',
           provider,

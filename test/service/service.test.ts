@@ -5,8 +5,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { guardLargeResult, metaPathFor } from '../../src/pipeline/index.js';
 import { METHOD_NAMES, ServiceError, type PayloadRow, type SummaryRun } from '../../src/service/contract.js';
-import { createInspectorService, type InspectorService } from '../../src/service/service.js';
+import { createInspectorService, pruneScratch, type InspectorService } from '../../src/service/service.js';
 import { generateSessionsRoot, type GeneratedRoot } from '../helpers/gen-sessions.js';
+import { startFake } from '../summarize/wire.js';
 
 /**
  * Every contract method through the real service: a generated sessions root on disk, a real
@@ -205,6 +206,16 @@ describe('the service implements the whole contract', () => {
     expect(fs.readFileSync(file, 'utf8')).toBe('hello world\n');
   });
 
+  it('old scratch analyses are pruned; nothing else in the scratch folder is touched', async () => {
+    const dir = path.join(tmp, 'scratch-prune');
+    fs.mkdirSync(path.join(dir, '20250101T000000000Z_old.json_abcdef', 'long_responses'), { recursive: true });
+    fs.mkdirSync(path.join(dir, '20261129T000000000Z_new.json_abcdef'), { recursive: true });
+    fs.mkdirSync(path.join(dir, 'my-notes'), { recursive: true });
+    const removed = await pruneScratch(dir, new Date(Date.UTC(2026, 10, 30)));
+    expect(removed).toEqual(['20250101T000000000Z_old.json_abcdef']);
+    expect(fs.readdirSync(dir).sort()).toEqual(['20261129T000000000Z_new.json_abcdef', 'my-notes']);
+  });
+
   it('analyze: dropped bytes (base64) with an image inside are typed and their asset extracted', async () => {
     const png = fs.readFileSync(findPng());
     const res = await svc.analyze({ name: 'icon.png', base64: png.toString('base64') });
@@ -235,6 +246,46 @@ describe('the service implements the whole contract', () => {
     expect((await svc.getPayload({ id })).summaryRuns.map((r) => r.id)).toEqual(expect.arrayContaining([run.id, run2.id]));
     await expectCode(svc.summarize({ payloadId: id, provider: 'nope' as never }), 'BAD_REQUEST');
     await expectCode(svc.summarize({ payloadId: id, provider: 'anthropic' }), 'UNAVAILABLE');
+  });
+
+  it('summarize through a cloud provider (a local server speaking the Anthropic Messages API): ok, error and timeout runs are all kept', async () => {
+    const fake = await startFake('anthropic');
+    const cloudHome = path.join(tmp, 'home-cloud');
+    const cloud = createInspectorService({
+      appDataDir: cloudHome,
+      roots: [gen.root],
+      transport: 'http',
+      scanOnStart: false,
+      watch: false,
+      env: { ...process.env, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fake.url, SPILLWAY_SUMMARY_TIMEOUT_MS: '5000' },
+    });
+    try {
+      await cloud.ready;
+      await cloud.reindex({});
+      const { rows } = await cloud.listPayloads({ kind: 'json', limit: 1 });
+      const id = rows[0]!.id;
+      fake.script({ kind: 'ok', text: '- 3 packages, all MIT', inputTokens: 1234, outputTokens: 9, model: 'claude-haiku-4-5' });
+      const ok = await cloud.summarize({ payloadId: id, provider: 'anthropic', model: 'claude-haiku-4-5', focus: 'licenses' });
+      expect(ok.error).toBeUndefined();
+      expect(ok).toMatchObject({ status: 'ok', provider: 'anthropic', summary: '- 3 packages, all MIT', focus: 'licenses' });
+      expect(ok.inputTokens).toBe(1234);
+      const sent = JSON.stringify(fake.requests.at(-1)!.body);
+      expect(sent).toContain('licenses');
+      const h = fake.requests.at(-1)!.headers;
+      expect(`${h['x-api-key'] ?? ''} ${h.authorization ?? ''}`).toContain('test-key');
+      fake.script({ kind: 'error', status: 400, errorType: 'invalid_request_error', message: 'bad model' });
+      const bad = await cloud.summarize({ payloadId: id, provider: 'anthropic', model: 'nope' });
+      expect(bad.status).toBe('error');
+      expect(bad.error).toMatch(/bad model|400/);
+      fake.script({ kind: 'hang' });
+      const slow = await cloud.summarize({ payloadId: id, provider: 'anthropic' });
+      expect(slow.status).toBe('timeout');
+      const runs = (await cloud.getPayload({ id })).summaryRuns.map((r) => r.id);
+      expect(runs).toEqual(expect.arrayContaining([ok.id, bad.id, slow.id]));
+    } finally {
+      await cloud.close();
+      await fake.close();
+    }
   });
 
   it('listProviders / templates CRUD', async () => {
