@@ -11,15 +11,6 @@ export interface ParsedBase64 {
   encoding: AssetEncoding;
 }
 
-function isB64Char(c: number, url: boolean): boolean {
-  return (
-    (c >= 65 && c <= 90) ||
-    (c >= 97 && c <= 122) ||
-    (c >= 48 && c <= 57) ||
-    (url ? c === 45 || c === 95 : c === 43 || c === 47)
-  );
-}
-
 /** Encode bytes the way `enc` says: the inverse of {@link parseBase64}. */
 export function encodeBase64(bytes: Uint8Array, enc: AssetEncoding): string {
   const b = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -81,34 +72,44 @@ export function parseBase64(s: string): ParsedBase64 | null {
   if (padLen > 2) return null;
   const coreLen = body.length - padLen;
   if (coreLen === 0) return null;
-  // one alphabet only; any other character (including '=' in the middle, '\r', spaces) fails
-  let url = false;
-  let std = false;
-  for (let i = 0; i < coreLen; i++) {
-    const c = body.charCodeAt(i);
-    if (isB64Char(c, false)) {
-      if (c === 43 || c === 47) std = true;
-    } else if (c === 45 || c === 95) url = true;
-    else return null;
-  }
-  if (url && std) return null;
-  if (padLen > 0 && body.length % 4 !== 0) return null;
-  if (padLen === 0 && coreLen % 4 === 1) return null;
-  const alphabet: 'std' | 'url' = url ? 'url' : 'std';
   const core = padLen ? body.slice(0, coreLen) : body;
+  // One alphabet only; anything else ('=' inside, '\r', spaces, other letters) fails. Native scans.
+  if (!STD_OR_URL_RE.test(core)) return null;
+  const url = URL_ONLY_RE.test(core);
+  if (url && STD_ONLY_RE.test(core)) return null;
+  if (padLen > 0 && body.length % 4 !== 0) return null;
+  const rem = coreLen % 4;
+  if (rem === 1) return null;
+  // Canonical: the bits past the last whole byte are zero (else two texts would decode alike).
+  const lastVal = B64_VALUE[core.charCodeAt(coreLen - 1)] ?? 0;
+  if ((rem === 2 && (lastVal & 0x0f) !== 0) || (rem === 3 && (lastVal & 0x03) !== 0)) return null;
+  const alphabet: 'std' | 'url' = url ? 'url' : 'std';
   const bytes = Buffer.from(core, url ? 'base64url' : 'base64');
-  const encoding: AssetEncoding = { kind: 'base64', alphabet, pad: padLen > 0 || coreLen % 4 === 0 };
+  if (bytes.length !== Math.floor((coreLen * 3) / 4)) return null;
+  const encoding: AssetEncoding = { kind: 'base64', alphabet, pad: padLen > 0 || rem === 0 };
   if (lineWidth) Object.assign(encoding, { lineWidth, eol, finalEol });
-  if (encodeBase64(bytes, encoding) !== s) return null;
   return { bytes, encoding };
 }
 
+const STD_OR_URL_RE = /^[A-Za-z0-9+/_-]*$/;
+const URL_ONLY_RE = /[-_]/;
+const STD_ONLY_RE = /[+/]/;
+const B64_VALUE: Record<number, number> = {};
+'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.split('').forEach((c, i) => (B64_VALUE[c.charCodeAt(0)] = i));
+B64_VALUE[45] = 62; // '-'
+B64_VALUE[95] = 63; // '_'
+
 /** Sample size for the character-statistics test. */
 const STATS_SAMPLE_CHARS = 64 * 1024;
+/** Share of the distinct symbols uniform base64 would show that a bare run must show. */
+const MIN_DISTINCT_SHARE = 0.75;
+/** Longest mean run of lower-case letters (uniform base64: ~1.7; English words: 4+). */
+const MAX_MEAN_LOWER_RUN = 3;
 
 /**
- * Does a run with no declared context read like base64 of binary data? Real base64 spreads over
- * upper case, lower case and digits (about 41/41/16%); English, hex ids and identifiers do not.
+ * Does a run with no declared context read like base64 of binary data? Real base64 of
+ * compressed or random bytes spreads over all 64 symbols (about 41% upper, 41% lower, 16%
+ * digits) with short same-case runs; English, hex ids and identifiers do not.
  */
 export function base64Statistics(body: string): boolean {
   const n = Math.min(body.length, STATS_SAMPLE_CHARS);
@@ -117,12 +118,23 @@ export function base64Statistics(body: string): boolean {
   let digit = 0;
   let sym = 0;
   let nonHex = 0;
+  let lowerRuns = 0;
+  let inLower = false;
+  const seen = new Uint8Array(128);
+  let distinct = 0;
   for (let i = 0; i < n; i++) {
     const c = body.charCodeAt(i);
+    const isLower = c >= 97 && c <= 122;
+    if (isLower && !inLower) lowerRuns++;
+    inLower = isLower;
+    if (c < 128 && c !== 61 && c !== 10 && c !== 13 && !seen[c]) {
+      seen[c] = 1;
+      distinct++;
+    }
     if (c >= 65 && c <= 90) {
       upper++;
       if (c > 70) nonHex++;
-    } else if (c >= 97 && c <= 122) {
+    } else if (isLower) {
       lower++;
       if (c > 102) nonHex++;
     } else if (c >= 48 && c <= 57) digit++;
@@ -133,6 +145,9 @@ export function base64Statistics(body: string): boolean {
   }
   const total = upper + lower + digit + sym; // '=' and line breaks excluded
   if (total === 0 || nonHex === 0) return false;
+  const expectedDistinct = 64 * (1 - Math.pow(63 / 64, total));
+  if (distinct < expectedDistinct * MIN_DISTINCT_SHARE) return false;
+  if (lowerRuns > 0 && lower / lowerRuns > MAX_MEAN_LOWER_RUN) return false;
   const share = (x: number) => x / total;
   return (
     share(upper) >= 0.2 &&

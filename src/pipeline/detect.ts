@@ -72,12 +72,28 @@ export function isBinaryBytes(buf: Uint8Array): boolean {
  */
 export function isBinaryString(s: string): boolean {
   if (s.length === 0) return false;
+  // NUL anywhere: a native scan of the whole string.
   const hasNul = s.indexOf('\0') !== -1;
   if (!hasNul) {
-    const controls = countMatches(s, BAD_CONTROL_RE, Math.ceil(s.length * MAX_CONTROL_SHARE));
-    if (controls <= s.length * MAX_CONTROL_SHARE) return false;
+    // Control-character share: whole string when small, else spread samples (binary without a
+    // single NUL is rare, and its controls are spread through it).
+    const sample = s.length <= CONTROL_SAMPLE_CHARS ? s : spreadSample(s, CONTROL_SAMPLE_CHARS);
+    const controls = countMatches(sample, BAD_CONTROL_RE, Math.ceil(sample.length * MAX_CONTROL_SHARE));
+    if (controls <= sample.length * MAX_CONTROL_SHARE) return false;
   }
   return !NON_LATIN1_RE.test(s);
+}
+
+/** Chars of a string examined for control characters (whole string below this). */
+const CONTROL_SAMPLE_CHARS = 256 * 1024;
+const SPREAD_SAMPLES = 16;
+
+function spreadSample(s: string, chars: number): string {
+  const each = Math.floor(chars / SPREAD_SAMPLES);
+  const step = Math.floor(s.length / SPREAD_SAMPLES);
+  let out = '';
+  for (let k = 0; k < SPREAD_SAMPLES; k++) out += s.slice(k * step, k * step + each);
+  return out;
 }
 
 const HTML_RE = /^\s*(?:<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>])/i;
@@ -100,7 +116,10 @@ function looksCsv(lines: string[]): boolean {
   for (const sep of [',', '\t', ';']) {
     const counts = rows.map((r) => r.split(sep).length - 1);
     const first = counts[0]!;
-    if (first >= 1 && counts.filter((c) => c === first).length >= rows.length * 0.9) return true;
+    if (first < 1 || counts.filter((c) => c === first).length < rows.length * 0.9) continue;
+    // prose with one comma per line is not a table: two columns need short fields
+    if (first === 1 && rows.some((r) => r.split(sep).some((f) => f.trim().split(/\s+/).length > 3))) continue;
+    return true;
   }
   return false;
 }

@@ -68,6 +68,8 @@ const BINARY_TYPES = new Set(['image', 'audio', 'base64', 'blob']);
 /** Longest sibling value remembered for context (MIME types and `type` values are short). */
 const MAX_SIBLING_CHARS = 256;
 
+// eslint-disable-next-line no-control-regex
+const JSON_SPECIAL_RE = /["\\\x00-\x1f\u2028\u2029]/;
 const DATA_URL_PREFIX_RE =
   /data:((?:[a-z0-9!#$&^_.+-]+(?:\\?\/)[a-z0-9!#$&^_.+-]+)?)((?:;[a-z0-9!#$&^_.+-]+=[^;,\s"'()<>\\]*)*);base64,/giy;
 const DATA_URL_FIND_RE = new RegExp(DATA_URL_PREFIX_RE.source, 'gi');
@@ -126,7 +128,9 @@ function resolveLiteral(text: string, start: number, end: number, hasEscape: boo
   const encoding: AssetEncoding = { ...parsed.encoding, json: true };
   if (prefix) encoding.prefix = prefix;
   if (hasEscape && literal.includes('\\/')) encoding.escapeSlash = true;
-  if (encodeSpan(parsed.bytes, encoding) !== literal) return null;
+  // Without escapes the literal is exactly '"' + prefix + base64 + '"' (parseBase64 checked the base64
+  // is canonical); with escapes, prove the re-encoding matches character for character.
+  if ((hasEscape || JSON_SPECIAL_RE.test(prefix)) && encodeSpan(parsed.bytes, encoding) !== literal) return null;
   return {
     start,
     end,
@@ -233,6 +237,9 @@ const enum St {
   Done,
 }
 
+/** A character that cannot appear in a JSON string holding only (possibly wrapped) base64. */
+const NOT_B64_VALUE_RE = /[^A-Za-z0-9+/=_\\-]/;
+
 const NUM_RE = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
 /**
@@ -260,10 +267,24 @@ function scanJson(text: string, out: FoundAsset[]): boolean {
       return null;
     }
   };
+  let nextDataUrl = -2;
+  const hasDataUrlIn = (s: number, e: number): boolean => {
+    if (nextDataUrl < s) {
+      nextDataUrl = text.indexOf('base64,', s);
+      if (nextDataUrl === -1) nextDataUrl = n + 1;
+    }
+    return nextDataUrl < e;
+  };
+  /** A string value with no declared context: whole-value base64 or data URL, else runs inside it. */
   const generic = (s: number, e: number, hasEscape: boolean, path: string) => {
-    const whole = resolveLiteral(text, s, e, hasEscape, { declared: false, jsonPath: path });
+    const len = e - s - 2;
+    const dataUrl = hasDataUrlIn(s, e);
+    // cheap filters first: most strings are too short or plainly not base64
+    if (len < MIN_BASE64_ASSET_CHARS && !dataUrl) return;
+    const wholeCandidate = dataUrl ? text.startsWith('"data:', s) : !NOT_B64_VALUE_RE.test(text.slice(s + 1, e - 1));
+    const whole = wholeCandidate ? resolveLiteral(text, s, e, hasEscape, { declared: false, jsonPath: path }) : null;
     if (whole) found.push(whole);
-    else if (e - s - 2 >= MIN_DECLARED_BASE64_ASSET_CHARS) scanText(text, s + 1, e - 1, true, path, found);
+    else scanText(text, s + 1, e - 1, true, path, found);
   };
   const closeObject = (f: Frame) => {
     if (!f.pend) return;
@@ -286,7 +307,8 @@ function scanJson(text: string, out: FoundAsset[]): boolean {
         ? resolveLiteral(text, p.start, p.end, p.hasEscape, { declared, declaredMime: mime, source, jsonPath: p.path })
         : null;
       if (a) found.push(a);
-      else generic(p.start, p.end, p.hasEscape, p.path);
+      // A declared binary slot that does not decode is a damaged blob: leave it whole rather than cut out fragments.
+      else if (!declared) generic(p.start, p.end, p.hasEscape, p.path);
     }
   };
 

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { isUtf8 } from 'node:buffer';
@@ -26,7 +27,7 @@ import { buildPreview } from './preview.js';
 import { buildMessage, capMessage } from './message.js';
 import { runSummary } from './summary.js';
 import { StagedFile, linkExisting, saveAsset, sha256Hex, type WriteData } from './store.js';
-import { fmtInt, isWellFormed, toWellFormed, truncate } from './text.js';
+import { fmtInt, isWellFormed, safeCut, toWellFormed, truncate } from './text.js';
 
 /**
  * The guard: pass a tool result through, or spill it to the session and hand back a short
@@ -56,6 +57,130 @@ export interface HandleLargeResponseArgs {
 const MAX_ERROR_CHARS = 300;
 /** Max serialization depth of the fallback serializer (deeper values are cut, not recursed). */
 const SAFE_SERIALIZE_MAX_DEPTH = 10_000;
+/**
+ * No tokenizer we know has a token longer than this many UTF-8 bytes, so a text of more than
+ * limit × this bytes is over the limit whatever it holds (and if one did, the error would only
+ * spill a result that fits: never the reverse).
+ */
+const MAX_BYTES_PER_TOKEN_BOUND = 256;
+/**
+ * UTF-8 bytes per token beyond which a cheap estimate is implausible (only long runs of one
+ * repeated character get there); lower estimates are raised to bytes / this.
+ */
+const MAX_PLAUSIBLE_BYTES_PER_TOKEN = 16;
+/** Texts this long that are decisively over the limit are estimated from spread samples. */
+const SAMPLED_ESTIMATE_MIN_CHARS = 4 * 1024 * 1024;
+/** Samples × chars per sample for a sampled estimate (1 MB). */
+const SAMPLE_COUNT = 32;
+const SAMPLE_CHARS = 32 * 1024;
+/** Strings are hashed and written in slices of this many chars (no whole-payload UTF-8 copy). */
+const TEXT_SLICE_CHARS = 4 * 1024 * 1024;
+
+/** Slices of a string for encoding piecewise, never cutting a surrogate pair. */
+export function* textSlices(text: string, size = TEXT_SLICE_CHARS): Generator<string> {
+  for (let i = 0; i < text.length; ) {
+    const j = i + size >= text.length ? text.length : safeCut(text, i + size);
+    yield text.slice(i, j > i ? j : i + size);
+    i = j > i ? j : i + size;
+  }
+}
+
+function hashData(data: string | Buffer): string {
+  if (typeof data !== 'string') return sha256Hex(data);
+  const h = crypto.createHash('sha256');
+  for (const part of textSlices(data)) h.update(part, 'utf8');
+  return h.digest('hex');
+}
+
+/** Cheap strategies' counts from evenly spread samples, scaled to the whole text. */
+function sampledCounts(text: string, profile: Profile): Record<'chars4' | 'craft-density' | 'calibrated', number> {
+  const step = Math.floor(text.length / SAMPLE_COUNT);
+  let sample = '';
+  for (let k = 0; k < SAMPLE_COUNT; k++) {
+    const a = safeCut(text, k * step);
+    sample += text.slice(a, safeCut(text, Math.min(text.length, a + SAMPLE_CHARS)));
+  }
+  const scale = text.length / Math.max(1, sample.length);
+  return {
+    chars4: Math.ceil(text.length / 4),
+    'craft-density': Math.ceil(estimateTokens(sample, { profile, strategy: 'craft-density' }).tokens * scale),
+    calibrated: Math.ceil(estimateTokens(sample, { profile, strategy: 'calibrated' }).tokens * scale),
+  };
+}
+
+/**
+ * Upper bound of the UTF-8 bytes of JSON.stringify(value), walking without building the string;
+ * stops as soon as it passes `cap`. Infinity when it cannot tell (toJSON, cycles, BigInt…).
+ */
+export function jsonBytesUpperBound(value: unknown, cap: number): number {
+  let total = 0;
+  const stack: unknown[] = [value];
+  let visited = 0;
+  while (stack.length) {
+    const v = stack.pop();
+    if (++visited > cap) return Infinity;
+    switch (typeof v) {
+      case 'string':
+        total += PLAIN_JSON_RE.test(v) ? 6 * v.length + 2 : v.length + 2;
+        break;
+      case 'number':
+        total += numberChars(v);
+        break;
+      case 'boolean':
+        total += 5;
+        break;
+      case 'undefined':
+      case 'function':
+      case 'symbol':
+        total += 4; // "null" inside arrays; dropped in objects
+        break;
+      case 'object': {
+        if (v === null) {
+          total += 4;
+          break;
+        }
+        if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return Infinity;
+        if (Array.isArray(v)) {
+          total += 2 + v.length;
+          for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+        } else {
+          const keys = Object.keys(v);
+          total += 2 + keys.length;
+          for (const k of keys) {
+            total += (PLAIN_JSON_RE.test(k) ? 6 * k.length : k.length) + 3;
+            stack.push((v as Record<string, unknown>)[k]);
+          }
+        }
+        break;
+      }
+      default:
+        return Infinity;
+    }
+    if (total > cap) return total;
+  }
+  return total;
+}
+/** Any character but printable ASCII other than `"` and `\`: then a string may take up to 6 bytes per char. */
+const PLAIN_JSON_RE = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
+
+function digits(x: number): number {
+  let d = 1;
+  for (; x >= 10; x = Math.floor(x / 10)) d++;
+  return d;
+}
+
+/**
+ * Upper bound of a number's chars in JSON without String(v): exact for integers; for values with
+ * at most two decimals, a two-decimal string round-trips so the shortest one is no longer;
+ * otherwise the longest double (25, e.g. `-0.0000010020268901341902`).
+ */
+function numberChars(v: number): number {
+  if (!(v > -1e15 && v < 1e15)) return 25;
+  if (Number.isInteger(v)) return digits(Math.abs(v)) + (v < 0 ? 1 : 0);
+  const n = Math.round(v * 100);
+  if (n / 100 === v) return digits(Math.abs(n)) + 3;
+  return 25;
+}
 
 /** The limit a call decides with: explicit, else default, narrowed by the context window. */
 export function resolveLimit(o: { limitTokens?: number; contextWindowTokens?: number }): number {
@@ -170,18 +295,45 @@ interface Subject {
   notes: string[];
 }
 
+/** UTF-8 length of the last big string measured: several steps ask for it and it costs a full scan. */
+let lastLen: { s: string; n: number } | undefined;
+function utf8Length(s: string): number {
+  if (lastLen && lastLen.s === s) return lastLen.n;
+  const n = Buffer.byteLength(s, 'utf8');
+  if (s.length > 1024 * 1024) lastLen = { s, n };
+  return n;
+}
+
 function binaryEstimate(byteLength: number, profile: Profile, strategy: StrategyName): Estimate {
   // What the bytes would cost as base64 at base64's density (~1.5 chars/token).
   return { tokens: Math.ceil((Math.ceil(byteLength / 3) * 4) / 1.5), strategy, profile, exact: false };
 }
 
+/** Estimates made from samples, so the message and meta can say so. */
+const sampledEstimates = new WeakMap<Estimate, ReturnType<typeof sampledCounts>>();
+
 async function decide(text: string, limit: number, profile: Profile, strategy: StrategyName, notes: string[]): Promise<Estimate> {
+  if (text.length >= SAMPLED_ESTIMATE_MIN_CHARS && utf8Length(text) > limit * MAX_BYTES_PER_TOKEN_BOUND) {
+    // Decisively over the limit: a full pass would only refine a number nobody decides with.
+    const counts = sampledCounts(text, profile);
+    const est: Estimate = { tokens: counts.calibrated, strategy: 'calibrated', profile, exact: false };
+    sampledEstimates.set(est, counts);
+    return est;
+  }
+  let est: Estimate;
   try {
-    return await estimateForDecision(text, limit, { profile, strategy });
+    est = await estimateForDecision(text, limit, { profile, strategy });
   } catch (err) {
     notes.push(`estimate with ${strategy} failed (${errText(err)}); used ${DEFAULT_STRATEGY}`);
-    return estimateTokens(text, { profile, strategy: DEFAULT_STRATEGY });
+    est = estimateTokens(text, { profile, strategy: DEFAULT_STRATEGY });
   }
+  // Defence in depth: a faulty estimator must not wave an oversized result through.
+  const floor = Math.ceil(utf8Length(text) / MAX_PLAUSIBLE_BYTES_PER_TOKEN);
+  if (!est.exact && !(est.tokens >= floor)) {
+    notes.push(`the ${est.strategy} estimate (${est.tokens}) was below the plausible minimum; ${floor} tokens used`);
+    est = { ...est, tokens: floor };
+  }
+  return est;
 }
 
 /**
@@ -199,7 +351,7 @@ export async function guardLargeResult(result: ToolResult, options: GuardOptions
     const notes: string[] = [];
     if (typeof result === 'string') {
       // Tokens never exceed UTF-8 bytes (byte-level BPE), and bytes ≤ 3 × UTF-16 units.
-      if (result.length * 3 <= limit || Buffer.byteLength(result, 'utf8') <= limit) return null;
+      if (result.length * 3 <= limit || utf8Length(result) <= limit) return null;
       const est = await decide(result, limit, profile, strategy, notes);
       if (est.tokens <= limit) return null;
       subject = { origin: 'string', text: result, binary: false, notes };
@@ -222,15 +374,22 @@ export async function guardLargeResult(result: ToolResult, options: GuardOptions
       const v = result as ArrayBufferView;
       return await guardLargeResult(Buffer.from(v.buffer, v.byteOffset, v.byteLength), options);
     }
+    try {
+      if (jsonBytesUpperBound(result, limit) <= limit) return null;
+    } catch {
+      /* a getter threw: serialize below decides */
+    }
     const { text, note } = serializeValue(result);
     if (note) notes.push(note);
-    if (text.length * 3 <= limit || Buffer.byteLength(text, 'utf8') <= limit) return null;
+    if (text.length * 3 <= limit || utf8Length(text) <= limit) return null;
     const est = await decide(text, limit, profile, strategy, notes);
     if (est.tokens <= limit) return null;
     subject = { origin: 'json-value', text, binary: false, notes };
     return await spill(subject, est, limit, options);
   } catch (err) {
     return emergency(err, subject, limit, options, profile, strategy);
+  } finally {
+    lastLen = undefined; // never keep a big result alive after the call
   }
 }
 
@@ -264,6 +423,8 @@ export async function handleLargeResponse(args: HandleLargeResponseArgs): Promis
     return await spill(subject, est, limit, options);
   } catch (err) {
     return emergency(err, subject, limit, options, profile, strategy);
+  } finally {
+    lastLen = undefined; // never keep a big result alive after the call
   }
 }
 
@@ -318,19 +479,23 @@ async function spill(subject: Subject, estimate: Estimate, limit: number, option
     origin = 'latin1-string';
     text = undefined;
   }
-  if (text !== undefined && !subject.bytes && !isWellFormed(text)) {
+  // Pure ASCII (UTF-8 length = length) cannot hold a lone surrogate: skip the scan.
+  if (text !== undefined && !subject.bytes && utf8Length(text) !== text.length && !isWellFormed(text)) {
     text = toWellFormed(text);
     errors.push('the text had lone surrogates; they were saved as U+FFFD (UTF-8 cannot hold them)');
   }
   const originalBytes: Buffer | string = binaryBytes ?? subject.bytes ?? text ?? '';
-  const byteLength = typeof originalBytes === 'string' ? Buffer.byteLength(originalBytes, 'utf8') : originalBytes.byteLength;
-  const sha256 = sha256Hex(originalBytes);
+  const byteLength = typeof originalBytes === 'string' ? utf8Length(originalBytes) : originalBytes.byteLength;
+  const sha256 = hashData(originalBytes);
   const textIsExact = text !== undefined && (!subject.bytes || isUtf8(subject.bytes));
 
   // 2. Kind and estimates (for the inspector).
   let kind: ContentKind = binaryBytes ? 'binary' : detectTextKind(text ?? '');
   const estimates: PayloadMeta['estimates'] = {};
-  if (text !== undefined) {
+  const sampledCounts_ = sampledEstimates.get(estimate);
+  const sampled = sampledCounts_ !== undefined;
+  if (text !== undefined && sampledCounts_) Object.assign(estimates, sampledCounts_);
+  else if (text !== undefined) {
     for (const s of ['chars4', 'craft-density', 'calibrated'] as const) {
       try {
         estimates[s] = s === estimate.strategy ? estimate.tokens : estimateTokens(text, { strategy: s, profile }).tokens;
@@ -414,20 +579,20 @@ async function spill(subject: Subject, estimate: Estimate, limit: number, option
   // 5. Inline the rest when it fits.
   let action: Exclude<GuardAction, 'pass'> = 'spill';
   let linkedEstimate: Estimate | undefined;
-  if (linkedText !== undefined && !binaryBytes) {
+  if (linkedText !== undefined && !binaryBytes && linkedText.length < MAX_MESSAGE_CHARS) {
     try {
       linkedEstimate = await estimateForDecision(linkedText, limit, { profile, strategy: estimate.strategy });
     } catch {
       linkedEstimate = estimateTokens(linkedText, { profile });
     }
-    if (linkedEstimate.tokens <= limit && linkedText.length < MAX_MESSAGE_CHARS) action = 'inline-assets';
+    if (linkedEstimate.tokens <= limit) action = 'inline-assets';
   }
 
   // 6. Payload file: the linked form when assets were cut out, else the original bytes.
   const ext = binaryBytes || kind === 'json' ? '.json' : KIND_INFO[kind].ext;
   const payloadIsOriginal = linkedPieces === undefined;
   const suffix = payloadIsOriginal ? KIND_INFO[kind].ext : kind === 'json' || binaryBytes ? LINKED_SUFFIX : ext;
-  const data: WriteData = linkedPieces ?? (subject.bytes ?? binaryBytes ?? text ?? '');
+  const data: WriteData = linkedPieces ?? subject.bytes ?? binaryBytes ?? textSlices(text ?? '');
   const stemParts: StemParts = { time: now, tool, inputHash: inputHash(options.toolInput) };
   let staged: StagedFile | undefined;
   let stem = '';
@@ -470,6 +635,7 @@ async function spill(subject: Subject, estimate: Estimate, limit: number, option
       action,
       toolName: options.toolName,
       estimate,
+      estimateSampled: sampled,
       limitTokens: limit,
       kind,
       bytes: byteLength,

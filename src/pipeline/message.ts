@@ -16,6 +16,8 @@ export interface MessageParts {
   action: 'spill' | 'inline-assets' | 'failed';
   toolName?: string;
   estimate: Estimate;
+  /** The estimate was scaled up from samples of a very large text. */
+  estimateSampled?: boolean;
   limitTokens: number;
   kind: ContentKind;
   bytes: number;
@@ -31,8 +33,8 @@ export interface MessageParts {
   failure?: string;
 }
 
-function strategyNote(e: Estimate): string {
-  return `${e.strategy}${e.exact ? ', exact' : ' estimate'}, ${e.profile}`;
+function strategyNote(e: Estimate, sampled?: boolean): string {
+  return `${e.strategy}${e.exact ? ', exact' : sampled ? ' estimate from samples' : ' estimate'}, ${e.profile}`;
 }
 
 function assetLines(assets: AssetRef[]): string[] {
@@ -60,7 +62,7 @@ export function capMessage(s: string, max = MAX_MESSAGE_CHARS): string {
 
 export function buildMessage(p: MessageParts): string {
   const tool = p.toolName ? `\`${p.toolName}\`` : 'the tool';
-  const size = `~${fmtInt(p.estimate.tokens)} tokens (${strategyNote(p.estimate)})`;
+  const size = `~${fmtInt(p.estimate.tokens)} tokens (${strategyNote(p.estimate, p.estimateSampled)})`;
   const rel = p.payloadPath ? path.relative(p.sessionPath, p.payloadPath).split(path.sep).join('/') : undefined;
   const out: string[] = [];
   if (p.action === 'failed') {

@@ -54,7 +54,7 @@ describe('guardLargeResult: pass or spill', () => {
       ],
       structuredContent: { n: 1 },
     };
-    const r = await guardLargeResult(result, { sessionPath: s, toolName: 'mcp__srv__shot' });
+    const r = await guardLargeResult(result, { sessionPath: s, toolName: 'mcp__srv__shot', limitTokens: 4000 });
     expect(r!.action).toBe('spill');
     expect(r!.assets).toHaveLength(1);
     expect(r!.assets[0]).toMatchObject({ mimeType: 'image/png', bytes: png.length, jsonPath: '$.content[1].data', source: 'mcp-image', sniffed: true });
@@ -71,7 +71,7 @@ describe('guardLargeResult: pass or spill', () => {
     const s = tmpSession();
     const wav = fixture('sample.wav');
     const result = { content: [{ type: 'audio', data: wav.toString('base64'), mimeType: 'audio/wav' }, { type: 'text', text: 'transcript: hello' }] };
-    const r = await guardLargeResult(result, { sessionPath: s, limitTokens: 2000 });
+    const r = await guardLargeResult(result, { sessionPath: s, limitTokens: 300 });
     expect(r!.action).toBe('inline-assets');
     expect(r!.message).toContain('transcript: hello');
     expect(r!.message).toContain('$spillwayAsset');
