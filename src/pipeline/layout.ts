@@ -26,6 +26,8 @@ export const INPUT_HASH_CHARS = 8;
 export const MAX_TOOL_NAME_CHARS = 64;
 
 export const STEM_RE = /^(\d{8}T\d{9}Z)_([A-Za-z0-9._-]+)_([0-9a-f]{8})_(\d+)$/;
+/** A payload file: `<stem>` or `<stem>.<ext>` (the extension holds no `_`). */
+const PAYLOAD_FILE_RE = /^(\d{8}T\d{9}Z_[A-Za-z0-9._-]+_[0-9a-f]{8}_\d+)(?:\.[^_]*)?$/;
 
 export interface SessionPaths {
   session: string;
@@ -103,9 +105,10 @@ export function classifyLongResponseFile(
     const stem = fileName.slice(0, -LINKED_SUFFIX.length);
     return STEM_RE.test(stem) ? { kind: 'linked', stem } : null;
   }
-  const dot = fileName.indexOf('.');
-  const stem = dot === -1 ? fileName : fileName.slice(0, dot);
-  return STEM_RE.test(stem) ? { kind: 'payload', stem } : null;
+  // Tool names keep dots (`server.tool`), so the stem is not "up to the first dot": it ends at
+  // `_<input hash>_<seq>`, and the extension after it has no underscore.
+  const m = PAYLOAD_FILE_RE.exec(fileName);
+  return m && STEM_RE.test(m[1]!) ? { kind: 'payload', stem: m[1]! } : null;
 }
 
 export function assetFileName(sha256Hex: string, ext: string): string {

@@ -330,6 +330,17 @@ describe('the service implements the whole contract', () => {
     await expectCode(svc.removeRoot({ id: 'nope' }), 'NOT_FOUND');
   });
 
+  it('a tool name with dots (server.tool) is indexed and readable', async () => {
+    const s = gen.sessions[2]!;
+    const text = crypto.randomBytes(20_000).toString('hex');
+    const res = await guardLargeResult(text, { sessionPath: s, toolName: 'github.search_issues', limitTokens: 1000 });
+    expect(path.basename(res!.payloadPath!)).toMatch(/_github\.search_issues_/);
+    await svc.reindex({ rootId });
+    const { rows } = await svc.listPayloads({ rootId, tool: 'github.search_issues' });
+    expect(rows).toHaveLength(1);
+    expect((await svc.readPayload({ id: rows[0]!.id, start: 0, end: 64 })).text).toBe(text.slice(0, 64));
+  });
+
   it('onDidIndex arrives when the guard writes a payload into a watched root', async () => {
     const events: unknown[] = [];
     const off = svc.on('onDidIndex', (e) => events.push(e));
