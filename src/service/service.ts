@@ -574,8 +574,8 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       const sessionPath = path.join(paths.scratch, scratchSessionName(r.name, now));
       await fs.promises.mkdir(sessionPath, { recursive: true });
       scratchDirs.add(sessionPath);
-      // Dots stay out of the tool name: a stem is cut at its first dot when files are classified.
-      const toolName = `drop_${r.name.replace(/\./g, '_')}`;
+      // The tool column shows what was dropped; the guard sanitizes the name for the file stem.
+      const toolName = `drop:${r.name}`;
       const guardInput: string | Buffer = isText ? text : content;
       const decisionRun: GuardResult | null = await guardLargeResult(guardInput, {
         sessionPath,

@@ -175,7 +175,7 @@ describe('the service implements the whole contract', () => {
     const res = await svc.analyze({ name: 'rows.json', text, limitTokens: 2000 });
     expect(res.kind).toBe('json');
     expect(res.decision.action).toBe('spill');
-    expect(res.decision.message).toContain('rows_json');
+    expect(res.decision.message).toContain('drop:rows.json');
     expect(res.payloadId).toBeDefined();
     const d = await svc.getPayload({ id: res.payloadId! });
     expect(d.path.startsWith(fs.realpathSync(path.join(home, 'scratch')))).toBe(true);
