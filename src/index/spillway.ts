@@ -15,9 +15,8 @@ import {
   kindFromFileName,
   readWindow,
   scaleEstimates,
-  scanBase64,
   stableId,
-  stripBase64,
+  stripAndScanBase64,
 } from './text.js';
 
 /** Largest sidecar read; a bigger one is not something the guard wrote. */
@@ -180,7 +179,8 @@ export function readSpillwayUnit(unit: Unit): UnitResult {
       b64Chars += Math.ceil(a.bytes / 3) * 4;
     }
   }
-  const leftover = win.binary ? { runs: 0, chars: 0, tokens: 0 } : scanBase64(sample);
+  const fts = win.binary ? { text: '', scan: { runs: 0, chars: 0, tokens: 0 } } : stripAndScanBase64(win.whole ?? `${win.head}\n…\n${win.tail}`);
+  const leftover = fts.scan;
   const createdAtRaw = str(m.createdAt);
   const createdAt =
     createdAtRaw && !Number.isNaN(Date.parse(createdAtRaw)) ? new Date(createdAtRaw).toISOString() : (parsed?.time ?? new Date(0)).toISOString();
@@ -204,7 +204,7 @@ export function readSpillwayUnit(unit: Unit): UnitResult {
     message: clip(str(m.message), MAX_MESSAGE_CHARS_INDEXED),
     binary: win.binary,
     lines: win.whole !== null ? countLinesIn(win.whole) : undefined,
-    ftsBody: win.binary ? '' : win.whole !== null ? stripBase64(win.whole) : `${stripBase64(win.head)}\n…\n${stripBase64(win.tail)}`,
+    ftsBody: fts.text,
     b64: {
       runs: b64Runs + leftover.runs,
       chars: b64Chars + leftover.chars,

@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import {
-  CHEAP_STRATEGIES,
   MIN_BASE64_ASSET_CHARS,
   PREVIEW_CHARS,
+  estimateAll,
   estimateTokens,
 } from '../pipeline/index.js';
 import type { ContentKind, StrategyName } from '../pipeline/types.js';
@@ -13,8 +13,8 @@ import type { ContentKind, StrategyName } from '../pipeline/types.js';
  * log adds at most this much text to the database, and the head + tail is where tool output
  * says what it is (headers, first rows, the error at the end).
  */
-export const FTS_HEAD_BYTES = 6 * 1024;
-export const FTS_TAIL_BYTES = 2 * 1024;
+export const FTS_HEAD_BYTES = 4 * 1024;
+export const FTS_TAIL_BYTES = 1024;
 /** Longest single-line input excerpt kept on a payload row. */
 export const INPUT_EXCERPT_CHARS = 160;
 /** Longest tool input JSON kept in the index (the sidecar keeps the whole input). */
@@ -36,12 +36,15 @@ export function stableId(prefix: string, key: string): string {
   return prefix + crypto.createHash('sha256').update(key).digest('base64url').slice(0, 22);
 }
 
-/** Base64 and base64url alphabet (plus `=` handled at the end of a run). */
-function isB64Char(c: number): boolean {
-  return (
-    (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 43 || c === 47 || c === 95 || c === 45
-  );
-}
+/** Char classes for the base64 scan: 1 = base64/base64url char, |2 upper, |4 lower, |8 digit, |16 not a hex char. */
+const B64_CLASS = (() => {
+  const t = new Uint8Array(128);
+  for (let c = 65; c <= 90; c++) t[c] = 1 | 2 | (c > 70 ? 16 : 0);
+  for (let c = 97; c <= 122; c++) t[c] = 1 | 4 | (c > 102 ? 16 : 0);
+  for (let c = 48; c <= 57; c++) t[c] = 1 | 8;
+  for (const c of [43, 47, 95, 45]) t[c] = 1 | 16;
+  return t;
+})();
 
 /**
  * Spans [start, end) of base64 runs long enough to be an embedded asset, in one linear pass
@@ -54,32 +57,25 @@ export function base64Spans(text: string): Array<[number, number]> {
   const n = text.length;
   let i = 0;
   while (i < n) {
-    if (!isB64Char(text.charCodeAt(i))) {
+    const c0 = text.charCodeAt(i);
+    if (c0 >= 128 || B64_CLASS[c0] === 0) {
       i++;
       continue;
     }
     const start = i;
-    let upper = false;
-    let lower = false;
-    let digit = false;
-    let nonHex = false;
+    let seen = 0;
     while (i < n) {
       const c = text.charCodeAt(i);
-      if (!isB64Char(c)) break;
-      if (c >= 65 && c <= 90) {
-        upper = true;
-        if (c > 70) nonHex = true;
-      } else if (c >= 97 && c <= 122) {
-        lower = true;
-        if (c > 102) nonHex = true;
-      } else if (c >= 48 && c <= 57) digit = true;
-      else nonHex = true;
+      const k = c < 128 ? B64_CLASS[c]! : 0;
+      if (k === 0) break;
+      seen |= k;
       i++;
     }
     let end = i;
     while (end < n && end - i < 2 && text.charCodeAt(end) === 61) end++;
-    if (i - start >= MIN_BASE64_ASSET_CHARS && upper && lower && digit && nonHex) out.push([start, end]);
-    i = end === i ? i : end;
+    // Needs upper, lower, digit and a non-hex char: real base64, not a hash or an identifier.
+    if (i - start >= MIN_BASE64_ASSET_CHARS && (seen & 30) === 30) out.push([start, end]);
+    i = end;
   }
   return out;
 }
@@ -121,22 +117,27 @@ function base64TokensPerChar(): number {
 
 /** Replace base64 runs (noise to full-text search and previews) by a short marker. */
 export function stripBase64(text: string): string {
-  const spans = base64Spans(text);
-  if (!spans.length) return text;
-  let out = '';
-  let at = 0;
-  for (const [a, b] of spans) {
-    out += text.slice(at, a) + `[base64 ${b - a} chars]`;
-    at = b;
-  }
-  return out + text.slice(at);
+  return stripAndScanBase64(text).text;
 }
 
-/** Every cheap strategy's estimate for `text` (through the pipeline's estimator). */
+/** stripBase64 and scanBase64 in one pass. */
+export function stripAndScanBase64(text: string): { text: string; scan: Base64Scan } {
+  const spans = base64Spans(text);
+  if (!spans.length) return { text, scan: { runs: 0, chars: 0, tokens: 0 } };
+  let out = '';
+  let at = 0;
+  let chars = 0;
+  for (const [a, b] of spans) {
+    out += text.slice(at, a) + `[base64 ${b - a} chars]`;
+    chars += b - a;
+    at = b;
+  }
+  return { text: out + text.slice(at), scan: { runs: spans.length, chars, tokens: base64TokensForChars(chars) } };
+}
+
+/** Every cheap strategy's estimate for `text` (the pipeline's estimateAll, default profile). */
 export function cheapEstimates(text: string): Partial<Record<StrategyName, number>> {
-  const out: Partial<Record<StrategyName, number>> = {};
-  for (const s of CHEAP_STRATEGIES) out[s] = estimateTokens(text, { strategy: s }).tokens;
-  return out;
+  return { ...estimateAll(text) };
 }
 
 /** Scale estimates made on a sample to the whole (for payloads too big to read whole). */
@@ -208,7 +209,7 @@ export function readWindow(file: string, headBytes = FTS_HEAD_BYTES, tailBytes =
     const size = fs.fstatSync(fd).size;
     const h = crypto.createHash('sha256').update(String(size));
     if (size <= headBytes + tailBytes) {
-      const buf = Buffer.alloc(size);
+      const buf = Buffer.allocUnsafe(size);
       const n = readFully(fd, buf, 0);
       const b = buf.subarray(0, n);
       h.update(b);
@@ -216,9 +217,9 @@ export function readWindow(file: string, headBytes = FTS_HEAD_BYTES, tailBytes =
       const whole = binary ? '' : b.toString('utf8');
       return { head: whole, tail: '', whole, size, binary, hash: h.digest('hex') };
     }
-    const head = Buffer.alloc(headBytes);
+    const head = Buffer.allocUnsafe(headBytes);
     const hn = readFully(fd, head, 0);
-    const tail = Buffer.alloc(tailBytes);
+    const tail = Buffer.allocUnsafe(tailBytes);
     const tn = readFully(fd, tail, size - tailBytes);
     h.update(head.subarray(0, hn)).update(tail.subarray(0, tn));
     const binary = looksBinary(head.subarray(0, hn));
