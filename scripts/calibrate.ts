@@ -164,7 +164,7 @@ const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 
 /** Letter pairs are rare when below this share of all pairs inside words of the train split's prose and code. */
 const RARE_BIGRAM_SHARE = 1 / 5000;
-const BIGRAM_CATEGORIES = new Set(['prose', 'markdown', 'code-js', 'typescript', 'european']);
+const BIGRAM_CATEGORIES = new Set(['prose', 'markdown', 'code-js', 'typescript']);
 
 function rareBigramTable(samples: CorpusSample[]): string {
   const counts = new Float64Array(676);
@@ -186,7 +186,7 @@ function rareBigramTable(samples: CorpusSample[]): string {
 }
 
 /**
- * Words (ASCII letters, 2+) that are one token, with or without a leading space, in both o200k_base
+ * Words (ASCII and accented Latin letters, 2+) that are one token, with or without a leading space, in both o200k_base
  * and cl100k_base, as a 2-probe Bloom filter of 2^KNOWN_WORDS_BITS bits, base64.
  */
 async function knownWordFilter(): Promise<{ base64: string; words: number }> {
@@ -199,7 +199,7 @@ async function knownWordFilter(): Promise<{ base64: string; words: number }> {
       } catch {
         continue;
       }
-      const w = /^ ?([A-Za-z]{2,})$/.exec(t)?.[1];
+      const w = /^ ?([A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f]{2,})$/.exec(t)?.[1];
       if (w) set.add(w);
     }
     return set;

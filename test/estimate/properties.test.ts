@@ -35,9 +35,14 @@ describe('estimate properties', () => {
         const ea = calibratedAll(a)[profile];
         const eb = calibratedAll(b)[profile];
         const eab = calibratedAll(a + b)[profile];
-        // only the seam can change: a word, run or escape split across it
-        expect(eab).toBeGreaterThanOrEqual(ea - 4);
-        expect(eab).toBeLessThanOrEqual(ea + eb + 4);
+        // only the seam can change: the base64-like span across it ([A-Za-z0-9+/=_-], the chars that
+        // chain random-looking runs) may be re-priced as a whole (a word becomes unknown, short runs
+        // become one random run), by at most ~1 token per 2 chars of that span, plus a few tokens for
+        // escapes and whitespace split at the seam
+        const seamRun = (/[A-Za-z0-9+/=_-]*$/.exec(a)?.[0].length ?? 0) + (/^[A-Za-z0-9+/=_-]*/.exec(b)?.[0].length ?? 0);
+        const slack = 4 + Math.ceil(seamRun / 2);
+        expect(eab).toBeGreaterThanOrEqual(ea - slack);
+        expect(eab).toBeLessThanOrEqual(ea + eb + slack);
       }),
       { numRuns: 400 },
     );

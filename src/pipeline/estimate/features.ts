@@ -15,6 +15,7 @@ export const FEATURE_NAMES = [
   'wordOver3', // sum of max(0, len-3) over the other words
   'wordOver6',
   'wordOver10',
+  'titleWords', // other words that start upper case at the start of a run (names, proper nouns)
   'capsWords', // other words of 2+ letters, all upper case (acronyms, source map VLQ)
   'capsPairs', // upper case letter right after an upper case letter inside a word run
   'rareBigrams', // letter pairs inside words that are rare in real text (random-looking words)
@@ -42,8 +43,8 @@ export const FEATURE_NAMES = [
   'backslashes',
   'uEscapes', // \\uXXXX escapes (JSON and JS string literals)
   'controls',
-  'latinExt', // U+0080..U+024F: accented Latin
-  'latinInWord', // ... right after an ASCII letter (it splits the word for the tokenizer)
+  'latinExt', // U+0080..U+024F: accented Latin letters and Latin-1 symbols
+  'latinInWord', // accented letters inside a word (after another letter)
   'cyrillic', // U+0370..U+052F: Greek and Cyrillic
   'cyrillicRuns',
   'other2', // other 2-byte UTF-8 scripts
@@ -103,12 +104,24 @@ const RANDOM_RUN_MIN_CHARS = 16;
  * fitted with the weights (scripts/calibrate.ts). Random-looking words (base64 fragments, source map
  * VLQ, vocab dumps) are full of them, and tokenizers split such words into many short tokens.
  */
-const RARE_BIGRAM = new Uint8Array(26 * 26);
+const BIGRAM_ROW = 27;
+/** Row/column for accented Latin letters: never rare (the table is about ASCII letters). */
+const NON_ASCII_LETTER = 26;
+const RARE_BIGRAM = new Uint8Array(BIGRAM_ROW * BIGRAM_ROW);
+
+/** Case of an accented Latin letter, near enough for word splitting (Latin-1 by range, Extended-A by parity). */
+function latinCase(c: number): number {
+  if (c <= 0xde) return UP;
+  if (c <= 0xff) return LOW;
+  if (c <= 0x17f) return (c & 1) === 0 ? UP : LOW;
+  return LOW;
+}
 
 /** Install the rare-bigram table: 676 chars of '0'/'1'. */
 export function setRareBigrams(table: string): void {
   if (table.length !== 26 * 26) throw new RangeError('rare bigram table must have 676 entries');
-  for (let i = 0; i < 676; i++) RARE_BIGRAM[i] = table.charCodeAt(i) === 49 ? 1 : 0;
+  RARE_BIGRAM.fill(0);
+  for (let i = 0; i < 676; i++) RARE_BIGRAM[((i / 26) | 0) * BIGRAM_ROW + (i % 26)] = table.charCodeAt(i) === 49 ? 1 : 0;
 }
 
 setRareBigrams(RARE_BIGRAMS);
@@ -178,7 +191,7 @@ const F = Object.fromEntries(FEATURE_NAMES.map((n, i) => [n, i])) as Record<Feat
 export function scanFeatures(text: string, out: Float64Array): void {
   const n = text.length;
   // committed features
-  let words = 0, knownWords = 0, capsWords = 0, wordLetters = 0, wordOver3 = 0, wordOver6 = 0, wordOver10 = 0, capsPairs = 0, rareBigrams = 0;
+  let words = 0, knownWords = 0, capsWords = 0, titleWords = 0, wordLetters = 0, wordOver3 = 0, wordOver6 = 0, wordOver10 = 0, capsPairs = 0, rareBigrams = 0;
   let digitRuns = 0, digitGroups = 0, digitChars = 0;
   let mixedRuns = 0, mixedChars = 0, mixedHexRuns = 0, mixedTrans = 0;
   let b64Runs = 0, b64Chars = 0, b64Digits = 0, b64Trans = 0;
@@ -191,9 +204,9 @@ export function scanFeatures(text: string, out: Float64Array): void {
   // the current ASCII letter/digit run, with its words and digit groups held back until we know
   // whether the run is ordinary text or random
   let runLen = 0, runDigits = 0, runTrans = 0, runCaps = 0, runNonHex = 0, runCls = -1;
-  let tWords = 0, tKnown = 0, tCaps = 0, tLetters = 0, tOver3 = 0, tOver6 = 0, tOver10 = 0, tRare = 0;
+  let tWords = 0, tKnown = 0, tCaps = 0, tTitle = 0, tLetters = 0, tOver3 = 0, tOver6 = 0, tOver10 = 0, tRare = 0;
   let tDigitRuns = 0, tDigitGroups = 0;
-  let wl = 0, wu = 0, wh = WORD_HASH_SEED, dl = 0, prevLetter = -1;
+  let wl = 0, wu = 0, wFirstUp = false, wh = WORD_HASH_SEED, dl = 0, prevLetter = -1;
   let lastRandom = false;
   let gap = 0;
   let gapGlue = false;
@@ -204,7 +217,8 @@ export function scanFeatures(text: string, out: Float64Array): void {
 
   for (let i = 0; i <= n; i++) {
     const c = i < n ? text.charCodeAt(i) : 32;
-    const k = c < 128 ? ASCII_CLASS[c]! : NONASCII;
+    // accented Latin letters (U+00C0..U+024F but × and ÷) are letters of the word they are in
+    const k = c < 128 ? ASCII_CLASS[c]! : c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7 ? latinCase(c) : NONASCII;
 
     if (k <= DIG) {
       // ---- letter or digit: extend the run
@@ -225,8 +239,11 @@ export function scanFeatures(text: string, out: Float64Array): void {
           tWords++; tLetters += wl;
           if (wl > 1 && isKnown(wh)) tKnown++;
           else if (wl > 1 && wu === wl) tCaps++;
-          else if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
-          wl = 0; wu = 0; wh = WORD_HASH_SEED;
+          else {
+            if (wFirstUp) tTitle++;
+            if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
+          }
+          wl = 0; wu = 0; wFirstUp = false; wh = WORD_HASH_SEED;
         }
         prevLetter = -1;
         dl++;
@@ -240,16 +257,26 @@ export function scanFeatures(text: string, out: Float64Array): void {
             tWords++; tLetters += wl;
             if (wl > 1 && isKnown(wh)) tKnown++;
             else if (wl > 1 && wu === wl) tCaps++;
-            else if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
-            wl = 0; wu = 0; wh = WORD_HASH_SEED;
+            else {
+              if (wFirstUp) tTitle++;
+              if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
+            }
+            wl = 0; wu = 0; wFirstUp = false; wh = WORD_HASH_SEED;
           }
         }
-        let letter = (c | 32) - 97;
-        if (prevLetter >= 0) tRare += RARE_BIGRAM[prevLetter * 26 + letter]!;
+        let letter = c < 128 ? (c | 32) - 97 : NON_ASCII_LETTER;
+        if (prevLetter >= 0) tRare += RARE_BIGRAM[prevLetter * BIGRAM_ROW + letter]!;
         wh = Math.imul(wh ^ c, 16777619);
-        if (k === UP) wu++;
+        if (k === UP) {
+          if (wl === 0 && runLen === 0) wFirstUp = true;
+          wu++;
+        }
+        if (c >= 128) {
+          latinExt++;
+          if (wl > 0) latinInWord++;
+          runNonHex++;
+        } else if (IS_HEX[c] === 0) runNonHex++;
         wl++;
-        if (IS_HEX[c] === 0) runNonHex++;
         if (runCls !== k && runCls !== -1) runTrans++;
         runCls = k;
         runLen++;
@@ -261,7 +288,7 @@ export function scanFeatures(text: string, out: Float64Array): void {
           runCls = LOW;
           do {
             const l = d - 97;
-            tRare += RARE_BIGRAM[letter * 26 + l]!;
+            tRare += RARE_BIGRAM[letter * BIGRAM_ROW + l]!;
             letter = l;
             wh = Math.imul(wh ^ d, 16777619);
             runNonHex += IS_NOT_HEX_LOWER[l]!;
@@ -288,21 +315,29 @@ export function scanFeatures(text: string, out: Float64Array): void {
         tWords++; tLetters += wl;
         if (wl > 1 && isKnown(wh)) tKnown++;
         else if (wl > 1 && wu === wl) tCaps++;
-        else if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
-        wl = 0; wu = 0; wh = WORD_HASH_SEED;
+        else {
+          if (wFirstUp) tTitle++;
+          if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
+        }
+        wl = 0; wu = 0; wFirstUp = false; wh = WORD_HASH_SEED;
       }
       if (dl > 0) { tDigitRuns++; tDigitGroups += ((dl + 2) / 3) | 0; dl = 0; }
       prevLetter = -1;
       const mixed = runDigits > 0 && runDigits < runLen;
+      // random: long, changing class often, and (unless hex) full of letter pairs real words avoid,
+      // so getElementById10 stays an identifier while base64 does not
       let random =
-        runLen >= RANDOM_RUN_MIN_CHARS && runTrans * 3 >= runLen && (runDigits >= 2 || runCaps >= 2);
+        runLen >= RANDOM_RUN_MIN_CHARS &&
+        runTrans * 3 >= runLen &&
+        (runDigits >= 2 || runCaps >= 2) &&
+        (runNonHex === 0 || tRare >= 2);
       if (!random && gapGlue && (mixed || runTrans * 4 >= runLen || runLen <= 3)) random = true;
       if (runNonHex === 0 && runLen === 8 && c === 45 && isUuidAt(text, i - 8)) {
         uuids++;
         // resume right after the UUID (the loop's i++ lands on its 37th char)
         i = i - 8 + 35;
         runLen = runDigits = runTrans = runCaps = runNonHex = 0;
-        tWords = tKnown = tCaps = tLetters = tOver3 = tOver6 = tOver10 = tRare = tDigitRuns = tDigitGroups = 0;
+        tWords = tKnown = tCaps = tTitle = tLetters = tOver3 = tOver6 = tOver10 = tRare = tDigitRuns = tDigitGroups = 0;
         lastRandom = false;
         gap = 0;
         continue;
@@ -311,7 +346,7 @@ export function scanFeatures(text: string, out: Float64Array): void {
         if (runNonHex === 0 && runDigits > 0) { hexRuns++; hexChars += runLen; }
         else { b64Runs++; b64Chars += runLen; b64Digits += runDigits; b64Trans += runTrans; }
       } else {
-        words += tWords; knownWords += tKnown; capsWords += tCaps; wordLetters += tLetters; wordOver3 += tOver3; wordOver6 += tOver6; wordOver10 += tOver10;
+        words += tWords; knownWords += tKnown; capsWords += tCaps; titleWords += tTitle; wordLetters += tLetters; wordOver3 += tOver3; wordOver6 += tOver6; wordOver10 += tOver10;
         capsPairs += runCaps; rareBigrams += tRare;
         digitRuns += tDigitRuns; digitGroups += tDigitGroups; digitChars += runDigits;
         if (mixed) {
@@ -321,7 +356,7 @@ export function scanFeatures(text: string, out: Float64Array): void {
       }
       lastRandom = random;
       runLen = runDigits = runTrans = runCaps = runNonHex = 0;
-      tWords = tKnown = tCaps = tLetters = tOver3 = tOver6 = tOver10 = tRare = tDigitRuns = tDigitGroups = 0;
+      tWords = tKnown = tCaps = tTitle = tLetters = tOver3 = tOver6 = tOver10 = tRare = tDigitRuns = tDigitGroups = 0;
       gap = 0;
     }
     if (i === n) break;
@@ -364,8 +399,8 @@ export function scanFeatures(text: string, out: Float64Array): void {
 
     // ---- non-ASCII
     if (c < 0x250) {
+      // Latin-1 symbols (the letters took the word path above)
       latinExt++;
-      if (i > 0 && ASCII_CLASS[text.charCodeAt(i - 1) & 127]! <= UP && text.charCodeAt(i - 1) < 128) latinInWord++;
       prevScript = 0;
     }
     else if (c >= 0x370 && c < 0x530) {
@@ -403,7 +438,7 @@ export function scanFeatures(text: string, out: Float64Array): void {
   }
   if (punctLen > 0) { punctRuns++; punctChars += punctLen; }
 
-  out[F.words] = words; out[F.knownWords] = knownWords; out[F.capsWords] = capsWords; out[F.wordLetters] = wordLetters; out[F.wordOver3] = wordOver3; out[F.wordOver6] = wordOver6;
+  out[F.words] = words; out[F.knownWords] = knownWords; out[F.capsWords] = capsWords; out[F.titleWords] = titleWords; out[F.wordLetters] = wordLetters; out[F.wordOver3] = wordOver3; out[F.wordOver6] = wordOver6;
   out[F.wordOver10] = wordOver10; out[F.capsPairs] = capsPairs; out[F.rareBigrams] = rareBigrams;
   out[F.digitRuns] = digitRuns; out[F.digitGroups] = digitGroups; out[F.digitChars] = digitChars;
   out[F.mixedRuns] = mixedRuns; out[F.mixedChars] = mixedChars; out[F.mixedHexRuns] = mixedHexRuns; out[F.mixedTrans] = mixedTrans;
