@@ -74,8 +74,9 @@ const DATA_URL_PREFIX_RE =
   /data:((?:[a-z0-9!#$&^_.+-]+(?:\\?\/)[a-z0-9!#$&^_.+-]+)?)((?:;[a-z0-9!#$&^_.+-]+=[^;,\s"'()<>\\]*)*);base64,/giy;
 const DATA_URL_FIND_RE = new RegExp(DATA_URL_PREFIX_RE.source, 'gi');
 const B64_RUN_STICKY_RE = /[A-Za-z0-9+/_-]+={0,2}/y;
-const WRAPPED_RE = /(?<![A-Za-z0-9+/_=-])(?:[A-Za-z0-9+/]{16,200}\r?\n)+[A-Za-z0-9+/]+={0,2}(?:\r?\n)?/g;
-const SINGLE_RE = new RegExp(`(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{${MIN_BASE64_ASSET_CHARS},}={0,2}`, 'g');
+/** A run of 64+ base64 characters after a non-base64 character (or at the start). Lines of MIME (76) and PEM (64) qualify. */
+const RUN_RE = /(?:^|[^A-Za-z0-9+/_-])([A-Za-z0-9+/_-]{64,})/g;
+const WRAPPED_STICKY_RE = /(?:[A-Za-z0-9+/]{16,200}\r?\n)+[A-Za-z0-9+/]+={0,2}(?:\r?\n)?/y;
 
 function dataUrlMime(prefix: string): string | undefined {
   DATA_URL_PREFIX_RE.lastIndex = 0;
@@ -157,7 +158,6 @@ function escapeAdjust(text: string, start: number, lo: number): number {
  */
 function scanText(text: string, from: number, to: number, inJsonString: boolean, pathBase: string | null, out: FoundAsset[]): void {
   const found: FoundAsset[] = [];
-  const taken = (s: number, e: number) => found.some((f) => s < f.end && e > f.start);
   const region = from === 0 && to === text.length ? text : text.slice(from, to);
   const at = (i: number) => i + from;
   const pathOf = (s: number, e: number) => pathBase ?? `text[${s}:${e}]`;
@@ -187,29 +187,50 @@ function scanText(text: string, from: number, to: number, inJsonString: boolean,
     DATA_URL_FIND_RE.lastIndex = runStart + run[0].length;
   }
 
-  const tryRun = (re: RegExp) => {
-    re.lastIndex = 0;
-    for (let m = re.exec(region); m; m = re.exec(region)) {
-      let s = at(m.index);
-      const e = at(m.index + m[0].length);
-      if (inJsonString) s = escapeAdjust(text, s, from);
-      if (e - s < MIN_BASE64_ASSET_CHARS || taken(s, e)) continue;
-      const body = s === at(m.index) ? m[0] : text.slice(s, e);
-      const parsed = parseBase64(body);
-      if (!parsed || !bareOk(body.replace(/\r?\n/g, ''), parsed.bytes)) continue;
-      found.push({
-        start: s,
-        end: e,
-        bytes: parsed.bytes,
-        encoding: parsed.encoding,
-        source: parsed.encoding.alphabet === 'url' ? 'base64url' : 'base64',
-        jsonPath: pathOf(s, e),
-        jsonValue: false,
-      });
-    }
+  // One native pass finds every run of 64+ base64 characters; JavaScript only looks at those.
+  const dataUrls = found.length;
+  let di = 0;
+  const overlapsDataUrl = (st: number, en: number): boolean => {
+    while (di < dataUrls && found[di]!.end <= st) di++;
+    return di < dataUrls && found[di]!.start < en;
   };
-  if (!inJsonString) tryRun(WRAPPED_RE);
-  tryRun(SINGLE_RE);
+  const push = (st: number, en: number, body: string): void => {
+    if (en - st < MIN_BASE64_ASSET_CHARS || overlapsDataUrl(st, en)) return;
+    const parsed = parseBase64(body);
+    if (!parsed || !bareOk(parsed.encoding.lineWidth ? body.replace(/\r?\n/g, '') : body, parsed.bytes)) return;
+    found.push({
+      start: st,
+      end: en,
+      bytes: parsed.bytes,
+      encoding: parsed.encoding,
+      source: parsed.encoding.alphabet === 'url' ? 'base64url' : 'base64',
+      jsonPath: pathOf(st, en),
+      jsonValue: false,
+    });
+  };
+  RUN_RE.lastIndex = 0;
+  for (let m = RUN_RE.exec(region); m; m = RUN_RE.exec(region)) {
+    const runStart = m.index + m[0].length - m[1]!.length;
+    let runEnd = m.index + m[0].length;
+    // MIME/PEM: more lines of the same block follow (plain text only; in JSON, line breaks are escapes)
+    const next = region.charCodeAt(runEnd);
+    if (!inJsonString && (next === 10 || next === 13)) {
+      WRAPPED_STICKY_RE.lastIndex = runStart;
+      const w = WRAPPED_STICKY_RE.exec(region);
+      if (w && w[0].indexOf('\n') !== w[0].length - 1) {
+        const before = found.length;
+        push(at(runStart), at(runStart + w[0].length), w[0]);
+        if (found.length > before) {
+          RUN_RE.lastIndex = runStart + w[0].length;
+          continue;
+        }
+      }
+    }
+    while (runEnd < region.length && runEnd - runStart < m[1]!.length + 2 && region.charCodeAt(runEnd) === 61) runEnd++;
+    let st = at(runStart);
+    if (inJsonString) st = escapeAdjust(text, st, from);
+    push(st, at(runEnd), st === at(runStart) && runEnd === m.index + m[0].length ? m[1]! : text.slice(st, at(runEnd)));
+  }
   found.sort((a, b) => a.start - b.start);
   for (const f of found) out.push(f);
 }

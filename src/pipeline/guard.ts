@@ -55,8 +55,6 @@ export interface HandleLargeResponseArgs {
 
 /** Longest error text kept per entry in a message or meta. */
 const MAX_ERROR_CHARS = 300;
-/** Max serialization depth of the fallback serializer (deeper values are cut, not recursed). */
-const SAFE_SERIALIZE_MAX_DEPTH = 10_000;
 /**
  * No tokenizer we know has a token longer than this many UTF-8 bytes, so a text of more than
  * limit × this bytes is over the limit whatever it holds (and if one did, the error would only
@@ -196,19 +194,22 @@ function errText(err: unknown): string {
 
 /**
  * JSON for values JSON.stringify refuses (cycles, BigInt, nesting deeper than the stack):
- * iterative, cycles become "[Circular]", BigInt a string, over-deep values "[Too deep]".
+ * iterative, so depth is bounded only by memory; a cycle becomes "[Circular]", BigInt a string.
+ * Elsewhere it writes what JSON.stringify would.
  */
 export function safeStringify(value: unknown): string {
+  type Task = { v: unknown; inArray: boolean } | { lit: string } | { leave: object };
   const out: string[] = [];
-  type Task = { v: unknown; depth: number } | { lit: string };
-  const stack: Task[] = [{ v: value, depth: 0 }];
-  const active: unknown[] = [];
-  const activeSet = new Set<unknown>();
-  const leave: Array<{ at: number; obj: unknown }> = [];
+  const stack: Task[] = [{ v: value, inArray: true }];
+  const ancestors = new Set<object>();
   while (stack.length) {
     const t = stack.pop()!;
     if ('lit' in t) {
       out.push(t.lit);
+      continue;
+    }
+    if ('leave' in t) {
+      ancestors.delete(t.leave);
       continue;
     }
     let v = t.v;
@@ -224,47 +225,36 @@ export function safeStringify(value: unknown): string {
     else if (typeof v === 'number') out.push(Number.isFinite(v) ? String(v) : 'null');
     else if (typeof v === 'boolean') out.push(String(v));
     else if (typeof v === 'string') out.push(JSON.stringify(v));
-    else if (t.depth >= SAFE_SERIALIZE_MAX_DEPTH) out.push('"[Too deep]"');
-    else if (activeSet.has(v)) out.push('"[Circular]"');
-    else if (ArrayBuffer.isView(v) && !(v instanceof DataView)) out.push(JSON.stringify(`[${(v as Uint8Array).byteLength} bytes]`));
-    else {
-      // Track the ancestors of the current value to tell cycles from shared references.
-      activeSet.add(v);
-      active.push(v);
-      const marker = `\u0000leave${active.length}`;
-      leave.push({ at: active.length, obj: v });
+    else if (typeof v === 'object' && ancestors.has(v)) out.push('"[Circular]"');
+    else if (typeof v === 'object') {
+      if (v instanceof Number || v instanceof String || v instanceof Boolean) {
+        out.push(JSON.stringify(v.valueOf()));
+        continue;
+      }
+      ancestors.add(v);
       const tasks: Task[] = [];
       if (Array.isArray(v)) {
         tasks.push({ lit: '[' });
-        v.forEach((x, i) => {
+        for (let i = 0; i < v.length; i++) {
           if (i) tasks.push({ lit: ',' });
-          tasks.push({ v: x, depth: t.depth + 1 });
-        });
+          tasks.push({ v: v[i], inArray: true });
+        }
         tasks.push({ lit: ']' });
       } else {
         tasks.push({ lit: '{' });
         let first = true;
-        for (const k of Object.keys(v as object)) {
+        for (const k of Object.keys(v)) {
           const x = (v as Record<string, unknown>)[k];
           if (x === undefined || typeof x === 'function' || typeof x === 'symbol') continue;
           tasks.push({ lit: `${first ? '' : ','}${JSON.stringify(k)}:` });
-          tasks.push({ v: x, depth: t.depth + 1 });
+          tasks.push({ v: x, inArray: false });
           first = false;
         }
         tasks.push({ lit: '}' });
       }
-      tasks.push({ lit: marker });
+      tasks.push({ leave: v });
       for (let i = tasks.length - 1; i >= 0; i--) stack.push(tasks[i]!);
-    }
-    // pop finished ancestors (their closing marker was emitted)
-    while (out.length && out[out.length - 1]!.startsWith('\u0000leave')) {
-      out.pop();
-      const l = leave.pop();
-      if (l) {
-        activeSet.delete(l.obj);
-        active.pop();
-      }
-    }
+    } else out.push('null');
   }
   return out.join('');
 }

@@ -3,7 +3,7 @@ export * from './limits.js';
 export * from './layout.js';
 export * from './config.js';
 export * from './estimate/index.js';
-export { guardLargeResult, handleLargeResponse, resolveLimit, safeStringify, type HandleLargeResponseArgs } from './guard.js';
+export { guardLargeResult, handleLargeResponse, resolveLimit, safeStringify, jsonBytesUpperBound, type HandleLargeResponseArgs } from './guard.js';
 export { restorePayload, restoreToFile, readMeta, appendSummaryRun, metaPathFor, RestoreError } from './restore.js';
 export { buildPreview, maskBase64 } from './preview.js';
 export {
