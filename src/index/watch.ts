@@ -64,7 +64,8 @@ export class Watcher {
     this.fsw.on('error', () => {
       /* an unreadable folder: the next full scan reports it */
     });
-    await new Promise<void>((resolve) => this.fsw!.once('ready', () => resolve()));
+    // chokidar never says 'ready' for an empty path list; roots added later are watched via add().
+    if (this.roots.size) await new Promise<void>((resolve) => this.fsw!.once('ready', () => resolve()));
   }
 
   add(root: string): void {

@@ -77,4 +77,22 @@ describe('watching roots', () => {
     fs.appendFileSync(file, lines.slice(half).join('\n') + '\n');
     await waitFor(() => index.listPayloads({}).total === 167, 5_000, 'appended results');
   });
+
+  it('watches roots added after watch() started, and stops watching removed ones', async () => {
+    const { index } = tmpIndex();
+    await index.watch();
+    const dir = path.join(tmpDir(), 'later');
+    await spillOne(path.join(dir, 'first'), { tool: 'seed', text: 'seed '.repeat(4_000), time: new Date() });
+    const root = index.addRoot(dir);
+    await index.scan({ rootId: root.id });
+    expect(index.listPayloads({}).total).toBe(1);
+    await spillOne(path.join(dir, 'first'), { tool: 'second', text: 'second '.repeat(4_000), time: new Date() });
+    await waitFor(() => index.listPayloads({ tool: 'second' }).total === 1, 5_000, 'payload in a root added after watch()');
+    index.removeRoot(root.id);
+    expect(index.listPayloads({}).total).toBe(0);
+    await spillOne(path.join(dir, 'first'), { tool: 'third', text: 'third '.repeat(4_000), time: new Date() });
+    await new Promise((r) => setTimeout(r, 400));
+    expect(index.listPayloads({}).total).toBe(0);
+    expect(index.listRoots()).toEqual([]);
+  });
 });
