@@ -124,6 +124,7 @@ export function restoreBounds(saved: unknown, workAreas: Rect[]): Partial<Rect> 
 /** Requests crossing IPC must be plain data objects (no class instances, no functions, no prototypes games). */
 export function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  // Any realm's Object.prototype (its own prototype is null), or no prototype: no class instances.
   const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
+  return proto === null || (Object.getPrototypeOf(proto) === null && Object.prototype.toString.call(v) === '[object Object]');
 }

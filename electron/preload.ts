@@ -13,8 +13,9 @@ const events = new Set<string>(EVENT_NAMES);
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return false;
+  // Any realm's Object.prototype (its own prototype is null), or no prototype: no class instances.
   const proto = Object.getPrototypeOf(v);
-  return proto === Object.prototype || proto === null;
+  return proto === null || (Object.getPrototypeOf(proto) === null && Object.prototype.toString.call(v) === '[object Object]');
 }
 
 /** Errors cross the bridge as plain objects so the renderer keeps the contract's error code. */

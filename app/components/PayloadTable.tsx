@@ -89,6 +89,8 @@ export function PayloadTable() {
     getScrollElement: () => parentRef.current,
     estimateSize: () => ROW_HEIGHT_PX,
     overscan: 24,
+    // Before the first layout (and in jsdom) assume a typical pane so the first rows render at once.
+    initialRect: { width: 600, height: 800 },
   });
   const items = virtualizer.getVirtualItems();
   const first = items[0]?.index ?? 0;

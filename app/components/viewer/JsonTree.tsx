@@ -53,7 +53,7 @@ const JsonNode = memo(function JsonNode({ name, value, depth, path, onAsset, def
         <span className="jt-toggle-space" />
         {label}
         {label ? <span className="jt-punct">: </span> : null}
-        <button className="asset-chip" onClick={() => onAsset?.(ref)} title={`Open asset ${ref.sha256}`}>
+        <button className="asset-chip" onClick={() => onAsset?.(ref)} title={`Open asset ${ref.sha256}`} aria-label={`Open asset ${ref.mimeType || ''} ${ref.sha256.slice(0, 10)}`}>
           <span aria-hidden>◆</span> {ref.mimeType || 'asset'} · {formatBytes(ref.bytes)} · {ref.sha256.slice(0, 10)}
         </button>
       </div>

@@ -1,0 +1,234 @@
+/**
+ * An in-memory implementation of the contract for component tests (jsdom has no server to talk
+ * to; the e2e suite covers the real one). Behaves like the service where the UI depends on it:
+ * filtering, sorting, paging, windowed reads, error codes.
+ */
+import type {
+  EventName,
+  InspectorApi,
+  InspectorEvents,
+  ListPayloadsRequest,
+  PayloadRow,
+  SummaryRun,
+} from '../../src/service/contract.js';
+import { ApiError } from '../../app/transport/errors.js';
+
+const TOOLS = ['read_file', 'fetch', 'search_issues', 'run_command', 'query_table'];
+
+export interface MemoryApi extends InspectorApi {
+  calls: Array<{ method: string; req: unknown }>;
+  emit<E extends EventName>(event: E, payload: InspectorEvents[E]): void;
+  rows: PayloadRow[];
+}
+
+export function contentOf(row: PayloadRow): string {
+  return JSON.stringify({ tool: row.tool, id: row.id, lines: Array.from({ length: 20 }, (_, i) => `line ${i} of ${row.id}`) }, null, 2);
+}
+
+export function createMemoryApi(opts: { payloads?: number; sessions?: number } = {}): MemoryApi {
+  const n = opts.payloads ?? 50;
+  const sessionCount = opts.sessions ?? 2;
+  const sessions = Array.from({ length: sessionCount }, (_, i) => ({
+    id: `s${i}`,
+    rootId: 'r0',
+    name: `session-${String(i).padStart(3, '0')}`,
+    path: `/tmp/root/session-${i}`,
+    kind: 'spillway' as const,
+    readOnly: false,
+    payloadCount: 0,
+    assetCount: 0,
+    totalBytes: 0,
+    totalTokens: 0,
+    lastAt: new Date(Date.UTC(2026, 10, 1, 8, i)).toISOString(),
+  }));
+  const rows: PayloadRow[] = Array.from({ length: n }, (_, i) => {
+    const s = sessions[i % sessionCount]!;
+    const tokens = 100 + ((i * 7919) % 50_000);
+    s.payloadCount++;
+    s.totalTokens += tokens;
+    return {
+      id: `p${i}`,
+      sessionId: s.id,
+      tool: TOOLS[i % TOOLS.length]!,
+      createdAt: new Date(Date.UTC(2026, 10, 1, 8, 0, i)).toISOString(),
+      bytes: tokens * 4,
+      tokens,
+      action: tokens > 12_000 ? 'spill' : 'pass',
+      kind: 'json',
+      assetCount: i % 10 === 0 ? 1 : 0,
+      summaryCount: 0,
+      inputExcerpt: `{"n":${i}}`,
+    };
+  });
+  const runs = new Map<string, SummaryRun[]>();
+  const listeners = new Map<string, Set<(p: unknown) => void>>();
+  const calls: Array<{ method: string; req: unknown }> = [];
+  const byId = (id: string) => {
+    const r = rows.find((x) => x.id === id);
+    if (!r) throw new ApiError('NOT_FOUND', `no payload ${id}`);
+    return r;
+  };
+  const filter = (req: ListPayloadsRequest) =>
+    rows.filter(
+      (r) =>
+        (!req.sessionId || r.sessionId === req.sessionId) &&
+        (!req.tool || r.tool.includes(req.tool)) &&
+        (!req.action || r.action === req.action) &&
+        (req.minTokens == null || r.tokens >= req.minTokens) &&
+        (!req.query || contentOf(r).includes(req.query)),
+    );
+  let runSeq = 0;
+  const impl = {
+    async getInfo() {
+      return {
+        version: '0.0.0-test',
+        appDataDir: '/tmp/app',
+        dbPath: '/tmp/app/index.sqlite',
+        defaults: { limitTokens: 12_000, profile: 'o200k', strategy: 'calibrated', pricePerMTok: 3 },
+        strategies: ['chars4', 'craft-density', 'calibrated', 'o200k', 'cl100k', 'claude'],
+        profiles: ['o200k', 'cl100k', 'claude'],
+        transport: 'http',
+      };
+    },
+    async listRoots() {
+      return [{ id: 'r0', path: '/tmp/root', kind: 'sessions', addedAt: '2026-11-01T00:00:00Z', sessionCount, payloadCount: n }];
+    },
+    async listSessions() {
+      return sessions.map((s) => ({ ...s }));
+    },
+    async listPayloads(req: ListPayloadsRequest) {
+      const list = filter(req);
+      const sort = req.sort ?? { field: 'createdAt', dir: 'desc' };
+      const f = sort.field;
+      list.sort((a, b) => {
+        const av = a[f];
+        const bv = b[f];
+        const c = typeof av === 'number' && typeof bv === 'number' ? av - bv : String(av).localeCompare(String(bv));
+        return sort.dir === 'asc' ? c : -c;
+      });
+      const offset = req.offset ?? 0;
+      const limit = Math.min(req.limit ?? 100, 1000);
+      return {
+        rows: list.slice(offset, offset + limit).map((r) => (req.query ? { ...r, snippet: `… ${req.query} …` } : r)),
+        total: list.length,
+      };
+    },
+    async getPayload({ id }: { id: string }) {
+      const row = byId(id);
+      const text = contentOf(row);
+      return {
+        row: { ...row, summaryCount: runs.get(id)?.length ?? 0 },
+        meta: null,
+        path: `/tmp/root/${row.sessionId}/long_responses/${id}.json`,
+        estimates: { chars4: Math.ceil(text.length / 4), calibrated: row.tokens },
+        assets: [],
+        summaryRuns: runs.get(id) ?? [],
+        message: `[spillway] ${row.tool} result saved (${row.tokens} tokens).`,
+        preview: text.slice(0, 80),
+        totalBytes: text.length,
+        totalLines: text.split('\n').length,
+        binary: false,
+      };
+    },
+    async readPayload(req: { id: string; start?: number; end?: number }) {
+      const text = contentOf(byId(req.id));
+      const start = req.start ?? 0;
+      const end = Math.min(text.length, req.end ?? text.length);
+      return { text: text.slice(start, end), start, end, totalBytes: text.length, totalLines: text.split('\n').length, binary: false };
+    },
+    async estimate(req: { payloadId?: string; exact?: boolean }) {
+      const row = byId(req.payloadId!);
+      const estimates = [
+        { strategy: 'chars4', tokens: Math.round(row.tokens * 0.8), exact: false, ms: 0.1 },
+        { strategy: 'craft-density', tokens: Math.round(row.tokens * 0.95), exact: false, ms: 0.4 },
+        { strategy: 'calibrated', tokens: row.tokens, exact: false, ms: 0.3 },
+        ...(req.exact
+          ? [
+              { strategy: 'o200k', tokens: Math.round(row.tokens * 1.02), exact: true, ms: 12 },
+              { strategy: 'cl100k', tokens: Math.round(row.tokens * 1.05), exact: true, ms: 9 },
+              { strategy: 'claude', tokens: Math.round(row.tokens * 1.2), exact: true, ms: 20 },
+            ]
+          : []),
+      ];
+      return {
+        chars: row.bytes,
+        bytes: row.bytes,
+        profile: 'o200k',
+        default: 'calibrated',
+        estimates,
+        density: { base64: 0.4, hex: 0, uuid: 0.05, cjk: 0, otherNonAscii: 0, digits: 0.1, punctuation: 0.15, whitespace: 0.1, letters: 0.2 },
+      };
+    },
+    async listProviders() {
+      return [
+        { name: 'structural', models: ['structural'], defaultModel: 'structural', available: true },
+        { name: 'anthropic', models: ['claude-x'], defaultModel: 'claude-x', available: false, reason: 'no ANTHROPIC_API_KEY' },
+      ];
+    },
+    async listTemplates() {
+      return [{ name: 'default', body: 'Summarize {{payload}} for {{focus}}', builtIn: true }];
+    },
+    async saveTemplate(req: { name: string; body: string }) {
+      return { ...req, builtIn: false };
+    },
+    async summarize(req: { payloadId: string; focus?: string }) {
+      const run: SummaryRun = {
+        id: `run${++runSeq}`,
+        createdAt: new Date(Date.UTC(2026, 10, 2, 9, 0, runSeq)).toISOString(),
+        status: 'ok',
+        summary: `Summary of ${req.payloadId} about ${req.focus ?? 'everything'}.`,
+        provider: 'structural',
+        model: 'structural',
+        focus: req.focus,
+        inputTokens: 1000,
+        outputTokens: 50,
+        ms: 12,
+      };
+      runs.set(req.payloadId, [...(runs.get(req.payloadId) ?? []), run]);
+      return run;
+    },
+    async limitTuner(req: { sessionId?: string; limitTokens: number }) {
+      const list = rows.filter((r) => !req.sessionId || r.sessionId === req.sessionId).sort((a, b) => a.tokens - b.tokens);
+      const sizes = list.map((r) => ({ id: r.id, tokens: r.tokens, tool: r.tool }));
+      const histogram = [100, 1000, 10_000, 100_000].slice(0, -1).map((from, i, a) => ({
+        from,
+        to: [1000, 10_000, 100_000][i]!,
+        count: sizes.filter((s) => s.tokens >= from && s.tokens < (a[i + 1] ?? 100_000)).length,
+      }));
+      const spilled = sizes.filter((s) => s.tokens > req.limitTokens);
+      const kept = spilled.reduce((a, s) => a + s.tokens, 0);
+      return {
+        strategy: 'calibrated',
+        limitTokens: req.limitTokens,
+        histogram,
+        sizes,
+        total: sizes.length,
+        spilled: spilled.length,
+        tokensTotal: sizes.reduce((a, s) => a + s.tokens, 0),
+        tokensKeptOut: kept,
+        dollarsKeptOut: (kept / 1e6) * 3,
+      };
+    },
+    on(event: string, listener: (p: unknown) => void) {
+      let set = listeners.get(event);
+      if (!set) listeners.set(event, (set = new Set()));
+      set.add(listener);
+      return () => set.delete(listener);
+    },
+  } as Record<string, unknown>;
+  const api = new Proxy(impl, {
+    get(target, prop: string) {
+      if (prop === 'calls') return calls;
+      if (prop === 'rows') return rows;
+      if (prop === 'emit') return (event: string, payload: unknown) => listeners.get(event)?.forEach((l) => l(payload));
+      const fn = target[prop];
+      if (typeof fn !== 'function') return async () => { throw new ApiError('UNAVAILABLE', `${prop} is not in the memory API`); };
+      if (prop === 'on') return fn;
+      return async (req: unknown) => {
+        calls.push({ method: prop, req });
+        return (fn as (r: unknown) => Promise<unknown>)(req);
+      };
+    },
+  });
+  return api as unknown as MemoryApi;
+}

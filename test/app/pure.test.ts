@@ -1,0 +1,152 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import * as pipelineLimits from '../../src/pipeline/limits.js';
+import {
+  CONTEXT_WINDOW_SHARE,
+  DEFAULT_LIMIT_TOKENS,
+  MIN_LIMIT_TOKENS,
+  firstAbove,
+  flips,
+  limitForContextWindow,
+  prefixSums,
+  sliderToTokens,
+  statsAt,
+  tokensToSlider,
+  configSnippet,
+  type SizeRow,
+} from '../../app/lib/tuner.js';
+import { appendChunk, countNewlines, cutChunk, makeChunk, MAX_WINDOWS, prependChunk, prettyJson } from '../../app/components/viewer/windows.js';
+import { formatBytes, formatDiff, formatTokens, formatTime } from '../../app/lib/format.js';
+import { parseForTree } from '../../app/components/viewer/ParsedView.js';
+import { densityReason } from '../../app/components/detail/EstimatesPanel.js';
+
+const sizesArb = fc.array(fc.integer({ min: 0, max: 2_000_000 }), { maxLength: 300 }).map((ts) =>
+  ts.sort((a, b) => a - b).map((tokens, i): SizeRow => ({ id: `p${i}`, tokens, tool: 't' })),
+);
+
+describe('limit tuner math', () => {
+  it('uses the same context-window rule and constants as the guard', () => {
+    expect(DEFAULT_LIMIT_TOKENS).toBe(pipelineLimits.DEFAULT_LIMIT_TOKENS);
+    expect(MIN_LIMIT_TOKENS).toBe(pipelineLimits.MIN_LIMIT_TOKENS);
+    expect(CONTEXT_WINDOW_SHARE).toBe(pipelineLimits.CONTEXT_WINDOW_SHARE);
+    fc.assert(
+      fc.property(fc.oneof(fc.constant(undefined), fc.constant(0), fc.integer({ min: -5, max: 3_000_000 })), (w) => {
+        expect(limitForContextWindow(w)).toBe(pipelineLimits.limitForContextWindow(w));
+      }),
+    );
+    expect(limitForContextWindow(200_000)).toBe(12_000);
+    expect(limitForContextWindow(50_000)).toBe(5_000);
+    expect(limitForContextWindow(8_000)).toBe(2_000);
+  });
+
+  it('counts spilled payloads and tokens kept out exactly like a brute-force pass', () => {
+    fc.assert(
+      fc.property(sizesArb, fc.integer({ min: 0, max: 2_100_000 }), fc.double({ min: 0, max: 100, noNaN: true }), (sizes, limit, price) => {
+        const s = statsAt(sizes, prefixSums(sizes), limit, price);
+        const over = sizes.filter((x) => x.tokens > limit);
+        expect(s.spilled).toBe(over.length);
+        expect(s.tokensKeptOut).toBe(over.reduce((a, x) => a + x.tokens, 0));
+        expect(s.tokensTotal).toBe(sizes.reduce((a, x) => a + x.tokens, 0));
+        expect(s.dollarsKeptOut).toBeCloseTo((s.tokensKeptOut / 1e6) * price, 6);
+      }),
+    );
+  });
+
+  it('lists exactly the payloads whose decision changes between two limits', () => {
+    fc.assert(
+      fc.property(sizesArb, fc.integer({ min: 0, max: 2_000_000 }), fc.integer({ min: 0, max: 2_000_000 }), (sizes, a, b) => {
+        const f = flips(sizes, a, b);
+        const expected = sizes.filter((x) => x.tokens > a !== x.tokens > b);
+        expect(f.rows.map((r) => r.id).sort()).toEqual(expected.map((r) => r.id).sort());
+        if (f.rows.length) expect(f.direction).toBe(b < a ? 'now-spilled' : 'now-kept');
+      }),
+    );
+    expect(firstAbove([], 5)).toBe(0);
+  });
+
+  it('maps the slider on a log scale, monotonic, and one step always moves the value', () => {
+    let prev = -1;
+    for (let pos = 0; pos <= 1000; pos++) {
+      const t = sliderToTokens(pos / 1000);
+      expect(t).toBeGreaterThanOrEqual(prev);
+      prev = t;
+    }
+    expect(sliderToTokens(0)).toBe(100);
+    expect(sliderToTokens(1)).toBe(1_000_000);
+    for (const t of [150, 2_000, 12_000, 64_000, 900_000]) {
+      const pos = Math.round(tokensToSlider(t) * 1000);
+      expect(sliderToTokens((pos - 1) / 1000)).toBeLessThan(sliderToTokens((pos + 1) / 1000));
+      expect(Math.abs(sliderToTokens(pos / 1000) - t) / t).toBeLessThan(0.02);
+    }
+  });
+
+  it('writes a config a guard can read back', () => {
+    const cfg = JSON.parse(configSnippet({ limitTokens: 5000, strategy: 'calibrated', profile: 'o200k', contextWindowTokens: 50_000 }));
+    expect(cfg).toEqual({ limitTokens: 5000, strategy: 'calibrated', profile: 'o200k', contextWindowTokens: 50_000 });
+  });
+});
+
+describe('viewer windows', () => {
+  it('keeps the line under the cursor when windows are appended and dropped', () => {
+    let chunks = [makeChunk(0, 10, 'a\nb\nc\nd\ne\n')];
+    let removed = 0;
+    for (let i = 1; i <= 5; i++) {
+      const r = appendChunk(chunks, makeChunk(i * 10, i * 10 + 10, `${i}\n${i}\n`));
+      chunks = r.chunks;
+      removed += r.linesRemovedAtTop;
+    }
+    expect(chunks).toHaveLength(MAX_WINDOWS);
+    expect(chunks[0]!.start).toBe(30);
+    // Dropped: the 5-line first window and two 2-line windows.
+    expect(removed).toBe(5 + 2 + 2);
+    const p = prependChunk(chunks, makeChunk(20, 30, 'x\ny\nz\n'));
+    expect(p.linesAddedAtTop).toBe(3);
+    expect(p.chunks.map((c) => c.start)).toEqual([20, 30, 40]);
+  });
+
+  it('cuts a window at a character boundary and reports its true UTF-8 length', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 400 }), fc.integer({ min: 1, max: 300 }), (text, max) => {
+        const c = makeChunk(1000, 1000 + Buffer.byteLength(text), text);
+        const cut = cutChunk(c, max);
+        expect(text.startsWith(cut.text)).toBe(true);
+        expect(cut.end - cut.start).toBe(Buffer.byteLength(cut.text));
+        expect(cut.text).not.toMatch(/[\ud800-\udbff]$/);
+        expect(cut.newlines).toBe(countNewlines(cut.text));
+      }),
+    );
+  });
+
+  it('pretty-prints only small one-line JSON', () => {
+    expect(prettyJson('{"a":[1,2]}')).toBe('{\n  "a": [\n    1,\n    2\n  ]\n}');
+    expect(prettyJson('not json')).toBeNull();
+    expect(prettyJson('{"a":\n1,\n"b":\n2,\n"c":3}')).toBeNull();
+  });
+
+  it('parses JSON and NDJSON for the tree, and refuses other text', () => {
+    expect(parseForTree('{"a":1}')?.value).toEqual({ a: 1 });
+    expect(parseForTree('{"a":1}\n{"a":2}\n')?.value).toEqual([{ a: 1 }, { a: 2 }]);
+    expect(parseForTree('hello\nworld')).toBeNull();
+  });
+});
+
+describe('formatting', () => {
+  it('formats sizes, tokens and differences compactly', () => {
+    expect(formatBytes(512)).toBe('512 B');
+    expect(formatBytes(100 * 1024 * 1024)).toBe('100 MB');
+    expect(formatTokens(950)).toBe('950');
+    expect(formatTokens(12_345)).toBe('12k');
+    expect(formatTokens(26_643_886)).toBe('27M');
+    expect(formatDiff(110, 100)).toBe('+10.0%');
+    expect(formatDiff(90, 100)).toBe('−10.0%');
+    const now = new Date(2026, 10, 30, 12, 0, 0);
+    expect(formatTime(new Date(2026, 10, 30, 8, 5, 9).toISOString(), now)).toBe('08:05:09');
+    expect(formatTime(new Date(2026, 10, 1, 8, 5, 9).toISOString(), now)).toBe('Nov 01 08:05');
+    expect(formatTime(new Date(2025, 0, 2).toISOString(), now)).toBe('2025-01-02');
+  });
+
+  it('explains density from the dense shares', () => {
+    expect(densityReason({ base64: 0.4, hex: 0, uuid: 0, cjk: 0.1, otherNonAscii: 0, digits: 0.01, punctuation: 0.2, whitespace: 0.1, letters: 0.19 })).toMatch(/^Dense: 40% base64, 10% CJK\./);
+    expect(densityReason({ base64: 0, hex: 0, uuid: 0, cjk: 0, otherNonAscii: 0, digits: 0.01, punctuation: 0.1, whitespace: 0.15, letters: 0.74 })).toMatch(/prose/);
+  });
+});
