@@ -18,8 +18,8 @@ export const MAX_HEX_WINDOW_BYTES = 256 * 1024;
 export const SNIFF_BYTES = 8 * 1024;
 /** One line-index checkpoint every this many lines. 100 MB of 80-char lines → ~1,300 checkpoints. */
 export const LINE_CHECKPOINT_EVERY = 1_000;
-/** Chunk read while scanning for newlines; one chunk is scanned per event-loop turn (~1 ms). */
-export const LINE_SCAN_CHUNK_BYTES = 1024 * 1024;
+/** Chunk read while scanning for newlines; one chunk is scanned per event-loop turn (a few ms). */
+export const LINE_SCAN_CHUNK_BYTES = 2 * 1024 * 1024;
 /** Line indexes kept in memory (LRU). */
 export const MAX_CACHED_LINE_INDEXES = 32;
 
@@ -210,41 +210,51 @@ class LineIndex {
 
   /** Scan until the checkpoint at or before `line` is known, or EOF. */
   async ensure(line: number): Promise<void> {
-    while (!this.complete && this.checkpoints.length - 1 < Math.floor(line / LINE_CHECKPOINT_EVERY)) await this.step();
+    const target = Math.floor(line / LINE_CHECKPOINT_EVERY);
+    if (!this.complete && this.checkpoints.length - 1 < target) await this.scanWhile(() => this.checkpoints.length - 1 < target);
   }
 
   async completeAll(): Promise<void> {
-    while (!this.complete) await this.step();
+    if (!this.complete) await this.scanWhile(() => true);
   }
 
-  /** One chunk; concurrent callers share it. */
-  private step(): Promise<void> {
-    this.scanning ??= this.scanChunk().finally(() => {
-      this.scanning = null;
-    });
-    return this.scanning;
+  /** Scan chunk after chunk while `more()` holds; one scan at a time, callers share it. */
+  private async scanWhile(more: () => boolean): Promise<void> {
+    while (!this.complete && more()) {
+      if (this.scanning) {
+        await this.scanning;
+        continue;
+      }
+      this.scanning = this.scanRun(more).finally(() => {
+        this.scanning = null;
+      });
+      await this.scanning;
+    }
   }
 
-  private async scanChunk(): Promise<void> {
+  /** One open of the source for many chunks; yields to the event loop after each chunk. */
+  private async scanRun(more: () => boolean): Promise<void> {
     const src = await this.open();
     try {
-      const start = this.scannedBytes;
-      const end = Math.min(this.size, start + LINE_SCAN_CHUNK_BYTES);
-      const buf = await src.read(start, end);
-      let i = buf.indexOf(NL);
-      while (i !== -1) {
-        this.scannedLines++;
-        if (this.scannedLines % LINE_CHECKPOINT_EVERY === 0) this.checkpoints.push(start + i + 1);
-        i = buf.indexOf(NL, i + 1);
+      while (!this.complete && more()) {
+        const start = this.scannedBytes;
+        const end = Math.min(this.size, start + LINE_SCAN_CHUNK_BYTES);
+        const buf = await src.read(start, end);
+        let i = buf.indexOf(NL);
+        while (i !== -1) {
+          this.scannedLines++;
+          if (this.scannedLines % LINE_CHECKPOINT_EVERY === 0) this.checkpoints.push(start + i + 1);
+          i = buf.indexOf(NL, i + 1);
+        }
+        this.scannedBytes = start + buf.length;
+        if (buf.length > 0) this.lastByte = buf[buf.length - 1];
+        if (buf.length === 0 || this.scannedBytes >= this.size) this.complete = true;
+        // Yield so a 100 MB scan never holds the event loop.
+        await new Promise<void>((r) => setImmediate(r));
       }
-      this.scannedBytes = start + buf.length;
-      if (buf.length > 0) this.lastByte = buf[buf.length - 1];
-      if (buf.length === 0 || this.scannedBytes >= this.size) this.complete = true;
     } finally {
       await src.close();
     }
-    // Yield so a 100 MB scan never holds the event loop.
-    await new Promise<void>((r) => setImmediate(r));
   }
 }
 

@@ -80,8 +80,8 @@ export const DEFAULT_PRICE_PER_MTOK = 3;
 export const DEFAULT_ASSET_INLINE_BYTES = 8 * 1024 * 1024;
 /** Largest payload read whole for `estimate` / `summarize`; the rest is estimated by scaling. */
 export const MAX_WHOLE_READ_BYTES = 64 * 1024 * 1024;
-/** Cheap estimators run over chunks this big, with the event loop turning in between. */
-export const ESTIMATE_CHUNK_CHARS = 1024 * 1024;
+/** Cheap estimators run over chunks this big (a few ms each), with the event loop turning in between. */
+export const ESTIMATE_CHUNK_CHARS = 256 * 1024;
 /** Bytes of a binary drop whose base64 is estimated (the count is scaled to the whole file). */
 export const BINARY_ESTIMATE_SAMPLE_BYTES = 3 * 1024 * 1024;
 /** Hash in slices this big, with the event loop turning in between. */
@@ -97,7 +97,7 @@ async function sha256Yielding(bytes: Buffer): Promise<string> {
 }
 
 /** Where density shares are measured: at most this many chars (spread over the text). */
-export const DENSITY_SAMPLE_CHARS = 4 * 1024 * 1024;
+export const DENSITY_SAMPLE_CHARS = 512 * 1024;
 /**
  * Backstop for one summary run. The summarizer enforces its own deadline (SUMMARY_TIMEOUT_MS,
  * retries and map-reduce chunks included); this only guarantees a request can never hang.
