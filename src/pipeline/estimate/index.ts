@@ -152,7 +152,14 @@ export async function estimateForDecision(text: string, limitTokens: number, opt
   if (strategy !== 'calibrated' || opts.exactNearLimit === false) return est;
   const margin = opts.margin ?? EXACT_MARGIN[profile];
   if (!isNearLimit(est.tokens, limitTokens, margin)) return est;
-  return estimateExact(text, profile, opts);
+  try {
+    return await estimateExact(text, profile, opts);
+  } catch (err) {
+    if (opts.signal?.aborted) throw err;
+    // The tokenizer could not run: decide on the worst case the margin allows, so an internal error
+    // can only cause a spill, never let an oversized result through.
+    return { ...est, tokens: Math.max(est.tokens, Math.ceil(margin < 1 ? est.tokens / (1 - margin) : est.tokens * 2)) };
+  }
 }
 
 const shareScratch = new Float64Array(FEATURE_COUNT);
