@@ -556,8 +556,6 @@ export class SpillIndex {
         )
         .get(rootId, sessionId, unit.key, fp, result.hash, unit.kind) as { id: number };
       sourceId = info.id;
-      for (const r of this.q('SELECT id FROM payloads WHERE source_id = ?').all(sourceId) as Array<{ id: string }>) before.add(r.id);
-      this.q('DELETE FROM payloads WHERE source_id = ?').run(sourceId);
     }
     let added = 0;
     let changed = 0;
@@ -634,6 +632,8 @@ export class SpillIndex {
       inputExcerpt(rec.input) ?? '',
       rec.ftsBody,
     );
+    // Most payloads have no summary runs at all: skip the run bookkeeping for them.
+    if (rec.summaryRuns.length === 0 && !this.q('SELECT 1 FROM summary_runs WHERE payload_id = ? LIMIT 1').get(rec.id)) return;
     this.dropRuns(rec.id, 'meta');
     const insRun = this.q(
       "INSERT OR REPLACE INTO summary_runs (payload_id, run_id, created_at, origin, summary, json) VALUES (?, ?, ?, 'meta', ?, ?)",
