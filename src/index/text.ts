@@ -21,8 +21,12 @@ export const INPUT_EXCERPT_CHARS = 160;
 export const MAX_INPUT_JSON_CHARS = 16 * 1024;
 /** Longest message (what the model was handed) kept in the index. */
 export const MAX_MESSAGE_CHARS_INDEXED = 16 * 1024;
-/** Payload files up to this size are read whole to estimate tokens when the sidecar has no estimates. */
-export const MAX_ESTIMATE_READ_BYTES = 64 * 1024 * 1024;
+/**
+ * Payload files up to this size are read whole to estimate tokens when the sidecar has none
+ * (a hand-made session, or the guard's sidecar not written yet); bigger ones are estimated from
+ * their head and tail, scaled by size, so one huge file never stalls a scan.
+ */
+export const MAX_ESTIMATE_READ_BYTES = 4 * 1024 * 1024;
 /** Bytes sniffed for NUL to call a payload binary. */
 export const BINARY_SNIFF_BYTES = 8 * 1024;
 /**

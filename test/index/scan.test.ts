@@ -192,4 +192,25 @@ describe('scanning a Spillway sessions root', () => {
     // Slices are 30 ms; allow a lot for a loaded CI machine, far below "frozen".
     expect(maxGap).toBeLessThan(500);
   });
+
+  it('indexes a bare payload file without its sidecar, then takes the sidecar when it arrives', async () => {
+    const { gen } = await generated(3, 1);
+    const p = gen.payloads[1]!;
+    const metaText = fs.readFileSync(p.metaPath, 'utf8');
+    fs.rmSync(p.metaPath);
+    const { index } = tmpIndex();
+    index.addRoot(gen.sessions[0]!);
+    await index.scan();
+    const bare = index.listPayloads({ tool: p.tool, limit: 10 }).rows.find((r) => r.createdAt === new Date(JSON.parse(metaText).createdAt).toISOString());
+    expect(bare).toBeDefined();
+    const d = await index.getPayload(bare!.id);
+    expect(d.meta).toBeNull();
+    expect(d.estimates.chars4).toBe(Math.ceil(fs.readFileSync(p.payloadPath, 'utf8').length / 4));
+    fs.writeFileSync(p.metaPath, metaText);
+    const res = await index.scan();
+    expect(res).toMatchObject({ changed: 1, added: 0, removed: 0 });
+    const withMeta = await index.getPayload(bare!.id);
+    expect(withMeta.meta).toEqual(JSON.parse(metaText));
+    expect(withMeta.estimates).toEqual(JSON.parse(metaText).estimates);
+  });
 });
