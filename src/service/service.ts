@@ -19,7 +19,12 @@ import {
   DEFAULT_STRATEGY,
   PROFILES,
   appPaths,
+  ASSETS_DIR,
+  LINKED_SUFFIX,
+  LONG_RESPONSES_DIR,
+  META_SUFFIX,
   appendSummaryRun,
+  classifyLongResponseFile,
   densityShares,
   detectContent,
   estimateExact,
@@ -35,6 +40,7 @@ import {
 } from '../pipeline/index.js';
 import type { AssetRef, GuardResult, Profile, StrategyName, SummaryRun } from '../pipeline/types.js';
 import { IndexError, openIndex, type SpillIndex } from '../index/index.js';
+import { claudeToolResultsDir } from '../index/discover.js';
 import {
   createSummarizer,
   deleteTemplate as deleteTemplateFile,
@@ -295,6 +301,25 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
   let closed = false;
   let state: ServiceState | undefined;
 
+  /**
+   * What a root lets us read. A folder: everything under it. A single file: the file, plus what
+   * belongs to it: a spilled payload's sidecar, linked form and assets folder; a Claude Code
+   * transcript's persisted tool-results folder.
+   */
+  const allowRootArea = (root: RootInfo): void => {
+    guard.allowRoot(root.path);
+    if (root.kind !== 'file') return;
+    const dir = path.dirname(root.path);
+    const c = classifyLongResponseFile(path.basename(root.path));
+    if (c && path.basename(dir) === LONG_RESPONSES_DIR) {
+      guard.allowFile(path.join(dir, c.stem + META_SUFFIX), 'root sidecar');
+      guard.allowFile(path.join(dir, c.stem + LINKED_SUFFIX), 'root linked form');
+      guard.allowDir(path.join(dir, ASSETS_DIR), 'root assets');
+    } else if (root.path.endsWith('.jsonl')) {
+      guard.allowDir(claudeToolResultsDir(root.path), 'transcript tool results');
+    }
+  };
+
   const ready: Promise<void> = (async () => {
     for (const d of [paths.root, paths.sessions, paths.scratch, paths.templates]) await fs.promises.mkdir(d, { recursive: true });
     const pruned = await pruneScratch(paths.scratch).catch(() => []);
@@ -315,7 +340,7 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
     if (userRoots().length === 0) index.addRoot(paths.sessions);
     // Scratch sessions (dropped files) live in their own root, so the viewer can open them.
     if (!index.listRoots().some((r) => isInside(r.path, paths.scratch))) index.addRoot(paths.scratch);
-    for (const r of index.listRoots()) guard.allowRoot(r.path);
+    for (const r of index.listRoots()) allowRootArea(r);
     if (opts.watch ?? true) state.stopWatch = await index.watch();
     if (opts.scanOnStart ?? true) {
       void index.scan().catch((err: unknown) => warn(`initial scan failed: ${(err as Error).message}`));
@@ -424,7 +449,7 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       } catch (err) {
         throw toServiceError(err);
       }
-      guard.allowRoot(root.path);
+      allowRootArea(root);
       void index.scan({ rootId: root.id }).catch((err: unknown) => warn(`scan of ${root.path} failed: ${(err as Error).message}`));
       return root;
     },

@@ -330,6 +330,48 @@ describe('the service implements the whole contract', () => {
     await expectCode(svc.removeRoot({ id: 'nope' }), 'NOT_FOUND');
   });
 
+  it('a single transcript as a root: its persisted tool-results file is readable too, nothing else around it', async () => {
+    const fixture = path.resolve('..', 'shared', 'fixtures', 'agent-sessions', 'claude-code', 'projects', '-Users-gray-Projects-claude-bug');
+    const proj = path.join(tmp, 'claude-one');
+    fs.cpSync(fixture, proj, { recursive: true });
+    const transcript = path.join(proj, '637ef6e7-e740-4503-8ff8-5780d7c0918f.jsonl');
+    const spill = path.join(proj, '637ef6e7-e740-4503-8ff8-5780d7c0918f', 'tool-results', 'toolu_01PRASLbbpSRmj2CjAaB1NP4.txt');
+    const root = await svc.addRoot({ path: transcript });
+    expect(root.kind).toBe('file');
+    await svc.reindex({ rootId: root.id });
+    const { rows } = await svc.listPayloads({ rootId: root.id, limit: 100 });
+    expect(rows.length).toBeGreaterThan(10);
+    const spillHead = fs.readFileSync(spill).subarray(0, 200).toString('utf8');
+    let matched = 0;
+    for (const r of rows) {
+      const w = await svc.readPayload({ id: r.id, start: 0, end: 200 });
+      if (w.text === spillHead) matched++;
+    }
+    expect(matched).toBeGreaterThanOrEqual(1);
+    // The folder beside the transcript is not readable as a whole.
+    await expectCode(svc.estimate({ path: path.join(proj, '637ef6e7-e740-4503-8ff8-5780d7c0918f', 'subagents', 'agent-a4d534b.jsonl') }), 'FORBIDDEN_PATH');
+    await svc.removeRoot({ id: root.id });
+  });
+
+  it('a single spilled payload file as a root: its sidecar, linked form and assets come with it', async () => {
+    const s = path.join(tmp, 'single', 'sess');
+    const png = fs.readFileSync(findPng());
+    const big = JSON.stringify({ content: [{ type: 'image', mimeType: 'image/png', data: png.toString('base64') }], pad: crypto.randomBytes(30_000).toString('hex') });
+    const res = await guardLargeResult(big, { sessionPath: s, toolName: 'shot', limitTokens: 1000 });
+    const file = res!.payloadPath!;
+    const root = await svc.addRoot({ path: file });
+    expect(root.kind).toBe('file');
+    await svc.reindex({ rootId: root.id });
+    const { rows } = await svc.listPayloads({ rootId: root.id });
+    expect(rows).toHaveLength(1);
+    const d = await svc.getPayload({ id: rows[0]!.id });
+    const a = await svc.readAsset({ payloadId: d.row.id, sha256: d.assets[0]!.sha256 });
+    expect(Buffer.from(a.base64!, 'base64').equals(png)).toBe(true);
+    const run = await svc.summarize({ payloadId: d.row.id, focus: 'image' });
+    expect(JSON.parse(fs.readFileSync(metaPathFor(file), 'utf8')).summaryRuns.map((r: SummaryRun) => r.id)).toContain(run.id);
+    await svc.removeRoot({ id: root.id });
+  });
+
   it('a tool name with dots (server.tool) is indexed and readable', async () => {
     const s = gen.sessions[2]!;
     const text = crypto.randomBytes(20_000).toString('hex');
