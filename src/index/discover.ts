@@ -198,6 +198,8 @@ export async function discover(o: DiscoverOptions): Promise<Discovery> {
     out.sessions.set(sp.session, session);
     let names: string[];
     try {
+      // A long_responses/ that is a symlink could lead anywhere: not followed.
+      if (!fs.lstatSync(sp.longResponses).isDirectory()) return;
       names = fs.readdirSync(sp.longResponses);
     } catch {
       return;

@@ -213,4 +213,20 @@ describe('scanning a Spillway sessions root', () => {
     expect(withMeta.meta).toEqual(JSON.parse(metaText));
     expect(withMeta.estimates).toEqual(JSON.parse(metaText).estimates);
   });
+
+  it('does not follow symlinks out of a root', async () => {
+    const { gen } = await generated(4, 1);
+    const outside = path.dirname(gen.sessions[0]!);
+    const root = tmpDir();
+    fs.mkdirSync(path.join(root, 'linked-session'));
+    fs.symlinkSync(path.join(gen.sessions[0]!, 'long_responses'), path.join(root, 'linked-session', 'long_responses'));
+    fs.symlinkSync(gen.sessions[0]!, path.join(root, 'linked-dir'));
+    fs.mkdirSync(path.join(root, 'real', 'long_responses'), { recursive: true });
+    fs.symlinkSync(gen.payloads[0]!.payloadPath, path.join(root, 'real', 'long_responses', path.basename(gen.payloads[0]!.payloadPath)));
+    const { index } = tmpIndex();
+    index.addRoot(root);
+    const stats = await index.scan();
+    expect(stats.payloads).toBe(0);
+    expect(outside).not.toBe(root);
+  });
 });
