@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import http from 'node:http';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,6 +7,20 @@ import { describe, expect, it } from 'vitest';
 import { countExact, estimateAll } from '../../src/pipeline/index.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
+/** Spawn without blocking this process (the test runs an HTTP server in it). */
+const runAsync = (args: string[], env: NodeJS.ProcessEnv) =>
+  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', path.join(ROOT, 'src/cli/main.ts'), 'estimate', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+
 const run = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   spawnSync(process.execPath, ['--import', 'tsx', '--conditions=source', path.join(ROOT, 'src/cli/main.ts'), 'estimate', ...args], {
     cwd: ROOT,
@@ -62,5 +77,43 @@ describe('spillway estimate', () => {
     const bad = run(['--profile', 'gpt2', textFile]);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toMatch(/gpt2/);
+  });
+
+  it('--anthropic-model asks count_tokens (opt-in) and reports the implied correction', async () => {
+    // No Anthropic API is reachable here: a local server speaks the count_tokens wire format.
+    const seen: Array<{ url?: string; key?: string; version?: string; body: { model: string; messages: Array<{ role: string; content: string }> } }> = [];
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        const parsed = JSON.parse(body);
+        seen.push({ url: req.url, key: (req.headers['x-api-key'] as string | undefined) ?? req.headers.authorization?.replace(/^Bearer /, ''), version: req.headers['anthropic-version'] as string, body: parsed });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ input_tokens: 1000 }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    try {
+      const r = await runAsync(['--json', '--anthropic-model', 'claude-sonnet-4-5', textFile], {
+        ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}`,
+        ANTHROPIC_API_KEY: 'test-key',
+      });
+      expect(r.status).toBe(0);
+      const row = JSON.parse(r.stdout);
+      const legacy = await countExact(fs.readFileSync(textFile, 'utf8'), 'claude');
+      expect(row.anthropicApi).toEqual({ model: 'claude-sonnet-4-5', tokens: 1000, legacyClaude: legacy, impliedCorrection: Number((1000 / legacy).toFixed(4)) });
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toMatchObject({ url: '/v1/messages/count_tokens', key: 'test-key' });
+      expect(seen[0]!.version).toBeTruthy();
+      expect(seen[0]!.body).toEqual({ model: 'claude-sonnet-4-5', messages: [{ role: 'user', content: fs.readFileSync(textFile, 'utf8') }] });
+      // without a key it refuses instead of calling anything
+      const noKey = await runAsync(['--anthropic-model', 'claude-sonnet-4-5', textFile], { ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}` });
+      expect(noKey.status).toBe(1);
+      expect(noKey.stderr).toMatch(/ANTHROPIC_API_KEY/);
+      expect(seen).toHaveLength(1);
+    } finally {
+      server.close();
+    }
   });
 });

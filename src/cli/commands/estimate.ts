@@ -7,6 +7,8 @@ import {
   EXACT_STRATEGIES,
   PROFILES,
   claudeCorrectionFor,
+  countExact,
+  countTokensAnthropicApi,
   estimateAll,
   estimateExact,
   isBinaryBytes,
@@ -21,6 +23,7 @@ interface EstimateCliOptions {
   strategy: StrategyName;
   exact?: boolean;
   claudeCorrection?: number;
+  anthropicModel?: string;
 }
 
 /** One file as the guard sees it: text as text; binary bytes as the base64 a tool would carry them in. */
@@ -38,6 +41,8 @@ export interface FileEstimate {
   profile: Profile;
   estimates: Partial<Record<StrategyName, number>>;
   correction?: number;
+  /** With --anthropic-model: Anthropic's count_tokens for that model, and what it implies for the correction. */
+  anthropicApi?: { model: string; tokens: number; legacyClaude: number; impliedCorrection: number };
 }
 
 /** Every strategy for the chosen profile (its exact tokenizer included); all tokenizers with `exact`. */
@@ -52,6 +57,12 @@ export async function estimateFile(file: string, opts: EstimateCliOptions): Prom
     estimates[p] = (await estimateExact(text, p, { claudeCorrection: opts.claudeCorrection })).tokens;
   }
   const correction = claudeCorrectionFor({ claudeCorrection: opts.claudeCorrection });
+  let anthropicApi: FileEstimate['anthropicApi'];
+  if (opts.anthropicModel) {
+    const tokens = await countTokensAnthropicApi(text, { model: opts.anthropicModel });
+    const legacyClaude = await countExact(text, 'claude');
+    anthropicApi = { model: opts.anthropicModel, tokens, legacyClaude, impliedCorrection: legacyClaude ? Number((tokens / legacyClaude).toFixed(4)) : 1 };
+  }
   return {
     file,
     chars: text.length,
@@ -61,6 +72,7 @@ export async function estimateFile(file: string, opts: EstimateCliOptions): Prom
     profile: opts.profile,
     estimates,
     ...(correction !== 1 && (opts.profile === 'claude' || opts.exact) ? { correction } : {}),
+    ...(anthropicApi ? { anthropicApi } : {}),
   };
 }
 
@@ -92,7 +104,12 @@ export function register(program: Command): void {
         throw new InvalidArgumentError((err as Error).message);
       }
     })
+    .option(
+      '--anthropic-model <model>',
+      "opt-in, needs ANTHROPIC_API_KEY and the network: also ask Anthropic's count_tokens API for this model and report the implied claude correction",
+    )
     .action(async (files: string[], opts: EstimateCliOptions) => {
+      if (opts.anthropicModel && !process.env.ANTHROPIC_API_KEY) throw new Error('--anthropic-model needs ANTHROPIC_API_KEY');
       const rows: FileEstimate[] = [];
       let failed = 0;
       for (const file of files) {
@@ -110,6 +127,12 @@ export function register(program: Command): void {
         const strategies: StrategyName[] = [...CHEAP_STRATEGIES, ...(opts.exact ? PROFILES : [opts.profile])];
         process.stdout.write(table(rows, strategies) + '\n');
         process.stdout.write(`profile ${opts.profile}; * = the strategy the guard decides with\n`);
+        for (const r of rows) {
+          if (r.anthropicApi) {
+            const a = r.anthropicApi;
+            process.stdout.write(`${r.file}: count_tokens(${a.model}) = ${a.tokens}, legacy claude = ${a.legacyClaude}, implied correction ${a.impliedCorrection}\n`);
+          }
+        }
       }
       if (failed) process.exitCode = 1;
     });
