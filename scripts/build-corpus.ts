@@ -159,8 +159,9 @@ export function listFiles(nodeModules: string): FileEntry[] {
       const r = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) walk(abs, r);
       else if (e.isFile()) {
-        // better-sqlite3's build/ is compiled on the machine, so it differs between machines
-        if (r.startsWith('better-sqlite3/build/')) continue;
+        // Files made at install time differ between machines (compiled, or downloaded only where the
+        // network allows): better-sqlite3's build, Electron's binary distribution.
+        if (r.startsWith('better-sqlite3/build/') || r.startsWith('electron/dist/') || r === 'electron/path.txt') continue;
         let size = 0;
         try {
           size = fs.statSync(abs).size;
