@@ -15,7 +15,7 @@ export {
   BUILT_IN_TEMPLATES,
   DEFAULT_TEMPLATE,
 } from './templates.js';
-export { renderPrompt, fencePayload, fenceFor, SYSTEM_PROMPT, type BuiltPrompt, type PromptVars } from './prompt.js';
+export { renderPrompt, SYSTEM_PROMPT, type BuiltPrompt, type PromptVars } from './prompt.js';
 export { ProviderError, retryAfterMs, type ProviderErrorKind } from './providers/http.js';
 export { ANTHROPIC_DEFAULT_MODEL } from './providers/anthropic.js';
 export { OPENAI_DEFAULT_MODEL } from './providers/openai.js';

@@ -175,7 +175,7 @@ export function createSummarizer(opts: SummarizerOptions): Summarizer {
         let chunks: SummaryOutput['chunks'];
         let finalModel = model;
         if (payloadTokens + PROMPT_OVERHEAD_TOKENS <= window) {
-          const p = renderPrompt(template.body, { payload: req.text, focus, tool: req.toolName, kind, maxTokens: maxOut });
+          const p = renderPrompt(template.body, { payload: req.text, focus, tool: req.toolName, toolInput: req.toolInput, kind, maxTokens: maxOut });
           const res = await call(p.system, p.user, maxOut);
           finalModel = res.model;
           summary = res.text.trim() + (res.truncated ? '\n[summary cut at the output cap]' : '');
