@@ -22,10 +22,11 @@ export function findElectron() {
   return { ok: true, bin };
 }
 
-/** Newest mtime under a folder (skipping node_modules), to tell whether a build is stale. */
+/** Newest mtime of a file, or under a folder (skipping node_modules), to tell whether a build is stale. */
 export function newestMtime(dir) {
   let newest = 0;
   if (!fs.existsSync(dir)) return newest;
+  if (!fs.statSync(dir).isDirectory()) return fs.statSync(dir).mtimeMs;
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
     if (e.name === 'node_modules') continue;
     const p = path.join(dir, e.name);

@@ -6,6 +6,7 @@
  * (`npm start -- ~/my-sessions`).
  */
 import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { buildElectron } from './build-electron.mjs';
 import { findElectron, isStale, repoRoot } from './electron-env.mjs';
@@ -35,7 +36,12 @@ if (electron.ok) {
       'spillway: to get the desktop app, reinstall without ELECTRON_SKIP_BINARY_DOWNLOAD on a machine with internet access.',
   );
   const rootArgs = args.flatMap((a) => (a.startsWith('-') ? [a] : ['--root', a]));
-  const child = spawn(process.execPath, [path.join(repoRoot, 'bin', 'spillway.js'), 'serve', '--open', ...rootArgs], { cwd: repoRoot, stdio: 'inherit' });
+  // In a checkout run the CLI from source (dist/lib may be older than src/); installed, use the built bin.
+  const fromSource = fs.existsSync(path.join(repoRoot, 'src', 'cli', 'main.ts')) && fs.existsSync(path.join(repoRoot, 'node_modules', 'tsx'));
+  const cli = fromSource
+    ? ['--import', 'tsx', '--conditions=source', path.join(repoRoot, 'src', 'cli', 'main.ts')]
+    : [path.join(repoRoot, 'bin', 'spillway.js')];
+  const child = spawn(process.execPath, [...cli, 'serve', '--open', ...rootArgs], { cwd: repoRoot, stdio: 'inherit' });
   const stop = () => child.kill('SIGTERM');
   process.on('SIGINT', stop);
   process.on('SIGTERM', stop);

@@ -24,6 +24,10 @@ let page: Page;
 const requests: string[] = [];
 const consoleErrors: string[] = [];
 
+/** Polls with room for a loaded 2-core machine (vitest's default is 1 s). */
+const POLL_TIMEOUT_MS = 20_000;
+const poll = <T,>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: POLL_TIMEOUT_MS, interval: 100 });
+
 async function shot(name: string, p: Page = page): Promise<void> {
   await p.waitForTimeout(150); // let transitions settle
   await p.screenshot({ path: path.join(SHOTS, `${name}.png`) });
@@ -74,7 +78,7 @@ describe('inspector in Chromium against spillway serve', () => {
     const count = Number((await page.getByTestId('payload-count').textContent())!.replace(/\D/g, ''));
     expect(count).toBeGreaterThanOrEqual(60);
     // Virtualized: far fewer row elements than payloads once the list is long.
-    await expect.poll(() => page.locator('.prow[data-row-id]').count()).toBeGreaterThan(10);
+    await poll(() => page.locator('.prow[data-row-id]').count()).toBeGreaterThan(10);
     expect(await page.locator('.prow').count()).toBeLessThan(count);
     // Keyboard: focus the table, move down, open.
     await page.getByTestId('payload-table').focus();
@@ -88,9 +92,9 @@ describe('inspector in Chromium against spillway serve', () => {
 
   it('opens the 100 MB payload and scrolls through it in windows', async () => {
     await page.locator('.th', { hasText: 'Size' }).locator('button').click();
-    await expect.poll(() => page.locator('.th', { hasText: 'Size' }).getAttribute('aria-sort')).toBe('descending');
+    await poll(() => page.locator('.th', { hasText: 'Size' }).getAttribute('aria-sort')).toBe('descending');
     const first = page.locator('.prow').first();
-    await expect.poll(() => first.locator('.col-size').textContent()).toBe('100 MB');
+    await poll(() => first.locator('.col-size').textContent()).toBe('100 MB');
     const t0 = Date.now();
     await first.click();
     const viewer = page.locator('.viewer[data-state="ready"]');
@@ -110,25 +114,25 @@ describe('inspector in Chromium against spillway serve', () => {
     const firstLine = () => page.locator('.viewer .line-numbers').first().textContent();
     const lineBefore = await firstLine();
     for (let i = 0; i < 5; i++) await page.mouse.wheel(0, 600);
-    await expect.poll(firstLine).not.toBe(lineBefore);
+    await poll(firstLine).not.toBe(lineBefore);
     await page.mouse.click(box.x + box.width / 2, box.y + box.height / 2);
     for (let i = 0; i < 3; i++) {
       await page.keyboard.press('Control+End');
       await page.waitForTimeout(300);
     }
-    await expect.poll(async () => Number(await page.locator('.viewer').getAttribute('data-window-end'))).toBeGreaterThan(end0);
-    await expect.poll(() => page.locator('.viewer .view-lines').innerText()).not.toBe('');
+    await poll(async () => Number(await page.locator('.viewer').getAttribute('data-window-end'))).toBeGreaterThan(end0);
+    await poll(() => page.locator('.viewer .view-lines').innerText()).not.toBe('');
 
     // Jump to the middle with the scrubber and to the end.
     const scrubber = page.getByLabel('Position in payload');
     await scrubber.fill('500');
-    await expect.poll(async () => Number(await page.locator('.viewer').getAttribute('data-window-start'))).toBeGreaterThan(BIG_PAYLOAD_BYTES * 0.4);
+    await poll(async () => Number(await page.locator('.viewer').getAttribute('data-window-start'))).toBeGreaterThan(BIG_PAYLOAD_BYTES * 0.4);
     await page.locator('.viewer-bar').getByRole('button', { name: 'End' }).click();
     // The saved file may be the linked form, a little smaller than the original: the end is the file's end.
     const total = Number(await page.locator('.viewer').getAttribute('data-total'));
     expect(total).toBeGreaterThan(BIG_PAYLOAD_BYTES * 0.99);
-    await expect.poll(async () => Number(await page.locator('.viewer').getAttribute('data-window-end'))).toBe(total);
-    await expect.poll(() => page.locator('.viewer .view-lines').innerText()).not.toBe('');
+    await poll(async () => Number(await page.locator('.viewer').getAttribute('data-window-end'))).toBe(total);
+    await poll(() => page.locator('.viewer .view-lines').innerText()).not.toBe('');
     await shot('viewer-100mb');
   });
 
@@ -143,7 +147,7 @@ describe('inspector in Chromium against spillway serve', () => {
     await page.getByRole('button', { name: /Count exact/ }).click();
     await expect.poll(() => table.locator('.badge.ok', { hasText: 'exact' }).count(), { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
     await expectText(table, 'Why it is dense');
-    await expect.poll(() => (table.locator('td', { hasText: 'reference' })).count()).toBe(1);
+    await poll(() => (table.locator('td', { hasText: 'reference' })).count()).toBe(1);
     await shot('estimates');
   });
 
@@ -177,7 +181,7 @@ describe('inspector in Chromium against spillway serve', () => {
     const slider = page.getByTestId('limit-slider');
     await slider.focus();
     for (let i = 0; i < 120; i++) await page.keyboard.press('ArrowLeft');
-    await expect.poll(() => statValue('Would spill')).not.toBe(spilledBefore);
+    await poll(() => statValue('Would spill')).not.toBe(spilledBefore);
     await (page.getByTestId('flips')).waitFor({ state: 'visible' });
     await expectText(page.getByTestId('config-snippet'), '"limitTokens"');
     // The context-window rule: 10% of 50,000 is 5,000 (between 2,000 and 12,000).
@@ -223,7 +227,7 @@ describe('inspector in Chromium against spillway serve', () => {
     await expect.poll(() => page.locator('.palette-list li').count(), { timeout: 20_000 }).toBeGreaterThan(0);
     await shot('search');
     await page.keyboard.press('Enter');
-    await expect.poll(() => (page.locator('.palette')).count()).toBe(0);
+    await poll(() => (page.locator('.palette')).count()).toBe(0);
     await page.waitForSelector('.detail[data-payload-id]');
   });
 

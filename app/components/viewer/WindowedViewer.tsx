@@ -66,6 +66,7 @@ export function WindowedViewer(props: WindowedViewerProps) {
     [api, payloadId, variant],
   );
 
+  const [shownId, setShownId] = useState<string | null>(null);
   const show = useCallback((chunks: Chunk[], anchorShift?: number, formattedText?: string | null) => {
     chunksRef.current = chunks;
     const first = chunks[0];
@@ -80,13 +81,14 @@ export function WindowedViewer(props: WindowedViewerProps) {
       anchor = { line: top, delta: editor.getScrollTop() - editor.getTopForLineNumber(top) };
     }
     model.setValue(formattedText ?? joinChunks(chunks));
+    setShownId(payloadId);
     if (anchor && anchorShift !== undefined) {
       const line = Math.max(1, anchor.line + anchorShift);
       editor.setScrollTop(editor.getTopForLineNumber(line) + anchor.delta);
     } else {
       editor.setScrollTop(0);
     }
-  }, []);
+  }, [payloadId]);
 
   const loadAt = useCallback(
     async (start: number, toEnd = false) => {
@@ -191,7 +193,7 @@ export function WindowedViewer(props: WindowedViewerProps) {
   const windowed = !whole;
   const shownShare = range.total ? (range.end - range.start) / range.total : 1;
   return (
-    <div className="viewer" data-state={status.state === 'ready' && !editorMounted ? 'loading' : status.state} data-window-start={range.start} data-window-end={range.end} data-total={range.total}>
+    <div className="viewer" data-state={status.state === 'ready' && !editorMounted ? 'loading' : status.state} data-window-start={range.start} data-window-end={range.end} data-total={range.total} data-shown={shownId ?? ''}>
       <div className="viewer-bar" role="toolbar" aria-label="Payload window">
         {windowed ? (
           <>
