@@ -11,6 +11,10 @@ import { cleanTerminalText, fmtInt, safeCut, safeCutUp, toWellFormed, truncate }
 
 /** Largest JSON text outlined by parsing; bigger JSON gets a head/tail preview. */
 const PREVIEW_JSON_PARSE_MAX_CHARS = 16 * 1024 * 1024;
+/** Chars of a too-big JSON text outlined from its start. */
+const PREVIEW_JSON_PREFIX_CHARS = 512 * 1024;
+/** Containers deeper than this are not cut points of a prefix outline. */
+const OUTLINE_PREFIX_MAX_DEPTH = 64;
 /** Deepest level the JSON outline descends to. */
 const OUTLINE_MAX_DEPTH = 6;
 /** Items of an array shown one by one. */
@@ -93,6 +97,9 @@ function describe(out: Outline, label: string, v: unknown, depth: number): void 
     return;
   }
   if (Array.isArray(v)) {
+    const cut = v.length > 0 && v[v.length - 1] === TRUNCATED;
+    if (cut) v = v.slice(0, -1);
+    if (!Array.isArray(v)) return;
     const types = new Map<string, number>();
     const keys = new Map<string, Set<string>>();
     const scan = Math.min(v.length, OUTLINE_ARRAY_SCAN);
@@ -102,7 +109,7 @@ function describe(out: Outline, label: string, v: unknown, depth: number): void 
       const item = v[i];
       if (t === 'object' && item && typeof item === 'object') {
         for (const k of Object.keys(item)) {
-          if (keys.size >= OUTLINE_MAX_KEYS && !keys.has(k)) continue;
+          if (k === TRUNCATED || (keys.size >= OUTLINE_MAX_KEYS && !keys.has(k))) continue;
           let set = keys.get(k);
           if (!set) keys.set(k, (set = new Set()));
           set.add(shapeOf((item as Record<string, unknown>)[k]).replace(/\(\d+\)$/, ''));
@@ -110,7 +117,7 @@ function describe(out: Outline, label: string, v: unknown, depth: number): void 
       }
     }
     const typeList = [...types].map(([t, c]) => (types.size > 1 ? `${t}×${c}` : t)).join(', ');
-    out.push(depth, `${label}array (${fmtInt(v.length)} items${v.length ? ` of ${typeList}` : ''})`);
+    out.push(depth, `${label}array (${cut ? '≥ ' : ''}${fmtInt(v.length)} items${v.length ? ` of ${typeList}` : ''})`);
     if (keys.size > 0) {
       const ks = [...keys].map(([k, ts]) => `${keyText(k)}: ${[...ts].join('|')}`).join(', ');
       out.push(depth + 1, `item keys: {${truncate(ks, 400)}}`);
@@ -119,14 +126,16 @@ function describe(out: Outline, label: string, v: unknown, depth: number): void 
     const show = Math.min(v.length, OUTLINE_ARRAY_SAMPLES);
     for (let i = 0; i < show; i++) describe(out, `[${i}]: `, v[i], depth + 1);
     if (v.length > show) {
-      out.push(depth + 1, `… ${fmtInt(v.length - show)} more`);
-      if (v.length > show + 1) describe(out, `[${v.length - 1}]: `, v[v.length - 1], depth + 1);
+      out.push(depth + 1, `… ${fmtInt(v.length - show)} more${cut ? ' (and more past the outlined part)' : ''}`);
+      if (v.length > show + 1 && !cut) describe(out, `[${v.length - 1}]: `, v[v.length - 1], depth + 1);
     }
     return;
   }
   if (v !== null && typeof v === 'object') {
-    const keys = Object.keys(v);
-    out.push(depth, `${label}object (${fmtInt(keys.length)} key${keys.length === 1 ? '' : 's'})`);
+    let keys = Object.keys(v);
+    const cut = Object.hasOwn(v, TRUNCATED);
+    if (cut) keys = keys.filter((k) => k !== TRUNCATED);
+    out.push(depth, `${label}object (${cut ? '≥ ' : ''}${fmtInt(keys.length)} key${keys.length === 1 ? '' : 's'})`);
     if (depth >= OUTLINE_MAX_DEPTH) {
       if (keys.length) out.push(depth + 1, `keys: ${truncate(keys.slice(0, OUTLINE_MAX_KEYS).map(keyText).join(', '), 300)}`);
       return;
@@ -139,19 +148,65 @@ function describe(out: Outline, label: string, v: unknown, depth: number): void 
   out.push(depth, label + scalar(v));
 }
 
-function jsonOutline(text: string, maxChars: number): string | null {
-  if (text.length > PREVIEW_JSON_PARSE_MAX_CHARS) return null;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return null;
+/** Marks where a prefix outline was cut (a string no JSON text produces by accident: it starts with NUL). */
+const TRUNCATED = '\u0000spillway:truncated';
+
+/**
+ * Parse the first `maxChars` of a JSON text that is too big to parse whole: cut after the last
+ * complete member or element and close what is open, marking each cut container.
+ */
+export function parseJsonPrefix(text: string, maxChars: number): unknown {
+  const end = Math.min(text.length, maxChars);
+  const stack: number[] = [];
+  let inString = false;
+  let cut = -1;
+  let cutStack: number[] = [];
+  for (let i = 0; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+      continue;
+    }
+    if (c === 34) inString = true;
+    else if (c === 123 || c === 91) stack.push(c);
+    else if (c === 125 || c === 93) stack.pop();
+    else if (c === 44 && stack.length <= OUTLINE_PREFIX_MAX_DEPTH) {
+      cut = i;
+      cutStack = stack.slice();
+    }
   }
-  const out = new Outline(maxChars - 40);
+  if (cut === -1) return undefined;
+  const sentinel = JSON.stringify(TRUNCATED);
+  let closers = '';
+  for (let k = cutStack.length - 1; k >= 0; k--) closers += cutStack[k] === 91 ? `,${sentinel}]` : `,${sentinel}:0}`;
+  try {
+    return JSON.parse(text.slice(0, cut) + closers);
+  } catch {
+    return undefined;
+  }
+}
+
+function jsonOutline(text: string, maxChars: number): string | null {
+  let value: unknown;
+  let note = '';
+  if (text.length > PREVIEW_JSON_PARSE_MAX_CHARS) {
+    value = parseJsonPrefix(text, PREVIEW_JSON_PREFIX_CHARS);
+    if (value === undefined) return null;
+    note = `(outline of the first ${fmtInt(PREVIEW_JSON_PREFIX_CHARS / 1024)} KB of ${fmtInt(text.length / 1024)} KB)\n`;
+  } else {
+    try {
+      value = JSON.parse(text);
+    } catch {
+      return null;
+    }
+  }
+  const out = new Outline(maxChars - 40 - note.length);
+  if (note) out.lines.push(note.trimEnd());
   describe(out, '', value, 0);
   // A JSON envelope around one big text (an MCP text block): show that text too.
   const lines = out.lines.join('\n');
-  const inner = dominantText(value, text.length);
+  const inner = note ? null : dominantText(value, text.length);
   if (inner !== null) {
     const left = maxChars - lines.length - 60;
     if (left > 200) return `${lines}\n\nlargest text value (${fmtInt(inner.length)} chars):\n${textPreview(inner, detectTextKind(inner), left)}`;

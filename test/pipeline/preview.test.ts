@@ -96,3 +96,17 @@ describe('detectContent', () => {
     expect(detectContent('tab\there, form\ffeed, bell-less text\n'.repeat(100)).binary).toBe(false);
   });
 });
+
+describe('outline of JSON too big to parse whole', () => {
+  it('outlines the first part, marks what was cut, and stays bounded', () => {
+    const rows = Array.from({ length: 340_000 }, (_, i) => ({ id: i, name: `row${i}`, nested: { ok: true } }));
+    const text = JSON.stringify({ data: rows, meta: { total: rows.length } });
+    expect(text.length).toBeGreaterThan(16 * 1024 * 1024);
+    const p = buildPreview(text, 'json');
+    expect(p).toMatch(/^\(outline of the first 512 KB of [\d,]+ KB\)/);
+    expect(p).toMatch(/data: array \(≥ [\d,]+ items of object\)/);
+    expect(p).toContain('item keys: {id: number, name: string, nested: object}');
+    expect(p).not.toContain('spillway:truncated');
+    expect(p.length).toBeLessThanOrEqual(PREVIEW_CHARS);
+  });
+});
