@@ -25,6 +25,8 @@ export const MAX_REQUEST_BODY_BYTES = 140 * 1024 * 1024;
 export const SSE_HEARTBEAT_MS = 15_000;
 /** Reconnect delay we ask EventSource to use. */
 export const SSE_RETRY_MS = 2_000;
+/** A stream whose client stopped reading is dropped once this much is queued (it reconnects and refetches). */
+export const SSE_MAX_QUEUED_BYTES = 8 * 1024 * 1024;
 /** Concurrent SSE streams allowed (each UI tab holds one). */
 export const MAX_SSE_CLIENTS = 64;
 /** Token length when generated: 32 random bytes, base64url (43 chars). */
@@ -347,6 +349,10 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
         try {
           data = JSON.stringify(payload);
         } catch {
+          return;
+        }
+        if (res.writableLength > SSE_MAX_QUEUED_BYTES) {
+          res.destroy();
           return;
         }
         res.write(`event: ${name}\ndata: ${data}\n\n`);
