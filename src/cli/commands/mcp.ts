@@ -1,11 +1,57 @@
 import type { Command } from 'commander';
+import { guardLargeResult } from '../../pipeline/index.js';
+import { addGuardOptions, loadSummarizer, type GuardCliOptions } from '../../integrations/options.js';
+import { runMcpProxy } from '../../integrations/mcp/proxy.js';
+import { createDrillDownTools, loadProjectionFor } from '../../integrations/mcp/drilldown.js';
 
-// Skeleton: the owning work item replaces this with the real verb.
+interface McpCliOptions extends GuardCliOptions {
+  projection?: string;
+  drillDown?: boolean;
+  quiet?: boolean;
+}
+
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('mcp')
-    .description('(not built yet)')
-    .action(() => {
-      throw new Error('spillway mcp is not built yet');
+    .description('run an MCP server (stdio) behind Spillway: oversized tool results are spilled to the session folder')
+    .usage('[options] -- <command> [args...]')
+    .argument('<command>', 'the MCP server command')
+    .argument('[args...]', 'its arguments (put -- before the command so its options are not read as ours)');
+  addGuardOptions(cmd)
+    .option('--projection <file>', 'per-tool projection specs (a JSON file or a folder of <tool>.json; default: the saved specs in <app data>/projections)')
+    .option('--no-drill-down', 'do not add the spillway_read / spillway_grep / spillway_query tools')
+    .option('--quiet', 'no log lines on stderr (the server\'s own stderr still passes)')
+    .addHelpText(
+      'after',
+      '\nExample:\n  spillway mcp --limit 8000 -- npx -y @modelcontextprotocol/server-filesystem ~/work\n' +
+        '\nStdout carries only MCP messages; logs go to stderr. Without --session, spills go to a new folder\n' +
+        'under the app-data sessions root, named by start time and server name.',
+    )
+    .action(async (command: string, args: string[], opts: McpCliOptions) => {
+      const summarize = loadSummarizer(opts);
+      const projectionFor = loadProjectionFor(opts.projection);
+      const { proxy, done } = runMcpProxy({
+        command,
+        args,
+        sessionDir: opts.session,
+        limitTokens: opts.limit,
+        contextWindowTokens: opts.contextWindow,
+        summarize,
+        projectionFor,
+        focusArg: opts.focusArg,
+        guard: guardLargeResult,
+        localTools: opts.drillDown === false ? undefined : (session, sessionDir) => createDrillDownTools({ session, sessionDir }),
+        quiet: opts.quiet,
+      });
+      const onSignal = (sig: NodeJS.Signals) => proxy.signal(sig);
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      process.on('SIGHUP', onSignal);
+      const code = await done;
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      process.off('SIGHUP', onSignal);
+      // stdin may still hold the event loop open; everything is flushed by now.
+      process.exit(code);
     });
 }

@@ -10,6 +10,8 @@ import type { Validate } from './structured.js';
 
 /** After the client closes our stdin, time the server gets to exit before SIGTERM, then again before SIGKILL (MCP stdio shutdown). */
 export const SHUTDOWN_GRACE_MS = 2_000;
+/** When the server cannot even start, how long the proxy stays to answer the client's first requests with the reason. */
+export const SPAWN_FAILURE_LINGER_MS = 1_500;
 
 /** Tools the proxy answers itself (the drill-down tools). */
 export interface LocalTools {
@@ -105,6 +107,8 @@ export class McpProxy {
   private serverName: string;
   private readonly startedAt = new Date();
   private childGone = false;
+  private goneReason = '';
+  private lingerUntil = 0;
   private clientGone = false;
   private finished = false;
   private resolveDone!: (code: number) => void;
@@ -173,7 +177,7 @@ export class McpProxy {
         windowsHide: true,
       });
     } catch (err) {
-      this.onChildGone(`could not start ${this.opts.command}: ${err instanceof Error ? err.message : String(err)}`);
+      this.onChildGone(`could not start ${this.opts.command}: ${err instanceof Error ? err.message : String(err)}`, true);
       this.readClient();
       return done;
     }
@@ -203,9 +207,10 @@ export class McpProxy {
     });
     child.stdout!.on('data', (chunk: Buffer) => fromServer.push(chunk));
     child.stdout!.on('end', () => fromServer.end());
-    child.on('error', (err) => this.onChildGone(`could not start ${this.opts.command}: ${err.message}`));
+    child.on('error', (err) => this.onChildGone(`could not start ${this.opts.command}: ${err.message}`, child.pid === undefined));
     child.on('close', (code, signal) => {
-      this.childExitCode = code ?? (signal ? 1 : 0);
+      // After a spawn error Node reports a negative errno here; the proxy says 1.
+      if (!this.childGone) this.childExitCode = code === null || code < 0 ? 1 : code;
       this.onChildGone(`server exited (${signal ? `signal ${signal}` : `code ${code}`})`);
     });
     this.readClient();
@@ -261,9 +266,10 @@ export class McpProxy {
     else void this.maybeFinish();
   }
 
-  private onChildGone(reason: string): void {
+  private onChildGone(reason: string, neverStarted = false): void {
     if (this.childGone) return;
     this.childGone = true;
+    this.goneReason = reason;
     for (const t of this.killTimers) clearTimeout(t);
     if (!this.clientGone) this.log(reason);
     // Every request the server never answered gets an error now, rather than hanging the client.
@@ -273,14 +279,21 @@ export class McpProxy {
       if (!p.cancelled) this.toClient.writeLine(errorResponse(p.id, ErrorCode.ConnectionClosed, `MCP server is gone: ${reason}; ${p.method} was not answered`));
     }
     if (this.childExitCode === null) this.childExitCode = 1;
-    this.clientGone = true; // nothing more can be served: stop reading the client
-    this.input.pause();
+    if (neverStarted) {
+      // The client's initialize is probably on its way: stay a moment to answer it with the reason.
+      this.lingerUntil = Date.now() + SPAWN_FAILURE_LINGER_MS;
+    } else {
+      this.clientGone = true; // nothing more can be served: stop reading the client
+      this.input.pause();
+    }
     void this.maybeFinish();
   }
 
   private async maybeFinish(): Promise<void> {
     if (this.finished || !this.childGone) return;
     this.finished = true;
+    const linger = this.lingerUntil - Date.now();
+    if (linger > 0 && !this.clientGone) await new Promise((r) => setTimeout(r, linger));
     while (this.inflight.size) await Promise.allSettled([...this.inflight]);
     // Let the last lines reach the client before the process may exit.
     await new Promise<void>((resolve) => {
@@ -324,7 +337,7 @@ export class McpProxy {
     const id = msg.id as JsonRpcId;
     const key = idKey(id)!;
     if (this.childGone) {
-      this.toClient.writeLine(errorResponse(id, ErrorCode.ConnectionClosed, `MCP server is gone; ${msg.method} cannot be answered`));
+      this.toClient.writeLine(errorResponse(id, ErrorCode.ConnectionClosed, `MCP server is gone (${this.goneReason}); ${msg.method} cannot be answered`));
       return;
     }
     const pending: Pending = { id, method: msg.method };

@@ -54,9 +54,8 @@ function previewOf(result: Obj): string {
   return clip(text, PREVIEW_CHARS);
 }
 
-/** First JSON value the result carries: structuredContent, else a text block that parses as JSON. */
+/** The JSON a projection spec is written against: what the model reads (a text block that is JSON), else structuredContent. */
 function jsonValueOf(result: Obj): unknown {
-  if (result.structuredContent !== undefined) return result.structuredContent;
   const blocks = Array.isArray(result.content) ? result.content : [];
   for (const b of blocks) {
     if (isObj(b) && b.type === 'text' && typeof b.text === 'string') {
@@ -70,7 +69,7 @@ function jsonValueOf(result: Obj): unknown {
       }
     }
   }
-  return undefined;
+  return result.structuredContent;
 }
 
 /** The message up to its first blank line (the header), plus the drill-down hint. */
