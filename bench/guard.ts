@@ -14,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 import { guardLargeResult } from '../src/pipeline/index.js';
 
 const HERE = fileURLToPath(import.meta.url);
+/** Runs of each big-spill child; the best time of each is compared. */
+const BIG_RUNS = 2;
 const PNG = fs.readFileSync(path.join(import.meta.dirname, '..', 'test', 'pipeline', 'fixtures', 'sample.png'));
 
 function lcg(seed: number) {
@@ -92,7 +94,7 @@ async function passThrough(): Promise<void> {
 }
 
 /** Write the big payload to a file, piece by piece: records plus base64 PNG-typed images. */
-function writeBigPayload(file: string, totalMb: number): { base64Bytes: number } {
+export function writeBigPayload(file: string, totalMb: number): { base64Bytes: number } {
   const imageShare = 0.6;
   const imageB64Chars = 2 * 1024 * 1024;
   const images = Math.max(1, Math.round((totalMb * 1024 * 1024 * imageShare) / imageB64Chars));
@@ -163,13 +165,19 @@ async function bigSpill(): Promise<void> {
   let base: ReturnType<typeof runChild>;
   let guard: ReturnType<typeof runChild>;
   try {
+    // Alternate the two and keep each one's best time: the machine may be busy with other work.
+    const best = (a: ReturnType<typeof runChild>, b: ReturnType<typeof runChild>) => (a.ms <= b.ms ? a : b);
     base = runChild('baseline', file);
     guard = runChild('guard', file);
+    for (let k = 1; k < BIG_RUNS; k++) {
+      base = best(base, runChild('baseline', file));
+      guard = best(guard, runChild('guard', file));
+    }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
   // The RSS both children pay just to hold the payload (building it included).
-  console.log(`\nspill of a ${base.payloadMb.toFixed(0)} MB JSON carrying ${(base64Bytes / 1024 / 1024).toFixed(0)} MB of base64 images (own child process each)`);
+  console.log(`\nspill of a ${base.payloadMb.toFixed(0)} MB JSON carrying ${(base64Bytes / 1024 / 1024).toFixed(0)} MB of base64 images (own child process each, best of ${BIG_RUNS})`);
   // Peak RSS includes reading the payload into a string (the same for both); the last column is the
   // peak above the RSS once the payload was read and its buffer collected.
   console.log('                               time ms   peak RSS MB   peak/payload   RSS at start MB   (peak-start)/payload');

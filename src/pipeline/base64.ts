@@ -74,9 +74,11 @@ export function parseBase64(s: string): ParsedBase64 | null {
   if (coreLen === 0) return null;
   const core = padLen ? body.slice(0, coreLen) : body;
   // One alphabet only; anything else ('=' inside, '\r', spaces, other letters) fails. Native scans.
-  if (!STD_OR_URL_RE.test(core)) return null;
-  const url = URL_ONLY_RE.test(core);
-  if (url && STD_ONLY_RE.test(core)) return null;
+  let url = false;
+  if (!STD_RE.test(core)) {
+    if (!URL_RE.test(core)) return null;
+    url = true;
+  }
   if (padLen > 0 && body.length % 4 !== 0) return null;
   const rem = coreLen % 4;
   if (rem === 1) return null;
@@ -91,9 +93,8 @@ export function parseBase64(s: string): ParsedBase64 | null {
   return { bytes, encoding };
 }
 
-const STD_OR_URL_RE = /^[A-Za-z0-9+/_-]*$/;
-const URL_ONLY_RE = /[-_]/;
-const STD_ONLY_RE = /[+/]/;
+const STD_RE = /^[A-Za-z0-9+/]*$/;
+const URL_RE = /^[A-Za-z0-9_-]*$/;
 const B64_VALUE: Record<number, number> = {};
 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.split('').forEach((c, i) => (B64_VALUE[c.charCodeAt(0)] = i));
 B64_VALUE[45] = 62; // '-'

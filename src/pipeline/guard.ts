@@ -68,9 +68,9 @@ const MAX_BYTES_PER_TOKEN_BOUND = 256;
 const MAX_PLAUSIBLE_BYTES_PER_TOKEN = 16;
 /** Texts this long that are decisively over the limit are estimated from spread samples. */
 const SAMPLED_ESTIMATE_MIN_CHARS = 4 * 1024 * 1024;
-/** Samples × chars per sample for a sampled estimate (1 MB). */
-const SAMPLE_COUNT = 32;
-const SAMPLE_CHARS = 32 * 1024;
+/** Samples × chars per sample for a sampled estimate (256 KB). */
+const SAMPLE_COUNT = 16;
+const SAMPLE_CHARS = 16 * 1024;
 /** Strings are hashed and written in slices of this many chars (no whole-payload UTF-8 copy). */
 const TEXT_SLICE_CHARS = 4 * 1024 * 1024;
 
