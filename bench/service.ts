@@ -171,6 +171,9 @@ export async function run(): Promise<void> {
       size += l.length + 1;
     }
     const text = lines.join('\n');
+    // Loading the three tokenizers is a one-time, synchronous module evaluation: measured apart.
+    const load = await longestStall(() => svc!.estimate({ text: 'warm up', exact: true }));
+    rows.push(row('max stall, first exact estimate (tokenizer load)', load.stallMs.toFixed(1), idle.stallMs.toFixed(1), load.stallMs / idle.stallMs));
     const exact = await longestStall(() => svc!.estimate({ text, exact: true }));
     rows.push(row(`max stall, exact estimate of ${(DROP_BYTES / 1e6).toFixed(0)} MB JSON (ms)`, exact.stallMs.toFixed(1), idle.stallMs.toFixed(1), exact.stallMs / idle.stallMs));
     // Adversarial for BPE: one long run with no whitespace or punctuation.

@@ -28,6 +28,8 @@ import {
   densityShares,
   detectContent,
   estimateExact,
+  claudeCorrectionFor,
+  countExact,
   estimateTokens,
   guardLargeResult,
   handleLargeResponse,
@@ -39,6 +41,7 @@ import {
   stemTime,
 } from '../pipeline/index.js';
 import type { AssetRef, GuardResult, Profile, StrategyName, SummaryRun } from '../pipeline/types.js';
+import { nextCut } from '../pipeline/estimate/exact.js';
 import { IndexError, openIndex, type SpillIndex } from '../index/index.js';
 import { claudeToolResultsDir } from '../index/discover.js';
 import {
@@ -88,6 +91,10 @@ export const DEFAULT_ASSET_INLINE_BYTES = 8 * 1024 * 1024;
 export const MAX_WHOLE_READ_BYTES = 64 * 1024 * 1024;
 /** Cheap estimators run over chunks this big (a few ms each), with the event loop turning in between. */
 export const ESTIMATE_CHUNK_CHARS = 256 * 1024;
+/** Chars per exact-tokenizer call (a tokenizer call cannot yield; ~10 ms each at this size). */
+export const EXACT_SLICE_CHARS = 32 * 1024;
+/** How far past a slice end to look for a safe cut. */
+const EXACT_SLICE_SEARCH_CHARS = 16 * 1024;
 /** Bytes of a binary drop whose base64 is estimated (the count is scaled to the whole file). */
 export const BINARY_ESTIMATE_SAMPLE_BYTES = 3 * 1024 * 1024;
 /** Hash in slices this big, with the event loop turning in between. */
@@ -206,6 +213,25 @@ function densityOf(text: string): DensityShares {
   return densityShares(Array.from({ length: parts }, (_, k) => text.slice(k * stride, k * stride + each)).join('\n'));
 }
 
+/**
+ * Exact count in slices of EXACT_SLICE_CHARS cut where the tokenizer would cut anyway (so the sum
+ * is the one-shot count): a tokenizer call is synchronous, and smaller slices keep each one short.
+ * The claude correction factor applies to the total, as estimateExact does.
+ */
+async function exactInSlices(text: string, profile: Profile): Promise<number> {
+  if (text.length <= EXACT_SLICE_CHARS) return (await estimateExact(text, profile)).tokens;
+  let raw = 0;
+  for (let start = 0; start < text.length; ) {
+    const end = nextCut(text, start, EXACT_SLICE_CHARS, EXACT_SLICE_SEARCH_CHARS);
+    raw += await countExact(text.slice(start, end), profile);
+    start = end;
+    await yieldToLoop();
+  }
+  if (profile !== 'claude') return raw;
+  const f = claudeCorrectionFor({});
+  return f === 1 ? raw : Math.ceil(raw * f);
+}
+
 /** Full estimate of one text: every cheap strategy, exact tokenizers on request, density shares. */
 export async function estimateText(text: string, profile: Profile, exact: boolean, scale = 1): Promise<Omit<EstimateResponse, 'bytes'>> {
   const estimates: EstimateResponse['estimates'] = (await cheapEstimates(text, profile)).map((e) => ({
@@ -217,7 +243,7 @@ export async function estimateText(text: string, profile: Profile, exact: boolea
   if (exact) {
     for (const p of PROFILES) {
       const t0 = performance.now();
-      const { tokens } = await estimateExact(text, p);
+      const tokens = await exactInSlices(text, p);
       estimates.push({ strategy: p, tokens: Math.round(tokens * scale), exact: scale === 1, ms: performance.now() - t0 });
     }
   }

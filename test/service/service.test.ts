@@ -162,6 +162,10 @@ describe('the service implements the whole contract', () => {
     const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
     expect(o200k.tokens).toBe(countTokens(text));
     expect(exact.estimates.map((e) => e.strategy)).toEqual(['chars4', 'craft-density', 'calibrated', 'o200k', 'cl100k', 'claude']);
+    // A big text is counted in slices; the sum is still the tokenizer's one-shot count.
+    const long = Array.from({ length: 3000 }, (_, i) => `{"id":${i},"name":"item ${i}","tags":["x","y"],"blob":"${crypto.randomBytes(24).toString('base64')}"}`).join('\n');
+    const longExact = await svc.estimate({ text: long, exact: true });
+    expect(longExact.estimates.find((e) => e.strategy === 'o200k')!.tokens).toBe(countTokens(long));
     const { rows } = await svc.listPayloads({ rootId, limit: 1 });
     const byId = await svc.estimate({ payloadId: rows[0]!.id });
     expect(byId.bytes).toBe(rows[0]!.bytes > 0 ? fs.statSync((await svc.getPayload({ id: rows[0]!.id })).path).size : 0);
