@@ -12,6 +12,9 @@ function parsePort(v: string): number {
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 
+/** A second stop signal within this window is the same Ctrl+C delivered twice, not "force quit". */
+const DUPLICATE_SIGNAL_MS = 1_000;
+
 /** Open `url` in the system browser; never throws (a headless box has none). */
 export function openBrowser(url: string, warn: (msg: string) => void): void {
   const [cmd, args] =
@@ -86,12 +89,15 @@ folder is used. Requests without the token get 401; only loopback Host/Origin ar
       if (opts.open) openBrowser(server.url, warn);
 
       await new Promise<void>((resolve) => {
-        let stopping = false;
+        let stoppingSince = 0;
         const stop = (signal: NodeJS.Signals) => {
-          if (stopping) {
-            process.exit(130); // a second Ctrl+C: leave now
+          if (stoppingSince) {
+            // The same Ctrl+C often arrives twice (terminal + a parent like `npm start`): ignore
+            // that; a deliberate second one later means "leave now".
+            if (Date.now() - stoppingSince > DUPLICATE_SIGNAL_MS) process.exit(130);
+            return;
           }
-          stopping = true;
+          stoppingSince = Date.now();
           process.stderr.write(`spillway serve: ${signal}, closing\n`);
           void (async () => {
             await server.close().catch(() => undefined);
@@ -99,8 +105,8 @@ folder is used. Requests without the token get 401; only loopback Host/Origin ar
             resolve();
           })();
         };
-        process.once('SIGINT', stop);
-        process.once('SIGTERM', stop);
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
       });
     });
 }
