@@ -225,6 +225,12 @@ export class SpillIndex {
     this.watchDebounceMs = opts.watchDebounceMs ?? 40;
   }
 
+  /**
+   * Full-text rows of the payloads written in the current slice, inserted together: any other
+   * write that needs a statement journal (foreign keys, triggers) makes FTS5 flush its pending
+   * terms, so interleaving them would write one tiny segment per payload and merge forever.
+   */
+  private ftsPending: Array<[number, string, string, string]> = [];
   private readonly stmts = new Map<string, Statement>();
   /** Prepared statements, cached by SQL text (preparing costs more than running most of these). */
   private q(sql: string): Statement {
@@ -293,6 +299,7 @@ export class SpillIndex {
     const root = this.rootRow(id);
     const removed = (this.q('SELECT count(*) AS n FROM payloads WHERE root_id = ?').get(id) as { n: number }).n;
     const sessionIds = (this.q('SELECT id FROM sessions WHERE root_id = ?').all(id) as Array<{ id: string }>).map((r) => r.id);
+    this.flushFts(); // a scan may be between slices: its buffered rows must not outlive their payloads
     this.db.transaction(() => {
       this.q('DELETE FROM summary_runs WHERE payload_id IN (SELECT id FROM payloads WHERE root_id = ?)').run(id);
       this.q('DELETE FROM payloads WHERE root_id = ?').run(id);
@@ -363,6 +370,7 @@ export class SpillIndex {
       for (const root of roots) await this.scanRoot(root, opts, res, touched);
     } finally {
       // A failed scan keeps what it finished: every unit's rows were replaced in one synchronous step.
+      this.flushFts();
       if (this.db.inTransaction) this.db.exec('COMMIT');
     }
     const totals = this.totals(roots.map((r) => r.id));
@@ -385,12 +393,14 @@ export class SpillIndex {
     };
     let lastCommit = performance.now();
     const commit = () => {
+      this.flushFts();
       if (db.inTransaction) db.exec('COMMIT');
       lastCommit = performance.now();
     };
     // Between slices the transaction may stay open (other calls on this connection see its
     // rows); it is committed at least every SCAN_COMMIT_MS so other processes see progress.
     const yielder = new Yielder(undefined, () => {
+      this.flushFts();
       if (performance.now() - lastCommit >= SCAN_COMMIT_MS) commit();
       if (total) progress();
     });
@@ -489,6 +499,7 @@ export class SpillIndex {
       if (seen.has(key)) continue;
       const ids = this.q('SELECT id FROM payloads WHERE source_id = ?').all(ex.id) as Array<{ id: string }>;
       for (const { id } of ids) this.dropRuns(id, 'all');
+      this.flushFts();
       this.q('DELETE FROM payloads WHERE source_id = ?').run(ex.id);
       delSource.run(ex.id);
       res.removed += ids.length;
@@ -538,6 +549,7 @@ export class SpillIndex {
     const before = new Set<string>();
     if (existingSourceId !== undefined) {
       for (const r of this.q('SELECT id FROM payloads WHERE source_id = ?').all(existingSourceId) as Array<{ id: string }>) before.add(r.id);
+      this.flushFts();
       this.q('DELETE FROM payloads WHERE source_id = ?').run(existingSourceId);
       this.q('UPDATE sources SET fingerprint = ?, hash = ?, session_id = ?, kind = ?, root_id = ? WHERE id = ?').run(
         fp,
@@ -549,13 +561,21 @@ export class SpillIndex {
       );
       sourceId = existingSourceId;
     } else {
-      const info = this.q(
-          `INSERT INTO sources (root_id, session_id, key, fingerprint, hash, kind) VALUES (?, ?, ?, ?, ?, ?)
-           ON CONFLICT(key) DO UPDATE SET root_id = excluded.root_id, session_id = excluded.session_id, fingerprint = excluded.fingerprint, hash = excluded.hash, kind = excluded.kind
-           RETURNING id`,
-        )
-        .get(rootId, sessionId, unit.key, fp, result.hash, unit.kind) as { id: number };
-      sourceId = info.id;
+      // A key from another scope of this root would have been in `known`: this is a new source
+      // (a leftover row under the same key, from a root since replaced, is dropped first).
+      if (this.q('SELECT 1 FROM sources WHERE key = ?').get(unit.key)) {
+        this.flushFts();
+        this.q('DELETE FROM sources WHERE key = ?').run(unit.key);
+      }
+      const info = this.q('INSERT INTO sources (root_id, session_id, key, fingerprint, hash, kind) VALUES (?, ?, ?, ?, ?, ?)').run(
+        rootId,
+        sessionId,
+        unit.key,
+        fp,
+        result.hash,
+        unit.kind,
+      );
+      sourceId = Number(info.lastInsertRowid);
     }
     let added = 0;
     let changed = 0;
@@ -564,7 +584,10 @@ export class SpillIndex {
       if (after.has(rec.id)) continue;
       // Same id under another source (a file moved between two roots' views): the newest wins.
       const clash = this.q('SELECT rowid FROM payloads WHERE id = ?').get(rec.id) as { rowid: number } | undefined;
-      if (clash) this.q('DELETE FROM payloads WHERE rowid = ?').run(clash.rowid);
+      if (clash) {
+        this.flushFts();
+        this.q('DELETE FROM payloads WHERE rowid = ?').run(clash.rowid);
+      }
       this.insertPayload(rootId, sessionId, sourceId, rec);
       after.add(rec.id);
       if (before.has(rec.id)) changed++;
@@ -626,12 +649,7 @@ export class SpillIndex {
       'INSERT INTO assets (payload_rowid, sha256, mime, bytes, path, rel_path, json_path, source, sniffed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     for (const a of rec.assets) insAsset.run(rowid, a.sha256, a.mimeType, a.bytes, a.path, a.relPath, a.jsonPath, a.source, a.sniffed ? 1 : 0);
-    this.q('INSERT INTO payload_fts (rowid, tool, input, body) VALUES (?, ?, ?, ?)').run(
-      rowid,
-      rec.tool,
-      inputExcerpt(rec.input) ?? '',
-      rec.ftsBody,
-    );
+    this.ftsPending.push([rowid, rec.tool, inputExcerpt(rec.input) ?? '', rec.ftsBody]);
     // Most payloads have no summary runs at all: skip the run bookkeeping for them.
     if (rec.summaryRuns.length === 0 && !this.q('SELECT 1 FROM summary_runs WHERE payload_id = ? LIMIT 1').get(rec.id)) return;
     this.dropRuns(rec.id, 'meta');
@@ -640,6 +658,14 @@ export class SpillIndex {
     );
     for (const run of rec.summaryRuns) insRun.run(rec.id, run.id, String(run.createdAt ?? ''), run.summary, JSON.stringify(run));
     this.refreshSummaryFts(rowid, rec.id);
+  }
+
+  /** Insert the buffered full-text rows (before any payload delete, yield or commit). */
+  private flushFts(): void {
+    if (!this.ftsPending.length) return;
+    const ins = this.q('INSERT INTO payload_fts (rowid, tool, input, body) VALUES (?, ?, ?, ?)');
+    for (const row of this.ftsPending) ins.run(...row);
+    this.ftsPending = [];
   }
 
   private refreshSummaryFts(rowid: number, payloadId: string): void {

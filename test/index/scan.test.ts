@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { FTS_HEAD_BYTES, FTS_TAIL_BYTES, openIndex } from '../../src/index/index.js';
 import { generateSessionsRoot, spillOne } from '../helpers/gen-sessions.js';
@@ -102,6 +103,11 @@ describe('scanning a Spillway sessions root', () => {
     expect(first.listSessions().map((s) => s.name).sort()).toEqual(['renamed-001', 'session-000']);
     const afterRename = first.listPayloads({ limit: 1000 }).rows.map((r) => r.id).sort();
     await first.close();
+    // Full-text rows follow their payloads exactly: none lost, none orphaned.
+    const raw = new Database(dbPath, { readonly: true });
+    expect(raw.prepare('SELECT count(*) AS n FROM payload_fts').get()).toEqual({ n: 20 });
+    expect(raw.prepare('SELECT count(*) AS n FROM payload_fts WHERE rowid NOT IN (SELECT rowid FROM payloads)').get()).toEqual({ n: 0 });
+    raw.close();
 
     // Delete the database: a rebuild gives the same ids for the same files.
     for (const f of fs.readdirSync(dbDir)) fs.rmSync(path.join(dbDir, f));
