@@ -1,11 +1,138 @@
-import type { Command } from 'commander';
+import fs from 'node:fs/promises';
+import { InvalidArgumentError, type Command } from 'commander';
+import { appPaths, MAX_SUMMARY_OUTPUT_TOKENS, type SummarizeHook } from '../../pipeline/index.js';
+import {
+  createSummarizer,
+  isProviderName,
+  listProviders,
+  listTemplates,
+  PROVIDER_NAMES,
+  type ProviderName,
+} from '../../summarize/index.js';
+import { setGuardSummarizerFactory, type GuardCommandOptions } from './guard.js';
 
-// Skeleton: the owning work item replaces this with the real verb.
+interface SummarizeCliOptions {
+  focus?: string;
+  provider?: string;
+  model?: string;
+  template?: string;
+  maxTokens?: number;
+  timeout?: number;
+  templatesDir?: string;
+  json?: boolean;
+  listProviders?: boolean;
+  listTemplates?: boolean;
+}
+
+function positiveInt(flag: string) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`${flag} must be a positive whole number.`);
+    return n;
+  };
+}
+
+/** The default provider: SPILLWAY_SUMMARIZER, else the offline structural one. */
+export function defaultProvider(env: NodeJS.ProcessEnv = process.env): ProviderName {
+  const p = env.SPILLWAY_SUMMARIZER;
+  return isProviderName(p) ? p : 'structural';
+}
+
+async function readText(file: string): Promise<string> {
+  if (file === '-') {
+    const chunks: Buffer[] = [];
+    for await (const c of process.stdin) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  try {
+    return await fs.readFile(file, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read ${file}: ${(err as Error).message}`);
+  }
+}
+
+export async function runSummarize(file: string | undefined, o: SummarizeCliOptions): Promise<void> {
+  if (o.listProviders) {
+    const rows = listProviders();
+    if (o.json) process.stdout.write(JSON.stringify(rows) + '\n');
+    else for (const p of rows) process.stdout.write(`${p.name.padEnd(11)} ${p.available ? 'available ' : 'missing   '} default model ${p.defaultModel}${p.reason ? `  (${p.reason})` : ''}\n`);
+    return;
+  }
+  if (o.listTemplates) {
+    const rows = listTemplates(o.templatesDir ?? appPaths().templates);
+    if (o.json) process.stdout.write(JSON.stringify(rows) + '\n');
+    else for (const t of rows) process.stdout.write(`${t.name.padEnd(16)} ${t.builtIn ? 'built-in' : t.path}\n`);
+    return;
+  }
+  if (!file) throw new Error('summarize needs a FILE (or - for stdin)');
+  const provider = o.provider ?? defaultProvider();
+  if (!isProviderName(provider)) throw new Error(`unknown provider ${JSON.stringify(provider)}: use ${PROVIDER_NAMES.join(', ')}`);
+  const text = await readText(file);
+  const summarizer = createSummarizer({
+    provider,
+    model: o.model,
+    template: o.template,
+    templatesDir: o.templatesDir,
+    timeoutMs: o.timeout,
+    maxOutputTokens: o.maxTokens,
+  });
+  const ac = new AbortController();
+  const onSigint = () => ac.abort(new Error('interrupted'));
+  process.once('SIGINT', onSigint);
+  try {
+    const out = await summarizer.summarize(
+      { text, focus: o.focus, template: o.template, model: o.model, maxOutputTokens: o.maxTokens ?? MAX_SUMMARY_OUTPUT_TOKENS },
+      { signal: ac.signal },
+    );
+    if (o.json) {
+      const { summary, model, inputTokens, outputTokens, ms } = out;
+      process.stdout.write(JSON.stringify({ summary, provider: out.provider, model, inputTokens, outputTokens, ms }) + '\n');
+    } else {
+      process.stdout.write(out.summary.endsWith('\n') ? out.summary : `${out.summary}\n`);
+      const cost = out.costUsd !== undefined ? `, $${out.costUsd.toFixed(6)}` : '';
+      const chunks = out.chunks ? `, ${out.chunks.summarized}/${out.chunks.total} chunks` : '';
+      process.stderr.write(`[${out.provider}/${out.model}${out.template ? `, template ${out.template}` : ''}: ${out.inputTokens} → ${out.outputTokens} tokens, ${out.ms} ms${cost}${chunks}]\n`);
+    }
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+/** `spillway guard --summarizer …`: the guard CLI takes a summarizer the same way. */
+function guardSummarizer(opts: GuardCommandOptions): SummarizeHook | undefined {
+  const name = (opts.summarizer ?? opts.provider) as string | undefined;
+  if (!name || name === 'none' || name === 'off') return undefined;
+  if (!isProviderName(name)) throw new Error(`unknown summarizer ${JSON.stringify(name)}: use ${PROVIDER_NAMES.join(', ')} or none`);
+  return createSummarizer({ provider: name, model: opts.model as string | undefined, template: opts.template as string | undefined });
+}
+
 export function register(program: Command): void {
   program
     .command('summarize')
-    .description('(not built yet)')
-    .action(() => {
-      throw new Error('spillway summarize is not built yet');
+    .description('summarize a payload with a focus: offline structural summary (default), Anthropic or any OpenAI-compatible endpoint')
+    .argument('[file]', 'the payload (a file, or - for stdin)')
+    .option('--focus <text>', 'what you want from it (keywords or a question); ranks what is kept')
+    .option('--provider <name>', `${PROVIDER_NAMES.join(', ')} (default: $SPILLWAY_SUMMARIZER or structural)`)
+    .option('--model <model>', 'model id (default per provider: claude-haiku-5-5, gpt-5.1-mini)')
+    .option('--template <name>', 'prompt template (built-in: default, terse, errors; or your <name>.md in the templates folder)')
+    .option('--max-tokens <n>', `summary cap in tokens (default ${MAX_SUMMARY_OUTPUT_TOKENS})`, positiveInt('--max-tokens'))
+    .option('--timeout <ms>', 'whole run deadline, retries included (default 60000)', positiveInt('--timeout'))
+    .option('--templates-dir <dir>', 'templates folder (default: the app-data templates/ folder)')
+    .option('--list-providers', 'list providers, their default models, and whether a key is set')
+    .option('--list-templates', 'list prompt templates')
+    .option('--json', 'print {"summary","provider","model","inputTokens","outputTokens","ms"}')
+    .action(async (file: string | undefined, o: SummarizeCliOptions) => {
+      await runSummarize(file, o);
     });
+
+  // The guard verb takes a summarizer the same way (registered before this one).
+  const guard = program.commands.find((c) => c.name() === 'guard');
+  if (guard && !guard.options.some((opt) => opt.long === '--summarizer')) {
+    guard
+      .option('--summarizer <provider>', 'summarize spilled results with: structural, anthropic, openai, or none (default none: a preview)')
+      .option('--provider <provider>', 'same as --summarizer')
+      .option('--model <model>', "the summarizer's model")
+      .option('--template <name>', 'summary prompt template');
+    setGuardSummarizerFactory(guardSummarizer);
+  }
 }
