@@ -66,6 +66,12 @@ const MAX_BYTES_PER_TOKEN_BOUND = 256;
  * repeated character get there); lower estimates are raised to bytes / this.
  */
 const MAX_PLAUSIBLE_BYTES_PER_TOKEN = 16;
+/** An unbroken run of letters, of punctuation or of whitespace this long makes exact BPE counting quadratic. */
+const PATHOLOGICAL_RUN_CHARS = 2048;
+const PATHOLOGICAL_RUN_RE = new RegExp(
+  `[\\p{L}\\p{M}]{${PATHOLOGICAL_RUN_CHARS},}|[^\\s\\p{L}\\p{N}]{${PATHOLOGICAL_RUN_CHARS},}|\\s{${PATHOLOGICAL_RUN_CHARS},}`,
+  'u',
+);
 /** Texts this long that are decisively over the limit are estimated from spread samples. */
 const SAMPLED_ESTIMATE_MIN_CHARS = 4 * 1024 * 1024;
 /** Samples × chars per sample for a sampled estimate (256 KB). */
@@ -312,7 +318,13 @@ async function decide(text: string, limit: number, profile: Profile, strategy: S
   }
   let est: Estimate;
   try {
-    est = await estimateForDecision(text, limit, { profile, strategy });
+    // A tokenizer's pre-tokenizer leaves an unbroken run (one 200 KB "word", 100 KB of '=') as one
+    // piece, and BPE on it takes time quadratic in its length: never count such a text exactly.
+    if (utf8Length(text) > limit && PATHOLOGICAL_RUN_RE.test(text)) {
+      const cheap = strategy === 'chars4' || strategy === 'craft-density' ? strategy : 'calibrated';
+      est = await estimateForDecision(text, limit, { profile, strategy: cheap, exactNearLimit: false });
+      if (cheap !== strategy || est.tokens > limit / 2) notes.push(`not counted exactly: the text has an unbroken run of ${PATHOLOGICAL_RUN_CHARS}+ characters`);
+    } else est = await estimateForDecision(text, limit, { profile, strategy });
   } catch (err) {
     notes.push(`estimate with ${strategy} failed (${errText(err)}); used ${DEFAULT_STRATEGY}`);
     est = estimateTokens(text, { profile, strategy: DEFAULT_STRATEGY });

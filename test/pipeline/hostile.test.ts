@@ -76,6 +76,15 @@ describe('never fail open: hostile inputs', () => {
     expect(h.digest('hex')).toBe(crypto.createHash('sha256').update(text).digest('hex'));
   }, 120_000);
 
+  it('unbroken runs (one 240,000-char word, 240,000 "=") are never counted exactly: BPE on them is quadratic', async () => {
+    for (const text of ['w'.repeat(240_000), '='.repeat(240_000)]) {
+      const r = (await guardLargeResult(text, { sessionPath: tmpSession() }))!;
+      expect(r.estimate.exact).toBe(false);
+      expect(r.errors.join(' ')).toMatch(/not counted exactly/);
+      expect(r.estimate.tokens).toBeGreaterThan(12_000);
+    }
+  });
+
   it('empty and scalar inputs pass', async () => {
     const s = tmpSession();
     for (const v of ['', Buffer.alloc(0), new ArrayBuffer(0), {}, [], 0, false, null, undefined]) {
