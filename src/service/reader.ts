@@ -19,7 +19,7 @@ export const SNIFF_BYTES = 8 * 1024;
 /** One line-index checkpoint every this many lines. 100 MB of 80-char lines → ~1,300 checkpoints. */
 export const LINE_CHECKPOINT_EVERY = 1_000;
 /** Chunk read while scanning for newlines; one chunk is scanned per event-loop turn (a few ms). */
-export const LINE_SCAN_CHUNK_BYTES = 2 * 1024 * 1024;
+export const LINE_SCAN_CHUNK_BYTES = 1024 * 1024;
 /** Line indexes kept in memory (LRU). */
 export const MAX_CACHED_LINE_INDEXES = 32;
 
