@@ -18,6 +18,8 @@ export type AppStore = StoreApi<AppState> & { deps: Deps };
 
 /** Coalesce bursts of index events (a scan emits many) into one refresh. */
 export const LIVE_REFRESH_MS = 400;
+/** Progress redraws at most this often: a scan of 10,000 files reports far faster than anyone reads. */
+export const PROGRESS_REDRAW_MS = 250;
 
 export function createAppStore(api: InspectorApi, host?: SpillwayHost): AppStore {
   const deps: Deps = { api, host };
@@ -36,6 +38,7 @@ export function connectEvents(store: AppStore): () => void {
   const { api } = store.deps;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let pendingSessions = new Set<string>();
+  let lastProgress = 0;
   const flush = () => {
     timer = undefined;
     const s = store.getState();
@@ -53,7 +56,11 @@ export function connectEvents(store: AppStore): () => void {
       if (!timer) timer = setTimeout(flush, LIVE_REFRESH_MS);
     }),
     api.on('onIndexProgress', (e) => {
-      store.setState({ indexing: e.done >= e.total && e.total > 0 ? null : e });
+      const finished = e.done >= e.total && e.total > 0;
+      const now = Date.now();
+      if (!finished && now - lastProgress < PROGRESS_REDRAW_MS && store.getState().indexing) return;
+      lastProgress = now;
+      store.setState({ indexing: finished ? null : e });
     }),
     api.on('onDidSummarize', (e) => store.getState().addRun(e.payloadId, e.run)),
   ];

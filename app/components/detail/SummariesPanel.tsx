@@ -166,6 +166,7 @@ export function SummariesPanel() {
         {runs.length === 0 ? (
           <div className="empty-inline">No runs yet.</div>
         ) : (
+          <div className="table-scroll">
           <table className="grid-table runs" data-testid="runs">
             <thead>
               <tr>
@@ -204,6 +205,7 @@ export function SummariesPanel() {
               ))}
             </tbody>
           </table>
+          </div>
         )}
       </section>
       {pair.length === 2 ? <RunDiff left={pair[0]!.createdAt <= pair[1]!.createdAt ? pair[0]! : pair[1]!} right={pair[0]!.createdAt <= pair[1]!.createdAt ? pair[1]! : pair[0]!} /> : null}
