@@ -13,7 +13,7 @@ import { ANTHROPIC_DEFAULT_MODEL, ANTHROPIC_MODELS, anthropicComplete } from './
 import { ProviderError, withRetries } from './providers/http.js';
 import { OPENAI_DEFAULT_MODEL, OPENAI_MODELS, openaiComplete } from './providers/openai.js';
 import type { Completion, CompletionRequest } from './providers/types.js';
-import { sniffKind, structuralSummary } from './structural/index.js';
+import { estimateLargeTokens, sniffKind, structuralSummary } from './structural/index.js';
 import { DEFAULT_TEMPLATE, loadTemplate } from './templates.js';
 import { PROVIDER_NAMES, type Pricing, type ProviderInfo, type ProviderName, type SummarizerOptions } from './types.js';
 
@@ -125,7 +125,7 @@ export function createSummarizer(opts: SummarizerOptions): Summarizer {
           provider,
           model: 'structural',
           focus,
-          inputTokens: estimateTokens(req.text).tokens,
+          inputTokens: estimateLargeTokens(req.text),
           outputTokens: estimateTokens(summary).tokens,
           ms: Math.round(performance.now() - started),
           costUsd: 0,
@@ -170,7 +170,7 @@ export function createSummarizer(opts: SummarizerOptions): Summarizer {
       try {
         const kind = sniffKind(req.text);
         const window = Math.max(2_000, opts.maxInputTokens ?? MAX_SUMMARY_INPUT_TOKENS);
-        const payloadTokens = estimateTokens(req.text).tokens;
+        const payloadTokens = estimateLargeTokens(req.text);
         let summary: string;
         let chunks: SummaryOutput['chunks'];
         let finalModel = model;

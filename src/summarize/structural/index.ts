@@ -38,7 +38,7 @@ export function structuralSummary(text: string, opts: StructuralOptions = {}): s
   let kind: ContentKind = opts.kind ?? sniffKind(text);
   const lines = countLines(text);
   const bytes = Buffer.byteLength(text, 'utf8');
-  const tokens = estimateTokens(text).tokens;
+  const tokens = estimateLargeTokens(text);
   const size = `${fmt(bytes)} bytes, ${fmt(lines)} lines, ~${fmt(tokens)} tokens`;
 
   if (kind === 'json') {
@@ -106,6 +106,20 @@ export function structuralSummary(text: string, opts: StructuralOptions = {}): s
       summarizeProse(text, kind, b, terms, focus);
   }
   return finish(b, maxTokens);
+}
+
+/** Chars above which the header's token count is extrapolated from samples instead of counted over everything. */
+const FULL_ESTIMATE_MAX_CHARS = 2 * 1024 * 1024;
+/** Chars per sample (three samples: head, middle, tail). */
+const ESTIMATE_SAMPLE_CHARS = 256 * 1024;
+
+/** Token estimate that stays cheap on huge payloads: head, middle and tail samples, scaled by length. */
+export function estimateLargeTokens(text: string): number {
+  if (text.length <= FULL_ESTIMATE_MAX_CHARS) return estimateTokens(text).tokens;
+  const mid = Math.floor(text.length / 2 - ESTIMATE_SAMPLE_CHARS / 2);
+  const samples = [text.slice(0, ESTIMATE_SAMPLE_CHARS), text.slice(mid, mid + ESTIMATE_SAMPLE_CHARS), text.slice(-ESTIMATE_SAMPLE_CHARS)];
+  const t = samples.reduce((a, s) => a + estimateTokens(s).tokens, 0);
+  return Math.round((t / (3 * ESTIMATE_SAMPLE_CHARS)) * text.length);
 }
 
 /** The char budget assumes ~3 chars a token; dense text (CJK, emoji) can cost more, so check with the estimator and cut lines. */

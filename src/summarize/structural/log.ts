@@ -32,14 +32,12 @@ interface Template {
   level: string;
 }
 
-/** Replace what varies between occurrences of one message (times, numbers, ids) so they group. */
+const DIGITS_RE = /\d+/g;
+const VARYING_RE = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b|\d+/gi;
+
+/** Replace what varies between occurrences of one message (times, numbers, ids) so they group. One regex pass. */
 export function messageTemplate(head: string): string {
-  return head
-    .replace(TIMESTAMP_RE, '')
-    .replace(/\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi, '<uuid>')
-    .replace(/\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b/gi, '<hex>')
-    .replace(/\d+/g, '#')
-    .trim();
+  return head.replace(VARYING_RE, (m) => (m.length === 36 && m[8] === '-' ? '<uuid>' : m.length >= 8 && /[a-f]/i.test(m) ? '<hex>' : '#')).trim();
 }
 
 /** One pass over the lines of a log: levels, time span, error/warning kinds with verbatim examples, focus hits. */
@@ -75,7 +73,8 @@ export function summarizeLog(text: string, b: Budget, terms: readonly FocusTerm[
     const level = lm ? (LEVEL_NAMES[(lm[1] ?? lm[2] ?? '').toLowerCase()] ?? 'INFO') : '(none)';
     levels.set(level, (levels.get(level) ?? 0) + 1);
     const problem = level === 'ERROR' || level === 'FATAL' || level === 'WARN';
-    const tpl = messageTemplate(head);
+    // Full templating (uuids, hex ids) for the few problem lines; digits only for the rest, which is much cheaper.
+    const tpl = problem ? messageTemplate(head) : head.replace(DIGITS_RE, '#');
     const map = problem ? problems : common;
     let t = map.get(tpl);
     if (!t) {
