@@ -12,7 +12,7 @@ import {
   type HandleQuery,
   type PutReceipt,
 } from '../../compress/index.js';
-import { appPaths, isInside, LONG_RESPONSES_DIR, MAX_MESSAGE_CHARS, META_SUFFIX, PathEscapeError, type GuardResult } from '../../pipeline/index.js';
+import { appPaths, classifyLongResponseFile, isInside, LONG_RESPONSES_DIR, MAX_MESSAGE_CHARS, META_SUFFIX, PathEscapeError, type GuardResult } from '../../pipeline/index.js';
 import type { LocalTools } from './proxy.js';
 
 /**
@@ -420,19 +420,14 @@ export function createDrillDownTools(opts: DrillDownOptions): LocalTools {
 
 /** The tool name recorded in the payload's meta sidecar, for the handle's bookkeeping. */
 async function readMetaTool(payload: string): Promise<string | undefined> {
-  const stem = path.basename(payload).split('.')[0]!;
+  const stem = classifyLongResponseFile(path.basename(payload))?.stem;
+  if (!stem) return undefined;
   try {
     const meta = JSON.parse(await fs.promises.readFile(path.join(path.dirname(payload), `${stem}${META_SUFFIX}`), 'utf8')) as { tool?: unknown };
     return typeof meta.tool === 'string' ? meta.tool : undefined;
   } catch {
     return undefined;
   }
-}
-
-function formatAny(v: unknown): Obj {
-  const s = typeof v === 'string' ? v : (JSON.stringify(v, null, 1) ?? 'null');
-  const c = clip(s);
-  return text(c.cut ? `${c.text}\n[cut at ${MAX_DRILLDOWN_CHARS} chars: ask for fewer rows or matches]` : c.text);
 }
 
 /**
