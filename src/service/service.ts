@@ -116,6 +116,8 @@ export const DENSITY_SAMPLE_CHARS = 512 * 1024;
  * retries and map-reduce chunks included); this only guarantees a request can never hang.
  */
 export const SUMMARY_BACKSTOP_MS = 10 * 60_000;
+/** Payloads whose linked path and assets are kept in memory between reads. */
+const PAYLOAD_FILE_CACHE_ENTRIES = 256;
 /** Summary provider when a request names none: offline, always available. */
 export const DEFAULT_SUMMARY_PROVIDER = 'structural';
 
@@ -323,7 +325,13 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
   const emitter = new InspectorEmitter((err) => warn(`event listener failed: ${err instanceof Error ? err.message : String(err)}`));
   const guard = new PathGuard();
   const reader = new PayloadReader();
-  const scratchDirs = new Set<string>();
+  /**
+   * The linked path and assets of recently opened payloads: the viewer reads many windows and
+   * the gallery many assets of one payload, and each would otherwise re-read its detail.
+   * Cleared whenever the index reports a change.
+   */
+  const fileCache = new Map<string, { linkedPath?: string; assets: AssetRef[] }>();
+  emitter.on('onDidIndex', () => fileCache.clear());
   let closed = false;
   let state: ServiceState | undefined;
 
@@ -389,17 +397,26 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
 
   const decorateSession = (s: SessionInfo): SessionInfo => (isScratch(s.path) ? { ...s, kind: 'scratch' } : s);
 
-  /** Payload detail with every path in it checked (a hostile sidecar could name any file). */
+  /** Payload detail from the index (callers confine every path in it before opening one). */
   const detailOf = async (id: string): Promise<PayloadDetail> => {
     const index = await idx();
-    return index.getPayload(id);
+    const d = await index.getPayload(id);
+    remember(id, d);
+    return d;
   };
+
+  const remember = (id: string, d: PayloadDetail) => {
+    if (fileCache.size >= PAYLOAD_FILE_CACHE_ENTRIES) fileCache.delete(fileCache.keys().next().value!);
+    fileCache.set(id, { linkedPath: d.linkedPath, assets: d.assets });
+  };
+
+  const filesOf = async (id: string): Promise<{ linkedPath?: string; assets: AssetRef[] }> => fileCache.get(id) ?? (await detailOf(id));
 
   /** Open the content of a payload as a ByteSource factory, confined. */
   const contentOpener = async (id: string, variant: 'raw' | 'linked' | undefined) => {
     const index = await idx();
     if (variant === 'linked') {
-      const d = await index.getPayload(id);
+      const d = await filesOf(id);
       if (!d.linkedPath) throw new ServiceError('NOT_FOUND', `payload ${id} has no linked form`);
       const real = guard.resolve(d.linkedPath, { what: 'linked payload path' });
       return { open: () => fileSource(real), binary: false };
@@ -415,7 +432,7 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
   };
 
   const findAsset = async (payloadId: string, sha256: string): Promise<AssetRef & { realPath: string }> => {
-    const d = await detailOf(payloadId);
+    const d = await filesOf(payloadId);
     const hash = sha256.toLowerCase();
     const a = d.assets.find((x) => x.sha256 === hash) ?? (hash.length < 64 ? d.assets.find((x) => x.sha256.startsWith(hash)) : undefined);
     if (!a) throw new ServiceError('NOT_FOUND', `payload ${payloadId} has no asset ${sha256}`);
@@ -624,7 +641,6 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       const now = new Date();
       const sessionPath = path.join(paths.scratch, scratchSessionName(r.name, now));
       await fs.promises.mkdir(sessionPath, { recursive: true });
-      scratchDirs.add(sessionPath);
       // The tool column shows what was dropped; the guard sanitizes the name for the file stem.
       const toolName = `drop:${r.name}`;
       const guardInput: string | Buffer = isText ? text : content;
@@ -827,11 +843,8 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       if (closed) return;
       closed = true;
       emitter.clear();
-      try {
-        await ready;
-      } catch {
-        return;
-      }
+      // Even when start failed half-way (a root that does not exist), close what was opened.
+      await ready.catch(() => undefined);
       await state?.stopWatch?.().catch(() => undefined);
       await state?.index.close();
     },
