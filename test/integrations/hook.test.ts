@@ -85,6 +85,15 @@ describe('spillway hook claude-code', () => {
     expect(JSON.parse(savedPayload(msg))).toEqual(response);
   });
 
+  it('a context window narrows an explicit limit (10% of 20,000 is 2,000 tokens)', () => {
+    const stdout = makeLog(30_000);
+    const r = runHook(event('Bash', { command: 'tail -n 300 app.log' }, { stdout, stderr: '', interrupted: false, isImage: false }), ['--limit', '100000', '--context-window', '20000']);
+    const out = JSON.parse(r.stdout) as HookOut;
+    expect(savedPayload(out.hookSpecificOutput.updatedToolOutput)).toBe(stdout);
+    const wide = runHook(event('Bash', { command: 'tail -n 300 app.log' }, { stdout, stderr: '', interrupted: false, isImage: false }), ['--limit', '100000']);
+    expect(wide.stdout).toBe('');
+  });
+
   it('small results: exit 0 and no output', () => {
     const r = runHook(event('Bash', { command: 'ls' }, { stdout: 'a\nb\n', stderr: '', interrupted: false, isImage: false }));
     expect(r.code).toBe(0);

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   appPaths,
-  limitForContextWindow,
+  resolveLimit,
   MAX_MESSAGE_CHARS,
   PREVIEW_CHARS,
   sanitizeToolName,
@@ -154,7 +154,8 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
   if (input.tool_response === undefined || input.tool_response === null) return {};
   const toolName = typeof input.tool_name === 'string' && input.tool_name ? input.tool_name : 'tool';
   const result = resultOf(toolName, input.tool_response);
-  const limit = opts.limitTokens ?? limitForContextWindow(opts.contextWindowTokens);
+  // The limit the guard will use (an explicit limit is still narrowed by a context window).
+  const limit = resolveLimit({ limitTokens: opts.limitTokens, contextWindowTokens: opts.contextWindowTokens });
   // A tokenizer never makes more tokens than bytes: results this small need no measuring.
   if (sizeOf(result) <= limit) return {};
 

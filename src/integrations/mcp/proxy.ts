@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { limitForContextWindow } from '../../pipeline/index.js';
+import { resolveLimit } from '../../pipeline/index.js';
 import type { GuardResult, SummarizeHook } from '../../pipeline/index.js';
 import { LineSplitter, LineWriter } from './lines.js';
 import { ErrorCode, errorResponse, idKey, peekLine, resultResponse, tryParse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
@@ -129,7 +129,8 @@ export class McpProxy {
     this.errOut = opts.errorOutput ?? process.stderr;
     this.serverName = serverNameFromCommand(opts.command, opts.args ?? []);
     this.validatorFor = opts.validatorFor ?? defaultValidatorFor;
-    this.fastPassBytes = opts.limitTokens ?? limitForContextWindow(opts.contextWindowTokens);
+    // The limit the guard will use: an explicit limit is still narrowed by a context window.
+    this.fastPassBytes = resolveLimit({ limitTokens: opts.limitTokens, contextWindowTokens: opts.contextWindowTokens });
     this.summarize = mcpAwareSummarizer(opts.summarize);
     const dir = () => opts.sessionDir ?? defaultSessionDir(this.serverName, this.startedAt, opts.sessionsRoot);
     let fixed: string | undefined;
