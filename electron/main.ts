@@ -50,7 +50,7 @@ const STATE_FILE = () => path.join(app.getPath('userData'), 'window-state.json')
 const SAVE_STATE_MS = 400;
 
 protocol.registerSchemesAsPrivileged([
-  { scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true, stream: true, codeCache: true } },
+  { scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true, stream: true, codeCache: true, corsEnabled: true } },
 ]);
 
 let mainWindow: BrowserWindow | null = null;
