@@ -33,6 +33,8 @@ export const MAX_GREP_CONTEXT_LINES = 20;
 export const MAX_GREP_LINE_CHARS = 1_000;
 /** Rows in a receipt sample. */
 export const SAMPLE_ROWS = 3;
+/** Rows per multi-row INSERT when storing. */
+const INSERT_BATCH_ROWS = 100;
 /** Rows read per regex pass. */
 const GREP_PAGE_ROWS = 5_000;
 /** SQLite busy wait when another process (CLI, proxy) holds the lock. */
@@ -204,17 +206,32 @@ export class HandleStore {
         columns = names.map((name, i) => ({ name, col: `c${i}` }));
         const defs = columns.map((c) => `${c.col}`).join(', ');
         this.db.exec(`CREATE TABLE ${table} (_n INTEGER PRIMARY KEY, _row TEXT NOT NULL${defs ? `, ${defs}` : ''})`);
-        const ins = this.db.prepare(
-          `INSERT INTO ${table} (_n, _row${columns.length ? ', ' + columns.map((c) => c.col).join(', ') : ''}) VALUES (?, ?${', ?'.repeat(columns.length)})`,
-        );
-        const args: unknown[] = new Array(columns.length + 2);
-        shaped.rows.forEach((r, i) => {
-          args[0] = i + 1;
-          args[1] = JSON.stringify(r);
-          for (let c = 0; c < columns.length; c++) args[c + 2] = sqlValue(r[columns[c]!.name]);
-          ins.run(args);
-        });
-        count = shaped.rows.length;
+        const colList = `_n, _row${columns.length ? ', ' + columns.map((c) => c.col).join(', ') : ''}`;
+        const tuple = `(?, ?${', ?'.repeat(columns.length)})`;
+        const width = columns.length + 2;
+        // Many rows per INSERT: far fewer statement runs (SQLite allows 32,766 parameters per statement).
+        const perBatch = Math.max(1, Math.min(INSERT_BATCH_ROWS, Math.floor(32_000 / width)));
+        const batchIns = this.db.prepare(`INSERT INTO ${table} (${colList}) VALUES ${Array(perBatch).fill(tuple).join(', ')}`);
+        const oneIns = this.db.prepare(`INSERT INTO ${table} (${colList}) VALUES ${tuple}`);
+        const rows = shaped.rows;
+        const args: unknown[] = new Array(width * perBatch);
+        const fill = (r: Record<string, unknown>, n: number, at: number) => {
+          args[at] = n;
+          args[at + 1] = JSON.stringify(r);
+          for (let c = 0; c < columns.length; c++) args[at + 2 + c] = sqlValue(r[columns[c]!.name]);
+        };
+        let i = 0;
+        for (; i + perBatch <= rows.length; i += perBatch) {
+          for (let k = 0; k < perBatch; k++) fill(rows[i + k]!, i + k + 1, k * width);
+          batchIns.run(args);
+        }
+        const one: unknown[] = new Array(width);
+        for (; i < rows.length; i++) {
+          fill(rows[i]!, i + 1, 0);
+          for (let c = 0; c < width; c++) one[c] = args[c];
+          oneIns.run(one);
+        }
+        count = rows.length;
       }
       this.db
         .prepare('INSERT INTO handles (id, kind, rows, columns, tool, source, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
@@ -338,8 +355,9 @@ export class HandleStore {
     } catch (err) {
       throw asQueryError(err);
     }
-    let truncated = raw.length > limit;
-    if (truncated) raw = raw.slice(0, limit);
+    const more = raw.length > limit;
+    let truncated = more;
+    if (more) raw = raw.slice(0, limit);
     const select = asList(query.select);
     const rows: Array<Record<string, unknown>> = [];
     let chars = 0;
@@ -361,7 +379,11 @@ export class HandleStore {
       chars += size;
       rows.push(row);
     }
-    const total = (this.db.prepare(countSql).get(...whereParams) as { n: number }).n;
+    // Count only when the page did not already show the end: a full scan is the slow part on large handles.
+    let total: number;
+    if (!more && (raw.length > 0 || offset === 0)) total = offset + raw.length;
+    else if (!where.length && !grouped) total = meta.rows;
+    else total = (this.db.prepare(countSql).get(...whereParams) as { n: number }).n;
     return { rows, truncated, total };
   }
 

@@ -24,10 +24,12 @@ export interface ProjectionSpec {
   maxArray?: number;
   /** Cut strings longer than N chars; the cut says how many chars went. */
   maxString?: number;
+  /** Keep the first N keys of larger objects (dictionaries like version → date); a `"…"` key says how many were cut. */
+  maxKeys?: number;
   description?: string;
 }
 
-const SPEC_KEYS = new Set(['tool', 'keep', 'drop', 'dropNulls', 'dropEmpty', 'maxArray', 'maxString', 'description', '$schema']);
+const SPEC_KEYS = new Set(['tool', 'keep', 'drop', 'dropNulls', 'dropEmpty', 'maxArray', 'maxString', 'maxKeys', 'description', '$schema']);
 /** Largest spec file read (bytes). */
 export const MAX_SPEC_FILE_BYTES = 256 * 1024;
 
@@ -59,7 +61,7 @@ export function validateSpec(x: unknown, where = 'spec'): ProjectionSpec {
   for (const k of ['dropNulls', 'dropEmpty'] as const) {
     if (o[k] !== undefined && typeof o[k] !== 'boolean') throw new ProjectionSpecError(`${where}: ${k} must be true or false`);
   }
-  for (const k of ['maxArray', 'maxString'] as const) {
+  for (const k of ['maxArray', 'maxString', 'maxKeys'] as const) {
     if (o[k] !== undefined && (!Number.isInteger(o[k]) || (o[k] as number) < 0)) throw new ProjectionSpecError(`${where}: ${k} must be a whole number ≥ 0`);
   }
   if (o.tool !== undefined && typeof o.tool !== 'string') throw new ProjectionSpecError(`${where}: tool must be a string`);
@@ -67,6 +69,7 @@ export function validateSpec(x: unknown, where = 'spec'): ProjectionSpec {
 }
 
 export interface ProjectionStats {
+  keysCut: number;
   arraysCut: number;
   itemsCut: number;
   stringsCut: number;
@@ -97,7 +100,7 @@ export function projectWithStats(value: unknown, spec: ProjectionSpec): { value:
       }
     }
   }
-  const stats: ProjectionStats = { arraysCut: 0, itemsCut: 0, stringsCut: 0, charsCut: 0, nullsDropped: 0, emptiesDropped: 0 };
+  const stats: ProjectionStats = { keysCut: 0, arraysCut: 0, itemsCut: 0, stringsCut: 0, charsCut: 0, nullsDropped: 0, emptiesDropped: 0 };
   let v = value;
   if (spec.keep?.length) {
     const root = compilePaths(spec.keep);
@@ -193,7 +196,10 @@ function trim(v: unknown, spec: ProjectionSpec, st: ProjectionStats): unknown {
     return out;
   }
   const out: Record<string, unknown> = {};
-  for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
+  let entries = Object.entries(v as Record<string, unknown>);
+  const cutKeys = spec.maxKeys !== undefined && entries.length > spec.maxKeys ? entries.length - spec.maxKeys : 0;
+  if (cutKeys) entries = entries.slice(0, spec.maxKeys);
+  for (const [k, child] of entries) {
     if (child === null && spec.dropNulls) {
       st.nullsDropped++;
       continue;
@@ -204,6 +210,10 @@ function trim(v: unknown, spec: ProjectionSpec, st: ProjectionStats): unknown {
       continue;
     }
     out[k] = t;
+  }
+  if (cutKeys) {
+    st.keysCut += cutKeys;
+    out['…'] = `${cutKeys} more keys cut (${cutKeys + (spec.maxKeys ?? 0)} in all)`;
   }
   return out;
 }
@@ -264,7 +274,7 @@ const MAX_DISTINCT = 1_000;
  * information (ids, names, status, messages, numbers), drop what repeats or only links back to
  * the API (constant fields, always-empty fields, `*_url`, hashes, avatars), cap long arrays and strings.
  */
-export function suggestProjection(value: unknown, opts: { maxArray?: number; maxString?: number } = {}): ProjectionSuggestion {
+export function suggestProjection(value: unknown, opts: { maxArray?: number; maxString?: number; maxKeys?: number } = {}): ProjectionSuggestion {
   if (typeof value === 'string') {
     try {
       value = JSON.parse(value);
@@ -278,6 +288,7 @@ export function suggestProjection(value: unknown, opts: { maxArray?: number; max
   const accs = new Map<string, Acc>();
   let longestArray = 0;
   let longestString = 0;
+  let biggestMap = 0;
   const visit = (v: unknown, p: string, parent: string, key: string, keyChars: number) => {
     const isLeaf = v === null || typeof v !== 'object' || (Array.isArray(v) && v.every((x) => x === null || typeof x !== 'object')) || Object.keys(v as object).length === 0;
     if (Array.isArray(v)) longestArray = Math.max(longestArray, v.length);
@@ -309,6 +320,7 @@ export function suggestProjection(value: unknown, opts: { maxArray?: number; max
     const keys = Object.keys(v as object);
     const odd = keys.filter((k) => !MAP_FIELD_RE.test(k)).length;
     const isMap = keys.length > 200 || (keys.length >= 8 && odd / keys.length >= 0.3) || (keys.length >= 2 && odd / keys.length >= 0.5);
+    if (isMap) biggestMap = Math.max(biggestMap, keys.length);
     for (const k of keys) {
       const seg = isMap ? '.*' : /^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`;
       visit((v as Record<string, unknown>)[k], p + seg, p, isMap ? '*' : k, k.length + 4);
@@ -361,6 +373,8 @@ export function suggestProjection(value: unknown, opts: { maxArray?: number; max
   const maxString = opts.maxString ?? 500;
   if (longestArray > maxArray) spec.maxArray = maxArray;
   if (longestString > maxString) spec.maxString = maxString;
+  const maxKeys = opts.maxKeys ?? 50;
+  if (biggestMap > maxKeys) spec.maxKeys = maxKeys;
   if (fields.every((f) => f.keep)) delete spec.keep;
   const after = JSON.stringify(project(value, spec)) ?? 'null';
   return { spec, fields, tokensBefore, tokensAfter: estimateTokens(after).tokens };
