@@ -235,4 +235,15 @@ describe('scanning a Spillway sessions root', () => {
     expect(stats.payloads).toBe(0);
     expect(outside).not.toBe(root);
   });
+
+  it('indexes payloads whose tool name has dots (server.tool)', async () => {
+    const session = path.join(tmpDir(), 's');
+    await spillOne(session, { tool: 'github.search_issues', text: 'dotted tool output '.repeat(800), time: new Date('2026-11-30T08:00:00Z') });
+    const { index } = tmpIndex();
+    index.addRoot(session);
+    await index.scan();
+    const rows = index.listPayloads({}).rows;
+    expect(rows.map((r) => r.tool)).toEqual(['github.search_issues']);
+    expect(index.listPayloads({ query: 'dotted' }).total).toBe(1);
+  });
 });
