@@ -10,9 +10,10 @@ import os from 'node:os';
 
 let index: SpillIndex;
 let gen: GeneratedRoot;
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-q-'));
+let dir: string;
 
 beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-q-'));
   gen = await generateSessionsRoot(path.join(dir, 'sessions'), { sessions: 3, payloads: 60, seed: 77, imageShare: 0.2 });
   index = openIndex({ dbPath: path.join(dir, 'index.sqlite') });
   index.addRoot(gen.root);
