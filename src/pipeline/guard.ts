@@ -123,46 +123,40 @@ export function jsonBytesUpperBound(value: unknown, cap: number): number {
   while (stack.length) {
     const v = stack.pop();
     if (++visited > cap) return Infinity;
-    switch (typeof v) {
-      case 'string':
-        total += PLAIN_JSON_RE.test(v) ? 6 * v.length + 2 : v.length + 2;
-        break;
-      case 'number':
-        total += numberChars(v);
-        break;
-      case 'boolean':
-        total += 5;
-        break;
-      case 'undefined':
-      case 'function':
-      case 'symbol':
-        total += 4; // "null" inside arrays; dropped in objects
-        break;
-      case 'object': {
-        if (v === null) {
-          total += 4;
-          break;
+    const t = typeof v;
+    if (t === 'string') total += plainJsonChars(v as string) + 2;
+    else if (t === 'number') total += numberChars(v as number);
+    else if (t === 'boolean') total += 5;
+    else if (v === null || t === 'undefined' || t === 'function' || t === 'symbol') total += 4; // "null" (or dropped)
+    else if (t === 'object') {
+      if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return Infinity;
+      if (Array.isArray(v)) {
+        total += 2 + v.length;
+        for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+      } else {
+        const keys = Object.keys(v as object);
+        total += 2 + keys.length;
+        for (let i = 0; i < keys.length; i++) {
+          const k = keys[i]!;
+          total += plainJsonChars(k) + 3;
+          stack.push((v as Record<string, unknown>)[k]);
         }
-        if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return Infinity;
-        if (Array.isArray(v)) {
-          total += 2 + v.length;
-          for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
-        } else {
-          const keys = Object.keys(v);
-          total += 2 + keys.length;
-          for (const k of keys) {
-            total += (PLAIN_JSON_RE.test(k) ? 6 * k.length : k.length) + 3;
-            stack.push((v as Record<string, unknown>)[k]);
-          }
-        }
-        break;
       }
-      default:
-        return Infinity;
-    }
+    } else return Infinity;
     if (total > cap) return total;
   }
   return total;
+}
+
+/** Bytes of a string's JSON text without its quotes: exact for printable ASCII, else at most 6 per char. */
+function plainJsonChars(s: string): number {
+  const n = s.length;
+  if (n > 64) return PLAIN_JSON_RE.test(s) ? 6 * n : n;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 34 || c === 92) return 6 * n;
+  }
+  return n;
 }
 /** Any character but printable ASCII other than `"` and `\`: then a string may take up to 6 bytes per char. */
 const PLAIN_JSON_RE = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
@@ -300,6 +294,26 @@ function utf8Length(s: string): number {
   return n;
 }
 
+/**
+ * Cheap necessary condition for PATHOLOGICAL_RUN_RE: `n` chars in a row that are all ASCII
+ * whitespace or all not (any run the precise test finds is one of these).
+ */
+function hasLongRun(s: string, n: number): boolean {
+  let run = 0;
+  let prevSpace = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const space = c === 32 || (c >= 9 && c <= 13);
+    if (space === prevSpace) {
+      if (++run >= n) return true;
+    } else {
+      run = 1;
+      prevSpace = space;
+    }
+  }
+  return false;
+}
+
 function binaryEstimate(byteLength: number, profile: Profile, strategy: StrategyName): Estimate {
   // What the bytes would cost as base64 at base64's density (~1.5 chars/token).
   return { tokens: Math.ceil((Math.ceil(byteLength / 3) * 4) / 1.5), strategy, profile, exact: false };
@@ -320,7 +334,7 @@ async function decide(text: string, limit: number, profile: Profile, strategy: S
   try {
     // A tokenizer's pre-tokenizer leaves an unbroken run (one 200 KB "word", 100 KB of '=') as one
     // piece, and BPE on it takes time quadratic in its length: never count such a text exactly.
-    if (utf8Length(text) > limit && PATHOLOGICAL_RUN_RE.test(text)) {
+    if (utf8Length(text) > limit && hasLongRun(text, PATHOLOGICAL_RUN_CHARS) && PATHOLOGICAL_RUN_RE.test(text)) {
       const cheap = strategy === 'chars4' || strategy === 'craft-density' ? strategy : 'calibrated';
       est = await estimateForDecision(text, limit, { profile, strategy: cheap, exactNearLimit: false });
       if (cheap !== strategy || est.tokens > limit / 2) notes.push(`not counted exactly: the text has an unbroken run of ${PATHOLOGICAL_RUN_CHARS}+ characters`);

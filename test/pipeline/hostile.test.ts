@@ -165,6 +165,13 @@ describe('never fail open: hostile inputs', () => {
       { numRuns: 3000 },
     );
     fc.assert(fc.property(fc.double(), (v) => jsonBytesUpperBound(v, Infinity) >= JSON.stringify(v).length), { numRuns: 20000 });
+    const anyText = fc.string({ unit: 'binary', maxLength: 100 });
+    fc.assert(
+      fc.property(fc.array(fc.dictionary(anyText, fc.oneof(anyText, fc.double(), fc.boolean())), { maxLength: 5 }), (v) => {
+        expect(jsonBytesUpperBound(v, Infinity)).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(v)));
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('safeStringify equals JSON.stringify wherever JSON.stringify works', () => {
