@@ -101,10 +101,17 @@ function cellValue(s: string): unknown {
   return s;
 }
 
+/** A dictionary of records (`{"pkg-a": {...}, "pkg-b": {...}}`) with at least this many keys becomes rows keyed by `_key`. */
+const MIN_DICT_ROWS = 8;
+
 function findRecords(v: unknown, path: string, depth: number): { rows: unknown[]; path: string } | null {
   if (Array.isArray(v)) return v.length && v.some((x) => x && typeof x === 'object' && !Array.isArray(x)) ? { rows: v, path } : null;
   if (!v || typeof v !== 'object' || depth >= MAX_ARRAY_SEARCH_DEPTH) return null;
   let best: { rows: unknown[]; path: string } | null = null;
+  const entries = Object.entries(v as Record<string, unknown>);
+  if (depth > 0 && entries.length >= MIN_DICT_ROWS && entries.every(([, x]) => x && typeof x === 'object' && !Array.isArray(x))) {
+    best = { rows: entries.map(([k, x]) => ({ _key: k, ...(x as Record<string, unknown>) })), path: `${path}.*` };
+  }
   for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
     const seg = /^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`;
     const r = findRecords(child, path + seg, depth + 1);

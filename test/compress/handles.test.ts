@@ -142,6 +142,18 @@ describe('HandleStore', () => {
     ]);
   });
 
+  it('a dictionary of records (a real package-lock) becomes rows keyed by _key', () => {
+    const s = open(session());
+    const lock = fs.readFileSync(path.resolve(import.meta.dirname, '../../package-lock.json'), 'utf8');
+    const packages = Object.keys(JSON.parse(lock).packages).length;
+    const r = s.put(lock);
+    expect(r.source).toBe('$.packages.*');
+    expect(r.rows).toBe(packages);
+    expect(r.columns[0]).toBe('_key');
+    const sdk = s.query(r.handle, { where: ['_key=node_modules/@anthropic-ai/sdk'], select: ['version'] });
+    expect(sdk.rows).toEqual([{ version: JSON.parse(lock).packages['node_modules/@anthropic-ai/sdk'].version }]);
+  });
+
   it('survives a restart, in another process too', () => {
     const dir = session();
     const a = open(dir);

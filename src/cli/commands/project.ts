@@ -56,6 +56,8 @@ export async function runProject(file: string, o: ProjectCliOptions): Promise<vo
   }
   if (o.suggest) {
     const s = suggestProjection(value);
+    // Report against the file as it is (pretty-printed or not), like --spec does.
+    s.tokensBefore = estimateTokens(text).tokens;
     const saved = o.save ? saveProjectionSpec(dir, o.save, s.spec) : undefined;
     if (o.json) {
       process.stdout.write(JSON.stringify({ spec: s.spec, fields: s.fields, tokensBefore: s.tokensBefore, tokensAfter: s.tokensAfter, ...(saved ? { saved } : {}) }) + '\n');
