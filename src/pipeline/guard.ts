@@ -290,7 +290,7 @@ let lastLen: { s: string; n: number } | undefined;
 function utf8Length(s: string): number {
   if (lastLen && lastLen.s === s) return lastLen.n;
   const n = Buffer.byteLength(s, 'utf8');
-  if (s.length > 1024 * 1024) lastLen = { s, n };
+  lastLen = { s, n };
   return n;
 }
 
@@ -299,17 +299,16 @@ function utf8Length(s: string): number {
  * whitespace or all not (any run the precise test finds is one of these).
  */
 function hasLongRun(s: string, n: number): boolean {
-  let run = 0;
-  let prevSpace = false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    const space = c === 32 || (c >= 9 && c <= 13);
-    if (space === prevSpace) {
-      if (++run >= n) return true;
-    } else {
-      run = 1;
-      prevSpace = space;
-    }
+  const isSpace = (c: number) => c === 32 || (c >= 9 && c <= 13);
+  // Check the last char of each window and walk back while the class holds: a break at k rules out
+  // every window starting at or before k, so typical text is crossed in steps of about n.
+  for (let pos = 0; pos + n <= s.length; ) {
+    const j = pos + n - 1;
+    const cls = isSpace(s.charCodeAt(j));
+    let k = j - 1;
+    while (k >= pos && isSpace(s.charCodeAt(k)) === cls) k--;
+    if (k < pos) return true;
+    pos = k + 1;
   }
   return false;
 }
