@@ -109,9 +109,9 @@ export function structuralSummary(text: string, opts: StructuralOptions = {}): s
 }
 
 /** Chars above which the header's token count is extrapolated from samples instead of counted over everything. */
-const FULL_ESTIMATE_MAX_CHARS = 2 * 1024 * 1024;
+const FULL_ESTIMATE_MAX_CHARS = 1024 * 1024;
 /** Chars per sample (three samples: head, middle, tail). */
-const ESTIMATE_SAMPLE_CHARS = 256 * 1024;
+const ESTIMATE_SAMPLE_CHARS = 128 * 1024;
 
 /** Token estimate that stays cheap on huge payloads: head, middle and tail samples, scaled by length. */
 export function estimateLargeTokens(text: string): number {
