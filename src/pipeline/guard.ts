@@ -66,12 +66,8 @@ const MAX_BYTES_PER_TOKEN_BOUND = 256;
  * repeated character get there); lower estimates are raised to bytes / this.
  */
 const MAX_PLAUSIBLE_BYTES_PER_TOKEN = 16;
-/** An unbroken run of letters, of punctuation or of whitespace this long makes exact BPE counting quadratic. */
+/** An unbroken run of letters, of symbols or of whitespace this long makes exact BPE counting quadratic. */
 const PATHOLOGICAL_RUN_CHARS = 2048;
-const PATHOLOGICAL_RUN_RE = new RegExp(
-  `[\\p{L}\\p{M}]{${PATHOLOGICAL_RUN_CHARS},}|[^\\s\\p{L}\\p{N}]{${PATHOLOGICAL_RUN_CHARS},}|\\s{${PATHOLOGICAL_RUN_CHARS},}`,
-  'u',
-);
 /** Texts this long that are decisively over the limit are estimated from spread samples. */
 const SAMPLED_ESTIMATE_MIN_CHARS = 4 * 1024 * 1024;
 /** Samples × chars per sample for a sampled estimate (256 KB). */
@@ -295,18 +291,32 @@ function utf8Length(s: string): number {
 }
 
 /**
- * Cheap necessary condition for PATHOLOGICAL_RUN_RE: `n` chars in a row that are all ASCII
- * whitespace or all not (any run the precise test finds is one of these).
+ * Pre-tokenizer classes, as o200k/cl100k cut text: whitespace, letters (any non-ASCII counts as a
+ * letter: conservative), digits (cut into 1-3 digit pieces, never long), other ASCII symbols.
+ */
+function preTokenClass(c: number): number {
+  if (c === 32 || (c >= 9 && c <= 13)) return 0;
+  if ((c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c >= 0x80) return 1;
+  if (c >= 48 && c <= 57) return 2;
+  return 3;
+}
+
+/**
+ * True when `n` chars in a row share a pre-tokenizer class other than digits: one piece that
+ * long makes exact BPE counting quadratic. Checks the last char of each window and walks back
+ * while the class holds; a break at k rules out every window starting at or before k, so typical
+ * text is crossed in steps of about n.
  */
 function hasLongRun(s: string, n: number): boolean {
-  const isSpace = (c: number) => c === 32 || (c >= 9 && c <= 13);
-  // Check the last char of each window and walk back while the class holds: a break at k rules out
-  // every window starting at or before k, so typical text is crossed in steps of about n.
   for (let pos = 0; pos + n <= s.length; ) {
     const j = pos + n - 1;
-    const cls = isSpace(s.charCodeAt(j));
+    const cls = preTokenClass(s.charCodeAt(j));
+    if (cls === 2) {
+      pos = j + 1;
+      continue;
+    }
     let k = j - 1;
-    while (k >= pos && isSpace(s.charCodeAt(k)) === cls) k--;
+    while (k >= pos && preTokenClass(s.charCodeAt(k)) === cls) k--;
     if (k < pos) return true;
     pos = k + 1;
   }
@@ -333,7 +343,7 @@ async function decide(text: string, limit: number, profile: Profile, strategy: S
   try {
     // A tokenizer's pre-tokenizer leaves an unbroken run (one 200 KB "word", 100 KB of '=') as one
     // piece, and BPE on it takes time quadratic in its length: never count such a text exactly.
-    if (utf8Length(text) > limit && hasLongRun(text, PATHOLOGICAL_RUN_CHARS) && PATHOLOGICAL_RUN_RE.test(text)) {
+    if (utf8Length(text) > limit && hasLongRun(text, PATHOLOGICAL_RUN_CHARS)) {
       const cheap = strategy === 'chars4' || strategy === 'craft-density' ? strategy : 'calibrated';
       est = await estimateForDecision(text, limit, { profile, strategy: cheap, exactNearLimit: false });
       if (cheap !== strategy || est.tokens > limit / 2) notes.push(`not counted exactly: the text has an unbroken run of ${PATHOLOGICAL_RUN_CHARS}+ characters`);
