@@ -170,7 +170,8 @@ export function createSummarizer(opts: SummarizerOptions): Summarizer {
       try {
         const kind = sniffKind(req.text);
         const window = Math.max(2_000, opts.maxInputTokens ?? MAX_SUMMARY_INPUT_TOKENS);
-        const payloadTokens = estimateLargeTokens(req.text);
+        // Floor at 8 chars a token (no tokenizer packs more): a bad estimate must never send a huge payload in one call.
+        const payloadTokens = Math.max(estimateLargeTokens(req.text), Math.ceil(req.text.length / 8));
         let summary: string;
         let chunks: SummaryOutput['chunks'];
         let finalModel = model;
