@@ -249,7 +249,7 @@ export class HandleStore {
       sample,
       source: meta.source,
       expiresAt: new Date(meta.expires_at).toISOString(),
-      hint: hintFor(id, meta, names),
+      hint: hintFor(id, meta, names, sample),
     };
   }
 
@@ -559,15 +559,23 @@ function clip(line: string, at: number): string {
   return `${start > 0 ? `…[${start} chars] ` : ''}${line.slice(start, start + MAX_GREP_LINE_CHARS)}…[+${line.length - start - MAX_GREP_LINE_CHARS} chars]`;
 }
 
-function hintFor(id: string, meta: Meta, names: string[]): string {
+function hintFor(id: string, meta: Meta, names: string[], sample: unknown[]): string {
   if (meta.kind === 'lines') {
     return `${meta.rows} lines. Drill down: spillway handle grep ${id} "text" (add --context 2), or spillway handle query ${id} --where "line~text" --limit 20 --offset 0.`;
   }
-  const num = names.find((n) => /amount|total|count|price|size|ms|bytes|score/i.test(n)) ?? names[1] ?? names[0];
-  const cat = names.find((n) => /status|state|type|kind|level|category|name/i.test(n)) ?? names[0];
+  // Pick example fields from what the sample holds: a number to sort and sum, a short string to group by.
+  const vals = (n: string) => sample.map((r) => (r && typeof r === 'object' ? (r as Record<string, unknown>)[n] : undefined));
+  const isId = (n: string) => /^(_key|_?id|uuid|key)$/i.test(n) || /_id$/i.test(n);
+  const num =
+    names.find((n) => !isId(n) && /amount|total|count|price|size|ms|bytes|score/i.test(n) && vals(n).some((v) => typeof v === 'number')) ??
+    names.find((n) => !isId(n) && vals(n).length > 0 && vals(n).every((v) => typeof v === 'number'));
+  const cat =
+    names.find((n) => /status|state|type|kind|level|category|license|region/i.test(n) && vals(n).some((v) => typeof v === 'string')) ??
+    names.find((n) => !isId(n) && vals(n).length > 0 && vals(n).every((v) => typeof v === 'string' && v.length <= 40)) ??
+    names[0];
   return (
     `${meta.rows} rows × ${names.length} fields (${names.slice(0, 12).join(', ')}${names.length > 12 ? ', …' : ''}). ` +
-    `Drill down: spillway handle query ${id} --where "${cat}=VALUE" --sort -${num ?? cat} --limit 20; ` +
+    `Drill down: spillway handle query ${id} --where "${cat}=VALUE"${num ? ` --sort -${num}` : ''} --limit 20; ` +
     `--group-by ${cat} --agg count${num ? ` --agg sum:${num}` : ''}; spillway handle grep ${id} "text".`
   );
 }
