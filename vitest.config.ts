@@ -1,7 +1,9 @@
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  resolve: { conditions: ['source'] },
+  // `import … from 'spillway'` inside the repo runs the TypeScript source, not a possibly stale dist/.
+  resolve: { alias: [{ find: /^spillway$/, replacement: path.resolve(import.meta.dirname, 'src/index.ts') }] },
   test: {
     // Node-side suites. Renderer component tests run in jsdom via their own file-level environment comment.
     include: ['test/**/*.test.ts', 'test/**/*.test.tsx'],
