@@ -237,7 +237,12 @@ export class HandleStore {
         .prepare('INSERT INTO handles (id, kind, rows, columns, tool, source, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
         .run(id, shaped.kind, count, JSON.stringify(columns), opts.tool ?? null, shaped.source, now, now + ttl);
     });
-    write();
+    try {
+      write();
+    } catch (err) {
+      // the transaction rolled back: nothing half-stored
+      throw new HandleError(`cannot store the payload: ${(err as Error).message}`, 'BAD_INPUT');
+    }
     const meta = this.meta(id, now);
     const sample = this.query(id, { limit: SAMPLE_ROWS }, { now }).rows;
     const names = meta.columns.map((c) => c.name);

@@ -79,6 +79,12 @@ export interface ProjectionStats {
 }
 
 const ABSENT = Symbol('absent');
+/** Deepest nesting projected; deeper payloads get a clear error instead of a stack overflow. */
+export const MAX_PROJECTION_DEPTH = 256;
+
+function tooDeep(depth: number): void {
+  if (depth > MAX_PROJECTION_DEPTH) throw new ProjectionSpecError(`payload nested deeper than ${MAX_PROJECTION_DEPTH} levels: not projected`);
+}
 
 /**
  * Apply a spec to a JSON value (or a JSON string, parsed first). Returns the projected value;
@@ -118,7 +124,8 @@ export function projectWithStats(value: unknown, spec: ProjectionSpec): { value:
 
 type Watchers = PathNode['deep'];
 
-function keep(v: unknown, nodes: PathNode[], watchers: Watchers): unknown {
+function keep(v: unknown, nodes: PathNode[], watchers: Watchers, depth = 0): unknown {
+  tooDeep(depth);
   if (nodes.some((n) => n.terminal)) return v;
   if (v === null || typeof v !== 'object') return ABSENT;
   const direct = nodes.length > 0 && nodes.some((n) => n.keys.size || n.indexes.size || n.any);
@@ -127,7 +134,7 @@ function keep(v: unknown, nodes: PathNode[], watchers: Watchers): unknown {
     for (let i = 0; i < v.length; i++) {
       const s = step(nodes, watchers, i);
       if (!s.nodes.length && !s.watchers.length) continue;
-      const r = keep(v[i], s.nodes, s.watchers);
+      const r = keep(v[i], s.nodes, s.watchers, depth + 1);
       if (r !== ABSENT) out.push(r);
       else if (s.nodes.length && v[i] !== null && typeof v[i] === 'object') out.push(Array.isArray(v[i]) ? [] : {});
     }
@@ -138,7 +145,7 @@ function keep(v: unknown, nodes: PathNode[], watchers: Watchers): unknown {
   for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
     const s = step(nodes, watchers, k);
     if (!s.nodes.length && !s.watchers.length) continue;
-    const r = keep(child, s.nodes, s.watchers);
+    const r = keep(child, s.nodes, s.watchers, depth + 1);
     if (r !== ABSENT) {
       out[k] = r;
       any = true;
@@ -147,14 +154,15 @@ function keep(v: unknown, nodes: PathNode[], watchers: Watchers): unknown {
   return any || direct ? out : ABSENT;
 }
 
-function drop(v: unknown, nodes: PathNode[], watchers: Watchers): unknown {
+function drop(v: unknown, nodes: PathNode[], watchers: Watchers, depth = 0): unknown {
+  tooDeep(depth);
   if (nodes.some((n) => n.terminal)) return ABSENT;
   if (v === null || typeof v !== 'object' || (!nodes.length && !watchers.length)) return v;
   if (Array.isArray(v)) {
     const out: unknown[] = [];
     v.forEach((item, i) => {
       const s = step(nodes, watchers, i);
-      const r = s.nodes.length || s.watchers.length ? drop(item, s.nodes, s.watchers) : item;
+      const r = s.nodes.length || s.watchers.length ? drop(item, s.nodes, s.watchers, depth + 1) : item;
       if (r !== ABSENT) out.push(r);
     });
     return out;
@@ -162,7 +170,7 @@ function drop(v: unknown, nodes: PathNode[], watchers: Watchers): unknown {
   const out: Record<string, unknown> = {};
   for (const [k, child] of Object.entries(v as Record<string, unknown>)) {
     const s = step(nodes, watchers, k);
-    const r = s.nodes.length || s.watchers.length ? drop(child, s.nodes, s.watchers) : child;
+    const r = s.nodes.length || s.watchers.length ? drop(child, s.nodes, s.watchers, depth + 1) : child;
     if (r !== ABSENT) out[k] = r;
   }
   return out;
@@ -171,7 +179,8 @@ function drop(v: unknown, nodes: PathNode[], watchers: Watchers): unknown {
 const isEmpty = (v: unknown) =>
   v === '' || (Array.isArray(v) && v.length === 0) || (v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 0);
 
-function trim(v: unknown, spec: ProjectionSpec, st: ProjectionStats): unknown {
+function trim(v: unknown, spec: ProjectionSpec, st: ProjectionStats, depth = 0): unknown {
+  tooDeep(depth);
   if (typeof v === 'string') {
     if (spec.maxString !== undefined && v.length > spec.maxString) {
       let cut = spec.maxString;
@@ -187,7 +196,7 @@ function trim(v: unknown, spec: ProjectionSpec, st: ProjectionStats): unknown {
   if (Array.isArray(v)) {
     const max = spec.maxArray;
     const items = max !== undefined && v.length > max ? v.slice(0, max) : v;
-    const out = items.map((x) => trim(x, spec, st));
+    const out = items.map((x) => trim(x, spec, st, depth + 1));
     if (items.length < v.length) {
       st.arraysCut++;
       st.itemsCut += v.length - items.length;
@@ -204,7 +213,7 @@ function trim(v: unknown, spec: ProjectionSpec, st: ProjectionStats): unknown {
       st.nullsDropped++;
       continue;
     }
-    const t = trim(child, spec, st);
+    const t = trim(child, spec, st, depth + 1);
     if (spec.dropEmpty && isEmpty(t)) {
       st.emptiesDropped++;
       continue;
@@ -282,14 +291,20 @@ export function suggestProjection(value: unknown, opts: { maxArray?: number; max
       throw new ProjectionSpecError('projection works on JSON: this payload does not parse as JSON');
     }
   }
-  const json = JSON.stringify(value) ?? 'null';
+  let json: string;
+  try {
+    json = JSON.stringify(value) ?? 'null';
+  } catch {
+    throw new ProjectionSpecError('payload cannot be serialized (nested too deep?): not projected');
+  }
   const tokensBefore = estimateTokens(json).tokens;
   const tokPerChar = tokensBefore / Math.max(1, json.length);
   const accs = new Map<string, Acc>();
   let longestArray = 0;
   let longestString = 0;
   let biggestMap = 0;
-  const visit = (v: unknown, p: string, parent: string, key: string, keyChars: number) => {
+  const visit = (v: unknown, p: string, parent: string, key: string, keyChars: number, depth = 0) => {
+    tooDeep(depth);
     const isLeaf = v === null || typeof v !== 'object' || (Array.isArray(v) && v.every((x) => x === null || typeof x !== 'object')) || Object.keys(v as object).length === 0;
     if (Array.isArray(v)) longestArray = Math.max(longestArray, v.length);
     if (isLeaf) {
@@ -314,7 +329,7 @@ export function suggestProjection(value: unknown, opts: { maxArray?: number; max
       return;
     }
     if (Array.isArray(v)) {
-      for (const x of v) visit(x, `${p}[*]`, p, '[*]', 1);
+      for (const x of v) visit(x, `${p}[*]`, p, '[*]', 1, depth + 1);
       return;
     }
     const keys = Object.keys(v as object);
@@ -323,7 +338,7 @@ export function suggestProjection(value: unknown, opts: { maxArray?: number; max
     if (isMap) biggestMap = Math.max(biggestMap, keys.length);
     for (const k of keys) {
       const seg = isMap ? '.*' : /^[A-Za-z_$][\w$]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`;
-      visit((v as Record<string, unknown>)[k], p + seg, p, isMap ? '*' : k, k.length + 4);
+      visit((v as Record<string, unknown>)[k], p + seg, p, isMap ? '*' : k, k.length + 4, depth + 1);
     }
   };
   visit(value, '$', '', '', 0);

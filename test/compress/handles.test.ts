@@ -154,6 +154,13 @@ describe('HandleStore', () => {
     expect(sdk.rows).toEqual([{ version: JSON.parse(lock).packages['node_modules/@anthropic-ai/sdk'].version }]);
   });
 
+  it('a payload that cannot be stored is a clear error and leaves nothing behind', () => {
+    const s = open(session());
+    const deep = JSON.parse('[' + '{"a":'.repeat(20_000) + '1' + '}'.repeat(20_000) + ']');
+    expect(() => s.put(deep)).toThrow(HandleError);
+    expect(s.list()).toEqual([]);
+  });
+
   it('survives a restart, in another process too', () => {
     const dir = session();
     const a = open(dir);

@@ -82,6 +82,12 @@ describe('project', () => {
     expect(() => parsePath("$['unterminated")).toThrow(/unterminated quote/);
   });
 
+  it('hostile nesting gives a clear error, not a stack overflow', () => {
+    const deep = JSON.parse('['.repeat(100_000) + ']'.repeat(100_000));
+    expect(() => project(deep, { maxArray: 5 })).toThrow(/nested deeper than 256 levels/);
+    expect(() => suggestProjection(deep)).toThrow(ProjectionSpecError);
+  });
+
   it('property: projection never adds data, and keep-everything + no trims is the identity', () => {
     fc.assert(
       fc.property(fc.jsonValue({ maxDepth: 4 }), (v) => {

@@ -176,6 +176,12 @@ describe('structural summary: bounds', () => {
     expect(out.ms).toBeGreaterThanOrEqual(0);
   });
 
+  it('hostile nesting (100,000 levels) is summarized, not a stack overflow', () => {
+    const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+    const out = structuralSummary(deep, { maxOutputTokens: 300 });
+    expect(out).toMatch(/nested deeper than 200 levels were not profiled/);
+  });
+
   it('writes nothing to disk', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-struct-'));
     const before = fs.readdirSync(dir);

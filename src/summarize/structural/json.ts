@@ -36,6 +36,8 @@ interface Hit {
 }
 
 const RECORD_CHARS = 300;
+/** Nesting walked; deeper containers are only counted. */
+const MAX_JSON_DEPTH = 200;
 /** Keys that look like field names; others (paths, ids, names with `@/.-`, numbers) hint at a dictionary. */
 const FIELD_KEY_RE = /^[A-Za-z_$][A-Za-z0-9_$]{0,39}$/;
 /** An object with more keys than this is a dictionary whatever its keys look like. */
@@ -86,8 +88,25 @@ export class JsonProfiler {
     return s;
   }
 
+  /** Values nested deeper than MAX_JSON_DEPTH, counted but not walked (a hostile payload cannot blow the stack). */
+  tooDeep = 0;
+  private depth = 0;
+
   /** Walk a value at generalized path `path`; returns its serialized size in chars. */
   walk(v: unknown, path: string): number {
+    if (this.depth >= MAX_JSON_DEPTH && v !== null && typeof v === 'object') {
+      this.tooDeep++;
+      return 2;
+    }
+    this.depth++;
+    try {
+      return this.walkIn(v, path);
+    } finally {
+      this.depth--;
+    }
+  }
+
+  private walkIn(v: unknown, path: string): number {
     const type = v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v;
     const container = type === 'array' || type === 'object';
     const s = this.stat(path, container);
@@ -211,6 +230,7 @@ export class JsonProfiler {
     stats.sort((a, b) => rank(a) - rank(b));
     for (const s of stats) lines.push(describe(s, rank(s) === 0));
     if (this.overflow) lines.push(`  (+ ${fmt(this.overflow)} values under paths beyond the first ${fmt(MAX_SCHEMA_PATHS)})`);
+    if (this.tooDeep) lines.unshift(`  (${fmt(this.tooDeep)} values nested deeper than ${MAX_JSON_DEPTH} levels were not profiled)`);
     const parts = stats
       .map((s) => (s.container ? { label: `${s.path} (keys, brackets)`, cost: s.own } : { label: s.path, cost: s.cost }))
       .sort((a, b) => b.cost - a.cost);
