@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { HandleError, HandleStore, HANDLES_DB_FILE } from '../../src/compress/index.js';
 
@@ -159,6 +160,29 @@ describe('HandleStore', () => {
     const deep = JSON.parse('[' + '{"a":'.repeat(20_000) + '1' + '}'.repeat(20_000) + ']');
     expect(() => s.put(deep)).toThrow(HandleError);
     expect(s.list()).toEqual([]);
+  });
+
+  it('property: hostile query strings give rows or a HandleError, and never touch other tables', () => {
+    const s = open(session());
+    const { handle } = s.put(orders.slice(0, 50));
+    const other = s.put(orders.slice(0, 5));
+    const piece = fc.constantFrom('status', 'amount', 'customer.name', '"', "'", ';', '--', 'DROP TABLE handles', ')', '(', '=', '!=', '>', '<', '~', '$', '[0]', '\\', '*', 'null', ' ');
+    const text = fc.array(fc.oneof(piece, fc.string({ maxLength: 8 })), { maxLength: 8 }).map((a) => a.join(''));
+    fc.assert(
+      fc.property(text, fc.array(text, { maxLength: 2 }), text, text, (w, aggs, sort, group) => {
+        for (const q of [{ where: [w] }, { groupBy: group || undefined, agg: aggs }, { sort }, { select: [w] }, { distinct: w || undefined }]) {
+          try {
+            const r = s.query(handle, q);
+            expect(Array.isArray(r.rows)).toBe(true);
+          } catch (err) {
+            expect(err).toBeInstanceOf(HandleError);
+          }
+        }
+      }),
+      { numRuns: 300 },
+    );
+    expect(s.query(other.handle, {}).rows).toHaveLength(5);
+    expect(s.list().map((h) => h.handle).sort()).toEqual([handle, other.handle].sort());
   });
 
   it('survives a restart, in another process too', () => {

@@ -182,6 +182,11 @@ describe('structural summary: bounds', () => {
     expect(out).toMatch(/nested deeper than 200 levels were not profiled/);
   });
 
+  it('bytes read as text are called binary, not summarized as prose', () => {
+    const png = fs.readFileSync(path.resolve(import.meta.dirname, '../pipeline/fixtures/sample.png')).toString('utf8');
+    expect(structuralSummary(png, {})).toMatch(/^Binary content, [\d,]+ bytes/);
+  });
+
   it('writes nothing to disk', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-struct-'));
     const before = fs.readdirSync(dir);

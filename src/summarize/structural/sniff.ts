@@ -12,6 +12,8 @@ export const LEVEL_RE =
 /** Guess what a text payload is, cheapest check first. */
 export function sniffKind(text: string): ContentKind {
   const head = text.slice(0, SNIFF_CHARS);
+  // NUL bytes or many replacement chars: bytes read as text, not text
+  if (head.includes('\u0000') || (head.match(/\uFFFD/g)?.length ?? 0) > head.length / 20) return 'binary';
   const trimmed = head.trimStart();
   if (trimmed.startsWith('{') || trimmed.startsWith('[')) {
     const lines = head.split('\n', 6).filter((l) => l.trim());
