@@ -33,6 +33,8 @@ export const MAX_GREP_CONTEXT_LINES = 20;
 export const MAX_GREP_LINE_CHARS = 1_000;
 /** Rows in a receipt sample. */
 export const SAMPLE_ROWS = 3;
+/** Handles with at least this many rows get indexes on the columns queries use. */
+const INDEX_MIN_ROWS = 50_000;
 /** Rows per multi-row INSERT when storing. */
 const INSERT_BATCH_ROWS = 100;
 /** Rows read per regex pass. */
@@ -354,6 +356,7 @@ export class HandleStore {
     } catch (err) {
       throw asQueryError(err);
     }
+    this.indexFor(meta, query);
     let raw: Array<Record<string, unknown>>;
     try {
       raw = this.db.prepare(sql).all(...params) as Array<Record<string, unknown>>;
@@ -476,6 +479,31 @@ export class HandleStore {
     const expired = this.db.prepare('SELECT id FROM handles WHERE expires_at <= ?').all(now) as Array<{ id: string }>;
     for (const { id } of expired) this.drop(id);
     return expired.length;
+  }
+
+  /**
+   * Index the columns a query filters, sorts or groups on, the first time it is needed, on large
+   * handles only: the first such query pays for the index, every later drill-down is fast.
+   */
+  private indexFor(meta: Meta, query: HandleQuery): void {
+    if (meta.kind !== 'rows' || meta.rows < INDEX_MIN_ROWS) return;
+    const fields = new Set<string>();
+    for (const c of query.where ?? []) {
+      try {
+        const cond = parseCondition(c);
+        if (cond.field && cond.op !== '~' && cond.op !== '!~') fields.add(cond.field);
+      } catch {
+        // reported by the query itself
+      }
+    }
+    for (const s of parseSort(query.sort)) fields.add(s.field);
+    for (const g of asList(query.groupBy)) fields.add(g);
+    for (const d of asList(query.distinct)) fields.add(d);
+    for (const f of fields) {
+      const col = meta.columns.find((c) => c.name === f)?.col;
+      if (!col) continue;
+      this.db.exec(`CREATE INDEX IF NOT EXISTS ${q(`i_${meta.id}_${col}`)} ON ${tableOf(meta.id)} (${col})`);
+    }
   }
 
   /** SQL for a field: its column, a JSON path into its column, or into the row JSON. Literal paths only, never user SQL. */

@@ -185,6 +185,25 @@ describe('HandleStore', () => {
     expect(s.list().map((h) => h.handle).sort()).toEqual([handle, other.handle].sort());
   });
 
+  it('large handles get column indexes on first use, with the same answers', () => {
+    const dir = session();
+    const s = open(dir);
+    const rows = Array.from({ length: 60_000 }, (_, i) => ({ id: i, kind: ['a', 'b', 'c'][i % 3], v: (i * 7) % 1000 }));
+    const { handle } = s.put(rows);
+    const r = s.query(handle, { where: ['kind=b', 'v>990'], sort: '-v', limit: 5 });
+    const expected = rows.filter((x) => x.kind === 'b' && x.v > 990).sort((a, b) => b.v - a.v || a.id - b.id);
+    expect(r.rows).toEqual(expected.slice(0, 5));
+    expect(r.total).toBe(expected.length);
+    const db = new Database(path.join(dir, HANDLES_DB_FILE), { readonly: true });
+    const idx = db.prepare("SELECT name FROM sqlite_master WHERE type='index' AND name LIKE ?").all(`i_${handle}_%`);
+    db.close();
+    expect(idx.length).toBe(2); // kind and v
+    s.delete(handle);
+    const db2 = new Database(path.join(dir, HANDLES_DB_FILE), { readonly: true });
+    expect(db2.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type='index' AND name LIKE ?").get(`i_${handle}_%`)).toEqual({ n: 0 });
+    db2.close();
+  });
+
   it('survives a restart, in another process too', () => {
     const dir = session();
     const a = open(dir);
