@@ -79,13 +79,14 @@ export async function runSummary(hook: SummarizeHook, job: SummaryJob): Promise<
       else job.signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
     });
     deadline.catch(() => undefined);
-    const payload = fitSummaryInput(job.text);
     if (isSummarizer(hook)) {
+      // A Summarizer gets the whole payload: it windows, chunks (map-reduce) or streams it itself,
+      // so the middle of a big result is not lost to a head-and-tail cut.
       const out = await Promise.race([
         Promise.resolve().then(() =>
           hook.summarize(
             {
-              text: payload,
+              text: job.text,
               toolName: job.toolName,
               toolInput: job.toolInput,
               focus: job.focus,
@@ -108,6 +109,8 @@ export async function runSummary(hook: SummarizeHook, job: SummaryJob): Promise<
         status: 'ok',
       };
     }
+    // A bare prompt hook has no way to see the input budget: fit the payload for it.
+    const payload = fitSummaryInput(job.text);
     const prompt = buildSummaryPrompt({ toolName: job.toolName, toolInput: job.toolInput, focus: job.focus, payload });
     const answer = await Promise.race([Promise.resolve().then(() => hook(prompt, { signal: ac.signal })), deadline]);
     const summary = typeof answer === 'string' ? answer.trim() : '';

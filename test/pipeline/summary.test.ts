@@ -93,6 +93,30 @@ describe('the summary hook', () => {
     expect(r!.message).toContain('Summary (unit/u-1, focus: latency):\np99 latency 299ms');
   });
 
+  it('a Summarizer sees the middle of a payload too big for one prompt (it chunks by itself)', async () => {
+    const s = tmpSession();
+    // ~1.2M tokens of filler with one needle in the middle: a head-and-tail cut would drop it.
+    const filler = 'lorem ipsum dolor sit amet consectetur '.repeat(60_000);
+    const big = `${filler}\nNEEDLE payment failed id=pay_42\n${filler}`;
+    let seen = '';
+    const summarizer: Summarizer = {
+      provider: 'unit',
+      async summarize(req) {
+        seen = req.text;
+        return { summary: 'found it', provider: 'unit', model: 'u-1', inputTokens: 1, outputTokens: 1, ms: 1 };
+      },
+    };
+    const r = await guardLargeResult(big, { sessionPath: s, summarize: summarizer });
+    expect(r!.summary?.status).toBe('ok');
+    expect(seen.length).toBe(big.length);
+    expect(seen).toContain('NEEDLE payment failed id=pay_42');
+    // whereas a bare prompt hook gets the fitted (head + tail) form
+    let prompt = '';
+    await guardLargeResult(big, { sessionPath: s, summarize: async (p) => ((prompt = p), 'ok') });
+    expect(prompt.length).toBeLessThan(big.length);
+    expect(prompt).not.toContain('NEEDLE');
+  });
+
   it('a hook that ignores its AbortSignal and never answers falls back to the preview on time', async () => {
     const s = tmpSession();
     let aborted = false;
