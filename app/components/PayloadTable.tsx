@@ -44,7 +44,7 @@ export function PayloadFilterBar() {
       </span>
       </div>
       <div className="filter-row">
-      <input className="filter-tool" aria-label="Tool" placeholder="Tool" value={filters.tool} onChange={(e) => setFilters({ tool: e.target.value })} />
+      <input className="filter-tool" aria-label="Tool" placeholder="Tool name (exact)" value={filters.tool} onChange={(e) => setFilters({ tool: e.target.value })} />
       <select aria-label="Action" value={filters.action} onChange={(e) => setFilters({ action: e.target.value as GuardAction | '' })}>
         <option value="">Any action</option>
         {ACTIONS.map((a) => <option key={a} value={a}>{a}</option>)}

@@ -151,6 +151,33 @@ describe('inspector in Chromium against spillway serve', () => {
     await shot('estimates');
   });
 
+  it('shows extracted assets: images through <img>, linked-JSON references that jump to them', async () => {
+    await page.locator('.filter-tool').fill('mcp__browser__screenshot');
+    await poll(() => page.locator('.prow[data-row-id] .tool-name').first().textContent()).toBe('mcp__browser__screenshot');
+    await poll(async () => (await page.locator('.prow[data-row-id] .tool-name').allTextContents()).every((t) => t === 'mcp__browser__screenshot')).toBe(true);
+    await page.locator('.prow[data-row-id]').first().click();
+    await page.waitForSelector('.detail[data-payload-id][aria-busy="false"]');
+    // The linked form is its own tab when it sits next to the original; else the saved payload is the linked form.
+    const linkedTab = page.getByRole('tab', { name: 'Linked' });
+    await (await linkedTab.count() ? linkedTab : page.getByRole('tab', { name: 'Tree' })).click();
+    const chip = page.locator('.asset-chip').first();
+    await chip.waitFor({ timeout: 30_000 });
+    await chip.click();
+    const gallery = page.getByTestId('assets');
+    await gallery.waitFor();
+    await page.locator('.asset-card.highlight').waitFor();
+    const img = gallery.locator('img').first();
+    await img.waitFor();
+    await poll(() => img.evaluate((el) => (el as HTMLImageElement).naturalWidth)).toBeGreaterThan(0);
+    expect(await img.getAttribute('src')).toMatch(/\/api\/asset\//);
+    // Never inline SVG or HTML from a payload: images only as <img>.
+    expect(await page.locator('.detail svg image, .detail foreignObject, .detail iframe').count()).toBe(0);
+    await expectText(gallery, 'sha256');
+    await shot('assets');
+    await page.locator('.filter-tool').fill('');
+    await poll(() => page.getByTestId('payload-count').textContent()).toMatch(/^6\d payloads$/);
+  });
+
   it('re-runs a summary with a new focus and compares two runs side by side', async () => {
     await page.getByRole('tab', { name: /Summaries/ }).click();
     await page.getByTestId('summaries').waitFor();

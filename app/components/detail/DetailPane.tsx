@@ -74,7 +74,7 @@ export function DetailPane() {
   };
 
   return (
-    <section className="detail" aria-label={`Payload ${row.tool}`} data-payload-id={row.id}>
+    <section className="detail" aria-label={`Payload ${row.tool}`} data-payload-id={row.id} aria-busy={!detail}>
       <header className="detail-head">
         <div className="detail-title">
           <h2 className="mono">{row.tool}</h2>
@@ -85,7 +85,7 @@ export function DetailPane() {
         </div>
         <div className="detail-facts">
           <span title={formatDateTime(row.createdAt)}>{formatTime(row.createdAt)}</span>
-          <span>{formatBytes(detail?.totalBytes ?? row.bytes)}</span>
+          <span title={detail && detail.totalBytes !== row.bytes ? `${formatBytes(detail.totalBytes)} on disk (assets cut out)` : undefined}>{formatBytes(row.bytes)}</span>
           {detail ? <span>{formatInt(detail.totalLines)} lines</span> : null}
           <span title="Default strategy's estimate">≈ {formatTokens(row.tokens)} tokens</span>
           {row.assetCount ? <span>{row.assetCount} assets</span> : null}
@@ -135,7 +135,16 @@ export function DetailPane() {
             }}
           />
         ) : tab === 'tree' ? (
-          <ParsedView payloadId={row.id} variant="raw" totalBytes={detail.totalBytes} />
+          <ParsedView
+            payloadId={row.id}
+            variant="raw"
+            totalBytes={detail.totalBytes}
+            onAsset={(a) => {
+              // When the saved payload is itself the linked form, its references are clickable here too.
+              setAssetFocus(a.sha256);
+              setTab('assets');
+            }}
+          />
         ) : tab === 'preview' ? (
           <div className="scroll pad two-col">
             <section className="card">

@@ -21,6 +21,20 @@ export function assetRefOf(value: unknown): AssetLink | null {
   return typeof r.sha256 === 'string' ? { path: String(r.path ?? ''), mimeType: String(r.mimeType ?? ''), bytes: Number(r.bytes ?? 0), sha256: r.sha256 } : null;
 }
 
+/** Nodes visited when looking for asset references below a node (keeps huge subtrees cheap). */
+const ASSET_SCAN_NODES = 5_000;
+
+/** True when an asset reference sits somewhere below: such nodes open by default so references are one click away. */
+export function hasAssetRef(value: unknown, budget = { n: ASSET_SCAN_NODES }): boolean {
+  if (value === null || typeof value !== 'object' || --budget.n < 0) return false;
+  if (assetRefOf(value)) return true;
+  for (const v of Array.isArray(value) ? value : Object.values(value as object)) {
+    if (hasAssetRef(v, budget)) return true;
+    if (budget.n < 0) return false;
+  }
+  return false;
+}
+
 interface NodeProps {
   name: string | number | null;
   value: unknown;
@@ -43,7 +57,7 @@ export function JsonTree(props: { value: unknown; onAsset?: (ref: AssetLink) => 
 }
 
 const JsonNode = memo(function JsonNode({ name, value, depth, path, onAsset, defaultOpenDepth }: NodeProps) {
-  const [open, setOpen] = useState(depth < defaultOpenDepth);
+  const [open, setOpen] = useState(() => depth < defaultOpenDepth || (!!onAsset && hasAssetRef(value)));
   const [shown, setShown] = useState(TREE_PAGE);
   const label = name === null ? null : <span className="jt-key">{typeof name === 'number' ? name : JSON.stringify(name)}</span>;
   const ref = assetRefOf(value);
