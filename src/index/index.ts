@@ -544,7 +544,6 @@ export class SpillIndex {
     result: UnitResult,
     existingSourceId: number | undefined,
   ): { added: number; changed: number; removed: number } {
-    const db = this.db;
     let sourceId: number;
     const before = new Set<string>();
     if (existingSourceId !== undefined) {
@@ -604,7 +603,6 @@ export class SpillIndex {
   }
 
   private insertPayload(rootId: string, sessionId: string, sourceId: number, rec: PayloadRecord): void {
-    const db = this.db;
     const e = rec.estimates;
     const info = this.q(
         `INSERT INTO payloads (id, source_id, session_id, root_id, tool, created_at, bytes, tokens, action, kind, asset_count,

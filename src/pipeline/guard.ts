@@ -14,12 +14,11 @@ import type {
   PayloadOrigin,
   Profile,
   StrategyName,
-  SummarizeHook,
   SummaryRun,
   ToolResult,
 } from './types.js';
 import { DEFAULT_LIMIT_TOKENS, MAX_MESSAGE_CHARS, PREVIEW_CHARS, limitForContextWindow } from './limits.js';
-import { LINKED_SUFFIX, META_SUFFIX, inputHash, isInside, makeStem, sanitizeToolName, sessionPaths, stemTime } from './layout.js';
+import { LINKED_SUFFIX, META_SUFFIX, inputHash, isInside, makeStem, sanitizeToolName, sessionPaths } from './layout.js';
 import { DEFAULT_PROFILE, DEFAULT_STRATEGY, estimateForDecision, estimateTokens } from './estimate/index.js';
 import { KIND_INFO, detectTextKind, extForMime, isBinaryBytes, isBinaryString, sniffBinary } from './detect.js';
 import { extractAssets, type FoundAsset } from './extract.js';
@@ -38,16 +37,11 @@ import { fmtInt, isWellFormed, safeCut, toWellFormed, truncate } from './text.js
 export interface HandleLargeResponseArgs {
   text: string;
   sessionPath: string;
-  context?: {
-    toolName?: string;
-    toolInput?: unknown;
-    intent?: string;
-    limitTokens?: number;
-    contextWindowTokens?: number;
-    profile?: Profile;
-    strategy?: StrategyName;
-  };
-  summarize?: SummarizeHook;
+  context?: Pick<
+    GuardOptions,
+    'toolName' | 'toolInput' | 'intent' | 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy'
+  >;
+  summarize?: GuardOptions['summarize'];
   summaryTimeoutMs?: number;
   signal?: AbortSignal;
   now?: () => Date;
@@ -467,11 +461,6 @@ function takeSeq(base: string): number {
 function seenSeq(base: string, seq: number): void {
   const n = nextSeqByBase.get(base) ?? 0;
   if (seq + 1 > n) nextSeqByBase.set(base, seq + 1);
-}
-
-interface Located {
-  ref: AssetRef;
-  found?: FoundAsset;
 }
 
 async function prepareDirs(sessionPath: string) {

@@ -215,3 +215,21 @@ export interface GuardResult {
   summary?: SummaryRun;
   errors: string[];
 }
+
+/** A summary provider as listed to users (CLI, inspector). */
+export interface ProviderInfo {
+  name: string;
+  models: string[];
+  defaultModel: string;
+  available: boolean;
+  /** Why not, when unavailable (missing key, ...). */
+  reason?: string;
+}
+
+/** A named prompt template (built in, or a `<name>.md` file in the templates folder). */
+export interface TemplateInfo {
+  name: string;
+  body: string;
+  builtIn: boolean;
+  path?: string;
+}

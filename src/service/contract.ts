@@ -13,11 +13,24 @@ import type {
   GuardAction,
   PayloadMeta,
   Profile,
+  ProviderInfo,
   StrategyName,
   SummaryRun,
+  TemplateInfo,
 } from '../pipeline/types.js';
 
-export type { AssetRef, ContentKind, Estimate, GuardAction, PayloadMeta, Profile, StrategyName, SummaryRun };
+export type {
+  AssetRef,
+  ContentKind,
+  Estimate,
+  GuardAction,
+  PayloadMeta,
+  Profile,
+  ProviderInfo,
+  StrategyName,
+  SummaryRun,
+  TemplateInfo,
+};
 
 export type SessionKind = 'spillway' | 'claude-code' | 'codex' | 'gemini' | 'scratch';
 
@@ -217,21 +230,7 @@ export interface SummarizeRequest {
   template?: string;
 }
 
-export interface TemplateInfo {
-  name: string;
-  body: string;
-  builtIn: boolean;
-  path?: string;
-}
 
-export interface ProviderInfo {
-  name: string;
-  models: string[];
-  defaultModel: string;
-  available: boolean;
-  /** Why not, when unavailable (missing key, ...). */
-  reason?: string;
-}
 
 export interface LimitTunerRequest {
   sessionId?: string;

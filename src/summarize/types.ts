@@ -1,23 +1,12 @@
-/** Types of the summarize layer. `ProviderInfo` / `TemplateInfo` mirror src/service/contract.ts (summarize may not import service). */
+/** Types of the summarize layer. `ProviderInfo` / `TemplateInfo` are shared with the contract through src/pipeline/types.ts. */
+import type { ProviderInfo, TemplateInfo } from '../pipeline/types.js';
+
+export type { ProviderInfo, TemplateInfo };
 
 export type ProviderName = 'structural' | 'anthropic' | 'openai';
 export const PROVIDER_NAMES: readonly ProviderName[] = ['structural', 'anthropic', 'openai'];
 
-export interface ProviderInfo {
-  name: string;
-  models: string[];
-  defaultModel: string;
-  available: boolean;
-  /** Why not, when unavailable (missing key, ...). */
-  reason?: string;
-}
 
-export interface TemplateInfo {
-  name: string;
-  body: string;
-  builtIn: boolean;
-  path?: string;
-}
 
 /** Dollars per million tokens. */
 export interface Pricing {

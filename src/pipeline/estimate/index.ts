@@ -1,6 +1,6 @@
 import type { DensityShares, Estimate, Profile, StrategyName } from '../types.js';
 import { chars4, craftDensity } from './baselines.js';
-import { calibrated, calibratedAll } from './calibrated.js';
+import { calibrated } from './calibrated.js';
 import { EXACT_MARGIN } from './constants.js';
 import { countExact } from './exact.js';
 import { FEATURE_COUNT, FEATURE_NAMES, scanFeatures } from './features.js';
