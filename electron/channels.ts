@@ -1,3 +1,2 @@
-/** IPC channels of the desktop shell's own features (next to the contract's `spillway:<method>` ones). */
-export const HOST_MENU_CHANNEL = 'spillway-host:menu';
-export const HOST_OPEN_EXTERNAL_CHANNEL = 'spillway-host:open-external';
+/** The shell's host channels are declared in the contract (one place for every channel the preload may use). */
+export { HOST_CHANNELS, HOST_MENU_CHANNEL, HOST_OPEN_EXTERNAL_CHANNEL } from '../src/service/contract.js';

@@ -366,6 +366,15 @@ export type InspectorApi = {
   on<E extends EventName>(event: E, listener: (payload: InspectorEvents[E]) => void): () => void;
 };
 
+/**
+ * The desktop shell's two host channels (Electron only; `serve` has no equivalent). They are part of
+ * the contract so the preload exposes nothing outside this file: the app menu's commands
+ * (main → renderer) and opening an http(s) link the user clicked (renderer → main, checked there).
+ */
+export const HOST_MENU_CHANNEL = 'spillway-host:menu';
+export const HOST_OPEN_EXTERNAL_CHANNEL = 'spillway-host:open-external';
+export const HOST_CHANNELS = [HOST_MENU_CHANNEL, HOST_OPEN_EXTERNAL_CHANNEL] as const;
+
 /** Electron IPC channel for a method. */
 export const channelFor = (m: MethodName) => `spillway:${m}` as const;
 export const EVENT_CHANNEL = 'spillway:event';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import vm from 'node:vm';
 import * as esbuild from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { channelFor, EVENT_CHANNEL, METHOD_NAMES } from '../../src/service/contract.js';
+import { channelFor, EVENT_CHANNEL, EVENT_NAMES, HOST_CHANNELS, METHOD_NAMES } from '../../src/service/contract.js';
 import {
   isAppUrl,
   isExternalHttpUrl,
@@ -120,6 +120,19 @@ describe('preload bridge (bundled, run against a stand-in electron module)', () 
     expect(Object.keys(exposed.spillway!).sort()).toEqual([...METHOD_NAMES, 'on'].sort());
     for (const m of METHOD_NAMES) await Promise.resolve(exposed.spillway![m]!({})).catch(() => undefined);
     expect(invoked.map((i) => i.channel)).toEqual(METHOD_NAMES.map((m) => channelFor(m)));
+  });
+
+  it('touches no IPC channel outside the contract (methods, the event channel, the two host channels)', async () => {
+    const { exposed, invoked, listeners } = await loadPreload();
+    expect(Object.keys(exposed).sort()).toEqual(['spillway', 'spillwayHost']);
+    for (const m of METHOD_NAMES) await Promise.resolve(exposed.spillway![m]!({})).catch(() => undefined);
+    for (const e of EVENT_NAMES) exposed.spillway!.on!(e, () => undefined);
+    exposed.spillwayHost!.onMenu!(() => undefined);
+    await exposed.spillwayHost!.openExternal!('https://example.com/');
+    const allowed = new Set<string>([...METHOD_NAMES.map((m) => channelFor(m)), EVENT_CHANNEL, ...HOST_CHANNELS]);
+    const used = [...invoked.map((i) => i.channel), ...listeners.keys()];
+    expect(used.length).toBeGreaterThan(METHOD_NAMES.length);
+    for (const ch of used) expect(allowed, ch).toContain(ch);
   });
 
   it('rejects requests that are not plain objects before they reach IPC, and keeps error codes', async () => {
