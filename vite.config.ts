@@ -1,26 +1,10 @@
 import path from 'node:path';
 import { defineConfig, type Plugin } from 'vite';
 import react from '@vitejs/plugin-react';
+import { uiCsp } from './src/service/web-policy.js';
 
-/**
- * The renderer's CSP. No remote origin anywhere: the UI talks only to its own origin (serve) or to
- * the preload bridge (Electron). `style-src 'unsafe-inline'` is needed by Monaco, which injects
- * its styles at run time; scripts stay 'self' only. Images and PDFs come from data:/blob: URLs
- * the renderer builds from readAsset, so no asset is ever fetched from elsewhere.
- */
-export const RENDERER_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self' data:",
-  "worker-src 'self' blob:",
-  "connect-src 'self'",
-  "frame-src 'self' blob:",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-].join('; ');
+/** The built page's CSP (a meta tag: `frame-ancestors` is set by the hosts' headers instead). */
+export const RENDERER_CSP = uiCsp(null);
 
 /** The CSP goes in as a meta tag in the built page only: Vite's dev server needs inline scripts for hot reload. */
 function cspMeta(): Plugin {

@@ -38,6 +38,7 @@ import {
   type WindowState,
 } from './policy.js';
 import { HOST_MENU_CHANNEL, HOST_OPEN_EXTERNAL_CHANNEL } from './channels.js';
+import { STATIC_TYPES } from '../src/service/web-policy.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** dist/electron/main.mjs → dist/renderer */
@@ -109,19 +110,6 @@ function wireIpc(): void {
     });
   }
 }
-
-const STATIC_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ttf': 'font/ttf',
-  '.woff2': 'font/woff2',
-  '.wasm': 'application/wasm',
-};
 
 /** Files are streamed from disk directly: no file:// request exists for the request filter to allow. */
 function fileBody(file: string): ReadableStream {

@@ -4,31 +4,16 @@
  * app:// protocol may serve, and how a remembered window is put back on a screen that exists.
  */
 import path from 'node:path';
+import { ASSET_CSP, PDF_CSP, uiCsp } from '../src/service/web-policy.js';
 
 /** The origin the renderer is served from in a packaged or `npm start` build. */
 export const APP_SCHEME = 'app';
 export const APP_HOST = 'spillway';
 export const APP_ORIGIN = `${APP_SCHEME}://${APP_HOST}`;
 
-/** The renderer's CSP in the desktop app: same as the built page's meta tag, plus no framing by others. */
-export const DESKTOP_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self' data:",
-  "worker-src 'self' blob:",
-  "connect-src 'self'",
-  "frame-src 'self' blob:",
-  "media-src 'self' blob:",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'self'",
-].join('; ');
-/** Served assets never run script: a sandboxed, unique origin (PDFs need no sandbox to render and run no page script). */
-export const ASSET_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox";
-export const PDF_CSP = "default-src 'none'; frame-ancestors 'self'";
+/** The renderer's CSP in the desktop app: the shared one, framing only its own PDFs. */
+export const DESKTOP_CSP = uiCsp("'self'");
+export { ASSET_CSP, PDF_CSP };
 
 function parse(url: string): URL | null {
   try {

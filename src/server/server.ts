@@ -18,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isInside } from '../pipeline/layout.js';
 import { EVENT_NAMES, METHOD_NAMES, ServiceError, type ErrorCode, type EventName, type InspectorEvents } from '../service/contract.js';
+import { ASSET_CSP, PDF_CSP, STATIC_TYPES, uiCsp } from '../service/web-policy.js';
 
 /** Largest JSON request body (bytes): a 100 MiB dropped file, base64-encoded, plus slack. */
 export const MAX_REQUEST_BODY_BYTES = 140 * 1024 * 1024;
@@ -94,26 +95,9 @@ export interface RunningServer {
 
 const LOOPBACK_HOSTS: Record<string, string> = { '127.0.0.1': '127.0.0.1', localhost: '127.0.0.1', '::1': '::1' };
 
-/** The UI's Content-Security-Policy: nothing leaves this origin. Monaco needs inline styles and blob: workers. */
-export const UI_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self' 'unsafe-inline'",
-  "img-src 'self' data: blob:",
-  "font-src 'self' data:",
-  "connect-src 'self'",
-  "worker-src 'self' blob:",
-  "frame-src 'self' blob:",
-  "media-src 'self' blob:",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
-/** Assets and anything else that is not the UI: no scripts, no plugins, a unique origin. */
-export const ASSET_CSP = "default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'; sandbox";
-/** Chromium will not render a PDF inside a sandboxed document, so PDFs get no sandbox (they run no page script). */
-export const PDF_CSP = "default-src 'none'; frame-ancestors 'self'";
+/** The served UI may not be framed at all. */
+export const UI_CSP = uiCsp("'none'");
+export { ASSET_CSP, PDF_CSP };
 const API_CSP = "default-src 'none'; frame-ancestors 'none'; sandbox";
 
 /** Served inline so `<img src>` and `<iframe src>` work; everything else is a download. */
@@ -130,26 +114,6 @@ const INLINE_ASSET_TYPES = new Set([
   'application/pdf',
 ]);
 
-const STATIC_TYPES: Record<string, string> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.map': 'application/json; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.jpg': 'image/jpeg',
-  '.jpeg': 'image/jpeg',
-  '.gif': 'image/gif',
-  '.webp': 'image/webp',
-  '.ico': 'image/x-icon',
-  '.woff': 'font/woff',
-  '.woff2': 'font/woff2',
-  '.ttf': 'font/ttf',
-  '.wasm': 'application/wasm',
-  '.txt': 'text/plain; charset=utf-8',
-};
 
 /** `<repo>/dist/renderer`, found by walking up from this module to the package root. */
 export function defaultStaticDir(): string {
