@@ -64,12 +64,26 @@ describe('spillway summarize', () => {
   });
 
   it('spillway guard takes --summarizer the same way', async () => {
-    // (the needle sits early: the guard itself cuts payloads above MAX_SUMMARY_INPUT_TOKENS to head + tail before summarizing)
     const big = Array.from({ length: 40_000 }, (_, i) => (i === 3_100 ? 'ERROR payment declined order=98231' : `INFO ok ${i}`)).join('\n');
     fs.writeFileSync(path.join(dir, 'big.log'), big);
     const r = await spillway(['guard', 'big.log', '--session', path.join(dir, 's'), '--intent', 'payment declined', '--summarizer', 'structural', '--json'], dir);
     const j = JSON.parse(r.stdout);
     expect(j.action).toBe('spill');
     expect(j.message).toContain('ERROR payment declined order=98231');
+  });
+
+  it('spillway guard summarizes offline by default, and --summarizer none gives the preview', async () => {
+    // the needle sits in the middle of ~300k tokens: a preview (head + tail) cannot show it, the structural digest must
+    const big = Array.from({ length: 120_000 }, (_, i) => (i === 60_000 ? 'ERROR payment declined order=98231' : `INFO request ok id=${i}`)).join('\n');
+    fs.writeFileSync(path.join(dir, 'mid.log'), big);
+    const def = JSON.parse((await spillway(['guard', 'mid.log', '--session', path.join(dir, 's2'), '--intent', 'payment declined', '--json'], dir)).stdout);
+    expect(def.action).toBe('spill');
+    expect(def.message).toMatch(/Summary \(structural/);
+    expect(def.message).toContain('ERROR payment declined order=98231');
+    const none = JSON.parse(
+      (await spillway(['guard', 'mid.log', '--session', path.join(dir, 's3'), '--summarizer', 'none', '--json'], dir)).stdout,
+    );
+    expect(none.message).toMatch(/Preview/);
+    expect(none.message).not.toContain('order=98231');
   });
 });

@@ -100,8 +100,9 @@ export async function runSummarize(file: string | undefined, o: SummarizeCliOpti
 
 /** `spillway guard --summarizer …`: the guard CLI takes a summarizer the same way. */
 function guardSummarizer(opts: GuardCommandOptions): SummarizeHook | undefined {
-  const name = (opts.summarizer ?? opts.provider) as string | undefined;
-  if (!name || name === 'none' || name === 'off') return undefined;
+  // Same default as `summarize` and the MCP proxy: the offline structural digest beats a bare preview.
+  const name = (opts.summarizer ?? opts.provider ?? defaultProvider()) as string;
+  if (name === 'none' || name === 'off') return undefined;
   if (!isProviderName(name)) throw new Error(`unknown summarizer ${JSON.stringify(name)}: use ${PROVIDER_NAMES.join(', ')} or none`);
   return createSummarizer({ provider: name, model: opts.model as string | undefined, template: opts.template as string | undefined });
 }
@@ -129,7 +130,7 @@ export function register(program: Command): void {
   const guard = program.commands.find((c) => c.name() === 'guard');
   if (guard && !guard.options.some((opt) => opt.long === '--summarizer')) {
     guard
-      .option('--summarizer <provider>', 'summarize spilled results with: structural, anthropic, openai, or none (default none: a preview)')
+      .option('--summarizer <provider>', 'summarize spilled results with: structural, anthropic, openai, or none (a preview); default $SPILLWAY_SUMMARIZER or structural')
       .option('--provider <provider>', 'same as --summarizer')
       .option('--model <model>', "the summarizer's model")
       .option('--template <name>', 'summary prompt template');
