@@ -69,7 +69,9 @@ describe('spillway guard / restore', () => {
   });
 
   it('restore of something that is not a spilled payload fails with a message', () => {
-    const r = cli(['restore', '/etc/hostname']);
+    const plain = path.join(tmpSession(), 'notes.txt');
+    fs.writeFileSync(plain, 'just a file\n');
+    const r = cli(['restore', plain]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/not a spilled payload/);
   });
