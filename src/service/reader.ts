@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { MAX_READ_WINDOW_BYTES, MAX_READ_WINDOW_LINES } from './contract.js';
+import { MAX_READ_WINDOW_BYTES, MAX_READ_WINDOW_LINES, type ReadPayloadResponse } from './contract.js';
 
 /**
  * Windowed reads of payload files: never the whole file, always UTF-8 safe, hex for binary,
@@ -258,20 +258,8 @@ class LineIndex {
   }
 }
 
-export interface WindowResult {
-  text: string;
-  start: number;
-  end: number;
-  startLine?: number;
-  /** Lines returned by a line window. */
-  lineCount?: number;
-  totalBytes: number;
-  /** Exact when `totalLinesExact`; otherwise an estimate extrapolated from the part scanned. */
-  totalLines: number;
-  totalLinesExact: boolean;
-  binary: boolean;
-  hex?: string;
-}
+/** A window as the contract returns it; the reader always knows whether its line count is exact. */
+export type WindowResult = ReadPayloadResponse & { totalLinesExact: boolean };
 
 export interface WindowRequest {
   start?: number;
