@@ -46,3 +46,8 @@ export function limitForContextWindow(contextWindowTokens?: number, baseLimitTok
 
 /** Smallest base64 run (chars) extracted where the context declares binary (MCP block, data URL, MIME key). */
 export const MIN_DECLARED_BASE64_ASSET_CHARS = 64;
+
+/** How long a sidecar update waits for another process's lock before giving up with an error. */
+export const META_LOCK_TIMEOUT_MS = 15_000;
+/** A sidecar lock older than this is from a crashed process and is broken. Updates take milliseconds. */
+export const META_LOCK_STALE_MS = 30_000;

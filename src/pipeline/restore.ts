@@ -5,6 +5,7 @@ import type { PayloadMeta, SummaryRun } from './types.js';
 import { LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile, confine, isInside } from './layout.js';
 import { encodeSpan } from './base64.js';
 import { writeFileAtomic } from './store.js';
+import { META_LOCK_STALE_MS, META_LOCK_TIMEOUT_MS } from './limits.js';
 
 /**
  * Reading what the guard saved: the sidecar, summary runs appended later, and the exact
@@ -124,13 +125,47 @@ function serialized<T>(key: string, fn: () => Promise<T>): Promise<T> {
   return next;
 }
 
-/** Append a summary run to a sidecar: atomic rewrite, serialized per file within this process. */
+/**
+ * Hold `<dir>/.<name>.lock` (created exclusively) while `fn` runs, so read-modify-write of one
+ * sidecar is serialized across processes too (the inspector, a CLI and an agent may all add runs).
+ * The lock is a dot-file, which the indexer and watchers skip. A lock left by a crashed process is
+ * broken once it is older than META_LOCK_STALE_MS.
+ */
+async function withFileLock<T>(file: string, fn: () => Promise<T>): Promise<T> {
+  const lock = path.join(path.dirname(file), `.${path.basename(file)}.lock`);
+  const deadline = Date.now() + META_LOCK_TIMEOUT_MS;
+  for (let wait = 2; ; wait = Math.min(wait * 2, 100)) {
+    try {
+      const fh = await fs.open(lock, 'wx');
+      await fh.writeFile(`${process.pid}\n`).finally(() => fh.close());
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const st = await fs.stat(lock).catch(() => null);
+      if (st && Date.now() - st.mtimeMs > META_LOCK_STALE_MS) {
+        await fs.unlink(lock).catch(() => undefined);
+        continue;
+      }
+      if (Date.now() > deadline) throw new RestoreError(`${file} is locked by another process (${lock}); try again`);
+      await new Promise((r) => setTimeout(r, wait + Math.random() * wait));
+    }
+  }
+  try {
+    return await fn();
+  } finally {
+    await fs.unlink(lock).catch(() => undefined);
+  }
+}
+
+/** Append a summary run to a sidecar: atomic rewrite, serialized per file within and across processes. */
 export function appendSummaryRun(metaPath: string, run: SummaryRun): Promise<void> {
   const abs = path.resolve(metaPath);
   if (!abs.endsWith(META_SUFFIX)) return Promise.reject(new RestoreError(`not a ${META_SUFFIX} file: ${metaPath}`));
-  return serialized(abs, async () => {
-    const meta = await readMeta(abs);
-    meta.summaryRuns.push(run);
-    await writeFileAtomic(abs, JSON.stringify(meta, null, 2) + '\n');
-  });
+  return serialized(abs, () =>
+    withFileLock(abs, async () => {
+      const meta = await readMeta(abs);
+      meta.summaryRuns.push(run);
+      await writeFileAtomic(abs, JSON.stringify(meta, null, 2) + '\n');
+    }),
+  );
 }

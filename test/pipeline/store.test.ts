@@ -118,6 +118,57 @@ describe('sidecar updates', () => {
   });
 });
 
+describe('sidecar updates across processes', () => {
+  it('appendSummaryRun from several processes at once keeps every run', async () => {
+    const s = tmpSession();
+    const r = await guardLargeResult(WORDS, { sessionPath: s });
+    const children = 4;
+    const perChild = 25;
+    const script = `
+      import { appendSummaryRun } from ${JSON.stringify(path.join(REPO, 'src/pipeline/index.ts'))};
+      const k = process.argv[3];
+      await Promise.all(Array.from({ length: ${perChild} }, (_, i) => appendSummaryRun(process.argv[2], {
+        id: 'p' + k + '-' + i, createdAt: new Date().toISOString(), status: 'ok', summary: 's', provider: 'test',
+        model: 'm', inputTokens: 1, outputTokens: 1, ms: 1,
+      })));
+    `;
+    const scriptPath = path.join(s, 'append.mts');
+    fs.writeFileSync(scriptPath, script);
+    await Promise.all(
+      Array.from(
+        { length: children },
+        (_, k) =>
+          new Promise<void>((resolve, reject) => {
+            const p = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', scriptPath, r!.metaPath!, String(k)], { cwd: REPO });
+            let err = '';
+            p.stderr.on('data', (d) => (err += d));
+            p.on('close', (code) => (code === 0 ? resolve() : reject(new Error(err))));
+          }),
+      ),
+    );
+    const meta = await readMeta(r!.metaPath!);
+    const want = Array.from({ length: children }, (_, k) => Array.from({ length: perChild }, (_, i) => `p${k}-${i}`)).flat();
+    expect(meta.summaryRuns.map((x) => x.id).sort()).toEqual(want.sort());
+    // no lock or temp file is left behind
+    expect(fs.readdirSync(path.dirname(r!.metaPath!)).filter((f) => f.startsWith('.'))).toEqual([]);
+  }, 120_000);
+
+  it('breaks a lock left by a crashed process', async () => {
+    const s = tmpSession();
+    const r = await guardLargeResult(WORDS, { sessionPath: s });
+    const lock = path.join(path.dirname(r!.metaPath!), `.${path.basename(r!.metaPath!)}.lock`);
+    fs.writeFileSync(lock, '99999\n');
+    const old = new Date(Date.now() - 60_000);
+    fs.utimesSync(lock, old, old);
+    await appendSummaryRun(r!.metaPath!, {
+      id: 'after-crash', createdAt: new Date().toISOString(), status: 'ok', summary: 's', provider: 'test',
+      model: 'm', inputTokens: 1, outputTokens: 1, ms: 1,
+    });
+    expect((await readMeta(r!.metaPath!)).summaryRuns.map((x) => x.id)).toEqual(['after-crash']);
+    expect(fs.existsSync(lock)).toBe(false);
+  });
+});
+
 describe('restore refuses what it cannot prove', () => {
   it('detects a damaged asset and a damaged payload', async () => {
     const s = tmpSession();
