@@ -30,6 +30,8 @@ export const appPaths = (env: NodeJS.ProcessEnv = process.env) => {
     scratch: path.join(root, 'scratch'),
     /** User prompt templates (`<name>.md`). */
     templates: path.join(root, 'templates'),
+    /** Summary runs made on read-only imported payloads, which have no sidecar to hold them (`<payload id>.jsonl`). */
+    summaryRuns: path.join(root, 'summary-runs'),
     /** Saved projection specs per tool (`<tool>.json`). */
     projections: path.join(root, 'projections'),
     config: path.join(root, 'config.json'),

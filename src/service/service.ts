@@ -318,6 +318,49 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
   const env = opts.env ?? process.env;
   const baseEnv: NodeJS.ProcessEnv = opts.appDataDir ? { ...env, SPILLWAY_HOME: path.resolve(opts.appDataDir) } : env;
   const paths = appPaths(baseEnv);
+
+  /** Payload ids are opaque, URL-safe hashes; anything else never becomes a file name. */
+  const runsFileFor = (payloadId: string) => {
+    if (!/^[A-Za-z0-9_-]{1,200}$/.test(payloadId)) throw new ServiceError('BAD_REQUEST', `bad payload id ${JSON.stringify(payloadId)}`);
+    return path.join(paths.summaryRuns, `${payloadId}.jsonl`);
+  };
+  /** One JSON line per run; a single O_APPEND write of a line is atomic and never rewrites earlier runs. */
+  const keepImportedRun = async (payloadId: string, run: SummaryRun) => {
+    const file = runsFileFor(payloadId);
+    await fs.promises.mkdir(paths.summaryRuns, { recursive: true });
+    await fs.promises.appendFile(file, JSON.stringify(run) + '\n', { flag: 'a' });
+  };
+  /** After a scan (a rebuilt database included), put kept runs back into the index. */
+  const restoreImportedRuns = async (index: SpillIndex) => {
+    let files: string[];
+    try {
+      files = await fs.promises.readdir(paths.summaryRuns);
+    } catch {
+      return;
+    }
+    for (const f of files) {
+      if (!f.endsWith('.jsonl')) continue;
+      const payloadId = f.slice(0, -'.jsonl'.length);
+      let text: string;
+      try {
+        text = await fs.promises.readFile(runsFileFor(payloadId), 'utf8');
+      } catch {
+        continue;
+      }
+      const known = new Set(index.summaryRuns(payloadId).map((run) => run.id));
+      for (const line of text.split('\n')) {
+        if (!line.trim()) continue;
+        try {
+          const run = JSON.parse(line) as SummaryRun;
+          if (!known.has(run.id)) index.addSummaryRun(payloadId, run);
+        } catch (err) {
+          // The payload is gone (its transcript was deleted): keep the file, it may come back.
+          if (err instanceof IndexError && err.code === 'NOT_FOUND') break;
+          warn(`skipped a damaged summary run in ${f}: ${(err as Error).message}`);
+        }
+      }
+    }
+  };
   const dbPath = path.resolve(opts.dbPath ?? paths.db);
   const transport = opts.transport;
   const trustDropped = opts.trustDroppedPaths ?? transport === 'electron';
@@ -377,7 +420,10 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
     for (const r of index.listRoots()) allowRootArea(r);
     if (opts.watch ?? true) state.stopWatch = await index.watch();
     if (opts.scanOnStart ?? true) {
-      void index.scan().catch((err: unknown) => warn(`initial scan failed: ${(err as Error).message}`));
+      void index
+        .scan()
+        .then(() => restoreImportedRuns(index))
+        .catch((err: unknown) => warn(`initial scan failed: ${(err as Error).message}`));
     }
   })();
   // Callers see a failed start through every method; do not crash on an unobserved rejection.
@@ -512,6 +558,7 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       const { rootId } = validateRequest('reindex', req);
       const index = await idx();
       const r = await index.scan({ rootId });
+      await restoreImportedRuns(index);
       const stats: IndexStats = { sessions: r.sessions, payloads: r.payloads, assets: r.assets, bytes: r.bytes, seconds: r.seconds };
       return stats;
     },
@@ -743,7 +790,8 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
           error: err instanceof Error ? err.message : String(err),
         };
       }
-      // The sidecar is the record (Spillway sessions); the index makes the run searchable now.
+      // The sidecar is the record (Spillway sessions); imported read-only sessions have none, so
+      // their runs go to app data. Either way the index can be rebuilt without losing a run.
       const metaPath = detail.meta && detail.path ? metaPathOf(detail) : undefined;
       if (metaPath) {
         try {
@@ -752,6 +800,10 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
         } catch (err) {
           warn(`could not append the run to ${metaPath}: ${(err as Error).message}`);
         }
+      } else {
+        await keepImportedRun(r.payloadId, run).catch((err: unknown) =>
+          warn(`could not keep the run for ${r.payloadId}: ${(err as Error).message}`),
+        );
       }
       index.addSummaryRun(r.payloadId, run);
       emitter.emit('onDidSummarize', { payloadId: r.payloadId, run });

@@ -422,3 +422,44 @@ function findPng(): string {
   }
   throw new Error('no png in node_modules');
 }
+
+describe('summary runs on read-only imported sessions', () => {
+  it('survive deleting and rebuilding the database (kept in app data, not only in SQLite)', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-svc-runs-'));
+    const appData = path.join(dir, 'home');
+    const projects = path.join(dir, 'projects');
+    const fixture = path.resolve('..', 'shared', 'fixtures', 'agent-sessions', 'claude-code', 'projects', 'sample-project');
+    fs.cpSync(fixture, path.join(projects, 'sample-project'), { recursive: true });
+    const open = async () => {
+      const s = createInspectorService({ appDataDir: appData, roots: [projects], transport: 'http', watch: false });
+      await s.ready;
+      return s;
+    };
+    let s = await open();
+    try {
+      const rootId = (await s.listRoots({})).find((r) => r.path === fs.realpathSync(projects))!.id;
+      await s.reindex({ rootId });
+      const { rows } = await s.listPayloads({ rootId, sort: { field: 'tokens', dir: 'desc' }, limit: 1 });
+      const id = rows[0]!.id;
+      expect((await s.getPayload({ id })).meta).toBeNull(); // imported: no sidecar to write the run into
+      const run = await s.summarize({ payloadId: id, focus: 'errors', provider: 'structural' });
+      expect(run.status).toBe('ok');
+      const dbPath = s.dbPath;
+      await s.close();
+      for (const f of fs.readdirSync(path.dirname(dbPath))) if (f.startsWith(path.basename(dbPath))) fs.rmSync(path.join(path.dirname(dbPath), f));
+      s = await open();
+      const again = await until(async () => {
+        const d = await s.getPayload({ id }).catch(() => undefined);
+        return d && d.summaryRuns.length > 0 ? d : undefined;
+      }, 30_000);
+      expect(again.summaryRuns.map((r) => [r.id, r.summary, r.focus])).toEqual([[run.id, run.summary, 'errors']]);
+      expect(again.row.summaryCount).toBe(1);
+      // a second rebuild does not duplicate it
+      await s.reindex({ rootId });
+      expect((await s.getPayload({ id })).summaryRuns).toHaveLength(1);
+    } finally {
+      await s.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
