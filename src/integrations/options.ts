@@ -1,6 +1,6 @@
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import type { SummarizeHook } from '../pipeline/index.js';
-import { createSummarizer, type ProviderName } from '../summarize/index.js';
+import { createSummarizer, isProviderName, PROVIDER_NAMES, type ProviderName } from '../summarize/index.js';
 
 /** Options shared by `spillway mcp` and `spillway hook`. */
 export interface GuardCliOptions {
@@ -14,10 +14,14 @@ export interface GuardCliOptions {
   focusArg?: string;
 }
 
-function positiveInt(name: string) {
+/**
+ * A commander parser for whole numbers > 0. It throws commander's InvalidArgumentError, so a bad
+ * value is a usage error (message, exit 2) in every verb.
+ */
+export function positiveInt(flag: string) {
   return (v: string): number => {
     const n = Number(v);
-    if (!Number.isInteger(n) || n <= 0) throw new Error(`${name} must be a positive whole number of tokens, got ${JSON.stringify(v)}`);
+    if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`${flag} must be a positive whole number, got ${JSON.stringify(v)}.`);
     return n;
   };
 }
@@ -34,12 +38,19 @@ export function addGuardOptions(cmd: Command): Command {
     .option('--focus-arg <name>', 'a tool argument that carries the caller\'s focus (intent)');
 }
 
+/** The default provider: SPILLWAY_SUMMARIZER, else the offline structural one. */
+export function defaultProvider(env: NodeJS.ProcessEnv = process.env): ProviderName {
+  const p = env.SPILLWAY_SUMMARIZER;
+  return isProviderName(p) ? p : 'structural';
+}
+
 /**
- * The summarizer the options ask for. Default: the offline structural summarizer (no network, no key);
- * `none` gives the guard's preview instead.
+ * The summarizer the flags ask for (`--summarizer`/`--provider`, `--model`, `--template`), shared by
+ * `guard`, `mcp` and `hook`. Default: `defaultProvider()`; `none` gives the guard's preview instead.
  */
-export function loadSummarizer(o: GuardCliOptions): SummarizeHook | undefined {
-  const provider = o.summarizer ?? o.provider ?? 'structural';
-  if (provider === 'none' || provider === 'off') return undefined;
-  return createSummarizer({ provider: provider as ProviderName, model: o.model, template: o.template });
+export function loadSummarizer(o: Pick<GuardCliOptions, 'summarizer' | 'provider' | 'model' | 'template'>): SummarizeHook | undefined {
+  const name = o.summarizer ?? o.provider ?? defaultProvider();
+  if (name === 'none' || name === 'off') return undefined;
+  if (!isProviderName(name)) throw new Error(`unknown summarizer ${JSON.stringify(name)}: use ${PROVIDER_NAMES.join(', ')} or none`);
+  return createSummarizer({ provider: name, model: o.model, template: o.template });
 }

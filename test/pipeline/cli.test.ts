@@ -66,6 +66,15 @@ describe('spillway guard / restore', () => {
     expect(cli(['guard', '--session', s, '--strategy', 'magic'], 'x').code).toBe(2);
     expect(cli(['guard'], 'x').code).toBe(2); // --session is required
     expect(cli(['guard', path.join(s, 'missing.txt'), '--session', s]).code).toBe(2);
+    // the verbs share one number parser: a bad number is a usage error everywhere, named in the message
+    for (const verb of [['mcp', '--limit', 'lots', '--', 'true'], ['hook', 'claude-code', '--context-window', '-5'], ['summarize', '-', '--timeout', '0']]) {
+      const r = cli(verb, '');
+      expect(r.code, verb.join(' ')).toBe(2);
+      expect(r.stderr).toMatch(/must be a positive whole number/);
+    }
+    const bogus = cli(['guard', '--session', s, '--summarizer', 'bogus', '--limit', '5'], 'word '.repeat(100));
+    expect(bogus.code).not.toBe(0);
+    expect(bogus.stderr).toMatch(/unknown summarizer "bogus"/);
   });
 
   it('restore of something that is not a spilled payload fails with a message', () => {

@@ -10,8 +10,8 @@ import {
   type GuardResult,
   type Profile,
   type StrategyName,
-  type SummarizeHook,
 } from '../../pipeline/index.js';
+import { loadSummarizer, positiveInt } from '../../integrations/options.js';
 
 export interface GuardCommandOptions {
   session: string;
@@ -23,8 +23,10 @@ export interface GuardCommandOptions {
   profile?: Profile;
   strategy?: StrategyName;
   json?: boolean;
-  // --summarizer / --provider / --model are added by the summaries work (see summarizerFor).
-  [flag: string]: unknown;
+  summarizer?: string;
+  provider?: string;
+  model?: string;
+  template?: string;
 }
 
 /** A usage error: the CLI prints it and exits 2. */
@@ -34,14 +36,6 @@ export class UsageError extends Error {
     super(message);
     this.name = 'UsageError';
   }
-}
-
-function positiveInt(flag: string) {
-  return (v: string): number => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`${flag} must be a positive whole number of tokens.`);
-    return n;
-  };
 }
 
 function oneOf<T extends string>(flag: string, allowed: readonly T[]) {
@@ -55,10 +49,6 @@ function oneOf<T extends string>(flag: string, allowed: readonly T[]) {
  * The summarize hook for `spillway guard`. Extension point: the summaries work registers
  * `--summarizer/--provider/--model` on the command (see {@link register}) and builds the hook here.
  */
-export let summarizerFor: (opts: GuardCommandOptions) => SummarizeHook | undefined = () => undefined;
-export function setGuardSummarizerFactory(f: typeof summarizerFor): void {
-  summarizerFor = f;
-}
 
 async function readInput(file: string | undefined): Promise<Buffer> {
   if (file === undefined || file === '-') {
@@ -109,7 +99,7 @@ export async function runGuard(file: string | undefined, opts: GuardCommandOptio
     contextWindowTokens: opts.contextWindow,
     profile: opts.profile,
     strategy: opts.strategy,
-    summarize: summarizerFor(opts),
+    summarize: loadSummarizer(opts),
   };
   const result = await guardLargeResult(data, options);
   if (opts.json) {
@@ -138,6 +128,10 @@ export function register(program: Command): void {
     .option('--context-window <tokens>', 'context window; limit = max(2000, min(limit, 10% of it))', positiveInt('--context-window'))
     .option('--profile <profile>', `tokenizer family: ${PROFILES.join(', ')}`, oneOf('--profile', PROFILES))
     .option('--strategy <name>', `estimation strategy: ${ALL_STRATEGIES.join(', ')}`, oneOf('--strategy', ALL_STRATEGIES))
+    .option('--summarizer <provider>', 'summarize spilled results with: structural, anthropic, openai, or none (a preview); default $SPILLWAY_SUMMARIZER or structural')
+    .option('--provider <provider>', 'same as --summarizer')
+    .option('--model <model>', "the summarizer's model")
+    .option('--template <name>', 'summary prompt template')
     .option('--json', 'print one JSON object: action, message, estimate, payloadPath, linkedPath, assets')
     .addHelpText(
       'after',

@@ -1,15 +1,14 @@
 import fs from 'node:fs/promises';
-import { InvalidArgumentError, type Command } from 'commander';
-import { appPaths, MAX_SUMMARY_OUTPUT_TOKENS, type SummarizeHook } from '../../pipeline/index.js';
+import type { Command } from 'commander';
+import { appPaths, MAX_SUMMARY_OUTPUT_TOKENS } from '../../pipeline/index.js';
 import {
   createSummarizer,
   isProviderName,
   listProviders,
   listTemplates,
   PROVIDER_NAMES,
-  type ProviderName,
 } from '../../summarize/index.js';
-import { setGuardSummarizerFactory, type GuardCommandOptions } from './guard.js';
+import { defaultProvider, positiveInt } from '../../integrations/options.js';
 
 interface SummarizeCliOptions {
   focus?: string;
@@ -22,20 +21,6 @@ interface SummarizeCliOptions {
   json?: boolean;
   listProviders?: boolean;
   listTemplates?: boolean;
-}
-
-function positiveInt(flag: string) {
-  return (v: string): number => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError(`${flag} must be a positive whole number.`);
-    return n;
-  };
-}
-
-/** The default provider: SPILLWAY_SUMMARIZER, else the offline structural one. */
-export function defaultProvider(env: NodeJS.ProcessEnv = process.env): ProviderName {
-  const p = env.SPILLWAY_SUMMARIZER;
-  return isProviderName(p) ? p : 'structural';
 }
 
 async function readText(file: string): Promise<string> {
@@ -98,15 +83,6 @@ export async function runSummarize(file: string | undefined, o: SummarizeCliOpti
   }
 }
 
-/** `spillway guard --summarizer …`: the guard CLI takes a summarizer the same way. */
-function guardSummarizer(opts: GuardCommandOptions): SummarizeHook | undefined {
-  // Same default as `summarize` and the MCP proxy: the offline structural digest beats a bare preview.
-  const name = (opts.summarizer ?? opts.provider ?? defaultProvider()) as string;
-  if (name === 'none' || name === 'off') return undefined;
-  if (!isProviderName(name)) throw new Error(`unknown summarizer ${JSON.stringify(name)}: use ${PROVIDER_NAMES.join(', ')} or none`);
-  return createSummarizer({ provider: name, model: opts.model as string | undefined, template: opts.template as string | undefined });
-}
-
 export function register(program: Command): void {
   program
     .command('summarize')
@@ -125,15 +101,4 @@ export function register(program: Command): void {
     .action(async (file: string | undefined, o: SummarizeCliOptions) => {
       await runSummarize(file, o);
     });
-
-  // The guard verb takes a summarizer the same way (registered before this one).
-  const guard = program.commands.find((c) => c.name() === 'guard');
-  if (guard && !guard.options.some((opt) => opt.long === '--summarizer')) {
-    guard
-      .option('--summarizer <provider>', 'summarize spilled results with: structural, anthropic, openai, or none (a preview); default $SPILLWAY_SUMMARIZER or structural')
-      .option('--provider <provider>', 'same as --summarizer')
-      .option('--model <model>', "the summarizer's model")
-      .option('--template <name>', 'summary prompt template');
-    setGuardSummarizerFactory(guardSummarizer);
-  }
 }
