@@ -6,6 +6,7 @@ import {
   MAX_MESSAGE_CHARS,
   PREVIEW_CHARS,
   sanitizeToolName,
+  truncate,
   type GuardOptions,
   type GuardResult,
   type SummarizeHook,
@@ -137,10 +138,6 @@ function intentOf(input: unknown, focusArg: string | undefined): string | undefi
   return undefined;
 }
 
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
-}
-
 export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOptions): Promise<ClaudeCodeHookOutcome> {
   let input: ClaudeCodeHookInput;
   try {
@@ -180,9 +177,9 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
     // The guard never throws by contract; if it does, the model still gets a bounded message, not the payload.
     const why = err instanceof Error ? err.message : String(err);
     const preview = typeof result === 'string' ? result : (JSON.stringify(result) ?? '');
-    message = `Spillway: this ${toolName} result was too large for the context and could not be saved (${clip(why, 300)}). Preview:\n${clip(preview, PREVIEW_CHARS)}`;
+    message = `Spillway: this ${toolName} result was too large for the context and could not be saved (${truncate(why, 300)}). Preview:\n${truncate(preview, PREVIEW_CHARS)}`;
   }
-  message = clip(message, MAX_MESSAGE_CHARS);
+  message = truncate(message, MAX_MESSAGE_CHARS);
   const isMcp = toolName.startsWith('mcp__');
   const output: ClaudeCodeHookOutput = { hookSpecificOutput: { hookEventName: 'PostToolUse', updatedToolOutput: message } };
   if (isMcp) {

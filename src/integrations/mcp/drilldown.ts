@@ -12,7 +12,7 @@ import {
   type HandleQuery,
   type PutReceipt,
 } from '../../compress/index.js';
-import { appPaths, classifyLongResponseFile, isInside, LONG_RESPONSES_DIR, MAX_MESSAGE_CHARS, META_SUFFIX, PathEscapeError, type GuardResult } from '../../pipeline/index.js';
+import { appPaths, classifyLongResponseFile, isInside, LONG_RESPONSES_DIR, MAX_MESSAGE_CHARS, META_SUFFIX, PathEscapeError, safeCut, type GuardResult } from '../../pipeline/index.js';
 import type { LocalTools } from './proxy.js';
 
 /**
@@ -137,7 +137,7 @@ function text(t: string, isError = false): Obj {
 }
 
 function clip(t: string, max = MAX_DRILLDOWN_CHARS): { text: string; cut: boolean } {
-  return t.length <= max ? { text: t, cut: false } : { text: t.slice(0, max), cut: true };
+  return t.length <= max ? { text: t, cut: false } : { text: t.slice(0, safeCut(t, max)), cut: true };
 }
 
 function intArg(args: Obj, name: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {

@@ -1,4 +1,4 @@
-import { MAX_MESSAGE_CHARS, PREVIEW_CHARS } from '../../pipeline/index.js';
+import { MAX_MESSAGE_CHARS, PREVIEW_CHARS, truncate } from '../../pipeline/index.js';
 import type { GuardOptions, GuardResult, SummarizeHook } from '../../pipeline/index.js';
 import { STRUCTURED_EXTRA_BUDGET_CHARS, shrinkStructured, type Validate } from './structured.js';
 
@@ -36,10 +36,6 @@ export interface GuardDeps {
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function clip(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, Math.max(0, max - 1))}…`;
-}
-
 function previewOf(result: Obj): string {
   const blocks = Array.isArray(result.content) ? result.content : [];
   const texts = blocks.filter((b): b is Obj => isObj(b) && b.type === 'text' && typeof b.text === 'string').map((b) => b.text as string);
@@ -51,7 +47,7 @@ function previewOf(result: Obj): string {
       text = '';
     }
   }
-  return clip(text, PREVIEW_CHARS);
+  return truncate(text, PREVIEW_CHARS);
 }
 
 /** The JSON a projection spec is written against: what the model reads (a text block that is JSON), else structuredContent. */
@@ -114,7 +110,7 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
   } else {
     message =
       `Spillway: the result of ${ctx.toolName} was too large for the context and could not be saved ` +
-      `(${clip(failure ?? 'unknown error', 300)}). Preview:\n${previewOf(result)}`;
+      `(${truncate(failure ?? 'unknown error', 300)}). Preview:\n${previewOf(result)}`;
   }
 
   if (ctx.project) {
@@ -129,7 +125,7 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
       deps.log(`projection failed on ${ctx.toolName}: ${err instanceof Error ? err.message : String(err)}`);
     }
   }
-  message = clip(message, MAX_MESSAGE_CHARS);
+  message = truncate(message, MAX_MESSAGE_CHARS);
 
   const out: Obj = { content: [{ type: 'text', text: message }] };
   if (result.isError === true) out.isError = true;
