@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
@@ -44,6 +45,22 @@ describe('guardToolResult', () => {
     expect(text).toContain('INFO line 1:');
     expect(text.length).toBeLessThanOrEqual(MAX_MESSAGE_CHARS);
     expect(logs.join('\n')).toMatch(/ENOTDIR/);
+  });
+
+  it('the could-not-save preview never carries base64 (an image result whose session cannot be made)', async () => {
+    const file = path.join(tmpDir(), 'a-file');
+    fs.writeFileSync(file, '');
+    const b64 = crypto.randomBytes(120_000).toString('base64');
+    const out = await guardToolResult(
+      { content: [{ type: 'image', data: b64, mimeType: 'image/png' }], structuredContent: { shot: b64 } },
+      { toolName: 'screenshot' },
+      { guard: guardLargeResult, session: async () => fs.promises.mkdir(path.join(file, 's'), { recursive: true }).then(() => ''), log: () => {} },
+    );
+    const text = (out!.content as Array<{ text: string }>)[0]!.text;
+    expect(text).toMatch(/could not be saved/);
+    expect(text).not.toContain(b64.slice(0, 200));
+    expect(text).not.toMatch(/[A-Za-z0-9+/]{200}/);
+    expect(text.length).toBeLessThanOrEqual(MAX_MESSAGE_CHARS);
   });
 
   it('passes a result under the limit (null)', async () => {

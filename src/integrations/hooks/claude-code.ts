@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   appPaths,
+  buildPreview,
   resolveLimit,
   MAX_MESSAGE_CHARS,
   PREVIEW_CHARS,
@@ -177,7 +178,7 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
     // The guard never throws by contract; if it does, the model still gets a bounded message, not the payload.
     const why = err instanceof Error ? err.message : String(err);
     const preview = typeof result === 'string' ? result : (JSON.stringify(result) ?? '');
-    message = `Spillway: this ${toolName} result was too large for the context and could not be saved (${truncate(why, 300)}). Preview:\n${truncate(preview, PREVIEW_CHARS)}`;
+    message = `Spillway: this ${toolName} result was too large for the context and could not be saved (${truncate(why, 300)}). Preview:\n${buildPreview(preview, undefined, PREVIEW_CHARS)}`;
   }
   message = truncate(message, MAX_MESSAGE_CHARS);
   const isMcp = toolName.startsWith('mcp__');

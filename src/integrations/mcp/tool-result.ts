@@ -1,4 +1,4 @@
-import { MAX_MESSAGE_CHARS, PREVIEW_CHARS, truncate } from '../../pipeline/index.js';
+import { buildPreview, MAX_MESSAGE_CHARS, PREVIEW_CHARS, truncate } from '../../pipeline/index.js';
 import type { GuardOptions, GuardResult, SummarizeHook } from '../../pipeline/index.js';
 import { STRUCTURED_EXTRA_BUDGET_CHARS, shrinkStructured, type Validate } from './structured.js';
 
@@ -47,7 +47,8 @@ function previewOf(result: Obj): string {
       text = '';
     }
   }
-  return truncate(text, PREVIEW_CHARS);
+  // The guard's own preview: structure first, base64 masked, never a split surrogate pair.
+  return buildPreview(text, undefined, PREVIEW_CHARS);
 }
 
 /** The JSON a projection spec is written against: what the model reads (a text block that is JSON), else structuredContent. */
