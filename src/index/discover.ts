@@ -48,6 +48,40 @@ export interface Discovery {
   sessions: Map<string, SessionRef>;
 }
 
+/** A file whose size and mtime the walk left for the reader to take from the open file (fstat). */
+export const STAT_PENDING = -1;
+
+/** Record what the reader's fstat saw (only for a file the walk did not stat). */
+export function fillStat(f: FileStat, size: number | undefined, mtimeMs: number | undefined): void {
+  if (f.size === STAT_PENDING && size !== undefined && mtimeMs !== undefined) {
+    f.size = size;
+    f.mtimeMs = mtimeMs;
+  }
+}
+
+/** lstat one file the walk left unstat'ed (size stays STAT_PENDING if it is gone). */
+export function ensureStat(f: FileStat): FileStat {
+  if (f.size === STAT_PENDING) {
+    const st = statFile(f.path);
+    if (st) fillStat(f, st.size, st.mtimeMs);
+  }
+  return f;
+}
+
+/** lstat the files the reader did not open; files gone since the walk are dropped. */
+export function completeStats(files: FileStat[]): FileStat[] {
+  if (!files.some((f) => f.size === STAT_PENDING)) return files;
+  const out: FileStat[] = [];
+  for (const f of files) {
+    if (f.size !== STAT_PENDING) out.push(f);
+    else {
+      const st = statFile(f.path);
+      if (st) out.push(st);
+    }
+  }
+  return out;
+}
+
 export function fingerprint(files: FileStat[]): string {
   return files
     .map((f) => `${path.basename(f.path)}:${f.size}:${Math.floor(f.mtimeMs)}`)
@@ -196,27 +230,35 @@ export async function discover(o: DiscoverOptions): Promise<Discovery> {
     const sp = sessionPaths(dir);
     const session: SessionRef = { path: sp.session, name, kind: 'spillway', readOnly: false };
     out.sessions.set(sp.session, session);
-    let names: string[];
+    let entries: fs.Dirent[];
     try {
       // A long_responses/ that is a symlink could lead anywhere: not followed.
       if (!fs.lstatSync(sp.longResponses).isDirectory()) return;
-      names = fs.readdirSync(sp.longResponses);
+      entries = fs.readdirSync(sp.longResponses, { withFileTypes: true });
     } catch {
       return;
     }
     const groups = new Map<string, FileStat[]>();
-    for (const n of names) {
-      const c = classifyLongResponseFile(n);
+    for (const e of entries) {
+      // Symlinks and folders are never payloads (the reader opens with O_NOFOLLOW as well).
+      if (!e.isFile()) continue;
+      const c = classifyLongResponseFile(e.name);
       if (!c || (onlyStem && c.stem !== onlyStem)) continue;
-      const st = statFile(path.join(sp.longResponses, n));
-      if (!st) continue;
       let g = groups.get(c.stem);
       if (!g) groups.set(c.stem, (g = []));
-      g.push(st);
-      await o.yielder.maybe();
+      g.push({ path: path.join(sp.longResponses, e.name), size: STAT_PENDING, mtimeMs: STAT_PENDING });
     }
-    for (const [stem, files] of groups) {
-      out.units.push({ key: path.join(sp.longResponses, stem), kind: 'spillway', session, files, stem });
+    for (const [stem, pending] of groups) {
+      const key = path.join(sp.longResponses, stem);
+      let files = pending;
+      // A unit seen before is compared by size and mtime, so stat it now. A new one is read
+      // anyway: its reader takes size and mtime from the files it opens (no stat twice).
+      if (o.known?.has(key)) {
+        files = completeStats(pending);
+        if (!files.length) continue;
+        await o.yielder.maybe();
+      }
+      out.units.push({ key, kind: 'spillway', session, files, stem });
     }
   };
 

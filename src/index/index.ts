@@ -36,8 +36,9 @@ import type {
   WasteReportRequest,
 } from '../service/contract.js';
 import type { Statement } from 'better-sqlite3';
+import { BulkWriter, type BulkRows } from './bulk.js';
 import { type DB, openDatabase } from './db.js';
-import { type Discovery, type RootKind, type Unit, type UnitKind, detectRootKind, discover, fingerprint, claudeToolResultsDir } from './discover.js';
+import { type Discovery, type RootKind, type Unit, type UnitKind, completeStats, detectRootKind, discover, fingerprint, claudeToolResultsDir } from './discover.js';
 import { importClaude, importCodex, importGemini, readImportedText } from './importers.js';
 import type { PayloadRecord, SourceLocation, UnitResult } from './record.js';
 import { readMeta, readSpillwayUnit } from './spillway.js';
@@ -74,6 +75,63 @@ const MAX_CACHED_STATEMENTS = 256;
 const SCAN_COMMIT_MS = 1_000;
 /** Longest summary text kept in the summary full-text index per run. */
 const MAX_SUMMARY_FTS_CHARS = 32 * 1024;
+/** New units in one scan from which the bulk writer (a worker thread) pays off over its start-up. */
+export const BULK_MIN_UNITS = 256;
+/** Payload rows per bulk batch (one transaction in the worker; a few ms of FTS5 work). */
+const BULK_BATCH_PAYLOADS = 128;
+/** Batches queued to the worker before the reader waits: bounds memory, keeps both threads busy. */
+const BULK_MAX_IN_FLIGHT = 4;
+
+const INSERT_SOURCE_SQL = 'INSERT INTO sources (id, root_id, session_id, key, fingerprint, hash, kind) VALUES (?, ?, ?, ?, ?, ?, ?)';
+const INSERT_PAYLOAD_SQL = `INSERT INTO payloads (rowid, id, source_id, session_id, root_id, tool, created_at, bytes, tokens, action, kind, asset_count,
+    input_excerpt, input_json, intent, t_chars4, t_craft_density, t_calibrated, t_o200k, t_cl100k, t_claude,
+    path, linked_path, meta_path, message, binary, lines, source_json, b64_runs, b64_chars, b64_tokens)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const INSERT_ASSET_SQL =
+  'INSERT INTO assets (payload_rowid, sha256, mime, bytes, path, rel_path, json_path, source, sniffed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
+const INSERT_FTS_SQL = 'INSERT INTO payload_fts (rowid, tool, input, body) VALUES (?, ?, ?, ?)';
+
+/** The payload row's values, in INSERT_PAYLOAD_SQL's order (`rowid` null: SQLite picks one). */
+function payloadValues(rowid: number | null, rootId: string, sessionId: string, sourceId: number, rec: PayloadRecord, excerpt: string | null): unknown[] {
+  const e = rec.estimates;
+  return [
+    rowid,
+    rec.id,
+    sourceId,
+    sessionId,
+    rootId,
+    rec.tool,
+    rec.createdAt,
+    rec.bytes,
+    rec.tokens,
+    rec.action,
+    rec.kind,
+    rec.assets.length,
+    excerpt,
+    inputJson(rec.input),
+    rec.intent ?? null,
+    e.chars4 ?? null,
+    e['craft-density'] ?? null,
+    e.calibrated ?? null,
+    e.o200k ?? null,
+    e.cl100k ?? null,
+    e.claude ?? null,
+    rec.path,
+    rec.linkedPath ?? null,
+    rec.metaPath ?? null,
+    rec.message ?? null,
+    rec.binary ? 1 : 0,
+    rec.lines ?? null,
+    rec.source ? JSON.stringify(rec.source) : null,
+    rec.b64.runs,
+    rec.b64.chars,
+    rec.b64.tokens,
+  ];
+}
+
+function assetValues(rowid: number, a: AssetRef): unknown[] {
+  return [rowid, a.sha256, a.mimeType, a.bytes, a.path, a.relPath, a.jsonPath, a.source, a.sniffed ? 1 : 0];
+}
 
 /** Events the index emits; `event` and `payload` match the contract's InspectorEvents. */
 export type IndexEvent =
@@ -86,6 +144,12 @@ export interface OpenIndexOptions {
   onEvent?: (e: IndexEvent) => void;
   /** Debounce for watch events before a scoped re-scan. Default 40 ms. */
   watchDebounceMs?: number;
+  /**
+   * A scan with at least this many new units (payload groups, transcripts) writes them from a
+   * worker thread while the main thread reads on (see bulk.ts). Default BULK_MIN_UNITS;
+   * `Infinity` keeps every write on the main thread.
+   */
+  bulkMinUnits?: number;
 }
 
 export interface ScanOptions {
@@ -217,12 +281,16 @@ export class SpillIndex {
   private watcher?: Watcher;
   private closed = false;
   private readonly watchDebounceMs: number;
+  private readonly bulkMinUnits: number;
+  /** Bulk writers still checkpointing after their scan. */
+  private readonly finishing = new Set<Promise<void>>();
 
   constructor(opts: OpenIndexOptions) {
     this.dbPath = opts.dbPath === ':memory:' ? opts.dbPath : path.resolve(opts.dbPath);
     this.db = openDatabase(this.dbPath, this.warnings);
     this.onEvent = opts.onEvent;
     this.watchDebounceMs = opts.watchDebounceMs ?? 40;
+    this.bulkMinUnits = opts.bulkMinUnits ?? BULK_MIN_UNITS;
   }
 
   /**
@@ -458,11 +526,17 @@ export class SpillIndex {
 
     const seen = new Set<string>();
     const touchFp = this.q('UPDATE sources SET fingerprint = ? WHERE id = ?');
+    // Units never indexed before go last, and in bulk through a worker when there are many.
+    const fresh: Unit[] = [];
     for (const unit of disc.units) {
       seen.add(unit.key);
+      const ex = known.get(unit.key);
+      if (!ex) {
+        fresh.push(unit);
+        continue;
+      }
       const sessionId = stableId('s', unit.session.path);
       const fp = fingerprint(unit.files);
-      const ex = known.get(unit.key);
       done++;
       if (ex && ex.fingerprint === fp && ex.session_id === sessionId) {
         res.unchanged++;
@@ -491,6 +565,11 @@ export class SpillIndex {
       }
       if (yielder.due) await yielder.now();
     }
+    if (fresh.length) {
+      await this.indexFresh(root.id, fresh, res, touched, yielder, begin, commit, () => {
+        done++;
+      });
+    }
 
     // Whatever was known in this scope and not seen is gone.
     begin();
@@ -515,6 +594,128 @@ export class SpillIndex {
     this.q('UPDATE roots SET last_scan_at = ? WHERE id = ?').run(new Date().toISOString(), root.id);
     commit();
     progress();
+  }
+
+  /**
+   * Index units that have no source row yet. With many of them (a first index, a rebuild) the
+   * rows go to a bulk writer thread in batches while this thread reads the next units; a unit
+   * that is more than plain inserts (an id already taken, summary runs to merge) and any batch
+   * the worker did not commit are written here afterwards.
+   */
+  private async indexFresh(
+    rootId: string,
+    units: Unit[],
+    res: ScanResult,
+    touched: Set<string>,
+    yielder: Yielder,
+    begin: () => void,
+    commit: () => void,
+    onDone: () => void,
+  ): Promise<void> {
+    type Item = { unit: Unit; sessionId: string; fp: string; result: UnitResult };
+    const onMain = (it: Item) => {
+      begin();
+      this.replaceSource(rootId, it.sessionId, it.unit, it.fp, it.result, undefined);
+    };
+    let bulk: BulkWriter<Item[]> | null = null;
+    if (this.dbPath !== ':memory:' && units.length >= this.bulkMinUnits) {
+      try {
+        commit(); // the worker needs the write lock
+        bulk = new BulkWriter<Item[]>(
+          this.dbPath,
+          { source: INSERT_SOURCE_SQL, payload: INSERT_PAYLOAD_SQL, asset: INSERT_ASSET_SQL, fts: INSERT_FTS_SQL },
+          { commitMs: SCAN_COMMIT_MS },
+        );
+      } catch (err) {
+        res.warnings.push(`bulk writer unavailable, indexing on the main thread: ${(err as Error).message}`);
+        bulk = null;
+      }
+    }
+    if (bulk) {
+      // The worker checkpoints once at the end; this connection must not do it on the way.
+      this.db.pragma('wal_autocheckpoint = 0');
+    }
+    const later: Item[] = [];
+    const ids = new Set<string>();
+    let nextSource = 0;
+    let nextRowid = 0;
+    if (bulk) {
+      nextSource = (this.q('SELECT coalesce(max(id), 0) AS n FROM sources').get() as { n: number }).n + 1;
+      nextRowid = (this.q('SELECT coalesce(max(rowid), 0) AS n FROM payloads').get() as { n: number }).n + 1;
+    }
+    const taken = this.q(
+      'SELECT EXISTS(SELECT 1 FROM payloads WHERE id = ?) OR EXISTS(SELECT 1 FROM summary_runs WHERE payload_id = ?) AS n',
+    );
+    const keyTaken = this.q('SELECT 1 FROM sources WHERE key = ?');
+    let rows: BulkRows = { sources: [], payloads: [], assets: [], fts: [] };
+    let items: Item[] = [];
+    const send = async () => {
+      if (!bulk || !items.length) return;
+      bulk.send(rows, items);
+      rows = { sources: [], payloads: [], assets: [], fts: [] };
+      items = [];
+      await bulk.waitBelow(BULK_MAX_IN_FLIGHT);
+    };
+    try {
+      for (const unit of units) {
+        onDone();
+        let result: UnitResult;
+        try {
+          result = await this.readUnit(unit, yielder);
+        } catch (err) {
+          res.warnings.push(`${unit.key}: ${(err as Error).message}`);
+          continue;
+        }
+        res.read++;
+        res.warnings.push(...result.warnings);
+        const sessionId = stableId('s', unit.session.path);
+        unit.files = completeStats(unit.files);
+        const it: Item = { unit, sessionId, fp: fingerprint(unit.files), result };
+        touched.add(sessionId);
+        const unique = [...new Map(result.payloads.map((r) => [r.id, r])).values()];
+        res.added += unique.length;
+        if (!bulk) {
+          onMain(it);
+        } else if (
+          keyTaken.get(unit.key) ||
+          unique.some((r) => r.summaryRuns.length > 0 || ids.has(r.id) || (taken.get(r.id, r.id) as { n: number }).n)
+        ) {
+          later.push(it);
+        } else {
+          const sourceId = nextSource++;
+          rows.sources.push([sourceId, rootId, sessionId, unit.key, it.fp, result.hash, unit.kind]);
+          for (const rec of unique) {
+            ids.add(rec.id);
+            const rowid = nextRowid++;
+            const excerpt = inputExcerpt(rec.input) ?? null;
+            rows.payloads.push(payloadValues(rowid, rootId, sessionId, sourceId, rec, excerpt));
+            for (const a of rec.assets) rows.assets.push(assetValues(rowid, a));
+            rows.fts.push([rowid, rec.tool, excerpt ?? '', rec.ftsBody]);
+          }
+          items.push(it);
+          if (rows.payloads.length >= BULK_BATCH_PAYLOADS) await send();
+        }
+        if (yielder.due) await yielder.now();
+      }
+      await send();
+    } finally {
+      if (bulk) {
+        const failed = await bulk.settle();
+        if (bulk.error) res.warnings.push(`bulk writer stopped (${bulk.error}); finished on the main thread`);
+        for (const batch of failed) later.unshift(...batch);
+        // The worker's closing checkpoint copies the WAL into the database file: housekeeping
+        // that neither this scan nor the UI waits for (close() does).
+        const finishing = bulk.finish().finally(() => {
+          this.finishing.delete(finishing);
+          if (!this.closed) this.db.pragma('wal_autocheckpoint = 1000');
+        });
+        this.finishing.add(finishing);
+      }
+    }
+    for (const it of later) {
+      onMain(it);
+      if (yielder.due) await yielder.now();
+    }
   }
 
   private async readUnit(unit: Unit, yielder: Yielder): Promise<UnitResult> {
@@ -566,7 +767,8 @@ export class SpillIndex {
         this.flushFts();
         this.q('DELETE FROM sources WHERE key = ?').run(unit.key);
       }
-      const info = this.q('INSERT INTO sources (root_id, session_id, key, fingerprint, hash, kind) VALUES (?, ?, ?, ?, ?, ?)').run(
+      const info = this.q(INSERT_SOURCE_SQL).run(
+        null,
         rootId,
         sessionId,
         unit.key,
@@ -603,51 +805,12 @@ export class SpillIndex {
   }
 
   private insertPayload(rootId: string, sessionId: string, sourceId: number, rec: PayloadRecord): void {
-    const e = rec.estimates;
-    const info = this.q(
-        `INSERT INTO payloads (id, source_id, session_id, root_id, tool, created_at, bytes, tokens, action, kind, asset_count,
-           input_excerpt, input_json, intent, t_chars4, t_craft_density, t_calibrated, t_o200k, t_cl100k, t_claude,
-           path, linked_path, meta_path, message, binary, lines, source_json, b64_runs, b64_chars, b64_tokens)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        rec.id,
-        sourceId,
-        sessionId,
-        rootId,
-        rec.tool,
-        rec.createdAt,
-        rec.bytes,
-        rec.tokens,
-        rec.action,
-        rec.kind,
-        rec.assets.length,
-        inputExcerpt(rec.input) ?? null,
-        inputJson(rec.input),
-        rec.intent ?? null,
-        e.chars4 ?? null,
-        e['craft-density'] ?? null,
-        e.calibrated ?? null,
-        e.o200k ?? null,
-        e.cl100k ?? null,
-        e.claude ?? null,
-        rec.path,
-        rec.linkedPath ?? null,
-        rec.metaPath ?? null,
-        rec.message ?? null,
-        rec.binary ? 1 : 0,
-        rec.lines ?? null,
-        rec.source ? JSON.stringify(rec.source) : null,
-        rec.b64.runs,
-        rec.b64.chars,
-        rec.b64.tokens,
-      );
+    const excerpt = inputExcerpt(rec.input) ?? null;
+    const info = this.q(INSERT_PAYLOAD_SQL).run(payloadValues(null, rootId, sessionId, sourceId, rec, excerpt));
     const rowid = Number(info.lastInsertRowid);
-    const insAsset = this.q(
-      'INSERT INTO assets (payload_rowid, sha256, mime, bytes, path, rel_path, json_path, source, sniffed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    );
-    for (const a of rec.assets) insAsset.run(rowid, a.sha256, a.mimeType, a.bytes, a.path, a.relPath, a.jsonPath, a.source, a.sniffed ? 1 : 0);
-    this.ftsPending.push([rowid, rec.tool, inputExcerpt(rec.input) ?? '', rec.ftsBody]);
+    const insAsset = this.q(INSERT_ASSET_SQL);
+    for (const a of rec.assets) insAsset.run(assetValues(rowid, a));
+    this.ftsPending.push([rowid, rec.tool, excerpt ?? '', rec.ftsBody]);
     // Most payloads have no summary runs at all: skip the run bookkeeping for them.
     if (rec.summaryRuns.length === 0 && !this.q('SELECT 1 FROM summary_runs WHERE payload_id = ? LIMIT 1').get(rec.id)) return;
     this.dropRuns(rec.id, 'meta');
@@ -661,7 +824,7 @@ export class SpillIndex {
   /** Insert the buffered full-text rows (before any payload delete, yield or commit). */
   private flushFts(): void {
     if (!this.ftsPending.length) return;
-    const ins = this.q('INSERT INTO payload_fts (rowid, tool, input, body) VALUES (?, ?, ?, ?)');
+    const ins = this.q(INSERT_FTS_SQL);
     for (const row of this.ftsPending) ins.run(...row);
     this.ftsPending = [];
   }
@@ -933,7 +1096,7 @@ export class SpillIndex {
       estimates,
       assets,
       summaryRuns,
-      message: r.message ?? '',
+      message: r.message ?? (typeof meta?.message === 'string' ? meta.message : ''),
       preview,
       totalBytes,
       totalLines,
@@ -1097,6 +1260,7 @@ export class SpillIndex {
     if (this.closed) return;
     await this.unwatch();
     await this.queue.catch(() => undefined);
+    await Promise.all([...this.finishing]);
     this.closed = true;
     this.db.close();
   }

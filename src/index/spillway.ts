@@ -5,12 +5,14 @@ import { LINKED_SUFFIX, META_SUFFIX, confine, parseStem, sessionPaths } from '..
 import type { AssetRef, ContentKind, PayloadMeta, StrategyName, SummaryRun } from '../pipeline/types.js';
 import type { Unit } from './discover.js';
 import type { PayloadRecord, UnitResult } from './record.js';
+import { ensureStat, fillStat } from './discover.js';
 import {
+  FTS_HEAD_BYTES,
+  FTS_TAIL_BYTES,
   MAX_ESTIMATE_READ_BYTES,
-  MAX_MESSAGE_CHARS_INDEXED,
+  READ_NOFOLLOW,
   base64TokensForChars,
   cheapEstimates,
-  clip,
   countLinesIn,
   kindFromFileName,
   readWindow,
@@ -35,21 +37,54 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
-/** Parse a sidecar defensively: a hand-edited or half-written meta must not break a scan. */
-export function readMeta(file: string): { meta: PayloadMeta | null; raw: Buffer | null; error?: string } {
-  let raw: Buffer;
+/** Sidecars up to this size are read into a reused buffer (the guard's are a few KB). */
+const META_SCRATCH_BYTES = 64 * 1024;
+let metaScratch = Buffer.allocUnsafe(META_SCRATCH_BYTES);
+
+export interface MetaRead {
+  meta: PayloadMeta | null;
+  error?: string;
+  /** Size and mtime of the sidecar that was read (from the open file), when it could be opened. */
+  size?: number;
+  mtimeMs?: number;
+}
+
+/**
+ * Parse a sidecar defensively: a hand-edited or half-written meta must not break a scan. One
+ * open, one fstat, one read; with `hash`, the raw bytes are fed to it too.
+ */
+export function readMeta(file: string, hash?: crypto.Hash): MetaRead {
+  let text: string;
+  let size: number;
+  let mtimeMs: number;
   try {
-    if (fs.statSync(file).size > MAX_META_BYTES) return { meta: null, raw: null, error: `meta over ${MAX_META_BYTES} bytes` };
-    raw = fs.readFileSync(file);
+    const fd = fs.openSync(file, READ_NOFOLLOW);
+    try {
+      const st = fs.fstatSync(fd);
+      size = st.size;
+      mtimeMs = st.mtimeMs;
+      if (size > MAX_META_BYTES) return { meta: null, error: `meta over ${MAX_META_BYTES} bytes`, size, mtimeMs };
+      const buf = size <= metaScratch.length ? metaScratch : Buffer.allocUnsafe(size);
+      let n = 0;
+      while (n < size) {
+        const r = fs.readSync(fd, buf, n, size - n, n);
+        if (r === 0) break;
+        n += r;
+      }
+      hash?.update(buf.subarray(0, n));
+      text = buf.toString('utf8', 0, n);
+    } finally {
+      fs.closeSync(fd);
+    }
   } catch (err) {
-    return { meta: null, raw: null, error: (err as Error).message };
+    return { meta: null, error: (err as Error).message };
   }
   try {
-    const v = JSON.parse(raw.toString('utf8')) as unknown;
-    if (!isObj(v)) return { meta: null, raw, error: 'meta is not a JSON object' };
-    return { meta: v as unknown as PayloadMeta, raw };
+    const v = JSON.parse(text) as unknown;
+    if (!isObj(v)) return { meta: null, error: 'meta is not a JSON object', size, mtimeMs };
+    return { meta: v as unknown as PayloadMeta, size, mtimeMs };
   } catch (err) {
-    return { meta: null, raw, error: `meta is not valid JSON: ${(err as Error).message}` };
+    return { meta: null, error: `meta is not valid JSON: ${(err as Error).message}`, size, mtimeMs };
   }
 }
 
@@ -122,9 +157,10 @@ export function readSpillwayUnit(unit: Unit): UnitResult {
   const h = crypto.createHash('sha256');
 
   let meta: PayloadMeta | null = null;
-  if (byName.has(metaName)) {
-    const r = readMeta(path.join(sp.longResponses, metaName));
-    if (r.raw) h.update(r.raw);
+  const metaStat = byName.get(metaName);
+  if (metaStat) {
+    const r = readMeta(path.join(sp.longResponses, metaName), h);
+    fillStat(metaStat, r.size, r.mtimeMs);
     if (r.meta) meta = r.meta;
     else warnings.push(`${path.join(sp.longResponses, metaName)}: ${r.error}`);
   }
@@ -146,12 +182,12 @@ export function readSpillwayUnit(unit: Unit): UnitResult {
   const payloadPath = path.join(sp.longResponses, payloadName);
   let win;
   try {
-    win = readWindow(payloadPath);
+    win = readWindow(payloadPath, FTS_HEAD_BYTES, FTS_TAIL_BYTES, h);
   } catch (err) {
     warnings.push(`${payloadPath}: ${(err as Error).message}`);
     return { payloads: [], hash: h.digest('hex'), warnings };
   }
-  h.update(win.hash);
+  fillStat(byName.get(payloadName)!, win.size, win.mtimeMs);
   const declaredLinked = str(m.linkedFile);
   const linkedPath =
     declaredLinked && path.basename(declaredLinked) === declaredLinked && byName.has(declaredLinked)
@@ -159,7 +195,7 @@ export function readSpillwayUnit(unit: Unit): UnitResult {
       : byName.has(linkedName)
         ? path.join(sp.longResponses, linkedName)
         : undefined;
-  if (linkedPath) h.update(`linked:${byName.get(path.basename(linkedPath))!.size}`);
+  if (linkedPath) h.update(`linked:${ensureStat(byName.get(path.basename(linkedPath))!).size}`);
 
   const parsed = parseStem(stem);
   const sample = win.whole ?? `${win.head}\n${win.tail}`;
@@ -179,7 +215,8 @@ export function readSpillwayUnit(unit: Unit): UnitResult {
       b64Chars += Math.ceil(a.bytes / 3) * 4;
     }
   }
-  const fts = win.binary ? { text: '', scan: { runs: 0, chars: 0, tokens: 0 } } : stripAndScanBase64(win.whole ?? `${win.head}\n…\n${win.tail}`);
+  const ftsText = win.binary ? '' : (win.whole ?? `${win.head}\n…\n${win.tail}`);
+  const fts = win.mayHoldBase64 ? stripAndScanBase64(ftsText) : { text: ftsText, scan: { runs: 0, chars: 0, tokens: 0 } };
   const leftover = fts.scan;
   const createdAtRaw = str(m.createdAt);
   const createdAt =
@@ -201,7 +238,7 @@ export function readSpillwayUnit(unit: Unit): UnitResult {
     path: payloadPath,
     linkedPath,
     metaPath: meta ? path.join(sp.longResponses, metaName) : undefined,
-    message: clip(str(m.message), MAX_MESSAGE_CHARS_INDEXED),
+    // The message stays in the sidecar (getPayload reads it there): no second copy per row.
     binary: win.binary,
     lines: win.whole !== null ? countLinesIn(win.whole) : undefined,
     ftsBody: fts.text,

@@ -201,43 +201,99 @@ export interface FileWindow {
   /** The whole file when it fit in head + tail. */
   whole: string | null;
   size: number;
+  mtimeMs: number;
   binary: boolean;
   /** sha256 of (size, head bytes, tail bytes): a cheap content fingerprint. */
   hash: string;
+  /**
+   * False when no base64 run long enough to be an asset can be in head or tail (checked on the
+   * bytes, before decoding): the text needs no base64 stripping, the common case by far.
+   */
+  mayHoldBase64: boolean;
 }
 
-/** Read the head and tail of a file (never the middle of a big one). */
-export function readWindow(file: string, headBytes = FTS_HEAD_BYTES, tailBytes = FTS_TAIL_BYTES): FileWindow {
-  const fd = fs.openSync(file, 'r');
+/**
+ * Read buffers reused across calls: a scan reads thousands of small windows, and one
+ * allocation each mostly feeds the garbage collector. Safe because every use is synchronous
+ * and the bytes are copied out (decoded, hashed) before returning.
+ */
+let scratch = Buffer.allocUnsafe(FTS_HEAD_BYTES + FTS_TAIL_BYTES);
+function scratchOf(bytes: number): Buffer {
+  if (scratch.length < bytes) scratch = Buffer.allocUnsafe(bytes);
+  return scratch;
+}
+
+/** Open flags for reading a file found by a directory walk: a symlink swapped in since is refused. */
+export const READ_NOFOLLOW = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0);
+
+/**
+ * Read the head and tail of a file (never the middle of a big one). With `hash`, the bytes are
+ * fed to it as well (the returned `hash` is then empty): one digest per unit instead of several.
+ */
+export function readWindow(file: string, headBytes = FTS_HEAD_BYTES, tailBytes = FTS_TAIL_BYTES, hash?: crypto.Hash): FileWindow {
+  const fd = fs.openSync(file, READ_NOFOLLOW);
   try {
-    const size = fs.fstatSync(fd).size;
-    const h = crypto.createHash('sha256').update(String(size));
+    const st = fs.fstatSync(fd);
+    const size = st.size;
+    const h = hash ?? crypto.createHash('sha256');
+    h.update(String(size));
+    const digest = () => (hash ? '' : h.digest('hex'));
     if (size <= headBytes + tailBytes) {
-      const buf = Buffer.allocUnsafe(size);
-      const n = readFully(fd, buf, 0);
+      const buf = scratchOf(size);
+      const n = readFully(fd, buf.subarray(0, size), 0);
       const b = buf.subarray(0, n);
       h.update(b);
       const binary = looksBinary(b);
       const whole = binary ? '' : b.toString('utf8');
-      return { head: whole, tail: '', whole, size, binary, hash: h.digest('hex') };
+      return { head: whole, tail: '', whole, size, mtimeMs: st.mtimeMs, binary, hash: digest(), mayHoldBase64: !binary && hasBase64Run(b) };
     }
-    const head = Buffer.allocUnsafe(headBytes);
-    const hn = readFully(fd, head, 0);
-    const tail = Buffer.allocUnsafe(tailBytes);
-    const tn = readFully(fd, tail, size - tailBytes);
-    h.update(head.subarray(0, hn)).update(tail.subarray(0, tn));
-    const binary = looksBinary(head.subarray(0, hn));
+    const buf = scratchOf(headBytes + tailBytes);
+    const head = buf.subarray(0, readFully(fd, buf.subarray(0, headBytes), 0));
+    const tail = buf.subarray(headBytes, headBytes + readFully(fd, buf.subarray(headBytes, headBytes + tailBytes), size - tailBytes));
+    h.update(head).update(tail);
+    const binary = looksBinary(head);
     return {
-      head: binary ? '' : decodeSnapped(head.subarray(0, hn), 'end'),
-      tail: binary ? '' : decodeSnapped(tail.subarray(0, tn), 'start'),
+      head: binary ? '' : decodeSnapped(head, 'end'),
+      tail: binary ? '' : decodeSnapped(tail, 'start'),
       whole: null,
       size,
+      mtimeMs: st.mtimeMs,
       binary,
-      hash: h.digest('hex'),
+      hash: digest(),
+      mayHoldBase64: !binary && (hasBase64Run(head) || hasBase64Run(tail)),
     };
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/**
+ * Whether `bytes` holds a run of at least MIN_BASE64_ASSET_CHARS base64 characters, the only
+ * thing base64Spans can report. UTF-8 continuation and lead bytes are never base64 characters,
+ * so bytes and decoded text have the same runs. Probes every MIN-th byte and looks back only
+ * from base64 characters, so ordinary text costs a few dozen reads per 4 KB.
+ */
+export function hasBase64Run(bytes: Uint8Array): boolean {
+  const min = MIN_BASE64_ASSET_CHARS;
+  const n = bytes.length;
+  let i = 0;
+  while (i + min <= n) {
+    const j = i + min - 1;
+    const cj = bytes[j]!;
+    if (cj >= 128 || B64_CLASS[cj] === 0) {
+      i = j + 1;
+      continue;
+    }
+    let k = j - 1;
+    while (k >= i) {
+      const c = bytes[k]!;
+      if (c >= 128 || B64_CLASS[c] === 0) break;
+      k--;
+    }
+    if (k < i) return true;
+    i = k + 1;
+  }
+  return false;
 }
 
 function readFully(fd: number, buf: Buffer, position: number): number {

@@ -1,0 +1,105 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { BulkWriter } from '../../src/index/bulk.js';
+import { type SpillIndex, openIndex } from '../../src/index/index.js';
+import { generateSessionsRoot, spillOne } from '../helpers/gen-sessions.js';
+import { CLAUDE_PROJECTS, copyTree, tmpDir } from './helpers.js';
+
+/** Everything a user can see of an index, in a comparable form (ids are stable across DBs). */
+async function snapshot(index: SpillIndex) {
+  const rows = index.listPayloads({ limit: 1000, sort: { field: 'createdAt', dir: 'asc' } }).rows;
+  const details = [];
+  for (const r of rows) {
+    const d = await index.getPayload(r.id);
+    details.push({ ...d, row: { ...d.row } });
+  }
+  const search = (q: string) => index.listPayloads({ query: q, limit: 1000 }).rows.map((r) => [r.id, r.snippet]).sort();
+  return {
+    rows,
+    details,
+    sessions: index.listSessions(),
+    searches: ['diagnostics', 'function', 'error*', 'zanzibar'].map(search),
+    stats: index.stats(),
+  };
+}
+
+function openWith(bulkMinUnits: number) {
+  const dbPath = path.join(tmpDir('spillway-db-'), 'index.sqlite');
+  const index = openIndex({ dbPath, bulkMinUnits });
+  return { index, dbPath };
+}
+
+describe('bulk indexing through the writer thread', () => {
+  it('gives exactly the index the main thread builds: rows, details, assets, search, sessions', async () => {
+    const dir = path.join(tmpDir(), 'sessions');
+    await generateSessionsRoot(dir, { sessions: 3, payloads: 60, seed: 7, imageShare: 0.2 });
+    // A payload whose sidecar carries a summary run takes the main-thread path inside a bulk scan.
+    const s0 = path.join(dir, 'session-000');
+    const extra = await spillOne(s0, { tool: 'with_run', text: 'zanzibar '.repeat(4000), time: new Date(Date.UTC(2026, 10, 2)) });
+    const meta = JSON.parse(fs.readFileSync(extra.metaPath, 'utf8'));
+    meta.summaryRuns = [{ id: 'r1', createdAt: '2026-11-30T09:00:00.000Z', status: 'ok', summary: 'zanzibar digest', provider: 'structural', model: 'none', inputTokens: 1, outputTokens: 1, ms: 1 }];
+    fs.writeFileSync(extra.metaPath, JSON.stringify(meta));
+    // Imported transcripts go through the same path.
+    copyTree(CLAUDE_PROJECTS, path.join(dir, 'claude'));
+
+    const main = openWith(Infinity);
+    const bulk = openWith(1);
+    main.index.addRoot(dir);
+    bulk.index.addRoot(dir);
+    const a = await main.index.scan();
+    const b = await bulk.index.scan();
+    expect(b.warnings.filter((w) => /bulk/.test(w))).toEqual([]);
+    expect({ ...b, seconds: 0 }).toEqual({ ...a, seconds: 0 });
+    expect(b.added).toBeGreaterThan(60);
+    expect(await snapshot(bulk.index)).toEqual(await snapshot(main.index));
+
+    // The bulk-built index is a normal one afterwards: incremental re-scan, edits, deletes.
+    expect((await bulk.index.scan()).read).toBe(0);
+    fs.rmSync(extra.payloadPath);
+    fs.rmSync(extra.metaPath);
+    const after = await bulk.index.scan();
+    expect(after).toMatchObject({ removed: 1, added: 0 });
+    expect(bulk.index.listPayloads({ query: 'zanzibar' }).total).toBe(0);
+    await main.index.close();
+    await bulk.index.close();
+
+    // Full-text rows match payload rows one to one, and the worker left a checkpointed database.
+    const raw = new Database(bulk.dbPath, { readonly: true });
+    const n = (raw.prepare('SELECT count(*) AS n FROM payloads').get() as { n: number }).n;
+    expect(raw.prepare('SELECT count(*) AS n FROM payload_fts').get()).toEqual({ n });
+    expect(raw.prepare('SELECT count(*) AS n FROM payload_fts WHERE rowid NOT IN (SELECT rowid FROM payloads)').get()).toEqual({ n: 0 });
+    raw.close();
+    const rw = new Database(bulk.dbPath);
+    expect(() => rw.exec("INSERT INTO payload_fts(payload_fts) VALUES('integrity-check')")).not.toThrow();
+    rw.close();
+  });
+
+  it('hands back every batch it could not commit (everything since the last commit)', async () => {
+    const dbDir = tmpDir('spillway-db-');
+    const dbPath = path.join(dbDir, 'index.sqlite');
+    const db = new Database(dbPath);
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
+    db.close();
+    const w = new BulkWriter<string>(dbPath, {
+      source: 'INSERT INTO t (id, v) VALUES (?, ?)',
+      payload: 'INSERT INTO t (id, v) VALUES (?, ?)',
+      asset: 'INSERT INTO t (id, v) VALUES (?, ?)',
+      fts: 'INSERT INTO t (id, v) VALUES (?, ?)',
+    });
+    w.send({ sources: [[1, 'a']], payloads: [], assets: [], fts: [] }, 'first');
+    // NOT NULL violated: this batch and everything since the last commit comes back.
+    w.send({ sources: [[2, null]], payloads: [], assets: [], fts: [] }, 'bad');
+    w.send({ sources: [[3, 'c']], payloads: [], assets: [], fts: [] }, 'after');
+    const failed = await w.settle();
+    expect(failed.sort()).toEqual(['after', 'bad', 'first']);
+    expect(w.error).toMatch(/NOT NULL/);
+    await w.finish();
+    const check = new Database(dbPath, { readonly: true });
+    expect(check.prepare('SELECT count(*) AS n FROM t').get()).toEqual({ n: 0 });
+    check.close();
+
+  });
+});
