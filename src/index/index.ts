@@ -18,6 +18,7 @@
  * `scan()` and `watch()` work in time slices (see yielder.ts) and yield to the event loop.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { DEFAULT_LIMIT_TOKENS, DEFAULT_STRATEGY, buildPreview, limitForContextWindow } from '../pipeline/index.js';
 import type { AssetRef, PayloadMeta, StrategyName, SummaryRun } from '../pipeline/types.js';
@@ -108,7 +109,8 @@ function payloadValues(rowid: number | null, rootId: string, sessionId: string, 
     rec.kind,
     rec.assets.length,
     excerpt,
-    inputJson(rec.input),
+    // Only imports read the input back from here; a Spillway payload's sidecar keeps it whole.
+    rec.source ? inputJson(rec.input) : null,
     rec.intent ?? null,
     e.chars4 ?? null,
     e['craft-density'] ?? null,
@@ -618,7 +620,7 @@ export class SpillIndex {
       this.replaceSource(rootId, it.sessionId, it.unit, it.fp, it.result, undefined);
     };
     let bulk: BulkWriter<Item[]> | null = null;
-    if (this.dbPath !== ':memory:' && units.length >= this.bulkMinUnits) {
+    if (this.dbPath !== ':memory:' && units.length >= this.bulkMinUnits && os.availableParallelism() > 1) {
       try {
         commit(); // the worker needs the write lock
         bulk = new BulkWriter<Item[]>(
@@ -643,6 +645,10 @@ export class SpillIndex {
       nextSource = (this.q('SELECT coalesce(max(id), 0) AS n FROM sources').get() as { n: number }).n + 1;
       nextRowid = (this.q('SELECT coalesce(max(rowid), 0) AS n FROM payloads').get() as { n: number }).n + 1;
     }
+    // An empty index (a first scan, a rebuild) has no ids to clash with: skip two lookups per payload.
+    const empty =
+      (this.q('SELECT EXISTS(SELECT 1 FROM sources) OR EXISTS(SELECT 1 FROM payloads) OR EXISTS(SELECT 1 FROM summary_runs) AS n').get() as { n: number }).n === 0;
+    const sessionIds = new Map<string, string>();
     const taken = this.q(
       'SELECT EXISTS(SELECT 1 FROM payloads WHERE id = ?) OR EXISTS(SELECT 1 FROM summary_runs WHERE payload_id = ?) AS n',
     );
@@ -668,7 +674,8 @@ export class SpillIndex {
         }
         res.read++;
         res.warnings.push(...result.warnings);
-        const sessionId = stableId('s', unit.session.path);
+        let sessionId = sessionIds.get(unit.session.path);
+        if (!sessionId) sessionIds.set(unit.session.path, (sessionId = stableId('s', unit.session.path)));
         unit.files = completeStats(unit.files);
         const it: Item = { unit, sessionId, fp: fingerprint(unit.files), result };
         touched.add(sessionId);
@@ -677,8 +684,8 @@ export class SpillIndex {
         if (!bulk) {
           onMain(it);
         } else if (
-          keyTaken.get(unit.key) ||
-          unique.some((r) => r.summaryRuns.length > 0 || ids.has(r.id) || (taken.get(r.id, r.id) as { n: number }).n)
+          unique.some((r) => r.summaryRuns.length > 0 || ids.has(r.id)) ||
+          (!empty && (keyTaken.get(unit.key) || unique.some((r) => (taken.get(r.id, r.id) as { n: number }).n)))
         ) {
           later.push(it);
         } else {

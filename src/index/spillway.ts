@@ -7,6 +7,7 @@ import type { Unit } from './discover.js';
 import type { PayloadRecord, UnitResult } from './record.js';
 import { ensureStat, fillStat } from './discover.js';
 import {
+  FTS_GAP,
   FTS_HEAD_BYTES,
   FTS_TAIL_BYTES,
   MAX_ESTIMATE_READ_BYTES,
@@ -215,7 +216,7 @@ export function readSpillwayUnit(unit: Unit): UnitResult {
       b64Chars += Math.ceil(a.bytes / 3) * 4;
     }
   }
-  const ftsText = win.binary ? '' : (win.whole ?? `${win.head}\n…\n${win.tail}`);
+  const ftsText = win.binary ? '' : (win.whole ?? win.head + FTS_GAP + win.tail);
   const fts = win.mayHoldBase64 ? stripAndScanBase64(ftsText) : { text: ftsText, scan: { runs: 0, chars: 0, tokens: 0 } };
   const leftover = fts.scan;
   const createdAtRaw = str(m.createdAt);

@@ -15,6 +15,12 @@ import type { ContentKind, StrategyName } from '../pipeline/types.js';
  */
 export const FTS_HEAD_BYTES = 4 * 1024;
 export const FTS_TAIL_BYTES = 1024;
+/**
+ * Between head and tail in the full-text body. ASCII on purpose: one non-Latin-1 character
+ * would make V8 store the whole 5 KB body as a two-byte string (twice the memory to copy to
+ * the writer thread and to convert for SQLite).
+ */
+export const FTS_GAP = '\n...\n';
 /** Longest single-line input excerpt kept on a payload row. */
 export const INPUT_EXCERPT_CHARS = 160;
 /** Longest tool input JSON kept in the index (the sidecar keeps the whole input). */
@@ -192,7 +198,7 @@ export function ftsWindow(text: string): string {
   const headChars = FTS_HEAD_BYTES;
   const tailChars = FTS_TAIL_BYTES;
   if (text.length <= headChars + tailChars) return stripBase64(text);
-  return stripBase64(text.slice(0, headChars)) + '\n…\n' + stripBase64(text.slice(text.length - tailChars));
+  return stripBase64(text.slice(0, headChars)) + FTS_GAP + stripBase64(text.slice(text.length - tailChars));
 }
 
 export interface FileWindow {
@@ -237,7 +243,6 @@ export function readWindow(file: string, headBytes = FTS_HEAD_BYTES, tailBytes =
     const size = st.size;
     const h = hash ?? crypto.createHash('sha256');
     h.update(String(size));
-    const digest = () => (hash ? '' : h.digest('hex'));
     if (size <= headBytes + tailBytes) {
       const buf = scratchOf(size);
       const n = readFully(fd, buf.subarray(0, size), 0);
@@ -245,7 +250,7 @@ export function readWindow(file: string, headBytes = FTS_HEAD_BYTES, tailBytes =
       h.update(b);
       const binary = looksBinary(b);
       const whole = binary ? '' : b.toString('utf8');
-      return { head: whole, tail: '', whole, size, mtimeMs: st.mtimeMs, binary, hash: digest(), mayHoldBase64: !binary && hasBase64Run(b) };
+      return { head: whole, tail: '', whole, size, mtimeMs: st.mtimeMs, binary, hash: hash ? '' : h.digest('hex'), mayHoldBase64: !binary && hasBase64Run(b) };
     }
     const buf = scratchOf(headBytes + tailBytes);
     const head = buf.subarray(0, readFully(fd, buf.subarray(0, headBytes), 0));
@@ -259,7 +264,7 @@ export function readWindow(file: string, headBytes = FTS_HEAD_BYTES, tailBytes =
       size,
       mtimeMs: st.mtimeMs,
       binary,
-      hash: digest(),
+      hash: hash ? '' : h.digest('hex'),
       mayHoldBase64: !binary && (hasBase64Run(head) || hasBase64Run(tail)),
     };
   } finally {

@@ -55,6 +55,17 @@ describe('bulk indexing through the writer thread', () => {
     expect(b.added).toBeGreaterThan(60);
     expect(await snapshot(bulk.index)).toEqual(await snapshot(main.index));
 
+    // A second root into a non-empty index: ids and keys are checked against what is there.
+    const dir2 = path.join(tmpDir(), 'more');
+    await generateSessionsRoot(dir2, { sessions: 2, payloads: 30, seed: 8 });
+    const r2a = main.index.addRoot(dir2);
+    const r2b = bulk.index.addRoot(dir2);
+    const a2 = await main.index.scan({ rootId: r2a.id });
+    const b2 = await bulk.index.scan({ rootId: r2b.id });
+    expect({ ...b2, seconds: 0 }).toEqual({ ...a2, seconds: 0 });
+    expect(b2.added).toBe(30);
+    expect(await snapshot(bulk.index)).toEqual(await snapshot(main.index));
+
     // The bulk-built index is a normal one afterwards: incremental re-scan, edits, deletes.
     expect((await bulk.index.scan()).read).toBe(0);
     fs.rmSync(extra.payloadPath);
