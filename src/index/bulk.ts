@@ -17,6 +17,7 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { BUSY_TIMEOUT_MS } from './db.js';
 
 /** Rows of one batch, in insert order: sources, payloads, assets, then full-text rows (one FTS5 flush per batch). */
 export interface BulkRows {
@@ -59,7 +60,7 @@ function open() {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
+  db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
   db.pragma('cache_size = -' + workerData.cacheKiB);
   db.pragma('temp_store = MEMORY');
   // One checkpoint at the end instead of one every 4 MB of WAL while the bulk load runs.
@@ -118,6 +119,9 @@ parentPort.on('message', (m) => {
 });
 `;
 
+/** The writer thread's young generation (V8's default is a few MB of semi-space). */
+const YOUNG_GENERATION_MB = 64;
+
 let sqlitePath: string | undefined;
 function betterSqlitePath(): string {
   sqlitePath ??= createRequire(import.meta.url).resolve('better-sqlite3');
@@ -153,7 +157,10 @@ export class BulkWriter<T> {
   constructor(dbPath: string, statements: BulkStatements, opts: { cacheKiB?: number; commitMs?: number; ftsRun?: number } = {}) {
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { dbPath, statements, sqlitePath: betterSqlitePath(), cacheKiB: opts.cacheKiB ?? 64_000, commitMs: opts.commitMs ?? 1_000, ftsRun: opts.ftsRun ?? 512 },
+      workerData: { dbPath, statements, sqlitePath: betterSqlitePath(), busyTimeoutMs: BUSY_TIMEOUT_MS, cacheKiB: opts.cacheKiB ?? 64_000, commitMs: opts.commitMs ?? 1_000, ftsRun: opts.ftsRun ?? 512 },
+      // Batches are short-lived strings (KBs of text each): a roomier young generation lets
+      // them die there instead of being copied into the old one.
+      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
     });
     this.worker.on('message', (m: { type: string; id?: number; upTo?: number; message?: string }) => {
       if (m.type === 'applied') {

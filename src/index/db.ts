@@ -141,13 +141,16 @@ export class NewerSchemaError extends Error {
   }
 }
 
+/** How long a write waits for another connection's lock (a bulk writer thread, another process). */
+export const BUSY_TIMEOUT_MS = 5_000;
+
 function configure(db: DB): void {
   db.pragma('journal_mode = WAL');
   // WAL + NORMAL: durable across app crashes; a power cut may lose the last commits, which a
   // re-scan recreates from the files anyway.
   db.pragma('synchronous = NORMAL');
   db.pragma('foreign_keys = ON');
-  db.pragma('busy_timeout = 5000');
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.pragma('cache_size = -32000'); // 32 MB page cache
   db.pragma('temp_store = MEMORY');
 }

@@ -38,7 +38,7 @@ import type {
 } from '../service/contract.js';
 import type { Statement } from 'better-sqlite3';
 import { BulkWriter, type BulkRows } from './bulk.js';
-import { type DB, openDatabase } from './db.js';
+import { BUSY_TIMEOUT_MS, type DB, openDatabase } from './db.js';
 import { type Discovery, type RootKind, type Unit, type UnitKind, completeStats, detectRootKind, discover, fingerprint, claudeToolResultsDir } from './discover.js';
 import { importClaude, importCodex, importGemini, readImportedText } from './importers.js';
 import type { PayloadRecord, SourceLocation, UnitResult } from './record.js';
@@ -78,6 +78,11 @@ const SCAN_COMMIT_MS = 1_000;
 const MAX_SUMMARY_FTS_CHARS = 32 * 1024;
 /** New units in one scan from which the bulk writer (a worker thread) pays off over its start-up. */
 export const BULK_MIN_UNITS = 256;
+/**
+ * The bulk writer commits this often: other processes see progress, and a write from this
+ * thread meanwhile (a summary run saved during a first index) waits at most about this long.
+ */
+const BULK_COMMIT_MS = 500;
 /** Payload rows per bulk batch (one transaction in the worker; a few ms of FTS5 work). */
 const BULK_BATCH_PAYLOADS = 128;
 /** Batches queued to the worker before the reader waits: bounds memory, keeps both threads busy. */
@@ -626,7 +631,7 @@ export class SpillIndex {
         bulk = new BulkWriter<Item[]>(
           this.dbPath,
           { source: INSERT_SOURCE_SQL, payload: INSERT_PAYLOAD_SQL, asset: INSERT_ASSET_SQL, fts: INSERT_FTS_SQL },
-          { commitMs: SCAN_COMMIT_MS },
+          { commitMs: BULK_COMMIT_MS },
         );
       } catch (err) {
         res.warnings.push(`bulk writer unavailable, indexing on the main thread: ${(err as Error).message}`);
@@ -1087,7 +1092,7 @@ export class SpillIndex {
         totalBytes = win.size;
         if (r.lines === null) {
           totalLines = binary ? 0 : await countLines(content.path);
-          this.q('UPDATE payloads SET lines = ? WHERE rowid = ?').run(totalLines, r.rowid);
+          this.cacheLines(r.rowid, totalLines);
         }
       } catch {
         /* file vanished since the scan: the watcher will drop the row */
@@ -1120,6 +1125,21 @@ export class SpillIndex {
       detail.source = { transcript: source.transcript, line: source.line, toolUseId: source.toolUseId, toolInput };
     }
     return detail;
+  }
+
+  /**
+   * Remember a counted line total. Only a cache: while a bulk writer thread holds the write lock
+   * (a first index), skip it rather than block this thread until its commit.
+   */
+  private cacheLines(rowid: number, lines: number): void {
+    try {
+      this.db.pragma('busy_timeout = 0');
+      this.q('UPDATE payloads SET lines = ? WHERE rowid = ?').run(lines, rowid);
+    } catch {
+      /* busy: counted again next time */
+    } finally {
+      this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
   }
 
   /**
@@ -1260,6 +1280,16 @@ export class SpillIndex {
       inlineBase64: b64,
       wouldSpill: { payloads: spill.n, tokensSaved: spill.saved, dollarsSaved: (spill.saved * price) / 1_000_000 },
     };
+  }
+
+  /**
+   * Resolves when the scans so far are done, including their background work (a bulk writer
+   * thread checkpointing the WAL it grew). The index is complete and searchable before that;
+   * this is for callers that measure or want a quiet disk.
+   */
+  async idle(): Promise<void> {
+    await this.queue.catch(() => undefined);
+    await Promise.all([...this.finishing]);
   }
 
   /** Stop watching, finish the running scan, close the database. */
