@@ -86,7 +86,10 @@ function hashData(data: string | Buffer): string {
   return h.digest('hex');
 }
 
-/** Cheap strategies' counts from evenly spread samples, scaled to the whole text. */
+/**
+ * Cheap strategies' counts for a huge text: craft-density from evenly spread samples, scaled to the
+ * whole text; calibrated samples on its own, with its error checks (estimate/sample.ts).
+ */
 function sampledCounts(text: string, profile: Profile): Record<'chars4' | 'craft-density' | 'calibrated', number> {
   const step = Math.floor(text.length / SAMPLE_COUNT);
   let sample = '';
@@ -98,7 +101,7 @@ function sampledCounts(text: string, profile: Profile): Record<'chars4' | 'craft
   return {
     chars4: Math.ceil(text.length / 4),
     'craft-density': Math.ceil(estimateTokens(sample, { profile, strategy: 'craft-density' }).tokens * scale),
-    calibrated: Math.ceil(estimateTokens(sample, { profile, strategy: 'calibrated' }).tokens * scale),
+    calibrated: estimateTokens(text, { profile, strategy: 'calibrated' }).tokens,
   };
 }
 

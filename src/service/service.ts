@@ -109,8 +109,6 @@ async function sha256Yielding(bytes: Buffer): Promise<string> {
   return h.digest('hex');
 }
 
-/** Where density shares are measured: at most this many chars (spread over the text). */
-export const DENSITY_SAMPLE_CHARS = 512 * 1024;
 /**
  * Backstop for one summary run. The summarizer enforces its own deadline (SUMMARY_TIMEOUT_MS,
  * retries and map-reduce chunks included); this only guarantees a request can never hang.
@@ -206,14 +204,6 @@ async function cheapEstimates(text: string, profile: Profile): Promise<Array<{ s
   return out;
 }
 
-/** Density shares of a text, measured on a sample spread over it when it is big (the scan is one synchronous pass). */
-function densityOf(text: string): DensityShares {
-  if (text.length <= DENSITY_SAMPLE_CHARS) return densityShares(text);
-  const parts = 16;
-  const each = Math.floor(DENSITY_SAMPLE_CHARS / parts);
-  const stride = Math.floor(text.length / parts);
-  return densityShares(Array.from({ length: parts }, (_, k) => text.slice(k * stride, k * stride + each)).join('\n'));
-}
 
 /**
  * Exact count in slices of EXACT_SLICE_CHARS cut where the tokenizer would cut anyway (so the sum
@@ -249,7 +239,7 @@ export async function estimateText(text: string, profile: Profile, exact: boolea
       estimates.push({ strategy: p, tokens: Math.round(tokens * scale), exact: scale === 1, ms: performance.now() - t0 });
     }
   }
-  return { chars: Math.round(text.length * scale), profile, default: DEFAULT_STRATEGY, estimates, density: densityOf(text) };
+  return { chars: Math.round(text.length * scale), profile, default: DEFAULT_STRATEGY, estimates, density: densityShares(text) };
 }
 
 function readHead(p: string, maxBytes: number): Promise<{ buf: Buffer; size: number }> {

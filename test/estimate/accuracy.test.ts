@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCorpus, CATEGORIES, type CorpusSample } from '../../scripts/build-corpus.js';
 import { HOLDOUT_PER_CATEGORY, accuracy } from '../../scripts/calibrate.js';
-import { calibratedAll, chars4, countExact, PROFILES, type Profile } from '../../src/pipeline/index.js';
+import { calibratedAll, chars4, countExact, FEATURE_NAMES, PROFILES, sampleFeatures, type Profile } from '../../src/pipeline/index.js';
 
 /** Category-balanced mean absolute relative error allowed on the holdout, per profile (the issue's bound). */
 const MAX_BALANCED_MAE = 0.05;
@@ -44,4 +44,17 @@ describe('calibrated estimate on the holdout', () => {
       expect(acc.balancedMae).toBeLessThan(base.balancedMae / 2);
     });
   }
+
+  it('on the mixed input (every holdout sample in one text, estimated from samples) is within 5% for every profile', async () => {
+    // the same interleave `npm run bench estimate` times
+    const mixed = [...samples].sort((a, b) => ((a.id.length * 31 + a.text.length) % 97) - ((b.id.length * 31 + b.text.length) % 97)).map((s) => s.text).join('\n');
+    const info = sampleFeatures(mixed, new Float64Array(FEATURE_NAMES.length));
+    expect(info.full).toBe(false);
+    expect(info.scanned / mixed.length).toBeLessThan(0.3);
+    const est = calibratedAll(mixed);
+    for (const p of PROFILES) {
+      const truth = await countExact(mixed, p);
+      expect(Math.abs(est[p] / truth - 1)).toBeLessThanOrEqual(MAX_BALANCED_MAE);
+    }
+  }, 120_000);
 });

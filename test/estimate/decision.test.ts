@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { buildCorpus } from '../../scripts/build-corpus.js';
 import {
   EXACT_MARGIN,
   MEASURED_ERROR,
@@ -13,6 +14,7 @@ import {
   estimateForDecision,
   isNearLimit,
   isTokenizerLoaded,
+  QUICK_CHECK_MIN_CHARS,
 } from '../../src/pipeline/index.js';
 
 const NM = path.resolve(import.meta.dirname, '../../node_modules');
@@ -84,4 +86,31 @@ describe('estimateForDecision', () => {
     expect(isNearLimit(1000, 1333, 0.25)).toBe(true);
     expect(isNearLimit(1000, 1334, 0.25)).toBe(false);
   });
+
+  it('the quick sampled check never waves through a result the tokenizer puts over the limit', async () => {
+    // texts in the quick check's range (8 K+ chars), mixed from real corpus samples, with limits from
+    // half the real count to twice it: every decision must match the real tokenizer's
+    const samples = await buildCorpus({ split: 'holdout', perCategory: 6 });
+    let x = 7;
+    const rnd = () => (x = (Math.imul(x, 1664525) + 1013904223) >>> 0) / 4294967296;
+    let passes = 0;
+    for (let trial = 0; trial < 90; trial++) {
+      const target = QUICK_CHECK_MIN_CHARS + Math.floor(rnd() * 56_000);
+      let text = '';
+      while (text.length < target) {
+        const s = samples[Math.floor(rnd() * samples.length)]!.text;
+        const a = Math.floor(rnd() * s.length);
+        text += s.slice(a, a + (trial % 2 ? 40_000 : 3_000)) + '\n';
+      }
+      const profile = (['o200k', 'cl100k', 'claude'] as const)[trial % 3]!;
+      const truth = await countExact(text, profile);
+      for (const f of [0.5, 0.7, 0.95, 1.05, 1.2, 1.4, 1.7, 2.2]) {
+        const limit = Math.floor(truth * f);
+        const e = await estimateForDecision(text, limit, { profile });
+        if (e.tokens <= limit) passes++;
+        expect({ trial, profile, f, spilled: e.tokens > limit }).toEqual({ trial, profile, f, spilled: truth > limit });
+      }
+    }
+    expect(passes).toBe(90 * 5); // the five limits over the real count
+  }, 120_000);
 });

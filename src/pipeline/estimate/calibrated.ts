@@ -1,5 +1,6 @@
 import type { Profile } from '../types.js';
-import { FEATURE_COUNT, scanFeatures } from './features.js';
+import { FEATURE_COUNT } from './features.js';
+import { sampleFeatures } from './sample.js';
 import { WEIGHTS } from './constants.js';
 
 // Reused by every call: the hot path allocates nothing per char and nothing per call.
@@ -21,17 +22,18 @@ export function roundTokens(raw: number, textLength: number): number {
 }
 
 /**
- * Spillway's own estimate: one linear pass over the text ({@link scanFeatures}) priced with the
- * weights fitted per tokenizer family on the calibration corpus (scripts/calibrate.ts).
+ * Spillway's own estimate: one linear pass over the text (addRangeFeatures) priced with the weights
+ * fitted per tokenizer family on the calibration corpus (scripts/calibrate.ts). Texts over
+ * SAMPLE_MIN_CHARS are read through stratified windows until the sample is trustworthy (sample.ts).
  */
 export function calibrated(text: string, profile: Profile): number {
-  scanFeatures(text, scratch);
+  sampleFeatures(text, scratch, profile);
   return roundTokens(priceFeatures(scratch, profile), text.length);
 }
 
 /** Calibrated estimates for every profile from one pass. */
 export function calibratedAll(text: string): Record<Profile, number> {
-  scanFeatures(text, scratch);
+  sampleFeatures(text, scratch);
   return {
     o200k: roundTokens(priceFeatures(scratch, 'o200k'), text.length),
     cl100k: roundTokens(priceFeatures(scratch, 'cl100k'), text.length),

@@ -189,7 +189,16 @@ const F = Object.fromEntries(FEATURE_NAMES.map((n, i) => [n, i])) as Record<Feat
  * Fill `out` (length FEATURE_COUNT) with the features of `text`. One pass, O(n), no allocation.
  */
 export function scanFeatures(text: string, out: Float64Array): void {
-  const n = text.length;
+  out.fill(0);
+  addRangeFeatures(text, 0, text.length, out);
+}
+
+/**
+ * ADD the features of text[start..end) to `out`. Lookahead (surrogate pairs, \uXXXX, UUIDs) may read
+ * a few chars past `end`, so a window is priced as the text it sits in, not as a cut-off fragment.
+ */
+export function addRangeFeatures(text: string, start: number, end: number, out: Float64Array): void {
+  const n = Math.min(end, text.length);
   // committed features
   let words = 0, knownWords = 0, capsWords = 0, titleWords = 0, wordLetters = 0, wordOver3 = 0, wordOver6 = 0, wordOver10 = 0, capsPairs = 0, rareBigrams = 0;
   let digitRuns = 0, digitGroups = 0, digitChars = 0;
@@ -215,7 +224,7 @@ export function scanFeatures(text: string, out: Float64Array): void {
   let punctLen = 0;
   let prevScript = 0; // 1 cyrillic, 2 cjk
 
-  for (let i = 0; i <= n; i++) {
+  for (let i = Math.max(0, start); i <= n; i++) {
     const c = i < n ? text.charCodeAt(i) : 32;
     // accented Latin letters (U+00C0..U+024F but × and ÷) are letters of the word they are in
     const k = c < 128 ? ASCII_CLASS[c]! : c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7 ? latinCase(c) : NONASCII;
@@ -438,16 +447,16 @@ export function scanFeatures(text: string, out: Float64Array): void {
   }
   if (punctLen > 0) { punctRuns++; punctChars += punctLen; }
 
-  out[F.words] = words; out[F.knownWords] = knownWords; out[F.capsWords] = capsWords; out[F.titleWords] = titleWords; out[F.wordLetters] = wordLetters; out[F.wordOver3] = wordOver3; out[F.wordOver6] = wordOver6;
-  out[F.wordOver10] = wordOver10; out[F.capsPairs] = capsPairs; out[F.rareBigrams] = rareBigrams;
-  out[F.digitRuns] = digitRuns; out[F.digitGroups] = digitGroups; out[F.digitChars] = digitChars;
-  out[F.mixedRuns] = mixedRuns; out[F.mixedChars] = mixedChars; out[F.mixedHexRuns] = mixedHexRuns; out[F.mixedTrans] = mixedTrans;
-  out[F.b64Runs] = b64Runs; out[F.b64Chars] = b64Chars; out[F.b64Digits] = b64Digits; out[F.b64Trans] = b64Trans;
-  out[F.hexRuns] = hexRuns; out[F.hexChars] = hexChars; out[F.uuids] = uuids;
-  out[F.singleSpaces] = singleSpaces; out[F.wsRuns] = wsRuns; out[F.wsChars] = wsChars; out[F.newlines] = newlines;
-  out[F.punctRuns] = punctRuns; out[F.punctChars] = punctChars; out[F.quotes] = quotes; out[F.backslashes] = backslashes;
-  out[F.uEscapes] = uEscapes; out[F.controls] = controls;
-  out[F.latinExt] = latinExt; out[F.latinInWord] = latinInWord; out[F.cyrillic] = cyrillic; out[F.cyrillicRuns] = cyrillicRuns; out[F.other2] = other2;
-  out[F.symbols] = symbols; out[F.cjkPunct] = cjkPunct; out[F.kana] = kana; out[F.han] = han; out[F.hanRare] = hanRare; out[F.hangul] = hangul;
-  out[F.cjkRuns] = cjkRuns; out[F.astral] = astral; out[F.privateUse] = privateUse; out[F.other3] = other3;
+  out[F.words]! += words; out[F.knownWords]! += knownWords; out[F.capsWords]! += capsWords; out[F.titleWords]! += titleWords; out[F.wordLetters]! += wordLetters; out[F.wordOver3]! += wordOver3; out[F.wordOver6]! += wordOver6;
+  out[F.wordOver10]! += wordOver10; out[F.capsPairs]! += capsPairs; out[F.rareBigrams]! += rareBigrams;
+  out[F.digitRuns]! += digitRuns; out[F.digitGroups]! += digitGroups; out[F.digitChars]! += digitChars;
+  out[F.mixedRuns]! += mixedRuns; out[F.mixedChars]! += mixedChars; out[F.mixedHexRuns]! += mixedHexRuns; out[F.mixedTrans]! += mixedTrans;
+  out[F.b64Runs]! += b64Runs; out[F.b64Chars]! += b64Chars; out[F.b64Digits]! += b64Digits; out[F.b64Trans]! += b64Trans;
+  out[F.hexRuns]! += hexRuns; out[F.hexChars]! += hexChars; out[F.uuids]! += uuids;
+  out[F.singleSpaces]! += singleSpaces; out[F.wsRuns]! += wsRuns; out[F.wsChars]! += wsChars; out[F.newlines]! += newlines;
+  out[F.punctRuns]! += punctRuns; out[F.punctChars]! += punctChars; out[F.quotes]! += quotes; out[F.backslashes]! += backslashes;
+  out[F.uEscapes]! += uEscapes; out[F.controls]! += controls;
+  out[F.latinExt]! += latinExt; out[F.latinInWord]! += latinInWord; out[F.cyrillic]! += cyrillic; out[F.cyrillicRuns]! += cyrillicRuns; out[F.other2]! += other2;
+  out[F.symbols]! += symbols; out[F.cjkPunct]! += cjkPunct; out[F.kana]! += kana; out[F.han]! += han; out[F.hanRare]! += hanRare; out[F.hangul]! += hangul;
+  out[F.cjkRuns]! += cjkRuns; out[F.astral]! += astral; out[F.privateUse]! += privateUse; out[F.other3]! += other3;
 }

@@ -3,12 +3,15 @@ import { chars4, craftDensity } from './baselines.js';
 import { calibrated } from './calibrated.js';
 import { EXACT_MARGIN } from './constants.js';
 import { countExact } from './exact.js';
-import { FEATURE_COUNT, FEATURE_NAMES, scanFeatures } from './features.js';
+import { FEATURE_COUNT, FEATURE_NAMES } from './features.js';
+import { quickSample, sampleFeatures } from './sample.js';
+import { priceFeatures, roundTokens } from './calibrated.js';
 
 export { chars4, craftDensity } from './baselines.js';
 export { calibrated, calibratedAll } from './calibrated.js';
 export { countExact, countTokensAnthropicApi, isTokenizerLoaded, loadTokenizer, type CountExactOptions } from './exact.js';
 export { FEATURE_NAMES, scanFeatures } from './features.js';
+export { SAMPLE_MIN_CHARS, sampleFeatures, type SampleInfo } from './sample.js';
 export { EXACT_MARGIN, MEASURED_ERROR } from './constants.js';
 
 export const CHEAP_STRATEGIES = ['chars4', 'craft-density', 'calibrated'] as const;
@@ -148,6 +151,10 @@ export async function estimateForDecision(text: string, limitTokens: number, opt
   const profile = opts.profile ?? DEFAULT_PROFILE;
   const strategy = opts.strategy ?? DEFAULT_STRATEGY;
   if (isExactStrategy(strategy)) return estimateExact(text, strategy, opts);
+  if (strategy === 'calibrated' && text.length >= QUICK_CHECK_MIN_CHARS) {
+    const quick = clearlyUnder(text, limitTokens, profile, opts);
+    if (quick) return quick;
+  }
   const est = estimateTokens(text, { ...opts, profile, strategy });
   if (strategy !== 'calibrated' || opts.exactNearLimit === false) return est;
   const margin = opts.margin ?? EXACT_MARGIN[profile];
@@ -162,15 +169,39 @@ export async function estimateForDecision(text: string, limitTokens: number, opt
   }
 }
 
+/** Texts this long are first asked a cheap question: clearly under the limit? (a full pass costs ~10 ns a char) */
+export const QUICK_CHECK_MIN_CHARS = 8 * 1024;
+/** Standard errors of the quick sample added to the margin: about 1 in 700 samples is off by more. */
+export const QUICK_CHECK_SIGMAS = 3;
+/** A quick sample noisier than this decides nothing. */
+export const QUICK_CHECK_MAX_REL_STDERR = 0.08;
+const quickScratch = new Float64Array(FEATURE_COUNT);
+
+/**
+ * The estimate from ~3 K chars of windows spread over the text, when even its worst case, the
+ * profile's declared margin widened by QUICK_CHECK_SIGMAS standard errors of the sample, is under the
+ * limit; else undefined (the caller runs the full pass). Keeps the guard's pass-through of a 30 KB
+ * result far below the cost of reading it twice.
+ */
+function clearlyUnder(text: string, limitTokens: number, profile: Profile, opts: DecisionOptions): Estimate | undefined {
+  const info = quickSample(text, quickScratch, profile);
+  if (!info.trusted || info.relStdErr > QUICK_CHECK_MAX_REL_STDERR) return undefined;
+  const est = corrected(roundTokens(priceFeatures(quickScratch, profile), text.length), profile, opts);
+  // the same worst case as isNearLimit's upper end, with the sample's own error added to the margin
+  const margin = (opts.margin ?? EXACT_MARGIN[profile]) + QUICK_CHECK_SIGMAS * info.relStdErr;
+  if (margin >= 1 || est.tokens / (1 - margin) > limitTokens) return undefined;
+  return { ...est, strategy: 'calibrated', profile, exact: false };
+}
+
 const shareScratch = new Float64Array(FEATURE_COUNT);
 const IDX = Object.fromEntries(FEATURE_NAMES.map((n, i) => [n, i])) as Record<(typeof FEATURE_NAMES)[number], number>;
 
-/** Shares of the text's chars by class (they sum to 1 for non-empty text), from the estimator's pass. */
+/** Shares of the text's chars by class (they sum to 1 for non-empty text), from the estimator's pass (sampled on big texts). */
 export function densityShares(text: string): DensityShares {
   const n = text.length;
   const zero: DensityShares = { base64: 0, hex: 0, uuid: 0, cjk: 0, otherNonAscii: 0, digits: 0, punctuation: 0, whitespace: 0, letters: 0 };
   if (n === 0) return zero;
-  scanFeatures(text, shareScratch);
+  sampleFeatures(text, shareScratch);
   const f = (k: keyof typeof IDX) => shareScratch[IDX[k]]!;
   const uuid = f('uuids') * 36;
   // the + / = between random runs belong to the base64 too (about one per run)
