@@ -32,6 +32,8 @@ export interface BulkStatements {
   payload: string;
   asset: string;
   fts: string;
+  /** Run once in the first transaction (settings for the load; the caller undoes them after `settle`). */
+  setup?: string[];
 }
 
 interface Pending<T> {
@@ -46,6 +48,7 @@ let st;
 let began = 0;
 let lastApplied = 0;
 let broken = false;
+let setUp = false;
 // Full-text rows are inserted in runs of ftsRun rows: any other write in between (a foreign key
 // check needs a statement journal) makes FTS5 flush its pending terms, and one small segment
 // per batch would mean many merges; one run per commit would leave all the work for the end.
@@ -83,6 +86,10 @@ parentPort.on('message', (m) => {
       if (!db.inTransaction) {
         db.exec('BEGIN IMMEDIATE');
         began = Date.now();
+        if (!setUp) {
+          for (const sql of workerData.statements.setup || []) db.exec(sql);
+          setUp = true;
+        }
       }
       for (const a of m.rows.sources) st.source.run(a);
       for (const a of m.rows.payloads) st.payload.run(a);

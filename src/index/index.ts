@@ -76,6 +76,23 @@ const MAX_CACHED_STATEMENTS = 256;
 const SCAN_COMMIT_MS = 1_000;
 /** Longest summary text kept in the summary full-text index per run. */
 const MAX_SUMMARY_FTS_CHARS = 32 * 1024;
+/**
+ * Each run of full-text rows inserted together becomes an FTS5 segment, and by default FTS5
+ * merges every four segments of a level: during a big scan that merging costs more than the
+ * inserts themselves. It is off while a big scan loads (FTS5 still merges at 16 segments a
+ * level), then back to FTS5's default of 4, and later writes merge the rest gradually.
+ */
+const FTS_NO_AUTOMERGE_SQL = "INSERT INTO payload_fts(payload_fts, rank) VALUES('automerge', 0)";
+const FTS_AUTOMERGE_SQL = "INSERT INTO payload_fts(payload_fts, rank) VALUES('automerge', 4)";
+
+/** Whether a second busy thread would get a core of its own (see OpenIndexOptions.bulkWriter). */
+function coreToSpare(): boolean {
+  const cores = os.availableParallelism();
+  if (cores < 2) return false;
+  const load = os.loadavg()[0]!;
+  // Windows reports no load average (0): assume a desktop with cores to spare.
+  return load <= cores - 1;
+}
 /** New units in one scan from which the bulk writer (a worker thread) pays off over its start-up. */
 export const BULK_MIN_UNITS = 256;
 /**
@@ -157,6 +174,13 @@ export interface OpenIndexOptions {
    * `Infinity` keeps every write on the main thread.
    */
   bulkMinUnits?: number;
+  /**
+   * Whether such a scan uses the writer thread: 'auto' (default) when the machine has a core
+   * to spare (at least two cores and a 1-minute load average below cores - 1: on a busy machine
+   * the two threads only take turns, and the hand-over costs more than it saves), 'always',
+   * or 'never'.
+   */
+  bulkWriter?: 'auto' | 'always' | 'never';
 }
 
 export interface ScanOptions {
@@ -175,6 +199,8 @@ export interface ScanResult extends IndexStats {
   unchanged: number;
   /** Units (payload groups or transcripts) read in this scan. */
   read: number;
+  /** Which thread wrote the new units: 'worker' when a bulk writer thread did (see bulk.ts). */
+  writer: 'main' | 'worker';
   warnings: string[];
 }
 
@@ -289,6 +315,7 @@ export class SpillIndex {
   private closed = false;
   private readonly watchDebounceMs: number;
   private readonly bulkMinUnits: number;
+  private readonly bulkWriter: NonNullable<OpenIndexOptions['bulkWriter']>;
   /** Bulk writers still checkpointing after their scan. */
   private readonly finishing = new Set<Promise<void>>();
 
@@ -298,6 +325,7 @@ export class SpillIndex {
     this.onEvent = opts.onEvent;
     this.watchDebounceMs = opts.watchDebounceMs ?? 40;
     this.bulkMinUnits = opts.bulkMinUnits ?? BULK_MIN_UNITS;
+    this.bulkWriter = opts.bulkWriter ?? 'auto';
   }
 
   /**
@@ -381,7 +409,7 @@ export class SpillIndex {
       this.q('DELETE FROM sources WHERE root_id = ?').run(id);
       this.q('DELETE FROM sessions WHERE root_id = ?').run(id);
       this.q('DELETE FROM roots WHERE id = ?').run(id);
-    })();
+    }).immediate();
     this.watcher?.remove(root.path);
     if (removed || sessionIds.length) this.emit({ event: 'onDidIndex', payload: { sessionIds, added: 0, changed: 0, removed } });
     return { ok: true };
@@ -439,7 +467,20 @@ export class SpillIndex {
     if (this.closed) throw new Error('index is closed');
     const t0 = performance.now();
     const roots = opts.rootId ? [this.rootRow(opts.rootId)] : this.rootRows();
-    const res: ScanResult = { sessions: 0, payloads: 0, assets: 0, bytes: 0, seconds: 0, added: 0, changed: 0, removed: 0, unchanged: 0, read: 0, warnings: [] };
+    const res: ScanResult = {
+      sessions: 0,
+      payloads: 0,
+      assets: 0,
+      bytes: 0,
+      seconds: 0,
+      added: 0,
+      changed: 0,
+      removed: 0,
+      unchanged: 0,
+      read: 0,
+      writer: 'main',
+      warnings: [],
+    };
     const touched = new Set<string>();
     try {
       for (const root of roots) await this.scanRoot(root, opts, res, touched);
@@ -480,7 +521,10 @@ export class SpillIndex {
       if (total) progress();
     });
     const begin = () => {
-      if (!db.inTransaction) db.exec('BEGIN');
+      // IMMEDIATE: take the write lock now (waiting for another writer, such as a bulk writer
+      // thread or another process) instead of failing when a read turns into a write after
+      // someone else committed.
+      if (!db.inTransaction) db.exec('BEGIN IMMEDIATE');
     };
     const scopes = opts.scopes && root.kind !== 'file' && root.kind !== 'session' ? opts.scopes : null;
     const inScope = (p: string) => !scopes || scopes.some((s) => isInsidePath(s, p));
@@ -624,13 +668,20 @@ export class SpillIndex {
       begin();
       this.replaceSource(rootId, it.sessionId, it.unit, it.fp, it.result, undefined);
     };
+    const big = units.length >= this.bulkMinUnits;
     let bulk: BulkWriter<Item[]> | null = null;
-    if (this.dbPath !== ':memory:' && units.length >= this.bulkMinUnits && os.availableParallelism() > 1) {
+    if (big && this.dbPath !== ':memory:' && this.bulkWriter !== 'never' && (this.bulkWriter === 'always' || coreToSpare())) {
       try {
         commit(); // the worker needs the write lock
         bulk = new BulkWriter<Item[]>(
           this.dbPath,
-          { source: INSERT_SOURCE_SQL, payload: INSERT_PAYLOAD_SQL, asset: INSERT_ASSET_SQL, fts: INSERT_FTS_SQL },
+          {
+            source: INSERT_SOURCE_SQL,
+            payload: INSERT_PAYLOAD_SQL,
+            asset: INSERT_ASSET_SQL,
+            fts: INSERT_FTS_SQL,
+            setup: [FTS_NO_AUTOMERGE_SQL],
+          },
           { commitMs: BULK_COMMIT_MS },
         );
       } catch (err) {
@@ -639,8 +690,12 @@ export class SpillIndex {
       }
     }
     if (bulk) {
+      res.writer = 'worker';
       // The worker checkpoints once at the end; this connection must not do it on the way.
       this.db.pragma('wal_autocheckpoint = 0');
+    } else if (big) {
+      begin();
+      this.db.exec(FTS_NO_AUTOMERGE_SQL);
     }
     const later: Item[] = [];
     const ids = new Set<string>();
@@ -715,6 +770,10 @@ export class SpillIndex {
         const failed = await bulk.settle();
         if (bulk.error) res.warnings.push(`bulk writer stopped (${bulk.error}); finished on the main thread`);
         for (const batch of failed) later.unshift(...batch);
+        // Undo the worker's setup here: this thread writes next, and a second writer
+        // committing now would only make it wait.
+        begin();
+        this.db.exec(FTS_AUTOMERGE_SQL);
         // The worker's closing checkpoint copies the WAL into the database file: housekeeping
         // that neither this scan nor the UI waits for (close() does).
         const finishing = bulk.finish().finally(() => {
@@ -724,9 +783,17 @@ export class SpillIndex {
         this.finishing.add(finishing);
       }
     }
-    for (const it of later) {
-      onMain(it);
-      if (yielder.due) await yielder.now();
+    try {
+      for (const it of later) {
+        onMain(it);
+        if (yielder.due) await yielder.now();
+      }
+    } finally {
+      if (big && !bulk) {
+        begin();
+        this.flushFts();
+        this.db.exec(FTS_AUTOMERGE_SQL);
+      }
     }
   }
 
@@ -1190,7 +1257,7 @@ export class SpillIndex {
       this.q('INSERT OR REPLACE INTO summary_runs (payload_id, run_id, created_at, origin, summary, json) VALUES (?, ?, ?, ?, ?, ?)')
         .run(payloadId, run.id, String(run.createdAt ?? new Date().toISOString()), exists?.origin ?? 'db', run.summary, JSON.stringify(run));
       this.refreshSummaryFts(r.rowid, payloadId);
-    })();
+    }).immediate();
     this.emit({ event: 'onDidIndex', payload: { sessionIds: [r.session_id], added: 0, changed: 1, removed: 0 } });
   }
 

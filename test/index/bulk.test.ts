@@ -25,9 +25,9 @@ async function snapshot(index: SpillIndex) {
   };
 }
 
-function openWith(bulkMinUnits: number) {
+function openWith(bulkMinUnits: number, bulkWriter: 'always' | 'never' = 'always') {
   const dbPath = path.join(tmpDir('spillway-db-'), 'index.sqlite');
-  const index = openIndex({ dbPath, bulkMinUnits });
+  const index = openIndex({ dbPath, bulkMinUnits, bulkWriter });
   return { index, dbPath };
 }
 
@@ -46,12 +46,21 @@ describe('bulk indexing through the writer thread', () => {
 
     const main = openWith(Infinity);
     const bulk = openWith(1);
+    // A big scan on the main thread (no spare core) loads the same way, FTS merging paused.
+    const big = openWith(1, 'never');
     main.index.addRoot(dir);
     bulk.index.addRoot(dir);
+    big.index.addRoot(dir);
     const a = await main.index.scan();
     const b = await bulk.index.scan();
+    const c = await big.index.scan();
+    expect({ ...c, seconds: 0 }).toEqual({ ...a, seconds: 0 });
+    expect(await snapshot(big.index)).toEqual(await snapshot(main.index));
+    await big.index.close();
     expect(b.warnings.filter((w) => /bulk/.test(w))).toEqual([]);
-    expect({ ...b, seconds: 0 }).toEqual({ ...a, seconds: 0 });
+    expect(a.writer).toBe('main');
+    expect(b.writer).toBe('worker');
+    expect({ ...b, seconds: 0, writer: 'main' }).toEqual({ ...a, seconds: 0 });
     expect(b.added).toBeGreaterThan(60);
     expect(await snapshot(bulk.index)).toEqual(await snapshot(main.index));
 
@@ -62,7 +71,8 @@ describe('bulk indexing through the writer thread', () => {
     const r2b = bulk.index.addRoot(dir2);
     const a2 = await main.index.scan({ rootId: r2a.id });
     const b2 = await bulk.index.scan({ rootId: r2b.id });
-    expect({ ...b2, seconds: 0 }).toEqual({ ...a2, seconds: 0 });
+    expect(b2.writer).toBe('worker');
+    expect({ ...b2, seconds: 0, writer: 'main' }).toEqual({ ...a2, seconds: 0 });
     expect(b2.added).toBe(30);
     expect(await snapshot(bulk.index)).toEqual(await snapshot(main.index));
 
@@ -81,6 +91,8 @@ describe('bulk indexing through the writer thread', () => {
     const n = (raw.prepare('SELECT count(*) AS n FROM payloads').get() as { n: number }).n;
     expect(raw.prepare('SELECT count(*) AS n FROM payload_fts').get()).toEqual({ n });
     expect(raw.prepare('SELECT count(*) AS n FROM payload_fts WHERE rowid NOT IN (SELECT rowid FROM payloads)').get()).toEqual({ n: 0 });
+    // FTS5 merging, paused for the load, is back to its default.
+    expect(raw.prepare("SELECT v FROM payload_fts_config WHERE k = 'automerge'").get()).toEqual({ v: 4 });
     raw.close();
     const rw = new Database(bulk.dbPath);
     expect(() => rw.exec("INSERT INTO payload_fts(payload_fts) VALUES('integrity-check')")).not.toThrow();
