@@ -152,7 +152,8 @@ export async function run(): Promise<void> {
         `re-scan ${fmt(rescanCpu)} vs walk ${fmt(walkCpu)} = ${(rescanCpu / walkCpu).toFixed(2)}x; load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores`,
     );
     console.log(
-      `database: ${mb(dbBytes)} for ${mb(gen.bytesOnDisk)} of sessions; ${first.payloads} payloads, ${first.sessions} sessions, ${first.assets} assets`,
+      `database: ${mb(dbBytes)} for ${mb(gen.bytesOnDisk)} of sessions; ${first.payloads} payloads, ${first.sessions} sessions, ${first.assets} assets; ` +
+        `first index written by the ${first.writer === 'worker' ? 'writer thread (a core was free)' : 'main thread (no core to spare, or a small root)'}`,
     );
     console.log(
       `first index: complete and searchable (${searchable ? 'hits' : 'no hits'} right after scan() resolved) at ${fmt(firstMs)}; ` +
