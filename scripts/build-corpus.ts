@@ -141,6 +141,11 @@ interface FileEntry {
 
 const fileListCache = new Map<string, FileEntry[]>();
 
+/** gpt-tokenizer's rank tables (tiktoken's encoders keep their ranks base64-encoded: ordinary base64 JSON). */
+export function isTokenizerVocabulary(rel: string): boolean {
+  return /(^|\/)gpt-tokenizer\/.*\/bpeRanks\//.test(rel);
+}
+
 /** Every regular file under node_modules, sorted, with its innermost package. */
 export function listFiles(nodeModules: string): FileEntry[] {
   const hit = fileListCache.get(nodeModules);
@@ -162,6 +167,10 @@ export function listFiles(nodeModules: string): FileEntry[] {
         // Files made at install time differ between machines (compiled, or downloaded only where the
         // network allows): better-sqlite3's build, Electron's binary distribution.
         if (r.startsWith('better-sqlite3/build/') || r.startsWith('electron/dist/') || r === 'electron/path.txt') continue;
+        // gpt-tokenizer's rank tables are o200k's and cl100k's vocabularies as literal strings: counted by
+        // the tokenizer they define, every entry is one token by construction. That says nothing about real
+        // payloads and, with non-ASCII scripts priced, was the corpus's worst sample by far (29%).
+        if (isTokenizerVocabulary(r)) continue;
         let size = 0;
         try {
           size = fs.statSync(abs).size;

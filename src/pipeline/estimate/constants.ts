@@ -19,169 +19,172 @@ export const COMMON_HAN = 'gW4IFBAkBAwACwCAQAAAAEBYEAiQGACEAExAASgQwCgCAAAFAQAAA
 /** Tokens per unit of each feature, in FEATURE_NAMES order (features.ts). */
 export const WEIGHTS: Record<Profile, readonly number[]> = {
   o200k: [
-    0.6466, // words
+    0.63886, // words
     0, // knownWords
-    0.045449, // wordLetters
+    0.044083, // wordLetters
     0, // wordOver3
     0, // wordOver6
     0, // wordOver10
-    2.0214, // titleWords
-    1.4436, // capsWords
+    2.0405, // titleWords
+    1.4414, // capsWords
     0, // capsPairs
-    0.066552, // rareBigrams
-    0.67973, // digitRuns
-    0.83727, // digitGroups
+    0.067539, // rareBigrams
+    0.66557, // digitRuns
+    0.8317, // digitGroups
     0, // digitChars
     0, // mixedRuns
     0, // mixedChars
-    0.34289, // mixedHexRuns
+    0.38427, // mixedHexRuns
     0, // mixedTrans
-    0.19372, // b64Runs
-    0.44802, // b64Chars
-    0.21702, // b64Digits
-    0.32308, // b64Trans
+    0.19506, // b64Runs
+    0.4479, // b64Chars
+    0.21404, // b64Digits
+    0.32365, // b64Trans
     0, // hexRuns
-    0.59938, // hexChars
-    18.736, // uuids
-    0.19379, // singleSpaces
-    0.91209, // wsRuns
-    0.045241, // wsChars
-    0.016785, // newlines
-    0.61006, // punctRuns
-    0.063735, // punctChars
-    0.29288, // quotes
-    0.97163, // backslashes
-    3.6226, // uEscapes
+    0.59854, // hexChars
+    18.433, // uuids
+    0.21005, // singleSpaces
+    0.88437, // wsRuns
+    0.043214, // wsChars
+    0.018824, // newlines
+    0.6147, // punctRuns
+    0.068705, // punctChars
+    0.31804, // quotes
+    0.99062, // backslashes
+    3.6195, // uEscapes
     0, // controls
-    0.55531, // latinExt
-    0.29419, // latinInWord
-    0.22416, // cyrillic
+    0.6188, // latinExt
+    0.23044, // latinInWord
+    0.2213, // cyrillic
     0, // cyrillicRuns
-    0, // other2
-    1.8258, // symbols
-    0.36051, // cjkPunct
-    0.64515, // kana
-    0.41854, // han
-    1.4464, // hanRare
-    0.68743, // hangul
+    6.7667, // other2
+    1.7729, // symbols
+    0.27305, // cjkPunct
+    0.64669, // kana
+    0.4363, // han
+    1.4218, // hanRare
+    0.68467, // hangul
     0, // cjkRuns
-    5.0469, // astral
-    5.64, // privateUse
-    0, // other3
+    4.9326, // astral
+    5.6049, // privateUse
+    2, // other3
+    0.41598, // alphabets
   ],
   cl100k: [
-    0.68542, // words
+    0.67885, // words
     0, // knownWords
-    0.033957, // wordLetters
-    0.049554, // wordOver3
+    0.033487, // wordLetters
+    0.048993, // wordOver3
     0, // wordOver6
     0, // wordOver10
-    2.402, // titleWords
-    1.4484, // capsWords
+    2.4055, // titleWords
+    1.4477, // capsWords
     0, // capsPairs
-    0.075194, // rareBigrams
-    0.56302, // digitRuns
-    0.9165, // digitGroups
+    0.075377, // rareBigrams
+    0.55727, // digitRuns
+    0.91409, // digitGroups
     0, // digitChars
     0, // mixedRuns
     0, // mixedChars
-    0.3152, // mixedHexRuns
+    0.33334, // mixedHexRuns
     0, // mixedTrans
-    0.1365, // b64Runs
-    0.42855, // b64Chars
-    0.019321, // b64Digits
-    0.47703, // b64Trans
+    0.13742, // b64Runs
+    0.4285, // b64Chars
+    0.017183, // b64Digits
+    0.47735, // b64Trans
     0, // hexRuns
-    0.59151, // hexChars
-    19.422, // uuids
-    0.20873, // singleSpaces
-    1.0352, // wsRuns
-    0.031572, // wsChars
+    0.59079, // hexChars
+    19.346, // uuids
+    0.21858, // singleSpaces
+    1.0127, // wsRuns
+    0.031535, // wsChars
     0, // newlines
-    0.6088, // punctRuns
-    0.0399, // punctChars
-    0.32748, // quotes
-    1.0101, // backslashes
-    3.4666, // uEscapes
+    0.61268, // punctRuns
+    0.04356, // punctChars
+    0.33463, // quotes
+    1.0173, // backslashes
+    3.4642, // uEscapes
     0, // controls
-    1.4638, // latinExt
+    1.4708, // latinExt
     0, // latinInWord
-    0.3766, // cyrillic
+    0.37499, // cyrillic
     0, // cyrillicRuns
-    2.9458, // other2
-    1.5089, // symbols
-    1.588, // cjkPunct
-    0.86964, // kana
-    0.59268, // han
-    1.8563, // hanRare
-    1.0918, // hangul
+    7.6988, // other2
+    1.4995, // symbols
+    1.5096, // cjkPunct
+    0.87225, // kana
+    0.60461, // han
+    1.8359, // hanRare
+    1.09, // hangul
     0, // cjkRuns
-    4.7435, // astral
-    4.4918, // privateUse
-    0, // other3
+    4.6476, // astral
+    4.4721, // privateUse
+    2, // other3
+    1.7497, // alphabets
   ],
   claude: [
-    0.91098, // words
+    0.91354, // words
     0, // knownWords
-    0.023077, // wordLetters
-    0.18219, // wordOver3
+    0.022472, // wordLetters
+    0.18251, // wordOver3
     0, // wordOver6
     0, // wordOver10
-    1.4625, // titleWords
-    1.3231, // capsWords
+    1.4627, // titleWords
+    1.3186, // capsWords
     0, // capsPairs
-    0.074744, // rareBigrams
-    0.56801, // digitRuns
-    0.17675, // digitGroups
-    0.1736, // digitChars
+    0.075079, // rareBigrams
+    0.57642, // digitRuns
+    0.1588, // digitGroups
+    0.17821, // digitChars
     0, // mixedRuns
     0, // mixedChars
-    0.30532, // mixedHexRuns
-    0.010951, // mixedTrans
-    0.19586, // b64Runs
-    0.44592, // b64Chars
-    0.17122, // b64Digits
-    0.35293, // b64Trans
+    0.31234, // mixedHexRuns
+    0.0093907, // mixedTrans
+    0.19668, // b64Runs
+    0.44596, // b64Chars
+    0.17089, // b64Digits
+    0.35288, // b64Trans
     0, // hexRuns
-    0.61053, // hexChars
-    20.537, // uuids
+    0.61027, // hexChars
+    20.428, // uuids
     0, // singleSpaces
-    0.82012, // wsRuns
+    0.81271, // wsRuns
     0, // wsChars
-    0.031235, // newlines
-    1.0775, // punctRuns
-    0.022095, // punctChars
-    0.078684, // quotes
-    0.35208, // backslashes
-    4.1029, // uEscapes
+    0.031239, // newlines
+    1.0765, // punctRuns
+    0.023844, // punctChars
+    0.08589, // quotes
+    0.35656, // backslashes
+    4.1012, // uEscapes
     0, // controls
-    1.7347, // latinExt
+    1.7352, // latinExt
     0, // latinInWord
-    0.52366, // cyrillic
+    0.52353, // cyrillic
     0, // cyrillicRuns
-    0, // other2
-    2.07, // symbols
-    1.674, // cjkPunct
-    0.79971, // kana
-    0.28465, // han
-    1.9655, // hanRare
-    1.0013, // hangul
-    0.92886, // cjkRuns
-    3.334, // astral
-    2.2352, // privateUse
-    2.905, // other3
+    1.7698, // other2
+    2.0905, // symbols
+    1.3883, // cjkPunct
+    0.77152, // kana
+    0.21922, // han
+    2.0238, // hanRare
+    0.82835, // hangul
+    1.4259, // cjkRuns
+    3.1059, // astral
+    2.2153, // privateUse
+    2, // other3
+    2.0964, // alphabets
   ],
 };
 
 /** Measured relative error of `calibrated` (category-balanced mean absolute, and worst sample). */
 export const MEASURED_ERROR: Record<Profile, { trainMae: number; trainMax: number; holdoutMae: number; holdoutMax: number }> = {
-  o200k: { trainMae: 0.0344, trainMax: 0.2045, holdoutMae: 0.0374, holdoutMax: 0.1450 },
-  cl100k: { trainMae: 0.0345, trainMax: 0.1971, holdoutMae: 0.0381, holdoutMax: 0.1321 },
-  claude: { trainMae: 0.0260, trainMax: 0.1862, holdoutMae: 0.0288, holdoutMax: 0.1463 },
+  o200k: { trainMae: 0.0340, trainMax: 0.1924, holdoutMae: 0.0374, holdoutMax: 0.1457 },
+  cl100k: { trainMae: 0.0345, trainMax: 0.2030, holdoutMae: 0.0380, holdoutMax: 0.1334 },
+  claude: { trainMae: 0.0262, trainMax: 0.1876, holdoutMae: 0.0286, holdoutMax: 0.1463 },
 };
 
 /**
  * Share of the estimate within which the guard counts exactly before deciding: 1.25x the worst
  * relative error seen on train or holdout, plus 2 points, at least 10%.
  */
-export const EXACT_MARGIN: Record<Profile, number> = { o200k: 0.28, cl100k: 0.27, claude: 0.26 };
+export const EXACT_MARGIN: Record<Profile, number> = { o200k: 0.27, cl100k: 0.28, claude: 0.26 };

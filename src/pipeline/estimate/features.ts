@@ -58,6 +58,7 @@ export const FEATURE_NAMES = [
   'astral', // surrogate pairs (emoji and the like)
   'privateUse', // U+E000..U+F8FF (icon fonts)
   'other3', // lone surrogates, the rest of the BMP
+  'alphabets', // U+0800..U+1FFF: Indic, Thai, Lao, Tibetan, Myanmar, Georgian, Ethiopic, Khmer, Sinhala...
 ] as const;
 export type FeatureName = (typeof FEATURE_NAMES)[number];
 export const FEATURE_COUNT = FEATURE_NAMES.length;
@@ -208,7 +209,7 @@ export function addRangeFeatures(text: string, start: number, end: number, out: 
   let singleSpaces = 0, wsRuns = 0, wsChars = 0, newlines = 0;
   let punctRuns = 0, punctChars = 0, quotes = 0, backslashes = 0, uEscapes = 0, controls = 0;
   let latinExt = 0, latinInWord = 0, cyrillic = 0, cyrillicRuns = 0, other2 = 0, symbols = 0;
-  let cjkPunct = 0, kana = 0, han = 0, hanRare = 0, hangul = 0, cjkRuns = 0, astral = 0, privateUse = 0, other3 = 0;
+  let cjkPunct = 0, kana = 0, han = 0, hanRare = 0, hangul = 0, cjkRuns = 0, astral = 0, privateUse = 0, other3 = 0, alphabets = 0;
 
   // the current ASCII letter/digit run, with its words and digit groups held back until we know
   // whether the run is ordinary text or random
@@ -431,6 +432,7 @@ export function addRangeFeatures(text: string, start: number, end: number, out: 
       han++;
       if (prevScript !== 2) { cjkRuns++; prevScript = 2; }
     } else if ((c >= 0x3000 && c < 0x3040) || (c >= 0xff00 && c <= 0xffef)) { cjkPunct++; prevScript = 0; }
+    else if (c < 0x2000) { alphabets++; prevScript = 0; }
     else if (c >= 0x2000 && c < 0x2c00) { symbols++; prevScript = 0; }
     else if (c >= 0xd800 && c <= 0xdbff) {
       const d = i + 1 < n ? text.charCodeAt(i + 1) : 0;
@@ -459,4 +461,5 @@ export function addRangeFeatures(text: string, start: number, end: number, out: 
   out[F.latinExt]! += latinExt; out[F.latinInWord]! += latinInWord; out[F.cyrillic]! += cyrillic; out[F.cyrillicRuns]! += cyrillicRuns; out[F.other2]! += other2;
   out[F.symbols]! += symbols; out[F.cjkPunct]! += cjkPunct; out[F.kana]! += kana; out[F.han]! += han; out[F.hanRare]! += hanRare; out[F.hangul]! += hangul;
   out[F.cjkRuns]! += cjkRuns; out[F.astral]! += astral; out[F.privateUse]! += privateUse; out[F.other3]! += other3;
+  out[F.alphabets]! += alphabets;
 }

@@ -209,7 +209,7 @@ export function densityShares(text: string): DensityShares {
   const base64 = f('b64Chars') + glue;
   const hex = f('hexChars');
   const cjk = f('han') + f('kana') + f('hangul') + f('cjkPunct');
-  const otherNonAscii = f('latinExt') + f('cyrillic') + f('other2') + f('symbols') + f('astral') * 2 + f('privateUse') + f('other3');
+  const otherNonAscii = f('latinExt') + f('cyrillic') + f('other2') + f('symbols') + f('astral') * 2 + f('privateUse') + f('other3') + f('alphabets');
   const whitespace = f('singleSpaces') + f('wsChars');
   const punctuation = f('punctChars') - glue + f('controls') + f('uEscapes') * 6;
   const digits = f('digitChars');
