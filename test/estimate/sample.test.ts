@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCorpus, type CorpusSample } from '../../scripts/build-corpus.js';
-import { calibrated, calibratedAll, FEATURE_NAMES, PROFILES, SAMPLE_MIN_CHARS, sampleFeatures, scanFeatures } from '../../src/pipeline/index.js';
+import { BOUNDED_SAMPLE_MAX_CHARS, boundedSample, calibrated, calibratedAll, estimateBounded, FEATURE_NAMES, PROFILES, SAMPLE_MIN_CHARS, sampleFeatures, scanFeatures } from '../../src/pipeline/index.js';
 import { priceFeatures } from '../../src/pipeline/estimate/calibrated.js';
 
 /** Declared bounds of the sampled estimate against the full pass on generated mixtures. */
@@ -136,5 +136,30 @@ describe('sampled calibrated estimate', () => {
       }
       expect(calibratedAll(t).o200k).toBeGreaterThan(0);
     }
+  });
+
+  it('the bounded variant reads at most ~1 M chars of a huge mixed text and stays near the full pass', () => {
+    // 12 M chars of real text in 40 KB blocks of every kind: the checked sampler may need more rounds, the
+    // bounded one never does
+    const parts: string[] = [];
+    let len = 0;
+    for (let i = 0; len < 12_000_000; i++) {
+      const s = samples[(i * 7) % samples.length]!.text;
+      parts.push(s.slice(0, 40_000));
+      len += Math.min(40_000, s.length) + 1;
+    }
+    const text = parts.join('\n');
+    const f = new Float64Array(FEATURE_NAMES.length);
+    scanFeatures(text, f);
+    for (const p of PROFILES) {
+      const want = priceFeatures(f, p);
+      const got = estimateBounded(text, { profile: p });
+      expect(got).toMatchObject({ strategy: 'calibrated', profile: p, exact: false });
+      expect(Math.abs(got.tokens / want - 1)).toBeLessThan(0.05);
+    }
+    const info = boundedSample(text, new Float64Array(FEATURE_NAMES.length), 'o200k');
+    // windows stretch to whitespace: up to ~2 x 32 chars each
+    expect(info.scanned).toBeLessThanOrEqual(BOUNDED_SAMPLE_MAX_CHARS * 1.3);
+    expect(info.full).toBe(false);
   });
 });

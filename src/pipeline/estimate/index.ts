@@ -4,14 +4,14 @@ import { calibrated } from './calibrated.js';
 import { EXACT_MARGIN } from './constants.js';
 import { countExact } from './exact.js';
 import { FEATURE_COUNT, FEATURE_NAMES } from './features.js';
-import { quickSample, sampleFeatures } from './sample.js';
+import { boundedSample, quickSample, sampleFeatures } from './sample.js';
 import { priceFeatures, roundTokens } from './calibrated.js';
 
 export { chars4, craftDensity } from './baselines.js';
 export { calibrated, calibratedAll } from './calibrated.js';
 export { countExact, countTokensAnthropicApi, isTokenizerLoaded, loadTokenizer, type CountExactOptions } from './exact.js';
 export { FEATURE_NAMES, scanFeatures } from './features.js';
-export { SAMPLE_MIN_CHARS, sampleFeatures, type SampleInfo } from './sample.js';
+export { BOUNDED_SAMPLE_MAX_CHARS, boundedSample, SAMPLE_MIN_CHARS, sampleFeatures, type SampleInfo } from './sample.js';
 export { EXACT_MARGIN, MEASURED_ERROR } from './constants.js';
 
 export const CHEAP_STRATEGIES = ['chars4', 'craft-density', 'calibrated'] as const;
@@ -105,6 +105,17 @@ export function estimateTokens(text: string, opts: EstimateOptions = {}): Estima
       if (isExactStrategy(strategy)) throw new TypeError(`strategy ${strategy} is exact and async: use countExact()`);
       throw new TypeError(`unknown strategy: ${String(strategy)}`);
   }
+}
+
+const boundedScratch = new Float64Array(FEATURE_COUNT);
+/**
+ * The calibrated estimate from at most ~1 M chars of windows, without the checks' fall-back to a full
+ * pass: for texts so far over any limit that the number is only informational (the guard's 4 MB+ path).
+ */
+export function estimateBounded(text: string, opts: Omit<EstimateOptions, 'strategy'> = {}): Estimate {
+  const profile = opts.profile ?? DEFAULT_PROFILE;
+  boundedSample(text, boundedScratch, profile);
+  return { ...corrected(roundTokens(priceFeatures(boundedScratch, profile), text.length), profile, opts), strategy: 'calibrated', profile, exact: false };
 }
 
 /** Exact count for a tokenizer profile, as an Estimate (correction applied for `claude`). */

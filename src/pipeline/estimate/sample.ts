@@ -158,6 +158,22 @@ export function sampleFeatures(text: string, out: Float64Array, profile: Profile
   return { scanned: n, full: true, relStdErr: 0 };
 }
 
+/** Most chars {@link boundedSample} reads, whatever the text's size. */
+export const BOUNDED_SAMPLE_MAX_CHARS = 1024 * 1024;
+
+/**
+ * One round of at most BOUNDED_SAMPLE_MAX_CHARS, trusted whatever its checks say: for a number nobody
+ * decides with (a 500 MB result is over any limit), where a fall-back full pass would cost seconds.
+ */
+export function boundedSample(text: string, out: Float64Array, profile: Profile): SampleInfo {
+  const n = text.length;
+  const windows = Math.min(Math.floor(BOUNDED_SAMPLE_MAX_CHARS / SAMPLE_WINDOW_CHARS), Math.max(64, Math.ceil((n * SAMPLE_FIRST_SHARE) / SAMPLE_WINDOW_CHARS)));
+  if (windows * SAMPLE_WINDOW_CHARS * 2 > n) return sampleFeatures(text, out, profile);
+  const r = sampleRound(text, out, WEIGHTS[profile], windows, SAMPLE_WINDOW_CHARS, 0, (Buffer.byteLength(text, 'utf8') - n) / n);
+  if (r.scanned > 0) scale(out, n / r.scanned);
+  return { scanned: r.scanned, full: false, relStdErr: r.relStdErr };
+}
+
 /** Windows and chars per window of {@link quickSample}: ~3 K chars read whatever the text's size. */
 export const QUICK_WINDOWS = 24;
 export const QUICK_WINDOW_CHARS = 128;
