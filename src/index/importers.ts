@@ -7,6 +7,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { detectTextKind } from '../pipeline/index.js';
 import type { GuardAction } from '../pipeline/types.js';
 import type { Unit } from './discover.js';
 import { forEachLine, readRange } from './lines.js';
@@ -18,7 +19,6 @@ import {
   countLinesIn,
   ftsWindow,
   scanBase64,
-  sniffKind,
   stableId,
 } from './text.js';
 import type { Yielder } from './yielder.js';
@@ -62,7 +62,7 @@ function record(o: {
     createdAt: o.createdAt,
     bytes: Buffer.byteLength(o.text),
     action: o.action,
-    kind: sniffKind(o.text),
+    kind: detectTextKind(o.text),
     assets: [],
     input: o.input,
     estimates,

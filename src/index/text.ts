@@ -5,6 +5,7 @@ import {
   PREVIEW_CHARS,
   estimateAll,
   estimateTokens,
+  isBinaryBytes,
 } from '../pipeline/index.js';
 import type { ContentKind, StrategyName } from '../pipeline/types.js';
 
@@ -33,8 +34,6 @@ export const MAX_MESSAGE_CHARS_INDEXED = 16 * 1024;
  * their head and tail, scaled by size, so one huge file never stalls a scan.
  */
 export const MAX_ESTIMATE_READ_BYTES = 4 * 1024 * 1024;
-/** Bytes sniffed for NUL to call a payload binary. */
-export const BINARY_SNIFF_BYTES = 8 * 1024;
 /**
  * What a spill message costs the context, used for "tokens saved" when a result would be
  * spilled: the preview plus the path and framing (about 400 chars), at four chars per token.
@@ -248,7 +247,7 @@ export function readWindow(file: string, headBytes = FTS_HEAD_BYTES, tailBytes =
       const n = readFully(fd, buf.subarray(0, size), 0);
       const b = buf.subarray(0, n);
       h.update(b);
-      const binary = looksBinary(b);
+      const binary = isBinaryBytes(b);
       const whole = binary ? '' : b.toString('utf8');
       return { head: whole, tail: '', whole, size, mtimeMs: st.mtimeMs, binary, hash: hash ? '' : h.digest('hex'), mayHoldBase64: !binary && hasBase64Run(b) };
     }
@@ -256,7 +255,7 @@ export function readWindow(file: string, headBytes = FTS_HEAD_BYTES, tailBytes =
     const head = buf.subarray(0, readFully(fd, buf.subarray(0, headBytes), 0));
     const tail = buf.subarray(headBytes, headBytes + readFully(fd, buf.subarray(headBytes, headBytes + tailBytes), size - tailBytes));
     h.update(head).update(tail);
-    const binary = looksBinary(head);
+    const binary = isBinaryBytes(head, { partial: true });
     return {
       head: binary ? '' : decodeSnapped(head, 'end'),
       tail: binary ? '' : decodeSnapped(tail, 'start'),
@@ -309,12 +308,6 @@ function readFully(fd: number, buf: Buffer, position: number): number {
     off += n;
   }
   return off;
-}
-
-export function looksBinary(buf: Uint8Array): boolean {
-  const n = Math.min(buf.length, BINARY_SNIFF_BYTES);
-  for (let i = 0; i < n; i++) if (buf[i] === 0) return true;
-  return false;
 }
 
 /** Decode UTF-8 without a broken character at the cut side. */
@@ -397,30 +390,6 @@ const EXT_KIND: Record<string, ContentKind> = {
 export function kindFromFileName(name: string): ContentKind {
   const m = /\.([A-Za-z0-9]+)$/.exec(name.replace(/\.linked\.json$/, '.json'));
   return (m && EXT_KIND[m[1]!.toLowerCase()]) || 'text';
-}
-
-/** A cheap content sniff for imported results (JSON, logs, code, ...), first confident match wins. */
-export function sniffKind(text: string): ContentKind {
-  const t = text.trimStart();
-  if (t.startsWith('{') || t.startsWith('[')) {
-    if (t.length < 2_000_000) {
-      try {
-        JSON.parse(t);
-        return 'json';
-      } catch {
-        /* not JSON; maybe NDJSON */
-      }
-    }
-    const lines = t.split('\n', 5).filter(Boolean);
-    if (lines.length > 1 && lines.every((l) => l.trim().startsWith('{'))) return 'ndjson';
-  }
-  if (/^<!doctype html|^<html/i.test(t)) return 'html';
-  if (/^<\?xml/.test(t)) return 'xml';
-  const head = t.slice(0, 4_000);
-  if (/^\s*\d+[→\t]/m.test(head) && /(function|import|const|def |class |=>|\{)/.test(head)) return 'code';
-  if (/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}/m.test(head)) return 'log';
-  if (/^#{1,6} /m.test(head)) return 'markdown';
-  return 'text';
 }
 
 /**

@@ -51,19 +51,52 @@ function countMatches(s: string, re: RegExp, stopAt: number): number {
   return n;
 }
 
-/** Bytes: binary or text? Whole input, cheap to expensive. */
-export function isBinaryBytes(buf: Uint8Array): boolean {
-  const b = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+/** Longest UTF-8 sequence: how many bytes at the end of a cut window may be an unfinished character. */
+const MAX_UTF8_SEQUENCE_BYTES = 4;
+
+export interface BinaryCheckOptions {
+  /**
+   * The bytes are a window cut from a longer input (the head of a file). An unfinished UTF-8
+   * character at the cut is then no evidence of binary; thresholds are the same.
+   */
+  partial?: boolean;
+}
+
+/**
+ * Bytes: binary or text? The one binary check of Spillway (guard, index, reader, base64
+ * extraction), cheap to expensive: a NUL; more than MAX_CONTROL_SHARE control characters that
+ * text never has (ANSI colours, overstrike, form feeds are allowed); valid UTF-8 is then text;
+ * other bytes are legacy 8-bit text when at most MAX_LEGACY_HIGH_SHARE of them are non-ASCII.
+ * Callers that only read a head pass that head with `partial`.
+ */
+export function isBinaryBytes(buf: Uint8Array, opts: BinaryCheckOptions = {}): boolean {
+  let b = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
   if (b.length === 0) return false;
   if (b.indexOf(0) !== -1) return true;
   const latin1 = b.toString('latin1');
   const controls = countMatches(latin1, BAD_CONTROL_RE, Math.ceil(b.length * MAX_CONTROL_SHARE));
   if (controls > b.length * MAX_CONTROL_SHARE) return true;
+  if (opts.partial) b = b.subarray(0, completeUtf8End(b));
   if (isUtf8(b)) return false;
   // Not UTF-8: legacy 8-bit text has few high bytes; compressed/encoded data has about half.
   let high = 0;
   for (let i = 0; i < b.length; i++) if (b[i]! >= 0x80) high++;
   return high > b.length * MAX_LEGACY_HIGH_SHARE;
+}
+
+/** Length of `b` without an unfinished UTF-8 character at its end. */
+function completeUtf8End(b: Uint8Array): number {
+  let i = b.length;
+  let cont = 0;
+  while (cont < MAX_UTF8_SEQUENCE_BYTES - 1 && i > 0 && (b[i - 1]! & 0xc0) === 0x80) {
+    i--;
+    cont++;
+  }
+  if (i === 0) return b.length;
+  const lead = b[i - 1]!;
+  if (lead < 0xc0) return b.length; // ASCII or a stray continuation byte: nothing was cut
+  const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+  return cont + 1 < need ? i - 1 : b.length;
 }
 
 /**
@@ -100,9 +133,49 @@ const HTML_RE = /^\s*(?:<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>])/i;
 const XML_RE = /^\s*<\?xml\s/;
 const LOG_LINE_RE =
   /^(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}|\[?\d{2}:\d{2}:\d{2}|\[?(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL|CRITICAL)\b|[A-Z][a-z]{2} [ \d]\d \d{2}:\d{2}:\d{2}|\s*at \S+ \(|\x1b\[)/;
+/** A timestamp anywhere (ISO 8601, syslog, Apache/nginx access log); also used to parse logs. */
+export const TIMESTAMP_RE =
+  /\b(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?(?:Z|[+-]\d{2}:?\d{2})?|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2}|\d{2}\/(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\/\d{4}:\d{2}:\d{2}:\d{2}(?: [+-]\d{4})?)/;
+/** A log level word or `level=…` field; also used to parse logs. */
+export const LEVEL_RE =
+  /\b(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|CRIT|PANIC|SEVERE|EMERG|ALERT)\b|\blevel["']?\s*[:=]\s*["']?(trace|debug|info|notice|warn|warning|error|fatal|critical|panic)\b/i;
+/** Chars at the start of a line searched for a timestamp (prefixes such as `web-1  | ` come before it). */
+const LOG_TIMESTAMP_CHARS = 64;
+/** Fewer lines than this with a timestamp are a message that mentions a time, not a log. */
+const MIN_LOG_LINES = 3;
 const CODE_LINE_RE =
-  /^\s*(?:import\s|export\s|from\s\S+\simport|function\s|def\s|class\s|const\s|let\s|var\s|#include\s|package\s|fn\s|pub\s|use\s|public\s|private\s|return\b|if\s*\(|for\s*\(|while\s*\(|}\s*$|\/\/|\/\*|\*\s)/;
+  /^\s*(?:import\s|export\s|from\s\S+\simport|function\s|async\s+function\s|def\s|class\s|interface\s|type\s+\w+\s*=|const\s|let\s|var\s|#include\s|package\s|fn\s|func\s|pub\s|use\s|public\s|private\s|return\b|if\s*\(|for\s*\(|while\s*\(|}|\/\/|\/\*|\*\s|\*\/|@import\s|['"]use (?:client|strict)['"])/;
+/** Statement and block ends: code lines that start with a name (`x = f();`, `body {`) end like this. */
+const CODE_END_RE = /[;{}]\s*$/;
 const MD_LINE_RE = /^(?:#{1,6}\s|```|\s*[-*+]\s+\S|\s*\d+\.\s+\S|>\s|\|.*\|\s*$)/;
+/** Markdown that only a writer of Markdown puts in a line: **bold**, `code`, [links](…). */
+const MD_INLINE_RE = /\*\*[^*\n]+\*\*|`[^`\n]+`|\[[^\]\n]+\]\([^)\s]+\)/g;
+/** Inline Markdown marks that make bullet lists Markdown without a heading (plain `* item` output is not). */
+const MIN_MD_INLINE_MARKS = 3;
+/** How a source file opens: an import, an export, a directive, a package line. */
+const MODULE_START_RE = /^\s*(?:import\s.+\sfrom\s|import\s+['"]|export\s|['"]use (?:client|strict)['"]|package\s|#include\s|from\s\S+\simport\s|#!\/)/;
+/** Share of code-like lines enough for a text that opens like a module. */
+const MIN_MODULE_CODE_SHARE = 0.1;
+/** Share of U+FFFD above which a text is bytes decoded as UTF-8, not text. */
+const MAX_REPLACEMENT_SHARE = 1 / 20;
+
+/**
+ * Share of Markdown-looking lines; a fenced block counts as its fence lines only (a spec with a
+ * long JSON example is still Markdown).
+ */
+function markdownShare(lines: string[]): number {
+  let md = 0;
+  let total = 0;
+  let fenced = false;
+  for (const l of lines) {
+    const fence = l.trimStart().startsWith('```');
+    if (fence) fenced = !fenced;
+    if (fenced && !fence) continue;
+    total++;
+    if (fence || MD_LINE_RE.test(l)) md++;
+  }
+  return total === 0 ? 0 : md / total;
+}
 
 function splitHeadLines(head: string, max: number): string[] {
   const lines = head.split('\n', max + 1);
@@ -110,18 +183,65 @@ function splitHeadLines(head: string, max: number): string[] {
   return lines;
 }
 
-function looksCsv(lines: string[]): boolean {
-  const rows = lines.filter((l) => l.trim() !== '').slice(0, 20);
-  if (rows.length < 3) return false;
-  for (const sep of [',', '\t', ';']) {
-    const counts = rows.map((r) => r.split(sep).length - 1);
-    const first = counts[0]!;
-    if (first < 1 || counts.filter((c) => c === first).length < rows.length * 0.9) continue;
-    // prose with one comma per line is not a table: two columns need short fields
-    if (first === 1 && rows.some((r) => r.split(sep).some((f) => f.trim().split(/\s+/).length > 3))) continue;
-    return true;
+/** Split one CSV record (RFC 4180 quotes; records spanning lines are handled by the caller). */
+export function splitCsvLine(line: string, delim: string): string[] {
+  if (!line.includes('"')) return (line.endsWith('\r') ? line.slice(0, -1) : line).split(delim);
+  const out: string[] = [];
+  let cur = '';
+  let q = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (q) {
+      if (c === '"') {
+        if (line[i + 1] === '"') {
+          cur += '"';
+          i++;
+        } else q = false;
+      } else cur += c;
+    } else if (c === '"' && cur === '') q = true;
+    else if (c === delim) {
+      out.push(cur);
+      cur = '';
+    } else if (c !== '\r') cur += c;
   }
-  return false;
+  out.push(cur);
+  return out;
+}
+
+/** CSV delimiters tried, most common first. */
+const CSV_DELIMITERS = [',', '\t', ';', '|'] as const;
+/** Rows of a table sniffed for its delimiter. */
+const CSV_SNIFF_ROWS = 20;
+/** Share of sniffed rows that must have the first row's column count. */
+const MIN_CSV_CONSISTENT_SHARE = 0.9;
+
+/**
+ * The delimiter of a table: the one giving most columns (at least two) with the same column
+ * count on nearly every row, or null. Two-column "tables" whose fields are phrases are prose
+ * with one comma per line, not CSV.
+ */
+export function detectDelimiter(lines: string[]): string | null {
+  const rows = lines.filter((l) => l.trim() !== '').slice(0, CSV_SNIFF_ROWS);
+  if (rows.length < 2) return null;
+  let best: string | null = null;
+  let bestCols = 1;
+  for (const d of CSV_DELIMITERS) {
+    const cells = rows.map((r) => splitCsvLine(r, d));
+    const first = cells[0]!.length;
+    if (first <= bestCols) continue;
+    if (cells.filter((c) => c.length === first).length < rows.length * MIN_CSV_CONSISTENT_SHARE) continue;
+    if (first === 2 && cells.some((c) => c.some((f) => f.trim().split(/\s+/).length > 3))) continue;
+    // A delimiter that only ends the lines (`key: value,` in a dump) makes no second column.
+    if (first === 2 && cells.filter((c) => c[1]!.trim() === '').length * 2 > rows.length) continue;
+    best = d;
+    bestCols = first;
+  }
+  return best;
+}
+
+function looksCsv(lines: string[]): boolean {
+  // Three rows at least: a header and one row is too little to tell a table from two lines of prose.
+  return lines.filter((l) => l.trim() !== '').length >= 3 && detectDelimiter(lines) !== null;
 }
 
 function looksNdjson(lines: string[]): boolean {
@@ -139,8 +259,129 @@ function looksNdjson(lines: string[]): boolean {
   return true;
 }
 
-/** The kind of a text, from its head (and, for JSON, a parse when it is small). */
+/**
+ * How a tool wrapped the content it shows: `line-numbers` for a numbered listing (Claude Code's
+ * Read `     1→x`, `cat -n` and `nl -ba` `     1\tx`), `exec-output` for the header Codex CLI puts
+ * before a command's output (`Chunk ID: …`, `Wall time: …`, `Output:`).
+ */
+export type TextWrapper = 'line-numbers' | 'exec-output';
+
+export interface TextFormat {
+  /** The kind of the content; inside wrappers, of what they wrap (a Read of a .json file is `json`). */
+  kind: ContentKind;
+  /** Outermost first; empty for a plain text. The text itself is then NOT a file of `kind`. */
+  wrappers: TextWrapper[];
+}
+
+/** Claude Code's Read prefix (`→`, right-aligned number), or cat -n / nl's (space-padded number, tab). */
+const NUMBERED_LINE_RE = /^ *(\d{1,9})→|^ +(\d{1,9})\t/;
+/** Lines sampled to decide that a text is a numbered listing. */
+const NUMBERED_SNIFF_LINES = 200;
+/**
+ * Share of the sampled non-empty lines that carry a number. Below 1 because tools add lines of
+ * their own: Edit's "Here's the result of running `cat -n`…" header, a trailing
+ * `<system-reminder>`.
+ */
+const MIN_NUMBERED_SHARE = 0.6;
+/** Share of consecutive numbered lines counting up by one: a real listing, not a column of ids. */
+const MIN_SEQUENTIAL_SHARE = 0.9;
+/** Codex CLI's exec header; the command's output follows `Output:` (and its own line count). */
+const EXEC_HEADER_RE = /^Chunk ID: [^\n]*\nWall time: [^\n]*\n(?:(?!Output:)[^\n]*\n){0,4}Output:\n(?:Total output lines: \d+\n\n?)?/;
+/** Chars of a text searched for the exec header. */
+const EXEC_HEADER_MAX_CHARS = 1024;
+/** Wrappers unwrapped at most (an exec output holding a numbered listing is two). */
+const MAX_WRAPPERS = 2;
+
+function isNumberedListing(head: string): boolean {
+  let lines = 0;
+  let numbered = 0;
+  let pairs = 0;
+  let sequential = 0;
+  let prev = -1;
+  let reminder = false;
+  for (const line of splitHeadLines(head, NUMBERED_SNIFF_LINES)) {
+    // Claude Code appends a <system-reminder> block to a Read: its lines are not the listing's.
+    if (line.startsWith('<system-reminder>')) reminder = true;
+    if (reminder) {
+      if (line.includes('</system-reminder>')) reminder = false;
+      continue;
+    }
+    if (line.trim() === '') continue;
+    lines++;
+    const m = NUMBERED_LINE_RE.exec(line);
+    if (!m) continue;
+    numbered++;
+    const n = Number(m[1] ?? m[2]);
+    if (prev !== -1) {
+      pairs++;
+      if (n === prev + 1) sequential++;
+    }
+    prev = n;
+  }
+  return numbered > 0 && numbered >= lines * MIN_NUMBERED_SHARE && sequential >= pairs * MIN_SEQUENTIAL_SHARE;
+}
+
+/** The numbered lines of a listing without their numbers; the tool's own unnumbered lines dropped. */
+function stripLineNumbers(text: string): string {
+  const out: string[] = [];
+  let at = 0;
+  while (at <= text.length) {
+    let end = text.indexOf('\n', at);
+    if (end === -1) end = text.length;
+    const line = text.slice(at, end);
+    const m = NUMBERED_LINE_RE.exec(line);
+    if (m) out.push(line.slice(m[0].length));
+    at = end + 1;
+  }
+  return out.join('\n');
+}
+
+function unwrapOnce(text: string, head: string): { wrapper: TextWrapper; body: string } | null {
+  const exec = EXEC_HEADER_RE.exec(head.length > EXEC_HEADER_MAX_CHARS ? head.slice(0, EXEC_HEADER_MAX_CHARS) : head);
+  if (exec) return { wrapper: 'exec-output', body: text.slice(exec[0].length) };
+  if (isNumberedListing(head)) return { wrapper: 'line-numbers', body: stripLineNumbers(text) };
+  return null;
+}
+
+/**
+ * The content inside the wrappers {@link detectTextFormat} finds (the text itself when none):
+ * what a digest or a parser should read. `maxChars` bounds the part of `text` unwrapped.
+ */
+export function unwrapText(text: string, maxChars = Infinity): string {
+  let t = text.length > maxChars ? text.slice(0, maxChars) : text;
+  for (let i = 0; i < MAX_WRAPPERS; i++) {
+    const u = unwrapOnce(t, t.length > KIND_SNIFF_CHARS ? t.slice(0, KIND_SNIFF_CHARS) : t);
+    if (!u) break;
+    t = u.body;
+  }
+  return t;
+}
+
+/**
+ * The one content-kind sniffer of Spillway (guard, index import, summaries), cheapest check
+ * first: JSON, NDJSON, HTML, XML, then line statistics over the head. A tool's wrapper (line
+ * numbers, an exec header) is seen through: the kind is the wrapped content's.
+ */
+export function detectTextFormat(text: string): TextFormat {
+  const wrappers: TextWrapper[] = [];
+  let t = text;
+  for (let i = 0; i < MAX_WRAPPERS; i++) {
+    const head = t.length > KIND_SNIFF_CHARS ? t.slice(0, KIND_SNIFF_CHARS) : t;
+    // Past JSON_CONFIRM_MAX_CHARS only the head is judged anyway: unwrap no more than that.
+    const u = unwrapOnce(t.length > JSON_CONFIRM_MAX_CHARS ? head : t, head);
+    if (!u) break;
+    wrappers.push(u.wrapper);
+    t = u.body;
+  }
+  return { kind: plainTextKind(t), wrappers };
+}
+
+/** The kind of a text, from its head (and, for JSON, a parse when it is small). See {@link detectTextFormat}. */
 export function detectTextKind(text: string): ContentKind {
+  return detectTextFormat(text).kind;
+}
+
+function plainTextKind(text: string): ContentKind {
   const head = text.length > KIND_SNIFF_CHARS ? text.slice(0, KIND_SNIFF_CHARS) : text;
   const trimmed = head.trimStart();
   const c = trimmed.charCodeAt(0);
@@ -160,17 +401,27 @@ export function detectTextKind(text: string): ContentKind {
       }
     }
   }
+  // Bytes decoded as UTF-8 (a binary file read as text): NULs or many replacement characters.
+  if (head.includes('\0') || countMatches(head, /\uFFFD/g, head.length * MAX_REPLACEMENT_SHARE) > head.length * MAX_REPLACEMENT_SHARE) {
+    return 'binary';
+  }
   const lines = splitHeadLines(head, 200);
   if ((c === 0x7b || c === 0x5b) && looksNdjson(lines)) return 'ndjson';
   if (HTML_RE.test(head)) return 'html';
   if (XML_RE.test(head)) return 'xml';
   const sample = lines.slice(0, 100).filter((l) => l.trim() !== '');
   if (sample.length === 0) return 'text';
-  const share = (re: RegExp) => sample.filter((l) => re.test(l)).length / sample.length;
-  if (share(LOG_LINE_RE) >= 0.3) return 'log';
+  const share = (test: (l: string) => boolean) => sample.filter(test).length / sample.length;
+  // Terminal output: colour codes on many lines, wherever they start.
+  if (share((l) => LOG_LINE_RE.test(l) || l.includes('\x1b[')) >= 0.3) return 'log';
+  if (sample.length >= MIN_LOG_LINES && share((l) => TIMESTAMP_RE.test(l.slice(0, LOG_TIMESTAMP_CHARS))) >= 0.5) return 'log';
   if (looksCsv(lines)) return 'csv';
-  if (share(MD_LINE_RE) >= 0.15 && /^#{1,6}\s|^```/m.test(head)) return 'markdown';
-  if (share(CODE_LINE_RE) >= 0.3 && /[{};()=]/.test(head)) return 'code';
+  if (markdownShare(sample) >= 0.15 && (/^#{1,6}\s|^```/m.test(head) || countMatches(head, MD_INLINE_RE, MIN_MD_INLINE_MARKS) >= MIN_MD_INLINE_MARKS)) {
+    return 'markdown';
+  }
+  const code = share((l) => CODE_LINE_RE.test(l) || CODE_END_RE.test(l));
+  // A file that opens like a module (imports, 'use client') is code even when most lines are JSX markup.
+  if ((code >= 0.3 || (code >= MIN_MODULE_CODE_SHARE && MODULE_START_RE.test(sample[0]!))) && /[{};()=]/.test(head)) return 'code';
   if (head.includes('\x1b[')) return 'log';
   return 'text';
 }
@@ -247,26 +498,4 @@ export function isValidMime(m: unknown): m is string {
 export function extForMime(mime: string | undefined): string {
   if (!mime) return '.bin';
   return MIME_EXT[mime.toLowerCase()] ?? '.bin';
-}
-
-/** Quick look at decoded bytes: do they look like binary rather than text? (first 4 KB) */
-export function bytesLookBinary(bytes: Uint8Array): boolean {
-  const n = Math.min(bytes.length, 4096);
-  if (n === 0) return false;
-  let sample = Buffer.from(bytes.buffer, bytes.byteOffset, n);
-  for (let i = 0; i < n; i++) if (sample[i] === 0) return true;
-  let controls = 0;
-  for (let i = 0; i < n; i++) {
-    const c = sample[i]!;
-    if ((c < 0x20 && c !== 9 && c !== 10 && c !== 13 && c !== 12 && c !== 27 && c !== 8) || c === 0x7f) controls++;
-  }
-  if (controls > n * 0.05) return true;
-  if (n < bytes.length) {
-    // don't judge a UTF-8 sequence cut by the sample boundary
-    let end = n;
-    while (end > n - 4 && end > 0 && (sample[end - 1]! & 0xc0) === 0x80) end--;
-    if (end > 0 && sample[end - 1]! >= 0xc0) end--;
-    sample = sample.subarray(0, end);
-  }
-  return !isUtf8(sample);
 }

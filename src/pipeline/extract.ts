@@ -1,7 +1,7 @@
 import type { AssetEncoding, AssetRef } from './types.js';
 import { MIN_BASE64_ASSET_CHARS, MIN_DECLARED_BASE64_ASSET_CHARS } from './limits.js';
 import { base64Statistics, encodeSpan, parseBase64 } from './base64.js';
-import { bytesLookBinary, isValidMime } from './detect.js';
+import { isBinaryBytes, isValidMime } from './detect.js';
 
 /**
  * Finding assets in text: base64 runs (standard, URL-safe, MIME/PEM-wrapped), data URLs, and
@@ -85,9 +85,13 @@ function dataUrlMime(prefix: string): string | undefined {
   return isValidMime(mime) ? mime : undefined;
 }
 
+/** Decoded bytes of a bare base64 run looked at to call it binary (its head: binary shows early). */
+const BARE_SNIFF_BYTES = 4 * 1024;
+
 /** Accept a parsed run with no declared context only if it reads like base64 of binary data. */
 function bareOk(body: string, bytes: Buffer): boolean {
-  return body.length >= MIN_BASE64_ASSET_CHARS && base64Statistics(body) && bytesLookBinary(bytes);
+  if (body.length < MIN_BASE64_ASSET_CHARS || !base64Statistics(body)) return false;
+  return isBinaryBytes(bytes.subarray(0, BARE_SNIFF_BYTES), { partial: bytes.length > BARE_SNIFF_BYTES });
 }
 
 interface Ctx {

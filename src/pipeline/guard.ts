@@ -20,7 +20,7 @@ import type {
 import { DEFAULT_LIMIT_TOKENS, MAX_MESSAGE_CHARS, PREVIEW_CHARS, limitForContextWindow } from './limits.js';
 import { LINKED_SUFFIX, META_SUFFIX, inputHash, isInside, makeStem, sanitizeToolName, sessionPaths } from './layout.js';
 import { DEFAULT_PROFILE, DEFAULT_STRATEGY, estimateBounded, estimateForDecision, estimateTokens } from './estimate/index.js';
-import { KIND_INFO, detectTextKind, extForMime, isBinaryBytes, isBinaryString, sniffBinary } from './detect.js';
+import { KIND_INFO, detectTextFormat, extForMime, isBinaryBytes, isBinaryString, sniffBinary } from './detect.js';
 import { extractAssets, type FoundAsset } from './extract.js';
 import { buildPreview } from './preview.js';
 import { buildMessage, capMessage } from './message.js';
@@ -507,7 +507,10 @@ async function spill(subject: Subject, estimate: Estimate, limit: number, option
   const textIsExact = text !== undefined && (!subject.bytes || isUtf8(subject.bytes));
 
   // 2. Kind and estimates (for the inspector).
-  let kind: ContentKind = binaryBytes ? 'binary' : detectTextKind(text ?? '');
+  const format = binaryBytes ? { kind: 'binary' as const, wrappers: [] } : detectTextFormat(text ?? '');
+  let kind: ContentKind = format.kind;
+  // Read's numbered lines around a .json file are not JSON: the payload file is named as text.
+  let wrapped = format.wrappers.length > 0;
   const estimates: PayloadMeta['estimates'] = {};
   const sampledCounts_ = sampledEstimates.get(estimate);
   const sampled = sampledCounts_ !== undefined;
@@ -549,7 +552,10 @@ async function spill(subject: Subject, estimate: Estimate, limit: number, option
       kind = 'binary';
     } else if (text !== undefined && textIsExact) {
       const { assets: found, json } = extractAssets(text);
-      if (json) kind = 'json';
+      if (json) {
+        kind = 'json';
+        wrapped = false;
+      }
       if (found.length) {
         const pieces: string[] = [];
         const bySha = new Map<string, Awaited<ReturnType<typeof saveAsset>>>();
@@ -606,9 +612,10 @@ async function spill(subject: Subject, estimate: Estimate, limit: number, option
   }
 
   // 6. Payload file: the linked form when assets were cut out, else the original bytes.
-  const ext = binaryBytes || kind === 'json' ? '.json' : KIND_INFO[kind].ext;
+  const fileKind: ContentKind = wrapped ? 'text' : kind;
+  const ext = binaryBytes || fileKind === 'json' ? '.json' : KIND_INFO[fileKind].ext;
   const payloadIsOriginal = linkedPieces === undefined;
-  const suffix = payloadIsOriginal ? KIND_INFO[kind].ext : kind === 'json' || binaryBytes ? LINKED_SUFFIX : ext;
+  const suffix = payloadIsOriginal ? KIND_INFO[fileKind].ext : fileKind === 'json' || binaryBytes ? LINKED_SUFFIX : ext;
   const data: WriteData = linkedPieces ?? subject.bytes ?? binaryBytes ?? textSlices(text ?? '');
   const stemParts: StemParts = { time: now, tool, inputHash: inputHash(options.toolInput) };
   let staged: StagedFile | undefined;

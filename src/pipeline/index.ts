@@ -9,11 +9,20 @@ export { buildPreview, maskBase64 } from './preview.js';
 export {
   detectContent,
   detectTextKind,
+  detectTextFormat,
+  unwrapText,
   isBinaryBytes,
   isBinaryString,
   sniffBinary,
+  splitCsvLine,
+  detectDelimiter,
+  TIMESTAMP_RE,
+  LEVEL_RE,
   KIND_INFO,
+  type BinaryCheckOptions,
   type ContentDetection,
+  type TextFormat,
+  type TextWrapper,
 } from './detect.js';
 export { extractAssets, type FoundAsset, type ExtractOptions, type ExtractResult } from './extract.js';
 export { parseBase64, encodeBase64, encodeSpan } from './base64.js';

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { isBinaryBytes } from '../pipeline/detect.js';
 import { MAX_READ_WINDOW_BYTES, MAX_READ_WINDOW_LINES, type ReadPayloadResponse } from './contract.js';
 
 /**
@@ -75,40 +76,6 @@ async function readRange(fh: fs.promises.FileHandle, start: number, end: number)
     off += bytesRead;
   }
   return off === len ? buf : buf.subarray(0, off);
-}
-
-/**
- * Text or binary, from the head of the file: a NUL byte, or more than 10% bytes that are not
- * valid UTF-8 / common controls, means binary. Cheap, and the same call the guard's detector makes.
- */
-export function looksBinary(head: Uint8Array): boolean {
-  if (head.length === 0) return false;
-  let bad = 0;
-  let i = 0;
-  while (i < head.length) {
-    const b = head[i]!;
-    if (b === 0) return true;
-    if (b < 0x80) {
-      if (b < 0x09 || (b > 0x0d && b < 0x20 && b !== 0x1b)) bad++;
-      i++;
-      continue;
-    }
-    const need = b >= 0xf0 && b <= 0xf4 ? 3 : b >= 0xe0 ? 2 : b >= 0xc2 && b < 0xe0 ? 1 : -1;
-    if (need < 0) {
-      bad++;
-      i++;
-      continue;
-    }
-    let ok = true;
-    for (let k = 1; k <= need; k++) {
-      const c = head[i + k];
-      if (c === undefined) break; // cut by the sniff window: not evidence either way
-      if ((c & 0xc0) !== 0x80) ok = false;
-    }
-    if (!ok) bad++;
-    i += ok ? need + 1 : 1;
-  }
-  return bad / head.length > 0.1;
 }
 
 /**
@@ -303,7 +270,7 @@ export class PayloadReader {
     const cached = this.binaryCache.get(src.key);
     if (cached !== undefined) return cached;
     const head = await src.read(0, Math.min(src.size, SNIFF_BYTES));
-    const bin = looksBinary(head.length < src.size ? head.subarray(0, snapBack(head, head.length)) : head);
+    const bin = isBinaryBytes(head, { partial: head.length < src.size });
     if (this.binaryCache.size > 1024) this.binaryCache.clear();
     this.binaryCache.set(src.key, bin);
     return bin;

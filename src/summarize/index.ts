@@ -4,7 +4,7 @@
  * for payloads larger than a model's window.
  */
 export { createSummarizer, listProviders, chunkText, isProviderName, DEFAULT_MODELS, PRICING } from './summarizer.js';
-export { structuralSummary, sniffKind, type StructuralOptions } from './structural/index.js';
+export { structuralSummary, type StructuralOptions } from './structural/index.js';
 export {
   listTemplates,
   loadTemplate,

@@ -13,7 +13,8 @@ import { ANTHROPIC_DEFAULT_MODEL, ANTHROPIC_MODELS, anthropicComplete } from './
 import { ProviderError, withRetries } from './providers/http.js';
 import { OPENAI_DEFAULT_MODEL, OPENAI_MODELS, openaiComplete } from './providers/openai.js';
 import type { Completion, CompletionRequest } from './providers/types.js';
-import { estimateLargeTokens, sniffKind, structuralSummary } from './structural/index.js';
+import { detectTextKind } from '../pipeline/detect.js';
+import { estimateLargeTokens, structuralSummary } from './structural/index.js';
 import { DEFAULT_TEMPLATE, loadTemplate } from './templates.js';
 import { PROVIDER_NAMES, type Pricing, type ProviderInfo, type ProviderName, type SummarizerOptions } from './types.js';
 
@@ -168,7 +169,7 @@ export function createSummarizer(opts: SummarizerOptions): Summarizer {
         return res;
       };
       try {
-        const kind = sniffKind(req.text);
+        const kind = detectTextKind(req.text);
         const window = Math.max(2_000, opts.maxInputTokens ?? MAX_SUMMARY_INPUT_TOKENS);
         // Floor at 8 chars a token (no tokenizer packs more): a bad estimate must never send a huge payload in one call.
         const payloadTokens = Math.max(estimateLargeTokens(req.text), Math.ceil(req.text.length / 8));

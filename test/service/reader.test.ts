@@ -7,9 +7,9 @@ import {
   LINE_CHECKPOINT_EVERY,
   MAX_HEX_WINDOW_BYTES,
   PayloadReader,
+  SNIFF_BYTES,
   bufferSource,
   hexDump,
-  looksBinary,
   snapBack,
 } from '../../src/service/reader.js';
 import { MAX_READ_WINDOW_BYTES } from '../../src/service/contract.js';
@@ -184,10 +184,17 @@ describe('binary payloads', () => {
     );
   });
 
-  it('looksBinary: text in any script is text; NUL or invalid UTF-8 is binary', () => {
-    expect(looksBinary(Buffer.from('{"a": "日本語 текст 🎉"}\n'))).toBe(false);
-    expect(looksBinary(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d]))).toBe(true);
-    expect(looksBinary(Buffer.from(Array.from({ length: 100 }, (_, i) => 0x80 + (i % 60))))).toBe(true);
+  it('isBinary (the pipeline isBinaryBytes on the head): text in any script is text; NUL or invalid UTF-8 is binary', async () => {
+    const reader = new PayloadReader();
+    const isBin = (name: string, b: Buffer) => reader.isBinary(bufferSource(name, b));
+    expect(await isBin('cjk', Buffer.from('{"a": "日本語 текст 🎉"}\n'))).toBe(false);
+    expect(await isBin('png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d]))).toBe(true);
+    expect(await isBin('high', Buffer.from(Array.from({ length: 100 }, (_, i) => 0x80 + (i % 60))))).toBe(true);
+    // The sniff window cuts a 3-byte character in half: still text.
+    const cut = Buffer.from('€'.repeat(SNIFF_BYTES));
+    expect(cut.length % 3).toBe(0);
+    expect(SNIFF_BYTES % 3).not.toBe(0);
+    expect(await isBin('cut', cut)).toBe(false);
   });
 
   it('snapBack never moves more than 3 bytes', () => {

@@ -4,7 +4,8 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { estimateTokens } from '../../src/pipeline/estimate/index.js';
-import { createSummarizer, sniffKind, structuralSummary } from '../../src/summarize/index.js';
+import { detectTextKind } from '../../src/pipeline/index.js';
+import { createSummarizer, structuralSummary } from '../../src/summarize/index.js';
 
 const FAILING = '2026-11-30T03:25:33.321Z ERROR payments charge failed for order 98231: card_declined (txn=tx_8f3a2b1c)';
 
@@ -46,7 +47,7 @@ describe('structural summary: logs', () => {
   it('without a focus: levels, error kinds with counts and verbatim examples, first and last line', () => {
     const text = bigLog(2 * 1024 * 1024);
     const out = structuralSummary(text, {});
-    expect(sniffKind(text)).toBe('log');
+    expect(detectTextKind(text)).toBe('log');
     expect(out).toMatch(/^Errors: 4 lines of 4 kinds/m);
     expect(out).toContain('  L5004: 2026-11-30T00:03:05.111Z ERROR search upstream timeout after 30000ms host=10.0.158.5');
     expect(out).toMatch(/^Warnings: [\d,]+ lines of 4 kinds/m);
@@ -96,7 +97,7 @@ describe('structural summary: JSON', () => {
 
   it('NDJSON is profiled record by record', () => {
     const nd = records.slice(0, 300).map((r) => JSON.stringify(r)).join('\n');
-    expect(sniffKind(nd)).toBe('ndjson');
+    expect(detectTextKind(nd)).toBe('ndjson');
     const out = structuralSummary(nd, {});
     expect(out).toMatch(/^NDJSON: 300 records/);
     expect(out).toContain('$[*].amount: number ×300');
@@ -113,7 +114,7 @@ describe('structural summary: tables, prose, code, HTML', () => {
     const csv =
       'id,name,amount,status\n' +
       Array.from({ length: 5_000 }, (_, i) => `${i},"cust, ${i % 50}",${(i * 1.5).toFixed(2)},${i === 4321 ? 'chargeback' : i % 3 ? 'paid' : 'refunded'}`).join('\n');
-    expect(sniffKind(csv)).toBe('csv');
+    expect(detectTextKind(csv)).toBe('csv');
     const out = structuralSummary(csv, { focus: 'chargeback' });
     expect(out).toContain('Table: 5,000 rows × 4 columns');
     expect(out).toContain('L4323: 4321,"cust, 21",6481.50,chargeback');

@@ -1,7 +1,7 @@
 import { FocusCollector, type FocusTerm } from '../focus.js';
 import { FOCUS_LINES_PER_BUCKET, MAX_DISTINCT_TRACKED, MAX_DISTINCT_VALUE_CHARS } from '../limits.js';
 import { Budget, fmt, quoteLine, renderFocus, sampleOf } from './out.js';
-import { detectDelimiter, splitCsvLine } from './sniff.js';
+import { detectDelimiter, splitCsvLine } from '../../pipeline/detect.js';
 
 interface Col {
   name: string;

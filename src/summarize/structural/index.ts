@@ -8,9 +8,7 @@ import { JsonProfiler } from './json.js';
 import { summarizeLog } from './log.js';
 import { Budget, fmt } from './out.js';
 import { htmlToText, summarizeProse } from './prose.js';
-import { sniffKind } from './sniff.js';
-
-export { sniffKind } from './sniff.js';
+import { detectTextFormat, unwrapText, type TextWrapper } from '../../pipeline/detect.js';
 
 export interface StructuralOptions {
   /** Keywords or a question: ranks what is kept. */
@@ -20,6 +18,11 @@ export interface StructuralOptions {
   /** Skip detection when the caller already knows. */
   kind?: ContentKind;
 }
+
+const WRAPPER_NOTES: Record<TextWrapper, string> = {
+  'line-numbers': 'Line-numbered listing (Read / cat -n)',
+  'exec-output': 'Command output under an exec header',
+};
 
 /** Smallest useful budget; below it the header alone would not fit. */
 const MIN_OUTPUT_TOKENS = 64;
@@ -35,11 +38,17 @@ export function structuralSummary(text: string, opts: StructuralOptions = {}): s
   const b = new Budget(maxTokens * STRUCTURAL_CHARS_PER_TOKEN);
   const terms = focusTerms(opts.focus);
   const focus = opts.focus?.trim();
-  let kind: ContentKind = opts.kind ?? sniffKind(text);
+  const format = opts.kind ? { kind: opts.kind, wrappers: [] } : detectTextFormat(text);
+  let kind: ContentKind = format.kind;
   const lines = countLines(text);
   const bytes = Buffer.byteLength(text, 'utf8');
   const tokens = estimateLargeTokens(text);
   const size = `${fmt(bytes)} bytes, ${fmt(lines)} lines, ~${fmt(tokens)} tokens`;
+  // A tool's wrapper (Read's line numbers, an exec header): say so once, then digest what it wraps.
+  if (format.wrappers.length) {
+    b.line(`${format.wrappers.map((w) => WRAPPER_NOTES[w]).join(', ')}; digest of the content inside.`);
+    text = unwrapText(text);
+  }
 
   if (kind === 'json') {
     let value: unknown;

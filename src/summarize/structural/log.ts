@@ -1,6 +1,6 @@
 import { FocusCollector, type FocusTerm } from '../focus.js';
 import { FOCUS_LINES_PER_BUCKET, MAX_LOG_TEMPLATES } from '../limits.js';
-import { TIMESTAMP_RE, LEVEL_RE } from './sniff.js';
+import { LEVEL_RE, TIMESTAMP_RE } from '../../pipeline/detect.js';
 import { Budget, fmt, pct, quoteLine, renderFocus } from './out.js';
 
 const LEVEL_NAMES: Record<string, string> = {
