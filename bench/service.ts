@@ -9,6 +9,10 @@
  *   - longest event-loop stall while the service indexes N payloads, estimates 16 MB exactly and
  *     analyzes a 16 MB drop, vs the longest stall of an idle loop over the same time
  *     (goal: under ~50 ms for the service's own work)
+ *   - heavy one-off work (offline structural summaries of a 50 MB log and a 50 MB JSON payload,
+ *     analyze of a 50 MB dropped file): the longest event-loop stall, the time it takes, and how
+ *     long a listPayloads issued meanwhile waits, against reading the same file (fs.readFile)
+ *     and an idle loop in the same run. SPILLWAY_BENCH_SERVICE=heavy runs only this part.
  *
  * SPILLWAY_BENCH_SCALE scales the payload counts and the big sizes (default 1).
  */
@@ -26,6 +30,7 @@ const BIG_BYTES = Math.round(100 * 1024 * 1024 * SCALE);
 const INDEX_PAYLOADS = Math.max(50, Math.round(1_000 * SCALE));
 const DROP_BYTES = Math.round(16 * 1024 * 1024 * SCALE);
 const REPEATS = 15;
+const HEAVY_BYTES = Math.round(50 * 1024 * 1024 * SCALE);
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -70,11 +75,134 @@ async function bigPayload(session: string, bytes: number): Promise<void> {
   fs.closeSync(fd);
 }
 
+function printTable({ rows, notes }: { rows: string[]; notes: string[] }): void {
+  console.log(`| ${'figure'.padEnd(50)} | ${'value'.padStart(12)} | ${'baseline'.padStart(12)} | ${'ratio'.padStart(6)} |`);
+  console.log(`| ${'-'.repeat(50)} | ${'-'.repeat(12)} | ${'-'.repeat(12)} | ${'-'.repeat(6)} |`);
+  for (const r of rows) console.log(r);
+  console.log(`(${notes.join('; ')})`);
+}
+
 function row(name: string, value: string, baseline: string, ratio: number): string {
-  return `| ${name.padEnd(46)} | ${value.padStart(12)} | ${baseline.padStart(12)} | ${ratio.toFixed(2).padStart(6)} |`;
+  return `| ${name.padEnd(50)} | ${value.padStart(12)} | ${baseline.padStart(12)} | ${ratio.toFixed(2).padStart(6)} |`;
+}
+
+/** `bytes` of log lines like a service's: timestamps, levels, ids; a few errors and warnings. */
+function logText(bytes: number): string {
+  const parts: string[] = [];
+  const svcs = ['auth', 'orders', 'inventory', 'search'];
+  for (let i = 0, size = 0; size < bytes; i++) {
+    const ts = new Date(Date.UTC(2026, 10, 30) + i * 37).toISOString();
+    const l =
+      i % 997 === 0
+        ? `${ts} WARN ${svcs[i % 4]} slow request took ${100 + (i % 900)}ms path=/api/v1/items/${i}`
+        : i % 5003 === 0
+          ? `${ts} ERROR ${svcs[i % 4]} upstream timeout after 30000ms host=10.0.${i % 255}.${i % 7}`
+          : `${ts} INFO ${svcs[i % 4]} request ok id=${i} user=u${i % 1000} payment status checked in ${i % 50}ms`;
+    parts.push(l);
+    size += l.length + 1;
+  }
+  return parts.join('\n') + '\n';
+}
+
+/** `bytes` of JSON: one array of API records (ids, numbers, nested objects, a little base64). */
+function jsonText(bytes: number): string {
+  const parts: string[] = [];
+  for (let i = 0, size = 2; size < bytes; i++) {
+    const r = JSON.stringify({
+      id: `ord_${i.toString(36).padStart(8, '0')}`,
+      at: new Date(Date.UTC(2026, 10, 30, 8, 0, i % 60)).toISOString(),
+      customer: { id: i % 4_093, name: `Customer ${i % 4_093}`, tier: ['free', 'pro', 'team'][i % 3] },
+      items: [{ sku: `sku-${i % 701}`, qty: 1 + (i % 4), price: (i % 9_973) / 100 }],
+      status: i % 17 ? 'paid' : 'failed',
+      note: i % 97 ? null : crypto.createHash('sha256').update(String(i)).digest('base64'),
+    });
+    parts.push(r);
+    size += r.length + 1;
+  }
+  return `[${parts.join(',')}]`;
+}
+
+/**
+ * While `fn` runs, a cheap request (listPayloads) is issued every 100 ms; its worst wait says
+ * what another pane of the UI would feel.
+ */
+async function stallWithProbe(svc: InspectorService, fn: () => Promise<unknown>): Promise<{ ms: number; stallMs: number; probeMs: number }> {
+  let stop = false;
+  let probeMs = 0;
+  const probes = (async () => {
+    while (!stop) {
+      // Counted from when the request was due: a held loop delays the timer as much as the answer.
+      const due = performance.now() + 100;
+      await new Promise((r) => setTimeout(r, 100));
+      if (stop) break;
+      await svc.listPayloads({ limit: 20 });
+      probeMs = Math.max(probeMs, performance.now() - due);
+    }
+  })();
+  try {
+    const r = await longestStall(fn);
+    return { ...r, probeMs };
+  } finally {
+    stop = true;
+    await probes;
+  }
+}
+
+/** The heavy one-off work of the service, each against reading the same file in the same run. */
+async function heavyRows(tmp: string): Promise<{ rows: string[]; notes: string[] }> {
+  const rows: string[] = [];
+  const notes: string[] = [];
+  const root = path.join(tmp, 'heavy');
+  const session = path.join(root, 'session');
+  const log = logText(HEAVY_BYTES);
+  const json = jsonText(HEAVY_BYTES);
+  await handleLargeResponse({ text: log, sessionPath: session, context: { toolName: 'heavy_log', limitTokens: 100 } });
+  await handleLargeResponse({ text: json, sessionPath: session, context: { toolName: 'heavy_json', limitTokens: 100 } });
+  const dropPath = path.join(tmp, 'drop.json');
+  fs.writeFileSync(dropPath, json);
+  const mb = (HEAVY_BYTES / 1e6).toFixed(0);
+  const svc = createInspectorService({ appDataDir: path.join(tmp, 'heavy-home'), roots: [root], transport: 'http', scanOnStart: false, watch: false, trustDroppedPaths: true });
+  try {
+    await svc.ready;
+    await svc.reindex({});
+    const logRow = (await svc.listPayloads({ tool: 'heavy_log', limit: 1 })).rows[0]!;
+    const jsonRow = (await svc.listPayloads({ tool: 'heavy_json', limit: 1 })).rows[0]!;
+    const logPath = (await svc.getPayload({ id: logRow.id })).path;
+    // Warm what every run loads once (tokenizer tables, the structural code, a worker if any).
+    await svc.summarize({ payloadId: (await svc.listPayloads({ limit: 1, sort: { field: 'tokens', dir: 'asc' } })).rows[0]!.id });
+    await svc.analyze({ name: 'warm.txt', text: 'warm up' });
+    const idle = await stallWithProbe(svc, () => new Promise((r) => setTimeout(r, 1_000)));
+    const read = await stallWithProbe(svc, () => fs.promises.readFile(logPath));
+    const base = Math.max(read.stallMs, 1);
+    rows.push(row('max stall, idle loop (ms)', idle.stallMs.toFixed(1), read.stallMs.toFixed(1), idle.stallMs / base));
+    const cases: Array<[string, () => Promise<unknown>]> = [
+      [`structural summary, ${mb} MB log`, () => svc.summarize({ payloadId: logRow.id, focus: 'payment failures' })],
+      [`structural summary, ${mb} MB JSON`, () => svc.summarize({ payloadId: jsonRow.id })],
+      [`analyze ${mb} MB dropped JSON file`, () => svc.analyze({ name: 'drop.json', path: dropPath })],
+    ];
+    for (const [name, fn] of cases) {
+      const r = await stallWithProbe(svc, fn);
+      rows.push(row(`max stall, ${name} (ms)`, r.stallMs.toFixed(1), read.stallMs.toFixed(1), r.stallMs / base));
+      rows.push(row('  worst listPayloads wait meanwhile (ms)', r.probeMs.toFixed(1), idle.probeMs.toFixed(1), r.probeMs / Math.max(idle.probeMs, 0.1)));
+      notes.push(`${name}: ${r.ms.toFixed(0)} ms`);
+    }
+    notes.push(`baseline: fs.readFile of the ${mb} MB log ${read.ms.toFixed(0)} ms`);
+  } finally {
+    await svc.close();
+  }
+  return { rows, notes };
 }
 
 export async function run(): Promise<void> {
+  if (process.env.SPILLWAY_BENCH_SERVICE === 'heavy') {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-bench-service-'));
+    try {
+      printTable(await heavyRows(tmp));
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+    return;
+  }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-bench-service-'));
   const rows: string[] = [];
   let svc: InspectorService | undefined;
@@ -185,10 +313,11 @@ export async function run(): Promise<void> {
     const analyze = await longestStall(() => svc!.analyze({ name: 'drop.txt', text }));
     rows.push(row(`max stall, analyze ${(DROP_BYTES / 1e6).toFixed(0)} MB drop (guard) (ms)`, analyze.stallMs.toFixed(1), idle.stallMs.toFixed(1), analyze.stallMs / idle.stallMs));
 
-    console.log(`| ${'figure'.padEnd(46)} | ${'value'.padStart(12)} | ${'baseline'.padStart(12)} | ${'ratio'.padStart(6)} |`);
-    console.log(`| ${'-'.repeat(46)} | ${'-'.repeat(12)} | ${'-'.repeat(12)} | ${'-'.repeat(6)} |`);
-    for (const r of rows) console.log(r);
-    console.log(`(exact estimate ${exact.ms.toFixed(0)} ms, analyze ${analyze.ms.toFixed(0)} ms, indexing ${indexing.ms.toFixed(0)} ms in total)`);
+    const heavy = await heavyRows(tmp);
+    printTable({
+      rows: [...rows, ...heavy.rows],
+      notes: [`exact estimate ${exact.ms.toFixed(0)} ms, analyze ${analyze.ms.toFixed(0)} ms, indexing ${indexing.ms.toFixed(0)} ms in total`, ...heavy.notes],
+    });
   } finally {
     await svc?.close();
     fs.rmSync(tmp, { recursive: true, force: true });

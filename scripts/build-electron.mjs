@@ -3,6 +3,7 @@
  * Compile the desktop shell with esbuild:
  *   electron/main.ts    → dist/electron/main.mjs   (ESM; npm packages stay external and load from node_modules)
  *   electron/preload.ts → dist/electron/preload.cjs (CommonJS, self-contained: sandboxed preloads cannot import)
+ *   src/service/compute-worker.ts → dist/electron/compute-worker.mjs (the service's worker thread, beside main.mjs)
  * `--watch` rebuilds on change (npm run dev).
  */
 import path from 'node:path';
@@ -29,6 +30,19 @@ export function configs({ onRebuild } = {}) {
       target: NODE_TARGET,
       packages: 'external',
       external: ['electron'],
+      sourcemap: 'linked',
+      logLevel: 'warning',
+      plugins,
+    },
+    {
+      // The service's compute worker (src/service/compute.ts looks for it next to main.mjs).
+      entryPoints: [path.join(root, 'src', 'service', 'compute-worker.ts')],
+      outfile: path.join(outdir, 'compute-worker.mjs'),
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: NODE_TARGET,
+      packages: 'external',
       sourcemap: 'linked',
       logLevel: 'warning',
       plugins,
@@ -62,5 +76,5 @@ export async function buildElectron({ watch = false, onRebuild } = {}) {
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const watch = process.argv.includes('--watch');
   await buildElectron({ watch });
-  if (!watch) console.log(`built ${path.relative(root, outdir)}/main.mjs and preload.cjs`);
+  if (!watch) console.log(`built ${path.relative(root, outdir)}/main.mjs, compute-worker.mjs and preload.cjs`);
 }

@@ -12,7 +12,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import {
   ALL_STRATEGIES,
-  CHEAP_STRATEGIES,
   DEFAULT_LIMIT_TOKENS,
   DEFAULT_PROFILE,
   MAX_SUMMARY_OUTPUT_TOKENS,
@@ -25,23 +24,13 @@ import {
   META_SUFFIX,
   appendSummaryRun,
   classifyLongResponseFile,
-  densityShares,
-  detectContent,
-  estimateExact,
-  claudeCorrectionFor,
-  countExact,
-  estimateTokens,
-  guardLargeResult,
-  handleLargeResponse,
   isInside,
   metaPathFor,
   resolveLimit,
   sanitizeToolName,
-  sniffBinary,
   stemTime,
 } from '../pipeline/index.js';
-import type { AssetRef, GuardResult, Profile, StrategyName, SummaryRun } from '../pipeline/types.js';
-import { nextCut } from '../pipeline/estimate/exact.js';
+import type { AssetRef, SummaryOutput, SummaryRun } from '../pipeline/types.js';
 import { IndexError, openIndex, type SpillIndex } from '../index/index.js';
 import { claudeToolResultsDir } from '../index/discover.js';
 import {
@@ -78,10 +67,16 @@ import {
   type SessionInfo,
   type SummarizeRequest,
 } from './contract.js';
+import { createComputePool } from './compute.js';
+import type { AnalyzeContentResult } from './heavy.js';
 import { InspectorEmitter } from './events.js';
+import { estimateText, yieldToLoop } from './heavy.js';
 import { PathGuard, checkPathText } from './paths.js';
 import { PayloadReader, bufferSource, fileSource } from './reader.js';
 import { MAX_ANALYZE_BYTES, MAX_ASSET_INLINE_BYTES, isMethodName, validateRequest } from './validate.js';
+
+export { estimateText, ESTIMATE_CHUNK_CHARS, EXACT_SLICE_CHARS, BINARY_ESTIMATE_SAMPLE_BYTES } from './heavy.js';
+export { COMPUTE_INLINE_MAX_BYTES } from './compute.js';
 
 /** Dollars per million input tokens when a request names none. */
 export const DEFAULT_PRICE_PER_MTOK = 3;
@@ -89,14 +84,6 @@ export const DEFAULT_PRICE_PER_MTOK = 3;
 export const DEFAULT_ASSET_INLINE_BYTES = 8 * 1024 * 1024;
 /** Largest payload read whole for `estimate` / `summarize`; the rest is estimated by scaling. */
 export const MAX_WHOLE_READ_BYTES = 64 * 1024 * 1024;
-/** Cheap estimators run over chunks this big (a few ms each), with the event loop turning in between. */
-export const ESTIMATE_CHUNK_CHARS = 256 * 1024;
-/** Chars per exact-tokenizer call (a tokenizer call cannot yield; ~10 ms each at this size). */
-export const EXACT_SLICE_CHARS = 32 * 1024;
-/** How far past a slice end to look for a safe cut. */
-const EXACT_SLICE_SEARCH_CHARS = 16 * 1024;
-/** Bytes of a binary drop whose base64 is estimated (the count is scaled to the whole file). */
-export const BINARY_ESTIMATE_SAMPLE_BYTES = 3 * 1024 * 1024;
 /** Hash in slices this big, with the event loop turning in between. */
 const HASH_SLICE_BYTES = 4 * 1024 * 1024;
 
@@ -142,9 +129,21 @@ export interface CreateServiceOptions {
   trustDroppedPaths?: boolean;
   /** Problems worth a log line (a root that vanished, a failed background scan). */
   onWarning?: (message: string) => void;
+  /**
+   * Inputs of `summarize` (structural) and `analyze` up to this many bytes run on the service's
+   * thread; bigger ones in the compute worker (default COMPUTE_INLINE_MAX_BYTES; 0: always the
+   * worker; Infinity: never).
+   */
+  computeInlineMaxBytes?: number;
 }
 
-type Methods = { [M in MethodName]: (req: MethodRequest<M>) => Promise<MethodResponse<M>> };
+/** Per-call options a transport may pass with a request. */
+export interface CallOptions {
+  /** Abort the call (the client went away): heavy work in the compute worker stops. */
+  signal?: AbortSignal;
+}
+
+type Methods = { [M in MethodName]: (req: MethodRequest<M>, call?: CallOptions) => Promise<MethodResponse<M>> };
 
 export interface InspectorService extends Methods {
   /** Resolves when the index is open and the roots are registered (methods wait for it themselves). */
@@ -153,11 +152,13 @@ export interface InspectorService extends Methods {
   readonly appDataDir: string;
   on<E extends EventName>(event: E, listener: (payload: InspectorEvents[E]) => void): () => void;
   /** Validate a method name and run it: what transports call with untrusted input. */
-  invoke(method: string, req: unknown): Promise<unknown>;
+  invoke(method: string, req: unknown, call?: CallOptions): Promise<unknown>;
   /** The confined file of an asset, for streaming (`GET /api/asset/...`). */
   resolveAsset(req: { payloadId: string; sha256: string }): Promise<{ path: string; mimeType: string; bytes: number; sha256: string }>;
   /** Allow reading one file the user picked (Electron's Open File dialog). */
   allowDroppedFile(p: string): void;
+  /** Whether the compute worker is running a summary or an analysis now (diagnostics, tests). */
+  readonly computeBusy: boolean;
   /** Stop watching, wait for the running scan, close the database. */
   close(): Promise<void>;
 }
@@ -180,67 +181,6 @@ function toServiceError(err: unknown): ServiceError {
   return new ServiceError('INTERNAL', err instanceof Error ? err.message : String(err));
 }
 
-const yieldToLoop = () => new Promise<void>((r) => setImmediate(r));
-
-/** Cheap strategies over a big text in chunks, so 64 MB never blocks the event loop for long. */
-async function cheapEstimates(text: string, profile: Profile): Promise<Array<{ strategy: StrategyName; tokens: number; ms: number }>> {
-  const out: Array<{ strategy: StrategyName; tokens: number; ms: number }> = [];
-  for (const strategy of CHEAP_STRATEGIES) {
-    const t0 = performance.now();
-    let tokens = 0;
-    if (text.length <= ESTIMATE_CHUNK_CHARS) tokens = estimateTokens(text, { strategy, profile }).tokens;
-    else {
-      for (let i = 0; i < text.length; i += ESTIMATE_CHUNK_CHARS) {
-        let end = Math.min(text.length, i + ESTIMATE_CHUNK_CHARS);
-        const c = text.charCodeAt(end - 1);
-        if (c >= 0xd800 && c <= 0xdbff && end < text.length) end++; // keep surrogate pairs whole
-        tokens += estimateTokens(text.slice(i, end), { strategy, profile }).tokens;
-        i = end - ESTIMATE_CHUNK_CHARS;
-        await yieldToLoop();
-      }
-    }
-    out.push({ strategy, tokens, ms: performance.now() - t0 });
-  }
-  return out;
-}
-
-
-/**
- * Exact count in slices of EXACT_SLICE_CHARS cut where the tokenizer would cut anyway (so the sum
- * is the one-shot count): a tokenizer call is synchronous, and smaller slices keep each one short.
- * The claude correction factor applies to the total, as estimateExact does.
- */
-async function exactInSlices(text: string, profile: Profile): Promise<number> {
-  if (text.length <= EXACT_SLICE_CHARS) return (await estimateExact(text, profile)).tokens;
-  let raw = 0;
-  for (let start = 0; start < text.length; ) {
-    const end = nextCut(text, start, EXACT_SLICE_CHARS, EXACT_SLICE_SEARCH_CHARS);
-    raw += await countExact(text.slice(start, end), profile);
-    start = end;
-    await yieldToLoop();
-  }
-  if (profile !== 'claude') return raw;
-  const f = claudeCorrectionFor({});
-  return f === 1 ? raw : Math.ceil(raw * f);
-}
-
-/** Full estimate of one text: every cheap strategy, exact tokenizers on request, density shares. */
-export async function estimateText(text: string, profile: Profile, exact: boolean, scale = 1): Promise<Omit<EstimateResponse, 'bytes'>> {
-  const estimates: EstimateResponse['estimates'] = (await cheapEstimates(text, profile)).map((e) => ({
-    strategy: e.strategy,
-    tokens: Math.round(e.tokens * scale),
-    exact: false,
-    ms: e.ms,
-  }));
-  if (exact) {
-    for (const p of PROFILES) {
-      const t0 = performance.now();
-      const tokens = await exactInSlices(text, p);
-      estimates.push({ strategy: p, tokens: Math.round(tokens * scale), exact: scale === 1, ms: performance.now() - t0 });
-    }
-  }
-  return { chars: Math.round(text.length * scale), profile, default: DEFAULT_STRATEGY, estimates, density: densityShares(text) };
-}
 
 function readHead(p: string, maxBytes: number): Promise<{ buf: Buffer; size: number }> {
   return (async () => {
@@ -263,12 +203,16 @@ function readHead(p: string, maxBytes: number): Promise<{ buf: Buffer; size: num
   })();
 }
 
-/** Cut a buffer at a UTF-8 character start (so a capped read never ends in half a character). */
-function utf8Prefix(buf: Buffer): string {
+/** Length of the longest prefix of `buf` that ends on a UTF-8 character boundary (a capped read never ends in half a character). */
+function utf8PrefixLength(buf: Buffer): number {
   let end = buf.length;
   for (let k = 0; k < 3 && end > 0 && (buf[end - 1]! & 0xc0) === 0x80; k++) end--;
   if (end > 0 && buf[end - 1]! >= 0xc0) end--;
-  return buf.subarray(0, end === 0 ? buf.length : end).toString('utf8');
+  return end === 0 ? buf.length : end;
+}
+
+function utf8Prefix(buf: Buffer): string {
+  return buf.subarray(0, utf8PrefixLength(buf)).toString('utf8');
 }
 
 /** Scratch analyses (dropped files) older than this are deleted when the service starts. */
@@ -355,6 +299,7 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
   const transport = opts.transport;
   const trustDropped = opts.trustDroppedPaths ?? transport === 'electron';
   const warn = opts.onWarning ?? (() => undefined);
+  const compute = createComputePool({ inlineMaxBytes: opts.computeInlineMaxBytes, onWarning: warn });
   const emitter = new InspectorEmitter((err) => warn(`event listener failed: ${err instanceof Error ? err.message : String(err)}`));
   const guard = new PathGuard();
   const reader = new PayloadReader();
@@ -476,16 +421,22 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
     return { ...a, realPath };
   };
 
-  const readWholeText = async (id: string): Promise<{ text: string; totalBytes: number; readBytes: number }> => {
+  /** Up to MAX_WHOLE_READ_BYTES of a payload, cut at a character start; a fresh buffer the caller owns. */
+  const readWholeBytes = async (id: string): Promise<{ bytes: Buffer; totalBytes: number; readBytes: number }> => {
     const { open } = await contentOpener(id, undefined);
     const src = await open();
     try {
       const n = Math.min(src.size, MAX_WHOLE_READ_BYTES);
       const buf = await src.read(0, n);
-      return { text: n < src.size ? utf8Prefix(buf) : buf.toString('utf8'), totalBytes: src.size, readBytes: buf.length };
+      return { bytes: n < src.size ? buf.subarray(0, utf8PrefixLength(buf)) : buf, totalBytes: src.size, readBytes: buf.length };
     } finally {
       await src.close();
     }
+  };
+
+  const readWholeText = async (id: string): Promise<{ text: string; totalBytes: number; readBytes: number }> => {
+    const w = await readWholeBytes(id);
+    return { text: w.bytes.toString('utf8'), totalBytes: w.totalBytes, readBytes: w.readBytes };
   };
 
   const methods: Methods = {
@@ -639,7 +590,7 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       return { ...est, bytes };
     },
 
-    async analyze(req) {
+    async analyze(req, call) {
       const r: AnalyzeRequest = validateRequest('analyze', req);
       const index = await idx();
       let content: Buffer;
@@ -664,40 +615,20 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       }
       const profile = r.profile ?? DEFAULT_PROFILE;
       const limitTokens = resolveLimit({ limitTokens: r.limitTokens, contextWindowTokens: r.contextWindowTokens });
-      const detection = detectContent(content);
-      const sniffed = detection.binary ? await sniffBinary(content) : undefined;
-      const mimeType = sniffed?.mimeType ?? detection.mimeType ?? 'application/octet-stream';
-      const isText = !detection.binary;
-      const text = isText ? content.toString('utf8') : '';
-      // A binary file would reach a model as base64: estimate that (on a sample, scaled).
-      const sample = isText ? null : content.subarray(0, Math.min(content.length, BINARY_ESTIMATE_SAMPLE_BYTES));
-      const estText = sample ? sample.toString('base64') : text;
-      const est = await estimateText(estText, profile, false, sample && sample.length > 0 ? content.length / sample.length : 1);
-      const estimate: EstimateResponse = { ...est, bytes: content.length };
-
-      const now = new Date();
-      const sessionPath = path.join(paths.scratch, scratchSessionName(r.name, now));
-      await fs.promises.mkdir(sessionPath, { recursive: true });
-      // The tool column shows what was dropped; the guard sanitizes the name for the file stem.
-      const toolName = `drop:${r.name}`;
-      const guardInput: string | Buffer = isText ? text : content;
-      const decisionRun: GuardResult | null = await guardLargeResult(guardInput, {
-        sessionPath,
-        toolName,
-        limitTokens,
-        profile,
-      });
-      // A result that passes is still saved to the scratch session (never the user's folder),
-      // so the viewer can open it and its assets are listed; the decision stays "pass".
-      const saved: GuardResult | null =
-        decisionRun ??
-        (isText
-          ? await handleLargeResponse({ text, sessionPath, context: { toolName, limitTokens, profile } })
-          : await guardLargeResult(content, { sessionPath, toolName, limitTokens: 1, profile }));
-
+      const bytes = content.length;
+      const sessionPath = path.join(paths.scratch, scratchSessionName(r.name, new Date()));
+      let core: AnalyzeContentResult;
+      try {
+        // Detection, estimates, the guard and the scratch save run off this thread for big drops.
+        core = await compute.analyze(content, { name: r.name, sessionPath, limitTokens, profile }, call);
+      } catch (err) {
+        // A cancelled or failed analysis leaves no half-written scratch session behind.
+        await fs.promises.rm(sessionPath, { recursive: true, force: true }).catch(() => undefined);
+        throw err;
+      }
       let payloadId: string | undefined;
       let sessionId: string | undefined;
-      if (saved?.payloadPath) {
+      if (core.payloadPath) {
         try {
           const scratchRoot = index.listRoots().find((x) => isInside(x.path, sessionPath));
           await index.scan({ rootId: scratchRoot?.id, scopes: [sessionPath] });
@@ -714,21 +645,19 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       }
       const res: AnalyzeResponse = {
         name: r.name,
-        bytes: content.length,
-        mimeType,
-        kind: detection.kind,
-        assets: saved?.assets ?? [],
-        estimate,
-        decision: decisionRun
-          ? { action: decisionRun.action, limitTokens: decisionRun.limitTokens, message: decisionRun.message }
-          : { action: 'pass', limitTokens, message: null },
+        bytes,
+        mimeType: core.mimeType,
+        kind: core.kind,
+        assets: core.assets,
+        estimate: core.estimate,
+        decision: core.decision,
       };
       if (payloadId) res.payloadId = payloadId;
       if (sessionId) res.sessionId = sessionId;
       return res;
     },
 
-    async summarize(req) {
+    async summarize(req, call) {
       const r: SummarizeRequest = validateRequest('summarize', req);
       const index = await idx();
       const provider = r.provider ?? DEFAULT_SUMMARY_PROVIDER;
@@ -736,9 +665,8 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       const info = listSummaryProviders(env).find((p) => p.name === provider);
       if (info && !info.available) throw new ServiceError('UNAVAILABLE', `${provider} is not available: ${info.reason ?? 'not configured'}`);
       const detail = await index.getPayload(r.payloadId);
-      const whole = await readWholeText(r.payloadId);
-      let text = whole.text;
-      if (whole.readBytes < whole.totalBytes) text += `\n[… ${whole.totalBytes - whole.readBytes} more bytes not read]`;
+      const whole = await readWholeBytes(r.payloadId);
+      const suffix = whole.readBytes < whole.totalBytes ? `\n[… ${whole.totalBytes - whole.readBytes} more bytes not read]` : '';
       let summarizer;
       try {
         summarizer = createSummarizer({ provider, model: r.model, template: r.template, templatesDir: paths.templates, env });
@@ -749,22 +677,28 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       const id = `run_${stemTime(new Date())}_${crypto.randomBytes(4).toString('hex')}`;
       let run: SummaryRun;
       const t0 = performance.now();
+      const backstop = AbortSignal.timeout(SUMMARY_BACKSTOP_MS);
+      const signal = call?.signal ? AbortSignal.any([backstop, call.signal]) : backstop;
       try {
-        const out = await summarizer.summarize(
-          {
-            text,
-            toolName: detail.row.tool,
-            toolInput: detail.meta?.toolInput ?? detail.source?.toolInput,
-            focus: r.focus,
-            template: r.template,
-            model: r.model,
-            maxOutputTokens: MAX_SUMMARY_OUTPUT_TOKENS,
-          },
-          { signal: AbortSignal.timeout(SUMMARY_BACKSTOP_MS) },
-        );
+        const fields = {
+          toolName: detail.row.tool,
+          toolInput: detail.meta?.toolInput ?? detail.source?.toolInput,
+          focus: r.focus,
+          template: r.template,
+          model: r.model,
+          maxOutputTokens: MAX_SUMMARY_OUTPUT_TOKENS,
+        };
+        // The offline summary is CPU work (seconds on 50 MB): off this thread. Providers wait on the network.
+        const out: SummaryOutput =
+          provider === 'structural'
+            ? await compute.structural(whole.bytes, suffix, fields, { signal })
+            : await summarizer.summarize({ ...fields, text: whole.bytes.toString('utf8') + suffix }, { signal });
         run = { ...out, id, createdAt, status: 'ok' };
       } catch (err) {
-        const timedOut = err instanceof ProviderError && err.kind === 'timeout';
+        // The caller gave up, or the service is closing: nothing to record, the run never finished.
+        if (call?.signal?.aborted) throw new ServiceError('UNAVAILABLE', 'the summary was cancelled');
+        if (closed) throw new ServiceError('UNAVAILABLE', 'the service is closed');
+        const timedOut = (err instanceof ProviderError && err.kind === 'timeout') || backstop.aborted;
         run = {
           summary: '',
           provider,
@@ -847,10 +781,10 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
   // Every method: errors leave as ServiceError, whatever threw them.
   const wrapped = {} as Methods;
   for (const name of Object.keys(methods) as MethodName[]) {
-    const fn = methods[name] as (req: unknown) => Promise<unknown>;
-    (wrapped as Record<string, unknown>)[name] = async (req: unknown) => {
+    const fn = methods[name] as (req: unknown, call?: CallOptions) => Promise<unknown>;
+    (wrapped as Record<string, unknown>)[name] = async (req: unknown, call?: CallOptions) => {
       try {
-        return await fn(req);
+        return await fn(req, call);
       } catch (err) {
         throw toServiceError(err);
       }
@@ -863,9 +797,9 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
     dbPath,
     appDataDir: paths.root,
     on: (event, listener) => emitter.on(event, listener),
-    async invoke(method, req) {
+    async invoke(method, req, call) {
       if (!isMethodName(method)) throw new ServiceError('NOT_FOUND', `no such method: ${JSON.stringify(method)}`);
-      return (wrapped[method] as (r: unknown) => Promise<unknown>)(req);
+      return (wrapped[method] as (r: unknown, c?: CallOptions) => Promise<unknown>)(req, call);
     },
     async resolveAsset(req) {
       try {
@@ -881,10 +815,14 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       checkPathText(p);
       guard.allowFile(p, 'dropped file');
     },
+    get computeBusy() {
+      return compute.busy;
+    },
     async close() {
       if (closed) return;
       closed = true;
       emitter.clear();
+      await compute.close();
       // Even when start failed half-way (a root that does not exist), close what was opened.
       await ready.catch(() => undefined);
       await state?.stopWatch?.().catch(() => undefined);

@@ -1,0 +1,170 @@
+/**
+ * The service's CPU-heavy one-off work, free of the index and of the service's state, so it runs
+ * the same on the service's thread (small inputs) and in the compute worker (compute.ts):
+ *
+ *   - estimateText: every cheap estimate, exact tokenizers on request, density shares;
+ *   - analyzeContent: what `analyze` does to dropped bytes (detect, estimate, guard, save to a
+ *     scratch session);
+ *   - structuralRun: the offline structural summary of a payload.
+ *
+ * Inputs arrive as bytes (a worker gets them transferred, not copied) and are decoded here.
+ */
+import fs from 'node:fs';
+import {
+  CHEAP_STRATEGIES,
+  DEFAULT_STRATEGY,
+  PROFILES,
+  claudeCorrectionFor,
+  countExact,
+  densityShares,
+  detectContent,
+  estimateExact,
+  estimateTokens,
+  guardLargeResult,
+  handleLargeResponse,
+  sniffBinary,
+} from '../pipeline/index.js';
+import { nextCut } from '../pipeline/estimate/exact.js';
+import type { AssetRef, ContentKind, GuardResult, Profile, StrategyName, SummaryOutput, SummaryRequest } from '../pipeline/types.js';
+import { createSummarizer } from '../summarize/index.js';
+import type { AnalyzeResponse, EstimateResponse } from './contract.js';
+
+/** Cheap estimators run over chunks this big (a few ms each), with the event loop turning in between. */
+export const ESTIMATE_CHUNK_CHARS = 256 * 1024;
+/** Chars per exact-tokenizer call (a tokenizer call cannot yield; ~10 ms each at this size). */
+export const EXACT_SLICE_CHARS = 32 * 1024;
+/** How far past a slice end to look for a safe cut. */
+const EXACT_SLICE_SEARCH_CHARS = 16 * 1024;
+/** Bytes of a binary drop whose base64 is estimated (the count is scaled to the whole file). */
+export const BINARY_ESTIMATE_SAMPLE_BYTES = 3 * 1024 * 1024;
+
+export const yieldToLoop = () => new Promise<void>((r) => setImmediate(r));
+
+/** Cheap strategies over a big text in chunks, so 64 MB never blocks the event loop for long. */
+async function cheapEstimates(text: string, profile: Profile): Promise<Array<{ strategy: StrategyName; tokens: number; ms: number }>> {
+  const out: Array<{ strategy: StrategyName; tokens: number; ms: number }> = [];
+  for (const strategy of CHEAP_STRATEGIES) {
+    const t0 = performance.now();
+    let tokens = 0;
+    if (text.length <= ESTIMATE_CHUNK_CHARS) tokens = estimateTokens(text, { strategy, profile }).tokens;
+    else {
+      for (let i = 0; i < text.length; i += ESTIMATE_CHUNK_CHARS) {
+        let end = Math.min(text.length, i + ESTIMATE_CHUNK_CHARS);
+        const c = text.charCodeAt(end - 1);
+        if (c >= 0xd800 && c <= 0xdbff && end < text.length) end++; // keep surrogate pairs whole
+        tokens += estimateTokens(text.slice(i, end), { strategy, profile }).tokens;
+        i = end - ESTIMATE_CHUNK_CHARS;
+        await yieldToLoop();
+      }
+    }
+    out.push({ strategy, tokens, ms: performance.now() - t0 });
+  }
+  return out;
+}
+
+/**
+ * Exact count in slices of EXACT_SLICE_CHARS cut where the tokenizer would cut anyway (so the sum
+ * is the one-shot count): a tokenizer call is synchronous, and smaller slices keep each one short.
+ * The claude correction factor applies to the total, as estimateExact does.
+ */
+async function exactInSlices(text: string, profile: Profile): Promise<number> {
+  if (text.length <= EXACT_SLICE_CHARS) return (await estimateExact(text, profile)).tokens;
+  let raw = 0;
+  for (let start = 0; start < text.length; ) {
+    const end = nextCut(text, start, EXACT_SLICE_CHARS, EXACT_SLICE_SEARCH_CHARS);
+    raw += await countExact(text.slice(start, end), profile);
+    start = end;
+    await yieldToLoop();
+  }
+  if (profile !== 'claude') return raw;
+  const f = claudeCorrectionFor({});
+  return f === 1 ? raw : Math.ceil(raw * f);
+}
+
+/** Full estimate of one text: every cheap strategy, exact tokenizers on request, density shares. */
+export async function estimateText(text: string, profile: Profile, exact: boolean, scale = 1): Promise<Omit<EstimateResponse, 'bytes'>> {
+  const estimates: EstimateResponse['estimates'] = (await cheapEstimates(text, profile)).map((e) => ({
+    strategy: e.strategy,
+    tokens: Math.round(e.tokens * scale),
+    exact: false,
+    ms: e.ms,
+  }));
+  if (exact) {
+    for (const p of PROFILES) {
+      const t0 = performance.now();
+      const tokens = await exactInSlices(text, p);
+      estimates.push({ strategy: p, tokens: Math.round(tokens * scale), exact: scale === 1, ms: performance.now() - t0 });
+    }
+  }
+  return { chars: Math.round(text.length * scale), profile, default: DEFAULT_STRATEGY, estimates, density: densityShares(text) };
+}
+
+export interface AnalyzeContentOptions {
+  /** The dropped file's name (the tool column shows `drop:<name>`). */
+  name: string;
+  /** A fresh scratch session folder, created here; never the user's folder. */
+  sessionPath: string;
+  limitTokens: number;
+  profile: Profile;
+}
+
+export interface AnalyzeContentResult {
+  mimeType: string;
+  kind: ContentKind;
+  estimate: EstimateResponse;
+  decision: AnalyzeResponse['decision'];
+  assets: AssetRef[];
+  /** The saved payload in the scratch session, when one was written. */
+  payloadPath?: string;
+}
+
+/** Type, estimates and the guard's decision for dropped bytes; the content is saved to the scratch session. */
+export async function analyzeContent(content: Buffer, o: AnalyzeContentOptions): Promise<AnalyzeContentResult> {
+  const { sessionPath, limitTokens, profile } = o;
+  const detection = detectContent(content);
+  const sniffed = detection.binary ? await sniffBinary(content) : undefined;
+  const mimeType = sniffed?.mimeType ?? detection.mimeType ?? 'application/octet-stream';
+  const isText = !detection.binary;
+  const text = isText ? content.toString('utf8') : '';
+  // A binary file would reach a model as base64: estimate that (on a sample, scaled).
+  const sample = isText ? null : content.subarray(0, Math.min(content.length, BINARY_ESTIMATE_SAMPLE_BYTES));
+  const estText = sample ? sample.toString('base64') : text;
+  const est = await estimateText(estText, profile, false, sample && sample.length > 0 ? content.length / sample.length : 1);
+  const estimate: EstimateResponse = { ...est, bytes: content.length };
+
+  await fs.promises.mkdir(sessionPath, { recursive: true });
+  // The tool column shows what was dropped; the guard sanitizes the name for the file stem.
+  const toolName = `drop:${o.name}`;
+  const decisionRun: GuardResult | null = await guardLargeResult(isText ? text : content, { sessionPath, toolName, limitTokens, profile });
+  // A result that passes is still saved to the scratch session (never the user's folder),
+  // so the viewer can open it and its assets are listed; the decision stays "pass".
+  const saved: GuardResult | null =
+    decisionRun ??
+    (isText
+      ? await handleLargeResponse({ text, sessionPath, context: { toolName, limitTokens, profile } })
+      : await guardLargeResult(content, { sessionPath, toolName, limitTokens: 1, profile }));
+  const res: AnalyzeContentResult = {
+    mimeType,
+    kind: detection.kind,
+    estimate,
+    decision: decisionRun
+      ? { action: decisionRun.action, limitTokens: decisionRun.limitTokens, message: decisionRun.message }
+      : { action: 'pass', limitTokens, message: null },
+    assets: saved?.assets ?? [],
+  };
+  if (saved?.payloadPath) res.payloadPath = saved.payloadPath;
+  return res;
+}
+
+/** What a structural run needs besides the text (the payload's tool and input, the focus, the cap). */
+export type StructuralRequest = Omit<SummaryRequest, 'text'>;
+
+/**
+ * The offline structural summary of `bytes` (UTF-8, cut at a character start by the caller),
+ * plus `suffix` (a note about bytes not read). The same summarizer `spillway summarize` uses.
+ */
+export async function structuralRun(bytes: Uint8Array, suffix: string, req: StructuralRequest): Promise<SummaryOutput> {
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8') + suffix;
+  // Structural never touches the network or the signal's deadline; the caller cancels by stopping the thread.
+  return createSummarizer({ provider: 'structural' }).summarize({ ...req, text }, { signal: new AbortController().signal });
+}
