@@ -1,11 +1,11 @@
 /**
  * Entry of the service's compute worker (compute.ts starts it). Runs one task at a time from the
  * service's thread and answers with its result, or with the error's name, message and code.
- * Imports only heavy.ts (pipeline + summarize): no index, no SQLite connection in this thread.
+ * Runs heavy.ts (pipeline + summarize) through compute.ts's runTask: no index, no SQLite
+ * connection in this thread.
  */
 import { parentPort } from 'node:worker_threads';
-import { analyzeContent, structuralRun } from './heavy.js';
-import type { ComputeReply, ComputeTask } from './compute.js';
+import { runTask, type ComputeReply, type ComputeTask } from './compute.js';
 
 function describe(err: unknown): ComputeReply & { ok: false } {
   const e = err as { name?: unknown; message?: unknown; code?: unknown };
@@ -20,14 +20,8 @@ function describe(err: unknown): ComputeReply & { ok: false } {
   };
 }
 
-async function runTask(t: ComputeTask): Promise<unknown> {
-  const bytes = Buffer.from(t.bytes, 0, t.byteLength);
-  if (t.op === 'structural') return structuralRun(bytes, t.suffix, t.req);
-  return analyzeContent(bytes, t.opts);
-}
-
 parentPort!.on('message', (t: ComputeTask) => {
-  runTask(t).then(
+  runTask(Buffer.from(t.bytes, 0, t.byteLength), t).then(
     (result) => parentPort!.postMessage({ id: t.id, ok: true, result } satisfies ComputeReply),
     (err: unknown) => parentPort!.postMessage({ ...describe(err), id: t.id } satisfies ComputeReply),
   );

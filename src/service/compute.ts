@@ -28,16 +28,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { SummaryOutput } from '../pipeline/types.js';
 import { ServiceError, type ErrorCode } from './contract.js';
-import { analyzeContent, structuralRun, type AnalyzeContentOptions, type AnalyzeContentResult, type StructuralRequest } from './heavy.js';
+import { analyzeContent, structuralFile, structuralRun, type AnalyzeContentOptions, type AnalyzeContentResult, type StructuralRequest } from './heavy.js';
 
 /** Inputs up to this size run on the calling thread (a few ms of work; a worker round trip costs about as much). */
 export const COMPUTE_INLINE_MAX_BYTES = 1024 * 1024;
 
 /** What the service's thread posts to the worker. `bytes` is transferred. */
-export type ComputeTask = { id: number; bytes: ArrayBuffer; byteLength: number } & (
-  | { op: 'structural'; suffix: string; req: StructuralRequest }
-  | { op: 'analyze'; opts: AnalyzeContentOptions }
-);
+export type ComputeTask = { id: number; bytes: ArrayBuffer; byteLength: number } & TaskBody;
 
 export type ComputeReply =
   | { id: number; ok: true; result: unknown }
@@ -64,6 +61,8 @@ export interface ComputePool {
    * they fill their ArrayBuffer it is transferred, and the caller must not use them afterwards.
    */
   structural(bytes: Buffer, suffix: string, req: StructuralRequest, opts?: RunOptions): Promise<SummaryOutput>;
+  /** Offline structural summary of a payload file (a confined, real path), which the worker reads itself. */
+  structuralFile(path: string, req: StructuralRequest, opts?: RunOptions): Promise<SummaryOutput>;
   /** analyze's work on dropped bytes (handed over as for `structural`). */
   analyze(bytes: Buffer, opts: AnalyzeContentOptions, run?: RunOptions): Promise<AnalyzeContentResult>;
   /** Whether a worker thread is running now. */
@@ -74,7 +73,10 @@ export interface ComputePool {
   close(): Promise<void>;
 }
 
-type TaskBody = { op: 'structural'; suffix: string; req: StructuralRequest } | { op: 'analyze'; opts: AnalyzeContentOptions };
+export type TaskBody =
+  | { op: 'structural'; suffix: string; req: StructuralRequest }
+  | { op: 'structural-file'; path: string; req: StructuralRequest }
+  | { op: 'analyze'; opts: AnalyzeContentOptions };
 
 interface Job {
   task: ComputeTask;
@@ -89,6 +91,13 @@ const ERROR_CODES: readonly ErrorCode[] = ['BAD_REQUEST', 'NOT_FOUND', 'FORBIDDE
 function cancelled(signal: AbortSignal): unknown {
   const r: unknown = signal.reason;
   return r instanceof Error ? r : new ServiceError('UNAVAILABLE', 'the work was cancelled');
+}
+
+/** One task, on whichever thread calls this (the worker's, or the service's for small inputs). */
+export function runTask(bytes: Buffer, body: TaskBody): Promise<unknown> {
+  if (body.op === 'structural') return structuralRun(bytes, body.suffix, body.req);
+  if (body.op === 'structural-file') return structuralFile(body.path, body.req);
+  return analyzeContent(bytes, body.opts);
 }
 
 /** The worker's answer to a failed task, as the error the contract promises. */
@@ -219,18 +228,15 @@ export function createComputePool(opts: ComputePoolOptions = {}): ComputePool {
     worker.postMessage(job.task, [job.task.bytes]);
   }
 
-  const inline = (bytes: Buffer, body: TaskBody): Promise<unknown> =>
-    body.op === 'structural' ? structuralRun(bytes, body.suffix, body.req) : analyzeContent(bytes, body.opts);
-
-  const run = (bytes: Buffer, body: TaskBody, signal: AbortSignal | undefined): Promise<unknown> => {
+  const run = (bytes: Buffer, body: TaskBody, signal: AbortSignal | undefined, size = bytes.byteLength): Promise<unknown> => {
     if (closed) return Promise.reject(new ServiceError('UNAVAILABLE', 'the service is closed'));
     if (signal?.aborted) return Promise.reject(cancelled(signal));
-    if (bytes.byteLength <= inlineMaxBytes) return inline(bytes, body);
+    if (size <= inlineMaxBytes) return runTask(bytes, body);
     if (available === undefined) {
       available = opts.workerEntry !== undefined || locateWorkerEntry() !== null;
       if (!available) warn(`the compute worker's entry is missing next to ${fileURLToPath(import.meta.url)}; heavy work runs on the service's thread`);
     }
-    if (!available) return inline(bytes, body);
+    if (!available) return runTask(bytes, body);
     return new Promise((resolve, reject) => {
       const task = { ...body, id: nextId++, bytes: transferable(bytes), byteLength: bytes.byteLength } as ComputeTask;
       const job: Job = { task, resolve, reject, signal };
@@ -250,6 +256,10 @@ export function createComputePool(opts: ComputePoolOptions = {}): ComputePool {
 
   return {
     structural: (bytes, suffix, req, o) => run(bytes, { op: 'structural', suffix, req }, o?.signal) as Promise<SummaryOutput>,
+    structuralFile: async (p, req, o) => {
+      const size = (await fs.promises.stat(p)).size;
+      return run(Buffer.alloc(0), { op: 'structural-file', path: p, req }, o?.signal, size) as Promise<SummaryOutput>;
+    },
     analyze: (bytes, aopts, o) => run(bytes, { op: 'analyze', opts: aopts }, o?.signal) as Promise<AnalyzeContentResult>,
     get running() {
       return worker !== undefined;

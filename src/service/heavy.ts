@@ -27,7 +27,7 @@ import {
 import { nextCut } from '../pipeline/estimate/exact.js';
 import type { AssetRef, ContentKind, GuardResult, Profile, StrategyName, SummaryOutput, SummaryRequest } from '../pipeline/types.js';
 import { createSummarizer } from '../summarize/index.js';
-import type { AnalyzeResponse, EstimateResponse } from './contract.js';
+import { ServiceError, type AnalyzeResponse, type EstimateResponse } from './contract.js';
 
 /** Cheap estimators run over chunks this big (a few ms each), with the event loop turning in between. */
 export const ESTIMATE_CHUNK_CHARS = 256 * 1024;
@@ -37,6 +37,9 @@ export const EXACT_SLICE_CHARS = 32 * 1024;
 const EXACT_SLICE_SEARCH_CHARS = 16 * 1024;
 /** Bytes of a binary drop whose base64 is estimated (the count is scaled to the whole file). */
 export const BINARY_ESTIMATE_SAMPLE_BYTES = 3 * 1024 * 1024;
+
+/** Largest payload read whole for `estimate` / `summarize`; the rest is estimated by scaling. */
+export const MAX_WHOLE_READ_BYTES = 64 * 1024 * 1024;
 
 export const yieldToLoop = () => new Promise<void>((r) => setImmediate(r));
 
@@ -156,6 +159,43 @@ export async function analyzeContent(content: Buffer, o: AnalyzeContentOptions):
   return res;
 }
 
+/** The first `maxBytes` of a regular file, and its size. */
+export async function readHead(p: string, maxBytes: number): Promise<{ buf: Buffer; size: number }> {
+  const fh = await fs.promises.open(p, 'r');
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw new ServiceError('BAD_REQUEST', `not a regular file: ${p}`);
+    const len = Math.min(st.size, maxBytes);
+    const buf = Buffer.allocUnsafe(len);
+    let off = 0;
+    while (off < len) {
+      const { bytesRead } = await fh.read(buf, off, len - off, off);
+      if (bytesRead === 0) break;
+      off += bytesRead;
+    }
+    return { buf: buf.subarray(0, off), size: st.size };
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Length of the longest prefix of `buf` that ends on a UTF-8 character boundary (a capped read never ends in half a character). */
+export function utf8PrefixLength(buf: Buffer): number {
+  let end = buf.length;
+  for (let k = 0; k < 3 && end > 0 && (buf[end - 1]! & 0xc0) === 0x80; k++) end--;
+  if (end > 0 && buf[end - 1]! >= 0xc0) end--;
+  return end === 0 ? buf.length : end;
+}
+
+export function utf8Prefix(buf: Buffer): string {
+  return buf.subarray(0, utf8PrefixLength(buf)).toString('utf8');
+}
+
+/** What a summary's input says about the bytes past MAX_WHOLE_READ_BYTES. */
+export function notReadNote(totalBytes: number, readBytes: number): string {
+  return readBytes < totalBytes ? `\n[… ${totalBytes - readBytes} more bytes not read]` : '';
+}
+
 /** What a structural run needs besides the text (the payload's tool and input, the focus, the cap). */
 export type StructuralRequest = Omit<SummaryRequest, 'text'>;
 
@@ -167,4 +207,11 @@ export async function structuralRun(bytes: Uint8Array, suffix: string, req: Stru
   const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8') + suffix;
   // Structural never touches the network or the signal's deadline; the caller cancels by stopping the thread.
   return createSummarizer({ provider: 'structural' }).summarize({ ...req, text }, { signal: new AbortController().signal });
+}
+
+/** structuralRun over a payload file, read here (up to MAX_WHOLE_READ_BYTES) rather than by the caller. */
+export async function structuralFile(p: string, req: StructuralRequest): Promise<SummaryOutput> {
+  const { buf, size } = await readHead(p, MAX_WHOLE_READ_BYTES);
+  const bytes = buf.length < size ? buf.subarray(0, utf8PrefixLength(buf)) : buf;
+  return structuralRun(bytes, notReadNote(size, buf.length), req);
 }

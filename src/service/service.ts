@@ -70,20 +70,18 @@ import {
 import { createComputePool } from './compute.js';
 import type { AnalyzeContentResult } from './heavy.js';
 import { InspectorEmitter } from './events.js';
-import { estimateText, yieldToLoop } from './heavy.js';
+import { MAX_WHOLE_READ_BYTES, estimateText, notReadNote, readHead, utf8Prefix, utf8PrefixLength, yieldToLoop } from './heavy.js';
 import { PathGuard, checkPathText } from './paths.js';
-import { PayloadReader, bufferSource, fileSource } from './reader.js';
+import { PayloadReader, bufferSource, fileSource, type ByteSource } from './reader.js';
 import { MAX_ANALYZE_BYTES, MAX_ASSET_INLINE_BYTES, isMethodName, validateRequest } from './validate.js';
 
-export { estimateText, ESTIMATE_CHUNK_CHARS, EXACT_SLICE_CHARS, BINARY_ESTIMATE_SAMPLE_BYTES } from './heavy.js';
+export { estimateText, MAX_WHOLE_READ_BYTES, ESTIMATE_CHUNK_CHARS, EXACT_SLICE_CHARS, BINARY_ESTIMATE_SAMPLE_BYTES } from './heavy.js';
 export { COMPUTE_INLINE_MAX_BYTES } from './compute.js';
 
 /** Dollars per million input tokens when a request names none. */
 export const DEFAULT_PRICE_PER_MTOK = 3;
 /** readAsset returns base64 up to this size unless the request asks for less (or up to MAX_ASSET_INLINE_BYTES). */
 export const DEFAULT_ASSET_INLINE_BYTES = 8 * 1024 * 1024;
-/** Largest payload read whole for `estimate` / `summarize`; the rest is estimated by scaling. */
-export const MAX_WHOLE_READ_BYTES = 64 * 1024 * 1024;
 /** Hash in slices this big, with the event loop turning in between. */
 const HASH_SLICE_BYTES = 4 * 1024 * 1024;
 
@@ -181,39 +179,6 @@ function toServiceError(err: unknown): ServiceError {
   return new ServiceError('INTERNAL', err instanceof Error ? err.message : String(err));
 }
 
-
-function readHead(p: string, maxBytes: number): Promise<{ buf: Buffer; size: number }> {
-  return (async () => {
-    const fh = await fs.promises.open(p, 'r');
-    try {
-      const st = await fh.stat();
-      if (!st.isFile()) throw new ServiceError('BAD_REQUEST', `not a regular file: ${p}`);
-      const len = Math.min(st.size, maxBytes);
-      const buf = Buffer.allocUnsafe(len);
-      let off = 0;
-      while (off < len) {
-        const { bytesRead } = await fh.read(buf, off, len - off, off);
-        if (bytesRead === 0) break;
-        off += bytesRead;
-      }
-      return { buf: buf.subarray(0, off), size: st.size };
-    } finally {
-      await fh.close();
-    }
-  })();
-}
-
-/** Length of the longest prefix of `buf` that ends on a UTF-8 character boundary (a capped read never ends in half a character). */
-function utf8PrefixLength(buf: Buffer): number {
-  let end = buf.length;
-  for (let k = 0; k < 3 && end > 0 && (buf[end - 1]! & 0xc0) === 0x80; k++) end--;
-  if (end > 0 && buf[end - 1]! >= 0xc0) end--;
-  return end === 0 ? buf.length : end;
-}
-
-function utf8Prefix(buf: Buffer): string {
-  return buf.subarray(0, utf8PrefixLength(buf)).toString('utf8');
-}
 
 /** Scratch analyses (dropped files) older than this are deleted when the service starts. */
 export const SCRATCH_MAX_AGE_DAYS = 30;
@@ -405,7 +370,7 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
     const c = await index.payloadContent(id);
     if (c.type === 'file') {
       const real = guard.resolve(c.path, { what: 'payload path' });
-      return { open: () => fileSource(real), binary: undefined };
+      return { open: () => fileSource(real), binary: undefined, file: real };
     }
     const buf = Buffer.from(c.text, 'utf8');
     const key = `${id}\0${crypto.createHash('sha1').update(buf).digest('hex')}`;
@@ -422,8 +387,7 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
   };
 
   /** Up to MAX_WHOLE_READ_BYTES of a payload, cut at a character start; a fresh buffer the caller owns. */
-  const readWholeBytes = async (id: string): Promise<{ bytes: Buffer; totalBytes: number; readBytes: number }> => {
-    const { open } = await contentOpener(id, undefined);
+  const readWholeBytes = async (open: () => Promise<ByteSource>): Promise<{ bytes: Buffer; totalBytes: number; readBytes: number }> => {
     const src = await open();
     try {
       const n = Math.min(src.size, MAX_WHOLE_READ_BYTES);
@@ -435,7 +399,7 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
   };
 
   const readWholeText = async (id: string): Promise<{ text: string; totalBytes: number; readBytes: number }> => {
-    const w = await readWholeBytes(id);
+    const w = await readWholeBytes((await contentOpener(id, undefined)).open);
     return { text: w.bytes.toString('utf8'), totalBytes: w.totalBytes, readBytes: w.readBytes };
   };
 
@@ -665,8 +629,7 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       const info = listSummaryProviders(env).find((p) => p.name === provider);
       if (info && !info.available) throw new ServiceError('UNAVAILABLE', `${provider} is not available: ${info.reason ?? 'not configured'}`);
       const detail = await index.getPayload(r.payloadId);
-      const whole = await readWholeBytes(r.payloadId);
-      const suffix = whole.readBytes < whole.totalBytes ? `\n[… ${whole.totalBytes - whole.readBytes} more bytes not read]` : '';
+      const content = await contentOpener(r.payloadId, undefined);
       let summarizer;
       try {
         summarizer = createSummarizer({ provider, model: r.model, template: r.template, templatesDir: paths.templates, env });
@@ -689,10 +652,18 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
           maxOutputTokens: MAX_SUMMARY_OUTPUT_TOKENS,
         };
         // The offline summary is CPU work (seconds on 50 MB): off this thread. Providers wait on the network.
-        const out: SummaryOutput =
-          provider === 'structural'
-            ? await compute.structural(whole.bytes, suffix, fields, { signal })
-            : await summarizer.summarize({ ...fields, text: whole.bytes.toString('utf8') + suffix }, { signal });
+        let out: SummaryOutput;
+        if (provider === 'structural' && content.file) {
+          // The worker reads the file itself: this thread never holds the 50 MB.
+          out = await compute.structuralFile(content.file, fields, { signal });
+        } else {
+          const whole = await readWholeBytes(content.open);
+          const suffix = notReadNote(whole.totalBytes, whole.readBytes);
+          out =
+            provider === 'structural'
+              ? await compute.structural(whole.bytes, suffix, fields, { signal })
+              : await summarizer.summarize({ ...fields, text: whole.bytes.toString('utf8') + suffix }, { signal });
+        }
         run = { ...out, id, createdAt, status: 'ok' };
       } catch (err) {
         // The caller gave up, or the service is closing: nothing to record, the run never finished.
