@@ -156,8 +156,6 @@ const MIN_MD_INLINE_MARKS = 3;
 const MODULE_START_RE = /^\s*(?:import\s.+\sfrom\s|import\s+['"]|export\s|['"]use (?:client|strict)['"]|package\s|#include\s|from\s\S+\simport\s|#!\/)/;
 /** Share of code-like lines enough for a text that opens like a module. */
 const MIN_MODULE_CODE_SHARE = 0.1;
-/** Share of U+FFFD above which a text is bytes decoded as UTF-8, not text. */
-const MAX_REPLACEMENT_SHARE = 1 / 20;
 
 /**
  * Share of Markdown-looking lines; a fenced block counts as its fence lines only (a spec with a
@@ -401,10 +399,8 @@ function plainTextKind(text: string): ContentKind {
       }
     }
   }
-  // Bytes decoded as UTF-8 (a binary file read as text): NULs or many replacement characters.
-  if (head.includes('\0') || countMatches(head, /\uFFFD/g, head.length * MAX_REPLACEMENT_SHARE) > head.length * MAX_REPLACEMENT_SHARE) {
-    return 'binary';
-  }
+  // Bytes decoded as text (a PNG read as UTF-8): isBinaryBytes's first rule, a NUL, still shows.
+  if (head.includes('\0')) return 'binary';
   const lines = splitHeadLines(head, 200);
   if ((c === 0x7b || c === 0x5b) && looksNdjson(lines)) return 'ndjson';
   if (HTML_RE.test(head)) return 'html';
@@ -430,14 +426,17 @@ function plainTextKind(text: string): ContentKind {
 export function detectContent(input: string | Uint8Array): ContentDetection {
   if (typeof input === 'string') {
     if (isBinaryString(input)) return { binary: true, kind: 'binary', ...KIND_INFO.binary };
-    const kind = detectTextKind(input);
-    return { binary: false, kind, ...KIND_INFO[kind] };
+    return textDetection(detectTextFormat(input));
   }
   if (isBinaryBytes(input)) return { binary: true, kind: 'binary', ...KIND_INFO.binary };
   const b = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
   const head = b.subarray(0, KIND_SNIFF_CHARS * 4).toString('utf8');
-  const kind = b.length <= JSON_CONFIRM_MAX_CHARS ? detectTextKind(b.toString('utf8')) : detectTextKind(head);
-  return { binary: false, kind, ...KIND_INFO[kind] };
+  return textDetection(detectTextFormat(b.length <= JSON_CONFIRM_MAX_CHARS ? b.toString('utf8') : head));
+}
+
+/** A wrapped text (a numbered Read of a .json file) has its content's kind but is itself plain text. */
+function textDetection(f: TextFormat): ContentDetection {
+  return { binary: f.kind === 'binary', kind: f.kind, ...KIND_INFO[f.wrappers.length ? 'text' : f.kind] };
 }
 
 /** What file-type says about some bytes (magic numbers), or nothing. */

@@ -61,7 +61,8 @@ describe('line-numbered listings (Claude Code Read, cat -n, nl -ba)', () => {
       expect(detectTextKind(content), 'plain').toBe(kind);
       const read = claudeRead(content);
       expect(detectTextFormat(read), content.slice(0, 20)).toEqual({ kind, wrappers: ['line-numbers'] });
-      expect(detectContent(read).kind).toBe(kind);
+      // detectContent names the content's kind, but the MIME type of what the text is.
+      expect(detectContent(read)).toEqual({ binary: false, kind, mimeType: 'text/plain', ext: '.txt' });
       // cat -n's tab form too
       expect(detectTextFormat(catN(content))).toEqual({ kind, wrappers: ['line-numbers'] });
     }
@@ -147,11 +148,13 @@ describe('content kinds learnt from the index and summarizer sniffers', () => {
     expect(detectTextKind("'use client';\n\nimport { useState } from 'react';\n\nexport function A() {\n  return <div><p>x</p></div>;\n}\n")).toBe('code');
     expect(detectTextKind('<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>')).toBe('text');
   });
-
-  it('text decoded from binary (replacement characters) is binary', () => {
-    const mojibake = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919) % 256)).toString('utf8');
-    expect(detectTextKind(mojibake)).toBe('binary');
-    expect(detectTextKind('a few � marks in a long enough sentence of ordinary text')).toBe('text');
+  it('a text holding NULs is bytes decoded as text: binary, like isBinaryBytes says of its bytes', () => {
+    const png = fs.readFileSync(path.join(import.meta.dirname, 'fixtures', 'sample.png'));
+    expect(isBinaryBytes(png)).toBe(true);
+    expect(detectTextKind(png.toString('utf8'))).toBe('binary');
+    expect(detectContent(png.toString('utf8')).binary).toBe(true);
+    // Latin-1 text read as UTF-8 has replacement characters but no NUL: still text.
+    expect(detectTextKind(Buffer.from('Le café crème et la brûlée sont à la carte ce soir\n'.repeat(20), 'latin1').toString('utf8'))).toBe('text');
   });
 });
 
