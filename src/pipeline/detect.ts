@@ -148,8 +148,11 @@ const CODE_LINE_RE =
 /** Statement and block ends: code lines that start with a name (`x = f();`, `body {`) end like this. */
 const CODE_END_RE = /[;{}]\s*$/;
 const MD_LINE_RE = /^(?:#{1,6}\s|```|\s*[-*+]\s+\S|\s*\d+\.\s+\S|>\s|\|.*\|\s*$)/;
-/** Markdown that only a writer of Markdown puts in a line: **bold**, `code`, [links](…). */
-const MD_INLINE_RE = /\*\*[^*\n]+\*\*|`[^`\n]+`|\[[^\]\n]+\]\([^)\s]+\)/g;
+/**
+ * Markdown that only a writer of Markdown puts in a line: **bold**, `code`, [links](…). Bounded
+ * spans, so a hostile line of 64K `[` costs linear time, not quadratic.
+ */
+const MD_INLINE_RE = /\*\*[^*\n]{1,200}\*\*|`[^`\n]{1,200}`|\[[^\]\n]{1,200}\]\([^)\s]{1,500}\)/g;
 /** Inline Markdown marks that make bullet lists Markdown without a heading (plain `* item` output is not). */
 const MIN_MD_INLINE_MARKS = 3;
 /** How a source file opens: an import, an export, a directive, a package line. */
