@@ -64,7 +64,7 @@ export function statusForCode(code: string): number {
 /** What the server needs from the service (src/service/service.ts provides all of it). */
 export interface ServedService {
   /** Validate and run one contract method. Throws ServiceError. */
-  invoke(method: string, req: unknown): Promise<unknown>;
+  invoke(method: string, req: unknown, call?: { signal?: AbortSignal }): Promise<unknown>;
   on<E extends EventName>(event: E, listener: (payload: InspectorEvents[E]) => void): () => void;
   /** The confined file of one asset, for streaming. */
   resolveAsset(req: { payloadId: string; sha256: string }): Promise<{ path: string; mimeType: string; bytes: number; sha256: string }>;
@@ -289,8 +289,19 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     if (body === null || typeof body !== 'object' || Array.isArray(body)) {
       throw new HttpError('BAD_REQUEST', 'request body must be a JSON object');
     }
-    const result = await service.invoke(name, body);
-    sendJson(res, 200, { result });
+    // A client that goes away (closed tab, aborted fetch) cancels its call: a 50 MB summary in the
+    // compute worker stops instead of running on for nobody.
+    const gone = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) gone.abort();
+    };
+    res.on('close', onClose);
+    try {
+      const result = await service.invoke(name, body, { signal: gone.signal });
+      sendJson(res, 200, { result });
+    } finally {
+      res.off('close', onClose);
+    }
   };
 
   const handleEvents = (req: http.IncomingMessage, res: http.ServerResponse): void => {
