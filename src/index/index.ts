@@ -600,15 +600,8 @@ export class SpillIndex {
         if (yielder.due) await yielder.now();
         continue;
       }
-      let result: UnitResult;
-      try {
-        result = await this.readUnit(unit, yielder);
-      } catch (err) {
-        res.warnings.push(`${unit.key}: ${(err as Error).message}`);
-        continue;
-      }
-      res.read++;
-      res.warnings.push(...result.warnings);
+      const result = await this.readCounted(unit, yielder, res);
+      if (!result) continue;
       begin();
       if (ex && ex.hash && ex.hash === result.hash && ex.session_id === sessionId) {
         touchFp.run(fp, ex.id);
@@ -731,15 +724,8 @@ export class SpillIndex {
     try {
       for (const unit of units) {
         onDone();
-        let result: UnitResult;
-        try {
-          result = await this.readUnit(unit, yielder);
-        } catch (err) {
-          res.warnings.push(`${unit.key}: ${(err as Error).message}`);
-          continue;
-        }
-        res.read++;
-        res.warnings.push(...result.warnings);
+        const result = await this.readCounted(unit, yielder, res);
+        if (!result) continue;
         let sessionId = sessionIds.get(unit.session.path);
         if (!sessionId) sessionIds.set(unit.session.path, (sessionId = stableId('s', unit.session.path)));
         unit.files = completeStats(unit.files);
@@ -801,6 +787,20 @@ export class SpillIndex {
         this.db.exec(FTS_AUTOMERGE_SQL);
       }
     }
+  }
+
+  /** readUnit, counted in the scan's result; a unit that cannot be read becomes a warning (undefined). */
+  private async readCounted(unit: Unit, yielder: Yielder, res: { read: number; warnings: string[] }): Promise<UnitResult | undefined> {
+    let result: UnitResult;
+    try {
+      result = await this.readUnit(unit, yielder);
+    } catch (err) {
+      res.warnings.push(`${unit.key}: ${(err as Error).message}`);
+      return undefined;
+    }
+    res.read++;
+    res.warnings.push(...result.warnings);
+    return result;
   }
 
   private async readUnit(unit: Unit, yielder: Yielder): Promise<UnitResult> {
