@@ -1,6 +1,6 @@
 import type { Profile } from '../types.js';
 import { FEATURE_COUNT } from './features.js';
-import { sampleFeatures } from './sample.js';
+import { priceWith, sampleFeatures } from './sample.js';
 import { WEIGHTS } from './constants.js';
 
 // Reused by every call: the hot path allocates nothing per char and nothing per call.
@@ -10,9 +10,7 @@ const scratch = new Float64Array(FEATURE_COUNT);
 export function priceFeatures(features: Float64Array, profile: Profile): number {
   const w = WEIGHTS[profile];
   if (!w) throw new TypeError(`unknown profile: ${String(profile)}`);
-  let t = 0;
-  for (let f = 0; f < FEATURE_COUNT; f++) t += features[f]! * w[f]!;
-  return t;
+  return priceWith(features, w);
 }
 
 /** Round a priced estimate: never negative, never NaN, and at least 1 token for non-empty text. */

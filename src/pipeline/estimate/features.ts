@@ -195,8 +195,8 @@ export function scanFeatures(text: string, out: Float64Array): void {
 }
 
 /**
- * ADD the features of text[start..end) to `out`. Lookahead (surrogate pairs, \uXXXX, UUIDs) may read
- * a few chars past `end`, so a window is priced as the text it sits in, not as a cut-off fragment.
+ * ADD the features of text[start..end) to `out`. Only the UUID check looks past `end` (a UUID that
+ * starts inside the window is priced whole); pairs and \uXXXX escapes cut by `end` count as cut.
  */
 export function addRangeFeatures(text: string, start: number, end: number, out: Float64Array): void {
   const n = Math.min(end, text.length);

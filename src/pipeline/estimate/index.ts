@@ -1,11 +1,10 @@
 import type { DensityShares, Estimate, Profile, StrategyName } from '../types.js';
 import { chars4, craftDensity } from './baselines.js';
-import { calibrated } from './calibrated.js';
+import { calibrated, priceFeatures, roundTokens } from './calibrated.js';
 import { EXACT_MARGIN } from './constants.js';
 import { countExact } from './exact.js';
 import { FEATURE_COUNT, FEATURE_NAMES } from './features.js';
 import { boundedSample, quickSample, sampleFeatures } from './sample.js';
-import { priceFeatures, roundTokens } from './calibrated.js';
 
 export { chars4, craftDensity } from './baselines.js';
 export { calibrated, calibratedAll } from './calibrated.js';
@@ -107,6 +106,11 @@ export function estimateTokens(text: string, opts: EstimateOptions = {}): Estima
   }
 }
 
+/** A calibrated Estimate from features that stand for the whole text (claude correction applied). */
+function pricedEstimate(features: Float64Array, text: string, profile: Profile, opts: Pick<EstimateOptions, 'claudeCorrection'>): Estimate {
+  return { ...corrected(roundTokens(priceFeatures(features, profile), text.length), profile, opts), strategy: 'calibrated', profile, exact: false };
+}
+
 const boundedScratch = new Float64Array(FEATURE_COUNT);
 /**
  * The calibrated estimate from at most ~1 M chars of windows, without the checks' fall-back to a full
@@ -115,7 +119,7 @@ const boundedScratch = new Float64Array(FEATURE_COUNT);
 export function estimateBounded(text: string, opts: Omit<EstimateOptions, 'strategy'> = {}): Estimate {
   const profile = opts.profile ?? DEFAULT_PROFILE;
   boundedSample(text, boundedScratch, profile);
-  return { ...corrected(roundTokens(priceFeatures(boundedScratch, profile), text.length), profile, opts), strategy: 'calibrated', profile, exact: false };
+  return pricedEstimate(boundedScratch, text, profile, opts);
 }
 
 /** Exact count for a tokenizer profile, as an Estimate (correction applied for `claude`). */
@@ -197,11 +201,11 @@ const quickScratch = new Float64Array(FEATURE_COUNT);
 function clearlyUnder(text: string, limitTokens: number, profile: Profile, opts: DecisionOptions): Estimate | undefined {
   const info = quickSample(text, quickScratch, profile);
   if (!info.trusted || info.relStdErr > QUICK_CHECK_MAX_REL_STDERR) return undefined;
-  const est = corrected(roundTokens(priceFeatures(quickScratch, profile), text.length), profile, opts);
+  const est = pricedEstimate(quickScratch, text, profile, opts);
   // the same worst case as isNearLimit's upper end, with the sample's own error added to the margin
   const margin = (opts.margin ?? EXACT_MARGIN[profile]) + QUICK_CHECK_SIGMAS * info.relStdErr;
   if (margin >= 1 || est.tokens / (1 - margin) > limitTokens) return undefined;
-  return { ...est, strategy: 'calibrated', profile, exact: false };
+  return est;
 }
 
 const shareScratch = new Float64Array(FEATURE_COUNT);

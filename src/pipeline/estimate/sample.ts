@@ -14,7 +14,7 @@
  */
 import type { Profile } from '../types.js';
 import { WEIGHTS } from './constants.js';
-import { addRangeFeatures, FEATURE_COUNT, FEATURE_NAMES, type FeatureName } from './features.js';
+import { addRangeFeatures, FEATURE_COUNT, FEATURE_NAMES, scanFeatures, type FeatureName } from './features.js';
 
 /** Texts up to this many UTF-16 chars are always scanned whole. */
 export const SAMPLE_MIN_CHARS = 64 * 1024;
@@ -77,7 +77,8 @@ function utf8ExtraBytes(f: Float64Array): number {
   return x;
 }
 
-function price(features: Float64Array, w: Float64Array | readonly number[]): number {
+/** Tokens a feature vector costs at the given weights (one profile's WEIGHTS). */
+export function priceWith(features: Float64Array, w: readonly number[]): number {
   let t = 0;
   for (let f = 0; f < FEATURE_COUNT; f++) t += features[f]! * w[f]!;
   return t;
@@ -115,7 +116,7 @@ function sampleRound(text: string, out: Float64Array, w: readonly number[], wind
     windowScratch.fill(0);
     addRangeFeatures(text, start, end, windowScratch);
     for (let f = 0; f < FEATURE_COUNT; f++) out[f]! += windowScratch[f]!;
-    const d = price(windowScratch, w) / len;
+    const d = priceWith(windowScratch, w) / len;
     sumD += d;
     if (prevD >= 0) sumDiff2 += (d - prevD) * (d - prevD);
     prevD = d;
@@ -153,8 +154,7 @@ export function sampleFeatures(text: string, out: Float64Array, profile: Profile
       }
     }
   }
-  out.fill(0);
-  addRangeFeatures(text, 0, n, out);
+  scanFeatures(text, out);
   return { scanned: n, full: true, relStdErr: 0 };
 }
 
@@ -183,14 +183,13 @@ export const QUICK_WINDOW_CHARS = 128;
  * of QUICK_WINDOWS windows, scaled to the whole text. The caller must widen its margin by the returned
  * relative standard error, and not trust it at all when the UTF-8 check fails (`trusted` false).
  */
-export function quickSample(text: string, out: Float64Array, profile: Profile, utf8Bytes?: number): SampleInfo & { trusted: boolean } {
+export function quickSample(text: string, out: Float64Array, profile: Profile): SampleInfo & { trusted: boolean } {
   const n = text.length;
   if (n <= QUICK_WINDOWS * QUICK_WINDOW_CHARS * 2) {
-    out.fill(0);
-    addRangeFeatures(text, 0, n, out);
+    scanFeatures(text, out);
     return { scanned: n, full: true, relStdErr: 0, trusted: true };
   }
-  const extra = ((utf8Bytes ?? Buffer.byteLength(text, 'utf8')) - n) / n;
+  const extra = (Buffer.byteLength(text, 'utf8') - n) / n;
   const r = sampleRound(text, out, WEIGHTS[profile], QUICK_WINDOWS, QUICK_WINDOW_CHARS, 0, extra);
   if (r.scanned > 0) scale(out, n / r.scanned);
   return { scanned: r.scanned, full: false, relStdErr: r.relStdErr, trusted: r.scanned > 0 && r.utf8Gap <= SAMPLE_MAX_UTF8_GAP && Number.isFinite(r.relStdErr) };
