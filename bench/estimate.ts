@@ -12,7 +12,7 @@
  * BENCH_ESTIMATE_PER_CATEGORY (default 8) sets the holdout size.
  */
 import { estimateTokenCount } from 'tokenx';
-import { buildCorpus, CATEGORIES, type CorpusSample } from '../scripts/build-corpus.js';
+import { buildCorpus, CATEGORIES, mixedInput, type CorpusSample } from '../scripts/build-corpus.js';
 import { calibrated, chars4, countExact, craftDensity, FEATURE_NAMES, PROFILES, sampleFeatures, type Profile } from '../src/pipeline/index.js';
 
 type Row = 'chars4' | 'craft-density' | 'calibrated' | 'tokenx';
@@ -55,7 +55,7 @@ export async function run(): Promise<void> {
   const perCategory = Number(process.env.BENCH_ESTIMATE_PER_CATEGORY ?? 8);
   const samples = await buildCorpus({ split: 'holdout', perCategory });
   // deterministic interleave of every category: the mixed input
-  const mixed = [...samples].sort((a, b) => (a.id.length * 31 + a.text.length) % 97 - ((b.id.length * 31 + b.text.length) % 97)).map((s) => s.text).join('\n');
+  const mixed = mixedInput(samples);
   console.log(`holdout: ${samples.length} samples, ${CATEGORIES.length} categories, mixed input ${(mixed.length / 1e6).toFixed(2)} M chars`);
 
   const byCat = new Map<string, CorpusSample[]>();

@@ -695,6 +695,15 @@ export function splitOf(category: Category, source: string): Split {
  * hash order, each a window of SAMPLE_MIN_CHARS..SAMPLE_MAX_CHARS chars. Categories with few documents
  * take several windows per document.
  */
+/**
+ * Every sample in one text, categories interleaved in a fixed order: the "mixed input" that
+ * `npm run bench estimate` times and test/estimate/accuracy.test.ts holds to 5%.
+ */
+export function mixedInput(samples: readonly CorpusSample[]): string {
+  const key = (s: CorpusSample) => (s.id.length * 31 + s.text.length) % 97;
+  return [...samples].sort((a, b) => key(a) - key(b)).map((s) => s.text).join('\n');
+}
+
 export async function buildCorpus(opts: CorpusOptions): Promise<CorpusSample[]> {
   const nodeModules = opts.nodeModules ?? path.join(REPO, 'node_modules');
   const minChars = opts.minChars ?? SAMPLE_MIN_CHARS;

@@ -4,7 +4,7 @@
  * from node_modules by the same script that built the training corpus (nothing is stored).
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildCorpus, CATEGORIES, type CorpusSample } from '../../scripts/build-corpus.js';
+import { buildCorpus, CATEGORIES, mixedInput, type CorpusSample } from '../../scripts/build-corpus.js';
 import { HOLDOUT_PER_CATEGORY, accuracy } from '../../scripts/calibrate.js';
 import { calibratedAll, chars4, countExact, FEATURE_NAMES, PROFILES, sampleFeatures, type Profile } from '../../src/pipeline/index.js';
 
@@ -46,8 +46,7 @@ describe('calibrated estimate on the holdout', () => {
   }
 
   it('on the mixed input (every holdout sample in one text, estimated from samples) is within 5% for every profile', async () => {
-    // the same interleave `npm run bench estimate` times
-    const mixed = [...samples].sort((a, b) => ((a.id.length * 31 + a.text.length) % 97) - ((b.id.length * 31 + b.text.length) % 97)).map((s) => s.text).join('\n');
+    const mixed = mixedInput(samples);
     const info = sampleFeatures(mixed, new Float64Array(FEATURE_NAMES.length));
     expect(info.full).toBe(false);
     expect(info.scanned / mixed.length).toBeLessThan(0.3);
