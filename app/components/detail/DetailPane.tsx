@@ -21,6 +21,11 @@ export function DetailPane() {
   const store = useAppStore();
   const [assetFocus, setAssetFocus] = useState<string | null>(null);
   const tabRefs = useRef<Record<string, HTMLButtonElement | null>>({});
+  /** An asset reference clicked in the linked or the raw tree (a raw payload may itself be the linked form). */
+  const openAsset = (a: { sha256: string }) => {
+    setAssetFocus(a.sha256);
+    setTab('assets');
+  };
 
   if (!detailId)
     return (
@@ -129,21 +134,14 @@ export function DetailPane() {
             payloadId={row.id}
             variant="linked"
             totalBytes={detail.totalBytes}
-            onAsset={(a) => {
-              setAssetFocus(a.sha256);
-              setTab('assets');
-            }}
+            onAsset={openAsset}
           />
         ) : tab === 'tree' ? (
           <ParsedView
             payloadId={row.id}
             variant="raw"
             totalBytes={detail.totalBytes}
-            onAsset={(a) => {
-              // When the saved payload is itself the linked form, its references are clickable here too.
-              setAssetFocus(a.sha256);
-              setTab('assets');
-            }}
+            onAsset={openAsset}
           />
         ) : tab === 'preview' ? (
           <div className="scroll pad two-col">
