@@ -19,7 +19,14 @@ import type {
 } from './types.js';
 import { DEFAULT_LIMIT_TOKENS, MAX_MESSAGE_CHARS, PREVIEW_CHARS, limitForContextWindow } from './limits.js';
 import { LINKED_SUFFIX, META_SUFFIX, inputHash, isInside, makeStem, sanitizeToolName, sessionPaths } from './layout.js';
-import { DEFAULT_PROFILE, DEFAULT_STRATEGY, estimateBounded, estimateForDecision, estimateTokens } from './estimate/index.js';
+import {
+  DEFAULT_PROFILE,
+  DEFAULT_STRATEGY,
+  estimateBounded,
+  estimateForDecision,
+  estimateTokens,
+  MAX_PLAUSIBLE_BYTES_PER_TOKEN,
+} from './estimate/index.js';
 import { KIND_INFO, detectTextFormat, extForMime, isBinaryBytes, isBinaryString, sniffBinary } from './detect.js';
 import { extractAssets, type FoundAsset } from './extract.js';
 import { buildPreview } from './preview.js';
@@ -55,13 +62,6 @@ const MAX_ERROR_CHARS = 300;
  * spill a result that fits: never the reverse).
  */
 const MAX_BYTES_PER_TOKEN_BOUND = 256;
-/**
- * UTF-8 bytes per token beyond which a cheap estimate is implausible (only long runs of one
- * repeated character get there); lower estimates are raised to bytes / this.
- */
-const MAX_PLAUSIBLE_BYTES_PER_TOKEN = 16;
-/** An unbroken run of letters, of symbols or of whitespace this long makes exact BPE counting quadratic. */
-const PATHOLOGICAL_RUN_CHARS = 2048;
 /** Texts this long that are decisively over the limit are estimated from spread samples. */
 const SAMPLED_ESTIMATE_MIN_CHARS = 4 * 1024 * 1024;
 /** Samples × chars per sample for a sampled estimate (256 KB). */
@@ -287,39 +287,6 @@ function utf8Length(s: string): number {
   return n;
 }
 
-/**
- * Pre-tokenizer classes, as o200k/cl100k cut text: whitespace, letters (any non-ASCII counts as a
- * letter: conservative), digits (cut into 1-3 digit pieces, never long), other ASCII symbols.
- */
-function preTokenClass(c: number): number {
-  if (c === 32 || (c >= 9 && c <= 13)) return 0;
-  if ((c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c >= 0x80) return 1;
-  if (c >= 48 && c <= 57) return 2;
-  return 3;
-}
-
-/**
- * True when `n` chars in a row share a pre-tokenizer class other than digits: one piece that
- * long makes exact BPE counting quadratic. Checks the last char of each window and walks back
- * while the class holds; a break at k rules out every window starting at or before k, so typical
- * text is crossed in steps of about n.
- */
-function hasLongRun(s: string, n: number): boolean {
-  for (let pos = 0; pos + n <= s.length; ) {
-    const j = pos + n - 1;
-    const cls = preTokenClass(s.charCodeAt(j));
-    if (cls === 2) {
-      pos = j + 1;
-      continue;
-    }
-    let k = j - 1;
-    while (k >= pos && preTokenClass(s.charCodeAt(k)) === cls) k--;
-    if (k < pos) return true;
-    pos = k + 1;
-  }
-  return false;
-}
-
 function binaryEstimate(byteLength: number, profile: Profile, strategy: StrategyName): Estimate {
   // What the bytes would cost as base64 at base64's density (~1.5 chars/token).
   return { tokens: Math.ceil((Math.ceil(byteLength / 3) * 4) / 1.5), strategy, profile, exact: false };
@@ -338,13 +305,9 @@ async function decide(text: string, limit: number, profile: Profile, strategy: S
   }
   let est: Estimate;
   try {
-    // A tokenizer's pre-tokenizer leaves an unbroken run (one 200 KB "word", 100 KB of '=') as one
-    // piece, and BPE on it takes time quadratic in its length: never count such a text exactly.
-    if (utf8Length(text) > limit && hasLongRun(text, PATHOLOGICAL_RUN_CHARS)) {
-      const cheap = strategy === 'chars4' || strategy === 'craft-density' ? strategy : 'calibrated';
-      est = await estimateForDecision(text, limit, { profile, strategy: cheap, exactNearLimit: false });
-      if (cheap !== strategy || est.tokens > limit / 2) notes.push(`not counted exactly: the text has an unbroken run of ${PATHOLOGICAL_RUN_CHARS}+ characters`);
-    } else est = await estimateForDecision(text, limit, { profile, strategy });
+    // Exact counts near the limit stay linear even for an unbroken 200 KB run (counted in pieces),
+    // and content the fit never saw widens the band that is counted (estimate/risk.ts).
+    est = await estimateForDecision(text, limit, { profile, strategy, utf8Bytes: utf8Length(text), notes });
   } catch (err) {
     notes.push(`estimate with ${strategy} failed (${errText(err)}); used ${DEFAULT_STRATEGY}`);
     est = estimateTokens(text, { profile, strategy: DEFAULT_STRATEGY });

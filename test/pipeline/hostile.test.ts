@@ -76,12 +76,29 @@ describe('never fail open: hostile inputs', () => {
     expect(h.digest('hex')).toBe(crypto.createHash('sha256').update(text).digest('hex'));
   }, 120_000);
 
-  it('unbroken runs (one 240,000-char word, 240,000 "=") are never counted exactly: BPE on them is quadratic', async () => {
+  it('unbroken runs (one 240,000-char word, 240,000 "=") spill without a quadratic one-shot count', async () => {
     for (const text of ['w'.repeat(240_000), '='.repeat(240_000)]) {
       const r = (await guardLargeResult(text, { sessionPath: tmpSession() }))!;
+      expect(r.action).toBe('spill');
       expect(r.estimate.exact).toBe(false);
-      expect(r.errors.join(' ')).toMatch(/not counted exactly/);
       expect(r.estimate.tokens).toBeGreaterThan(12_000);
+    }
+  });
+
+  it('unbroken runs near the limit are counted exactly in pieces, so the decision is the tokenizer\'s', async () => {
+    const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base');
+    for (const text of ['{}'.repeat(20_000), 'helloworldthisisatest'.repeat(2_000), ' \t \n  \n\t'.repeat(5_000)]) {
+      const truth = countTokens(text);
+      for (const limit of [Math.floor(truth * 0.9), Math.ceil(truth * 1.1)]) {
+        const r = await guardLargeResult(text, { sessionPath: tmpSession(), limitTokens: limit, profile: 'o200k' });
+        expect({ limit, spilled: r !== null }).toEqual({ limit, spilled: truth > limit });
+        if (r) {
+          expect(r.estimate.exact).toBe(true);
+          // a hard cut every ~512 chars may cost a token each: within 1% here
+          expect(Math.abs(r.estimate.tokens / truth - 1)).toBeLessThan(0.01);
+          expect(r.errors.join(' ')).toMatch(/counted in pieces/);
+        }
+      }
     }
   });
 

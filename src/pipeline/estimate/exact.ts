@@ -98,38 +98,103 @@ function isSafeCut(text: string, i: number): boolean {
 
 /** Where the chunk starting at `start` ends. */
 export function nextCut(text: string, start: number, chunk = EXACT_CHUNK_CHARS, search = EXACT_CHUNK_SEARCH_CHARS): number {
+  return cutAfter(text, start, chunk, search).end;
+}
+
+/** The end of the chunk from `start`, and whether it had to cut where a pre-tokenizer would not. */
+function cutAfter(text: string, start: number, chunk: number, search: number): { end: number; hard: boolean } {
   const n = text.length;
-  if (n - start <= chunk) return n;
+  if (n - start <= chunk) return { end: n, hard: false };
   const from = start + chunk;
   const to = Math.min(n, from + search);
-  for (let i = from; i < to; i++) if (isSafeCut(text, i)) return i;
-  if (to === n) return n;
+  for (let i = from; i < to; i++) if (isSafeCut(text, i)) return { end: i, hard: false };
+  if (to === n) return { end: n, hard: false };
   // No safe cut (one huge run without punctuation): cut anyway, never inside a surrogate pair.
   // The count may then differ from a one-shot count by a token at this seam.
   let cut = to;
   const c = text.charCodeAt(cut);
   if (c >= 0xdc00 && c <= 0xdfff) cut--;
-  return cut;
+  return { end: cut, hard: true };
+}
+
+/**
+ * An unbroken run this long (letters, symbols or whitespace) makes a single BPE call quadratic in it:
+ * 32 K chars of `{}` or of one word take about a second. Texts with one are counted in pieces.
+ */
+export const PATHOLOGICAL_RUN_CHARS = 2048;
+/** Chars per piece for such texts: a run is cut every ~PIECE_CHARS, costing at most a token per cut. */
+export const PIECE_CHARS = 512;
+
+/**
+ * Pre-tokenizer classes, as o200k/cl100k cut text: whitespace, letters (any non-ASCII counts as a
+ * letter: conservative), digits (cut into 1-3 digit pieces, never long), other ASCII symbols.
+ */
+function preTokenClass(c: number): number {
+  if (c === 32 || (c >= 9 && c <= 13)) return 0;
+  if ((c >= 97 && c <= 122) || (c >= 65 && c <= 90) || c >= 0x80) return 1;
+  if (c >= 48 && c <= 57) return 2;
+  return 3;
+}
+
+/**
+ * True when `n` chars in a row share a pre-tokenizer class (digits too: Claude's pattern keeps a digit
+ * run whole). Checks the last char of each window and walks back while the class holds; a break at k
+ * rules out every window starting at or before k, so typical text is crossed in steps of about n.
+ */
+export function hasLongRun(s: string, n: number): boolean {
+  for (let pos = 0; pos + n <= s.length; ) {
+    const j = pos + n - 1;
+    const cls = preTokenClass(s.charCodeAt(j));
+    let k = j - 1;
+    while (k >= pos && preTokenClass(s.charCodeAt(k)) === cls) k--;
+    if (k < pos) return true;
+    pos = k + 1;
+  }
+  return false;
 }
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/** An exact count, and how many seams cut a run where the tokenizer itself would not have. */
+export interface ExactCount {
+  tokens: number;
+  /** Each may make the count differ from a one-shot count by about a token (0: identical). */
+  hardCuts: number;
+}
+
 /**
  * Exact token count of `text` for a profile's real tokenizer. Loads the tokenizer on first use.
- * Large texts are counted chunk by chunk with the event loop running in between.
+ * Large texts are counted chunk by chunk with the event loop running in between; a text with an
+ * unbroken run of PATHOLOGICAL_RUN_CHARS+ is counted in pieces of ~PIECE_CHARS, so its cost stays
+ * linear (a one-shot count of 200 KB of `=` would take minutes).
  */
-export async function countExact(text: string, profile: Profile, opts: CountExactOptions = {}): Promise<number> {
+export async function countExactDetailed(text: string, profile: Profile, opts: CountExactOptions = {}): Promise<ExactCount> {
   const count = ready.get(profile) ?? (await loadTokenizer(profile));
-  if (text.length <= EXACT_CHUNK_CHARS) return count(text);
-  let total = 0;
+  const pieces = hasLongRun(text, PATHOLOGICAL_RUN_CHARS);
+  if (!pieces && text.length <= EXACT_CHUNK_CHARS) return { tokens: count(text), hardCuts: 0 };
+  const chunk = pieces ? PIECE_CHARS : EXACT_CHUNK_CHARS;
+  const search = pieces ? PIECE_CHARS / 4 : EXACT_CHUNK_SEARCH_CHARS;
+  let tokens = 0;
+  let hardCuts = 0;
+  let sinceYield = 0;
   for (let start = 0; start < text.length; ) {
     opts.signal?.throwIfAborted();
-    const end = nextCut(text, start);
-    total += count(text.slice(start, end));
-    start = end;
-    if (start < text.length) await yieldToLoop();
+    const cut = cutAfter(text, start, chunk, search);
+    tokens += count(text.slice(start, cut.end));
+    if (cut.hard) hardCuts++;
+    sinceYield += cut.end - start;
+    start = cut.end;
+    if (start < text.length && sinceYield >= EXACT_CHUNK_CHARS) {
+      sinceYield = 0;
+      await yieldToLoop();
+    }
   }
-  return total;
+  return { tokens, hardCuts };
+}
+
+/** {@link countExactDetailed}, the count only. */
+export async function countExact(text: string, profile: Profile, opts: CountExactOptions = {}): Promise<number> {
+  return (await countExactDetailed(text, profile, opts)).tokens;
 }
 
 /**

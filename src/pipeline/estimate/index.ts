@@ -2,13 +2,26 @@ import type { DensityShares, Estimate, Profile, StrategyName } from '../types.js
 import { chars4, craftDensity } from './baselines.js';
 import { calibrated, priceFeatures, roundTokens } from './calibrated.js';
 import { EXACT_MARGIN } from './constants.js';
-import { countExact } from './exact.js';
+import { countExact, countExactDetailed, hasLongRun, PATHOLOGICAL_RUN_CHARS } from './exact.js';
+import { riskTokens } from './risk.js';
 import { FEATURE_COUNT, FEATURE_NAMES } from './features.js';
 import { boundedSample, quickSample, sampleFeatures } from './sample.js';
 
 export { chars4, craftDensity } from './baselines.js';
 export { calibrated, calibratedAll } from './calibrated.js';
-export { countExact, countTokensAnthropicApi, isTokenizerLoaded, loadTokenizer, type CountExactOptions } from './exact.js';
+export {
+  countExact,
+  countExactDetailed,
+  countTokensAnthropicApi,
+  hasLongRun,
+  isTokenizerLoaded,
+  loadTokenizer,
+  PATHOLOGICAL_RUN_CHARS,
+  PIECE_CHARS,
+  type CountExactOptions,
+  type ExactCount,
+} from './exact.js';
+export { riskTokens } from './risk.js';
 export { FEATURE_NAMES, scanFeatures } from './features.js';
 export { BOUNDED_SAMPLE_MAX_CHARS, boundedSample, SAMPLE_MIN_CHARS, sampleFeatures, type SampleInfo } from './sample.js';
 export { EXACT_MARGIN, MEASURED_ERROR } from './constants.js';
@@ -143,44 +156,76 @@ export interface DecisionOptions extends EstimateOptions {
   exactNearLimit?: boolean;
   /** Override the profile's declared margin (share of the estimate), e.g. for tests. */
   margin?: number;
+  /** The text's UTF-8 size, if the caller has it (else measured when needed). */
+  utf8Bytes?: number;
+  /** Receives a line for each thing the caller may want to tell the user (counted in pieces...). */
+  notes?: string[];
 }
 
 /**
  * True when a calibrated estimate cannot tell which side of the limit the real count is on: with a
- * worst relative error m, the real count lies in [est/(1+m), est/(1-m)].
+ * worst relative error m, the real count lies in [est/(1+m), est/(1-m)]; `risk` tokens of content
+ * the fit was not validated on ({@link riskTokens}) widen that on both sides.
  */
-export function isNearLimit(estimateTokensValue: number, limitTokens: number, margin: number): boolean {
-  const low = estimateTokensValue / (1 + margin);
-  const high = margin < 1 ? estimateTokensValue / (1 - margin) : Infinity;
+export function isNearLimit(estimateTokensValue: number, limitTokens: number, margin: number, risk = 0): boolean {
+  const low = Math.max(0, estimateTokensValue - risk) / (1 + margin);
+  const high = margin < 1 ? (estimateTokensValue + risk) / (1 - margin) : Infinity;
   return low <= limitTokens && limitTokens < high;
 }
 
 /**
+ * UTF-8 bytes per token beyond which an estimate is implausible (only long runs of one repeated
+ * character get there). A text over this many times the limit in bytes is never counted exactly: it
+ * is over the limit whatever the fit says, and counting it would cost more than a tool call should.
+ */
+export const MAX_PLAUSIBLE_BYTES_PER_TOKEN = 16;
+
+const decisionScratch = new Float64Array(FEATURE_COUNT);
+
+/**
  * The estimate the guard decides with. Calibrated first; when it falls within the profile's declared
  * margin of the limit ({@link EXACT_MARGIN}, derived from the worst error measured on the corpus),
- * the real tokenizer counts it, so no result is wrongly passed or spilled for that profile. Far from
- * the limit no tokenizer is ever loaded. An exact strategy always counts; chars4 and craft-density
- * are returned as they are (they are baselines, chosen on purpose).
+ * widened by what content outside the corpus may add ({@link riskTokens}: Greek, Arabic, control
+ * chars, runs of braces...), the real tokenizer counts it, so no result is wrongly passed or spilled
+ * for that profile. Far from the limit no tokenizer is ever loaded. An exact strategy always counts;
+ * chars4 and craft-density are returned as they are (they are baselines, chosen on purpose).
  */
 export async function estimateForDecision(text: string, limitTokens: number, opts: DecisionOptions = {}): Promise<Estimate> {
   const profile = opts.profile ?? DEFAULT_PROFILE;
   const strategy = opts.strategy ?? DEFAULT_STRATEGY;
   if (isExactStrategy(strategy)) return estimateExact(text, strategy, opts);
-  if (strategy === 'calibrated' && text.length >= QUICK_CHECK_MIN_CHARS) {
+  if (strategy !== 'calibrated') return estimateTokens(text, { ...opts, profile, strategy });
+  if (text.length >= QUICK_CHECK_MIN_CHARS) {
     const quick = clearlyUnder(text, limitTokens, profile, opts);
     if (quick) return quick;
   }
-  const est = estimateTokens(text, { ...opts, profile, strategy });
-  if (strategy !== 'calibrated' || opts.exactNearLimit === false) return est;
+  sampleFeatures(text, decisionScratch, profile);
+  const est = pricedEstimate(decisionScratch, text, profile, opts);
+  if (opts.exactNearLimit === false) return est;
   const margin = opts.margin ?? EXACT_MARGIN[profile];
-  if (!isNearLimit(est.tokens, limitTokens, margin)) return est;
+  const risk = riskOf(text, decisionScratch, profile, est.tokens);
+  if (!isNearLimit(est.tokens, limitTokens, margin, risk)) return est;
+  const bytes = opts.utf8Bytes ?? Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_PLAUSIBLE_BYTES_PER_TOKEN * limitTokens) {
+    // Only the risk put it near the limit, and it is too big to count on every call: decide on the
+    // plausible minimum, which is over the limit.
+    const floor = Math.ceil(bytes / MAX_PLAUSIBLE_BYTES_PER_TOKEN);
+    if (floor <= est.tokens) return est;
+    opts.notes?.push(`the text is unlike what the estimate was fitted on; ${floor} tokens assumed (${MAX_PLAUSIBLE_BYTES_PER_TOKEN} bytes a token)`);
+    return { ...est, tokens: floor };
+  }
   try {
-    return await estimateExact(text, profile, opts);
+    const counted = await countExactDetailed(text, profile, { signal: opts.signal });
+    if (counted.hardCuts > 0) {
+      opts.notes?.push(`counted in pieces (an unbroken run of ${PATHOLOGICAL_RUN_CHARS}+ characters); may differ from one count by up to ${counted.hardCuts} tokens`);
+    }
+    return { ...corrected(counted.tokens, profile, opts), strategy: profile, profile, exact: true };
   } catch (err) {
     if (opts.signal?.aborted) throw err;
-    // The tokenizer could not run: decide on the worst case the margin allows, so an internal error
+    // The tokenizer could not run: decide on the worst case the band allows, so an internal error
     // can only cause a spill, never let an oversized result through.
-    return { ...est, tokens: Math.max(est.tokens, Math.ceil(margin < 1 ? est.tokens / (1 - margin) : est.tokens * 2)) };
+    const worst = margin < 1 ? (est.tokens + risk) / (1 - margin) : (est.tokens + risk) * 2;
+    return { ...est, tokens: Math.max(est.tokens, Math.ceil(worst)) };
   }
 }
 
@@ -194,9 +239,9 @@ const quickScratch = new Float64Array(FEATURE_COUNT);
 
 /**
  * The estimate from ~3 K chars of windows spread over the text, when even its worst case, the
- * profile's declared margin widened by QUICK_CHECK_SIGMAS standard errors of the sample, is under the
- * limit; else undefined (the caller runs the full pass). Keeps the guard's pass-through of a 30 KB
- * result far below the cost of reading it twice.
+ * profile's declared margin widened by QUICK_CHECK_SIGMAS standard errors of the sample and by the
+ * sample's risk, is under the limit; else undefined (the caller runs the full pass). Keeps the guard's
+ * pass-through of a 30 KB result far below the cost of reading it twice.
  */
 function clearlyUnder(text: string, limitTokens: number, profile: Profile, opts: DecisionOptions): Estimate | undefined {
   const info = quickSample(text, quickScratch, profile);
@@ -204,8 +249,17 @@ function clearlyUnder(text: string, limitTokens: number, profile: Profile, opts:
   const est = pricedEstimate(quickScratch, text, profile, opts);
   // the same worst case as isNearLimit's upper end, with the sample's own error added to the margin
   const margin = (opts.margin ?? EXACT_MARGIN[profile]) + QUICK_CHECK_SIGMAS * info.relStdErr;
-  if (margin >= 1 || est.tokens / (1 - margin) > limitTokens) return undefined;
+  if (margin >= 1 || (est.tokens + riskOf(text, quickScratch, profile, est.tokens)) / (1 - margin) > limitTokens) return undefined;
   return est;
+}
+
+/**
+ * riskTokens, and the whole estimate for a text with an unbroken run of PATHOLOGICAL_RUN_CHARS+ (no
+ * corpus text has one: 24 K chars of camelCase without a space cost Claude 0.7x the fit's price).
+ */
+function riskOf(text: string, features: Float64Array, profile: Profile, estimate: number): number {
+  const risk = riskTokens(features, profile, text.length);
+  return text.length >= PATHOLOGICAL_RUN_CHARS && hasLongRun(text, PATHOLOGICAL_RUN_CHARS) ? Math.max(risk, estimate) : risk;
 }
 
 const shareScratch = new Float64Array(FEATURE_COUNT);

@@ -1,0 +1,89 @@
+/**
+ * How many tokens the calibrated estimate may be wrong by on content its fit never saw.
+ *
+ * The declared margin (EXACT_MARGIN) holds for the calibration corpus: code, prose, JSON, logs, CJK,
+ * base64 and the like. Tool results can hold text far outside it, where the linear price is off by
+ * much more than the margin, measured against the real tokenizers (scripts and examples below):
+ *   - Greek, Serbian, Kazakh, Mongolian and Amharic UI text: estimated at 0.3-0.7x its real count;
+ *     Hebrew, Arabic, Persian, Armenian at 1.5-13x (the fit saw them only in noise).
+ *   - unbroken punctuation or whitespace (`{}{}{}`, `||||`, `\r\n\r\n`, mixed indents): 0.1-0.3x.
+ *   - control characters (NUL, ESC): priced at 0, about one token each in reality.
+ *   - letters without spaces (`helloworldthisis...`), long digit strings for Claude: 0.2-0.6x.
+ *   - dense symbol text (`.-. -.. ` Morse, ASCII art): about 0.5x; random capitals for Claude: 0.7x.
+ * For each such class this module gives the most the model can misprice one unit of it. The guard
+ * adds that up ({@link riskTokens}) and widens the band in which it counts exactly by it, so a
+ * Greek page or a run of braces is counted by the real tokenizer instead of trusted to the fit.
+ */
+import type { Profile } from '../types.js';
+import { WEIGHTS } from './constants.js';
+import { FEATURE_NAMES, type FeatureName } from './features.js';
+
+const F = Object.fromEntries(FEATURE_NAMES.map((n, i) => [n, i])) as Record<FeatureName, number>;
+
+/**
+ * Scripts priced by one weight per char although their real cost varies from language to language
+ * (or that the fit could not see), with their UTF-8 bytes per char. A byte-level BPE never spends more
+ * tokens than bytes, so a char costs between 0 and `bytes` tokens, and the fit's price `w` is off by at
+ * most max(w, bytes - w).
+ */
+const UNVALIDATED_SCRIPTS: ReadonlyArray<readonly [FeatureName, number]> = [
+  ['cyrillic', 2], // Greek and Cyrillic: Russian is priced well, Greek/Serbian/Mongolian at half
+  ['other2', 2], // Hebrew, Arabic, Armenian, Syriac, combining marks
+  ['alphabets', 3], // Indic, Thai, Ethiopic, Georgian...: one median rate for very different scripts
+  ['hangul', 3], // real Korean is priced well; rare syllables cost 2+ tokens each
+  ['privateUse', 3],
+  ['other3', 3],
+  ['symbols', 3],
+  ['astral', 4], // per surrogate pair: emoji cost 1-3 tokens, the fit prices 3-5
+  ['latinExt', 2], // European accents are priced well, Vietnamese 1.5x over, U+00A0 runs 10x over
+];
+
+/** Control chars (not tab, CR, LF): priced at 0, about one token each. */
+const CONTROL_RISK = 1;
+/** Punctuation beyond this many chars per run is unusual for code and prose; up to a token per char. */
+const PUNCT_RUN_OK = 4;
+const LONG_PUNCT_RISK = 1;
+/** Punctuation beyond this share of all chars (Morse, ASCII art): the fit prices it at about half. */
+const PUNCT_SHARE_OK = 0.4;
+const DENSE_PUNCT_RISK = 0.5;
+/** Whitespace beyond this many chars per run (mixed tabs and CRLF blobs); real: up to ~0.4 per char. */
+const WS_RUN_OK = 16;
+const LONG_WS_RISK = 0.5;
+/** Digits beyond this many per run (Claude keeps digit runs whole; priced at half). */
+const DIGIT_RUN_OK = 16;
+const LONG_DIGIT_RISK = 0.5;
+/** Letters of words past their 10th (`wordOver10`): run-together words cost ~0.25 tokens a char. */
+const LONG_WORD_RISK = 0.3;
+/**
+ * Upper case letters after an upper case letter, for Claude only: random capitals cost it ~1.45x the
+ * fit's price (o200k and cl100k stay within their margin, and code is full of acronyms).
+ */
+const CLAUDE_CAPS_PAIR_RISK = 0.15;
+
+/**
+ * The most the calibrated estimate can be off by, in tokens, because of content outside what the fit
+ * was validated on; 0 for text like the corpus. `features` may be scaled from a sample (they stand for
+ * the whole text of `textChars` UTF-16 chars). Add it to the declared margin's band; never subtract it
+ * from a count.
+ */
+export function riskTokens(features: Float64Array, profile: Profile, textChars: number): number {
+  const w = WEIGHTS[profile];
+  let risk = 0;
+  for (const [name, bytes] of UNVALIDATED_SCRIPTS) {
+    const n = features[F[name]]!;
+    if (n > 0) {
+      const price = w[F[name]]!;
+      risk += n * Math.max(price, bytes - price);
+    }
+  }
+  const f = (k: FeatureName) => features[F[k]]!;
+  const chars = Math.max(1, textChars);
+  risk += f('controls') * CONTROL_RISK;
+  risk += Math.max(0, f('punctChars') - PUNCT_RUN_OK * f('punctRuns')) * LONG_PUNCT_RISK;
+  risk += Math.max(0, f('punctChars') - PUNCT_SHARE_OK * chars) * DENSE_PUNCT_RISK;
+  risk += Math.max(0, f('wsChars') - WS_RUN_OK * f('wsRuns')) * LONG_WS_RISK;
+  risk += Math.max(0, f('digitChars') - DIGIT_RUN_OK * f('digitRuns')) * LONG_DIGIT_RISK;
+  risk += f('wordOver10') * LONG_WORD_RISK;
+  if (profile === 'claude') risk += f('capsPairs') * CLAUDE_CAPS_PAIR_RISK;
+  return risk;
+}
