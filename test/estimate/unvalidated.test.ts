@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   calibrated,
@@ -113,6 +114,26 @@ describe('content outside the calibration corpus', () => {
       expect(all.filter((d) => d.spilled && d.truth <= d.limit && d.bytes <= MAX_PLAUSIBLE_BYTES_PER_TOKEN * d.limit)).toEqual([]);
     }, 120_000);
   }
+
+  it('property: arbitrary Unicode text is never passed over the limit, for any profile', async () => {
+    const unit = fc.constantFrom('grapheme', 'grapheme-composite', 'binary', 'grapheme-ascii', 'binary-ascii') as fc.Arbitrary<'grapheme'>;
+    await fc.assert(
+      fc.asyncProperty(
+        unit.chain((u) => fc.array(fc.string({ unit: u, minLength: 1, maxLength: 400 }), { minLength: 1, maxLength: 30 })),
+        fc.integer({ min: 8_000, max: 40_000 }),
+        fc.constantFrom(...PROFILES),
+        fc.double({ min: 0.5, max: 2, noNaN: true }),
+        async (chunks, size, profile, factor) => {
+          const text = chunks.join('').repeat(Math.ceil(size / chunks.join('').length)).slice(0, size);
+          const truth = await countExact(text, profile);
+          const limit = Math.max(MIN_LIMIT, Math.floor(truth * factor));
+          const r = await guardLargeResult(text, { sessionPath: session, limitTokens: limit, profile });
+          return r !== null || truth <= limit;
+        },
+      ),
+      { numRuns: 25 },
+    );
+  }, 120_000);
 
   it('text like the corpus carries almost no risk, so it keeps the fast path', () => {
     const f = new Float64Array(FEATURE_NAMES.length);
