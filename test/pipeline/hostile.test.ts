@@ -152,6 +152,17 @@ describe('never fail open: hostile inputs', () => {
     expect(r.message).not.toContain('\x1b[');
   });
 
+  it('shell output captured from a terminal (title sequences ending in BEL, a bell per line) is text', async () => {
+    const line = (i: number) => `\x1b]0;npm run build: step ${i}\x07\x1b[32m✓\x1b[39m compiled module ${i} in 12ms\x07\r\n`;
+    const text = Array.from({ length: 3000 }, (_, i) => line(i)).join('');
+    expect(detectContent(Buffer.from(text)).binary).toBe(false);
+    const r = await spillOk(Buffer.from(text));
+    expect(r.assets).toEqual([]);
+    expect(r.message).toContain('compiled module 0 in 12ms');
+    expect(r.message).not.toContain('\x07');
+    expect((await restorePayload(r.payloadPath!)).toString()).toBe(text);
+  });
+
   it('property: arbitrary JSON values, strings and bytes never throw, and every spill restores', async () => {
     await fc.assert(
       fc.asyncProperty(
