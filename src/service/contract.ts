@@ -194,6 +194,12 @@ export interface EstimateResponse {
   default: StrategyName;
   estimates: Array<{ strategy: StrategyName; tokens: number; exact: boolean; ms: number }>;
   density: DensityShares;
+  /**
+   * How far to trust the calibrated estimate for `profile`: the margin its fit holds on the corpus
+   * (share of the estimate), and the tokens that content the fit was never validated on may add, by
+   * class (biggest first). The guard counts exactly when the limit falls within both.
+   */
+  trust?: { margin: number; riskTokens: number; parts: Array<{ label: string; tokens: number }> };
 }
 
 export interface AnalyzeRequest {

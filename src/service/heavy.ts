@@ -20,8 +20,12 @@ import {
   detectContent,
   estimateExact,
   estimateTokens,
+  EXACT_MARGIN,
+  FEATURE_NAMES,
   guardLargeResult,
   handleLargeResponse,
+  riskBreakdown,
+  sampleFeatures,
   sniffBinary,
 } from '../pipeline/index.js';
 import { nextCut } from '../pipeline/estimate/exact.js';
@@ -99,7 +103,15 @@ export async function estimateText(text: string, profile: Profile, exact: boolea
       estimates.push({ strategy: p, tokens: Math.round(tokens * scale), exact: scale === 1, ms: performance.now() - t0 });
     }
   }
-  return { chars: Math.round(text.length * scale), profile, default: DEFAULT_STRATEGY, estimates, density: densityShares(text) };
+  return { chars: Math.round(text.length * scale), profile, default: DEFAULT_STRATEGY, estimates, density: densityShares(text), trust: trustOf(text, profile, scale) };
+}
+
+/** What EstimateResponse.trust says: the profile's corpus margin and the risk of content outside the corpus. */
+function trustOf(text: string, profile: Profile, scale: number): NonNullable<EstimateResponse['trust']> {
+  const features = new Float64Array(FEATURE_NAMES.length);
+  sampleFeatures(text, features, profile);
+  const parts = riskBreakdown(features, profile, text.length).map((p) => ({ label: p.label, tokens: Math.round(p.tokens * scale) }));
+  return { margin: EXACT_MARGIN[profile], riskTokens: parts.reduce((a, p) => a + p.tokens, 0), parts };
 }
 
 export interface AnalyzeContentOptions {

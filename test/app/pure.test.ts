@@ -18,7 +18,7 @@ import {
 import { appendChunk, countNewlines, cutChunk, makeChunk, MAX_WINDOWS, prependChunk, prettyJson } from '../../app/components/viewer/windows.js';
 import { formatBytes, formatDiff, formatTokens, formatTime } from '../../app/lib/format.js';
 import { parseForTree } from '../../app/components/viewer/ParsedView.js';
-import { densityReason } from '../../app/components/detail/EstimatesPanel.js';
+import { densityReason, trustText } from '../../app/components/detail/EstimatesPanel.js';
 
 const sizesArb = fc.array(fc.integer({ min: 0, max: 2_000_000 }), { maxLength: 300 }).map((ts) =>
   ts.sort((a, b) => a - b).map((tokens, i): SizeRow => ({ id: `p${i}`, tokens, tool: 't' })),
@@ -148,5 +148,19 @@ describe('formatting', () => {
   it('explains density from the dense shares', () => {
     expect(densityReason({ base64: 0.4, hex: 0, uuid: 0, cjk: 0.1, otherNonAscii: 0, digits: 0.01, punctuation: 0.2, whitespace: 0.1, letters: 0.19 })).toMatch(/^Dense: 40% base64, 10% CJK\./);
     expect(densityReason({ base64: 0, hex: 0, uuid: 0, cjk: 0, otherNonAscii: 0, digits: 0.01, punctuation: 0.1, whitespace: 0.15, letters: 0.74 })).toMatch(/prose/);
+  });
+
+  it('says how far to trust the calibrated estimate: the margin, or what lies outside the corpus', () => {
+    const calm = trustText({ margin: 0.27, riskTokens: 40, parts: [{ label: 'emoji', tokens: 40 }] }, 10_000, 'o200k');
+    expect(calm.risky).toBe(false);
+    expect(calm.text).toMatch(/±27%/);
+    const greek = trustText(
+      { margin: 0.27, riskTokens: 9_000, parts: [{ label: 'Greek and Cyrillic', tokens: 8_000 }, { label: 'control characters', tokens: 1_000 }] },
+      6_000,
+      'cl100k',
+    );
+    expect(greek.risky).toBe(true);
+    expect(greek.text).toMatch(/±9,000 tokens/);
+    expect(greek.text).toMatch(/Greek and Cyrillic \(±8,000\), control characters \(±1,000\)/);
   });
 });

@@ -147,6 +147,8 @@ describe('inspector in Chromium against spillway serve', () => {
     await page.getByRole('button', { name: /Count exact/ }).click();
     await expect.poll(() => table.locator('.badge.ok', { hasText: 'exact' }).count(), { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
     await expectText(table, 'Why it is dense');
+    await expectText(table, 'How far to trust the calibrated estimate');
+    await poll(() => page.getByTestId('trust-note').innerText()).toMatch(/±\d+%/);
     await poll(() => (table.locator('td', { hasText: 'reference' })).count()).toBe(1);
     await shot('estimates');
   });

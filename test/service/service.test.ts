@@ -174,6 +174,18 @@ describe('the service implements the whole contract', () => {
     await expectCode(svc.estimate({ path: '/etc/passwd' }), 'FORBIDDEN_PATH');
   });
 
+  it('estimate says how far to trust the calibrated number: little risk for JSON, most of it for Greek', async () => {
+    const json = await svc.estimate({ text: JSON.stringify(Array.from({ length: 400 }, (_, i) => ({ id: i, name: `item ${i}` }))) });
+    const jsonCalibrated = json.estimates.find((e) => e.strategy === 'calibrated')!.tokens;
+    expect(json.trust!.margin).toBeGreaterThan(0.1);
+    expect(json.trust!.riskTokens).toBeLessThan(0.05 * jsonCalibrated);
+    const greek = 'Το αρχείο δεν υπάρχει στον κατάλογο σελιδοδεικτών\n'.repeat(400);
+    const res = await svc.estimate({ text: greek, profile: 'cl100k' });
+    expect(res.trust!.parts[0]!.label).toBe('Greek and Cyrillic');
+    expect(res.trust!.riskTokens).toBeGreaterThan(res.estimates.find((e) => e.strategy === 'calibrated')!.tokens);
+    expect(res.trust!.riskTokens).toBe(res.trust!.parts.reduce((a, p) => a + p.tokens, 0));
+  });
+
   it('analyze: a big pasted text is spilled into a scratch session and opens in the viewer', async () => {
     const text = JSON.stringify(Array.from({ length: 3000 }, (_, i) => ({ i, name: `row ${i}`, tags: ['a', 'b'] })));
     const res = await svc.analyze({ name: 'rows.json', text, limitTokens: 2000 });

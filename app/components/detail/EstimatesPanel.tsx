@@ -55,7 +55,34 @@ export function EstimatesPanel() {
       <h3 className="section-title">Why it is dense</h3>
       <p className="density-reason">{densityReason(res.density)}</p>
       <DensityChart shares={res.density} />
+      {res.trust ? <TrustNote trust={res.trust} calibrated={res.estimates.find((e) => e.strategy === 'calibrated')?.tokens} profile={res.profile} /> : null}
     </div>
+  );
+}
+
+/** Share of the calibrated estimate from which its risk is worth a warning. */
+const RISK_NOTE_SHARE = 0.05;
+
+/** How far the calibrated estimate can be trusted, in words: the corpus margin, and what lies outside the corpus. */
+export function trustText(trust: NonNullable<EstimateResponse['trust']>, calibrated: number | undefined, profile: string): { risky: boolean; text: string } {
+  const margin = formatPercent(trust.margin, 0);
+  if (!calibrated || trust.riskTokens < RISK_NOTE_SHARE * calibrated) {
+    return { risky: false, text: `Text like the calibration corpus: the ${profile} fit holds within ±${margin} here, and the guard counts exactly when the limit falls inside that band.` };
+  }
+  const parts = trust.parts.slice(0, 3).map((p) => `${p.label} (±${formatInt(p.tokens)})`).join(', ');
+  return {
+    risky: true,
+    text: `Up to ±${formatInt(trust.riskTokens)} tokens of this estimate depend on content the fit can misprice: ${parts}. That is on top of its ±${margin} margin, so near the limit the guard counts such text exactly.`,
+  };
+}
+
+function TrustNote({ trust, calibrated, profile }: { trust: NonNullable<EstimateResponse['trust']>; calibrated: number | undefined; profile: string }) {
+  const t = trustText(trust, calibrated, profile);
+  return (
+    <>
+      <h3 className="section-title">How far to trust the calibrated estimate</h3>
+      <p className={`trust-note${t.risky ? ' risky' : ''}`} data-testid="trust-note">{t.text}</p>
+    </>
   );
 }
 

@@ -21,7 +21,7 @@ export {
   type CountExactOptions,
   type ExactCount,
 } from './exact.js';
-export { riskTokens } from './risk.js';
+export { riskBreakdown, riskTokens, type RiskPart } from './risk.js';
 export { FEATURE_NAMES, scanFeatures } from './features.js';
 export { BOUNDED_SAMPLE_MAX_CHARS, boundedSample, SAMPLE_MIN_CHARS, sampleFeatures, type SampleInfo } from './sample.js';
 export { EXACT_MARGIN, MEASURED_ERROR } from './constants.js';

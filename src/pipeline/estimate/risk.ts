@@ -22,20 +22,20 @@ const F = Object.fromEntries(FEATURE_NAMES.map((n, i) => [n, i])) as Record<Feat
 
 /**
  * Scripts priced by one weight per char although their real cost varies from language to language
- * (or that the fit could not see), with their UTF-8 bytes per char. A byte-level BPE never spends more
- * tokens than bytes, so a char costs between 0 and `bytes` tokens, and the fit's price `w` is off by at
- * most max(w, bytes - w).
+ * (or that the fit could not see), with their UTF-8 bytes per char and what the inspector calls them.
+ * A byte-level BPE never spends more tokens than bytes, so a char costs between 0 and `bytes` tokens,
+ * and the fit's price `w` is off by at most max(w, bytes - w).
  */
-const UNVALIDATED_SCRIPTS: ReadonlyArray<readonly [FeatureName, number]> = [
-  ['cyrillic', 2], // Greek and Cyrillic: Russian is priced well, Greek/Serbian/Mongolian at half
-  ['other2', 2], // Hebrew, Arabic, Armenian, Syriac, combining marks
-  ['alphabets', 3], // Indic, Thai, Ethiopic, Georgian...: one median rate for very different scripts
-  ['hangul', 3], // real Korean is priced well; rare syllables cost 2+ tokens each
-  ['privateUse', 3],
-  ['other3', 3],
-  ['symbols', 3],
-  ['astral', 4], // per surrogate pair: emoji cost 1-3 tokens, the fit prices 3-5
-  ['latinExt', 2], // European accents are priced well, Vietnamese 1.5x over, U+00A0 runs 10x over
+const UNVALIDATED_SCRIPTS: ReadonlyArray<readonly [FeatureName, number, string]> = [
+  ['cyrillic', 2, 'Greek and Cyrillic'], // Russian is priced well, Greek/Serbian/Mongolian at half
+  ['other2', 2, 'Hebrew, Arabic, Armenian'], // and combining marks
+  ['alphabets', 3, 'Indic, Thai, Ethiopic and other alphabets'], // one median rate for very different scripts
+  ['hangul', 3, 'Hangul'], // real Korean is priced well; rare syllables cost 2+ tokens each
+  ['privateUse', 3, 'private-use characters'],
+  ['other3', 3, 'rare characters and lone surrogates'],
+  ['symbols', 3, 'symbols (arrows, math, box drawing)'],
+  ['astral', 4, 'emoji'], // per surrogate pair: emoji cost 1-3 tokens, the fit prices 3-5
+  ['latinExt', 2, 'accented Latin'], // European accents are priced well, Vietnamese 1.5x over, U+00A0 runs 10x over
 ];
 
 /** Control chars (not tab, CR, LF): priced at 0, about one token each. */
@@ -60,6 +60,12 @@ const LONG_WORD_RISK = 0.3;
  */
 const CLAUDE_CAPS_PAIR_RISK = 0.15;
 
+/** One class of content the fit was not validated on, and the most it can misprice it by. */
+export interface RiskPart {
+  label: string;
+  tokens: number;
+}
+
 /**
  * The most the calibrated estimate can be off by, in tokens, because of content outside what the fit
  * was validated on; 0 for text like the corpus. `features` may be scaled from a sample (they stand for
@@ -67,23 +73,40 @@ const CLAUDE_CAPS_PAIR_RISK = 0.15;
  * from a count.
  */
 export function riskTokens(features: Float64Array, profile: Profile, textChars: number): number {
+  return visitRisk(features, profile, textChars);
+}
+
+/** {@link riskTokens} by class, biggest first, for showing why an estimate is uncertain. */
+export function riskBreakdown(features: Float64Array, profile: Profile, textChars: number): RiskPart[] {
+  const parts: RiskPart[] = [];
+  visitRisk(features, profile, textChars, (label, tokens) => parts.push({ label, tokens }));
+  return parts.sort((a, b) => b.tokens - a.tokens);
+}
+
+/** The one definition of the risk; `onPart` (when given) hears every class that adds to it. */
+function visitRisk(features: Float64Array, profile: Profile, textChars: number, onPart?: (label: string, tokens: number) => void): number {
   const w = WEIGHTS[profile];
   let risk = 0;
-  for (const [name, bytes] of UNVALIDATED_SCRIPTS) {
+  const add = (label: string, tokens: number) => {
+    if (!(tokens > 0)) return;
+    risk += tokens;
+    onPart?.(label, tokens);
+  };
+  for (const [name, bytes, label] of UNVALIDATED_SCRIPTS) {
     const n = features[F[name]]!;
     if (n > 0) {
       const price = w[F[name]]!;
-      risk += n * Math.max(price, bytes - price);
+      add(label, n * Math.max(price, bytes - price));
     }
   }
   const f = (k: FeatureName) => features[F[k]]!;
   const chars = Math.max(1, textChars);
-  risk += f('controls') * CONTROL_RISK;
-  risk += Math.max(0, f('punctChars') - PUNCT_RUN_OK * f('punctRuns')) * LONG_PUNCT_RISK;
-  risk += Math.max(0, f('punctChars') - PUNCT_SHARE_OK * chars) * DENSE_PUNCT_RISK;
-  risk += Math.max(0, f('wsChars') - WS_RUN_OK * f('wsRuns')) * LONG_WS_RISK;
-  risk += Math.max(0, f('digitChars') - DIGIT_RUN_OK * f('digitRuns')) * LONG_DIGIT_RISK;
-  risk += f('wordOver10') * LONG_WORD_RISK;
-  if (profile === 'claude') risk += f('capsPairs') * CLAUDE_CAPS_PAIR_RISK;
+  add('control characters', f('controls') * CONTROL_RISK);
+  add('long runs of punctuation', Math.max(0, f('punctChars') - PUNCT_RUN_OK * f('punctRuns')) * LONG_PUNCT_RISK);
+  add('punctuation-dense text', Math.max(0, f('punctChars') - PUNCT_SHARE_OK * chars) * DENSE_PUNCT_RISK);
+  add('long runs of whitespace', Math.max(0, f('wsChars') - WS_RUN_OK * f('wsRuns')) * LONG_WS_RISK);
+  add('long digit strings', Math.max(0, f('digitChars') - DIGIT_RUN_OK * f('digitRuns')) * LONG_DIGIT_RISK);
+  add('run-together words', f('wordOver10') * LONG_WORD_RISK);
+  if (profile === 'claude') add('runs of capitals', f('capsPairs') * CLAUDE_CAPS_PAIR_RISK);
   return risk;
 }
