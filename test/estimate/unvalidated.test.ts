@@ -135,6 +135,19 @@ describe('content outside the calibration corpus', () => {
     );
   }, 120_000);
 
+  it('a big spilled text the fit misprices reports a number corrected by exact windows (Arabic was 13x too high)', async () => {
+    for (const lang of ['ar', 'el', 'vi']) {
+      const text = repeatTo(LANGUAGES[lang]! + '\n', 300_000);
+      for (const profile of PROFILES) {
+        const r = (await guardLargeResult(text, { sessionPath: session, profile }))!;
+        expect(r.action).toBe('spill');
+        const truth = await countExact(text, profile);
+        expect({ lang, profile, off: Math.abs(r.estimate.tokens / truth - 1) < 0.1 }).toEqual({ lang, profile, off: true });
+        expect(r.errors.join(' ')).toMatch(/corrected by exact counts/);
+      }
+    }
+  }, 120_000);
+
   it('text like the corpus carries almost no risk, so it keeps the fast path', () => {
     const f = new Float64Array(FEATURE_NAMES.length);
     const samples = [

@@ -4,8 +4,8 @@ import { calibrated, priceFeatures, roundTokens } from './calibrated.js';
 import { EXACT_MARGIN } from './constants.js';
 import { countExact, countExactDetailed, hasLongRun, PATHOLOGICAL_RUN_CHARS } from './exact.js';
 import { riskTokens } from './risk.js';
-import { FEATURE_COUNT, FEATURE_NAMES } from './features.js';
-import { boundedSample, quickSample, sampleFeatures } from './sample.js';
+import { addRangeFeatures, FEATURE_COUNT, FEATURE_NAMES } from './features.js';
+import { boundedSample, quickSample, sampleFeatures, windowIn } from './sample.js';
 
 export { chars4, craftDensity } from './baselines.js';
 export { calibrated, calibratedAll } from './calibrated.js';
@@ -204,15 +204,17 @@ export async function estimateForDecision(text: string, limitTokens: number, opt
   if (opts.exactNearLimit === false) return est;
   const margin = opts.margin ?? EXACT_MARGIN[profile];
   const risk = riskOf(text, decisionScratch, profile, est.tokens);
-  if (!isNearLimit(est.tokens, limitTokens, margin, risk)) return est;
+  if (!isNearLimit(est.tokens, limitTokens, margin, risk)) {
+    if (est.tokens <= limitTokens || risk < RATIO_MIN_RISK * est.tokens) return est;
+    // Over the limit even at the risk's worst, so it spills; but the fit's number may be far off
+    // (Arabic reads 13x too high), so the message shows it corrected by the real tokenizer.
+    return { ...est, tokens: Math.max(Math.ceil((est.tokens - risk) / (1 + margin)), await ratioCorrected(est.tokens, text, profile, opts)) };
+  }
   const bytes = opts.utf8Bytes ?? Buffer.byteLength(text, 'utf8');
   if (bytes > MAX_PLAUSIBLE_BYTES_PER_TOKEN * limitTokens) {
-    // Only the risk put it near the limit, and it is too big to count on every call: decide on the
-    // plausible minimum, which is over the limit.
-    const floor = Math.ceil(bytes / MAX_PLAUSIBLE_BYTES_PER_TOKEN);
-    if (floor <= est.tokens) return est;
-    opts.notes?.push(`the text is unlike what the estimate was fitted on; ${floor} tokens assumed (${MAX_PLAUSIBLE_BYTES_PER_TOKEN} bytes a token)`);
-    return { ...est, tokens: floor };
+    // Only the risk put it near the limit, and it is too big to count on every call: it is over the
+    // limit at any plausible density, so it spills, with the corrected number.
+    return { ...est, tokens: Math.max(Math.ceil(bytes / MAX_PLAUSIBLE_BYTES_PER_TOKEN), await ratioCorrected(est.tokens, text, profile, opts)) };
   }
   try {
     const counted = await countExactDetailed(text, profile, { signal: opts.signal });
@@ -227,6 +229,42 @@ export async function estimateForDecision(text: string, limitTokens: number, opt
     const worst = margin < 1 ? (est.tokens + risk) / (1 - margin) : (est.tokens + risk) * 2;
     return { ...est, tokens: Math.max(est.tokens, Math.ceil(worst)) };
   }
+}
+
+/** Windows of ~RATIO_WINDOW_CHARS counted exactly to correct the fit on a risky text too big to count whole. */
+export const RATIO_WINDOWS = 16;
+export const RATIO_WINDOW_CHARS = 1024;
+const ratioScratch = new Float64Array(FEATURE_COUNT);
+
+/** Risk (share of the estimate) from which a spilled text's number is corrected by exact windows. */
+const RATIO_MIN_RISK = 0.05;
+
+/** The fit's estimate corrected by exact counts on spread windows; the estimate itself if that fails. */
+async function ratioCorrected(estimate: number, text: string, profile: Profile, opts: DecisionOptions): Promise<number> {
+  try {
+    const ratio = await exactRatio(text, profile, opts.signal);
+    if (ratio === undefined) return estimate;
+    opts.notes?.push(`the text is unlike what the estimate was fitted on: the estimate is corrected by exact counts of ${RATIO_WINDOWS} spread windows`);
+    return Math.ceil(estimate * ratio);
+  } catch (err) {
+    if (opts.signal?.aborted) throw err;
+    return estimate;
+  }
+}
+
+/** Real tokens over the fit's price on RATIO_WINDOWS spread windows (undefined when the fit prices them at 0). */
+async function exactRatio(text: string, profile: Profile, signal: AbortSignal | undefined): Promise<number | undefined> {
+  let exact = 0;
+  let fit = 0;
+  for (let k = 0; k < RATIO_WINDOWS; k++) {
+    const [start, end] = windowIn(text, k, RATIO_WINDOWS, RATIO_WINDOW_CHARS);
+    if (end <= start) continue;
+    exact += (await countExactDetailed(text.slice(start, end), profile, { signal })).tokens;
+    ratioScratch.fill(0);
+    addRangeFeatures(text, start, end, ratioScratch);
+    fit += priceFeatures(ratioScratch, profile);
+  }
+  return fit > 0 ? exact / fit : undefined;
 }
 
 /** Texts this long are first asked a cheap question: clearly under the limit? (a full pass costs ~10 ns a char) */

@@ -96,9 +96,7 @@ interface Round {
  * `out` with the windows' features (NOT scaled).
  */
 function sampleRound(text: string, out: Float64Array, w: readonly number[], windows: number, windowChars: number, round: number, utf8ExtraPerChar: number): Round {
-  const n = text.length;
   out.fill(0);
-  const stratum = n / windows;
   let scanned = 0;
   let sumD = 0;
   let sampledExtra = 0;
@@ -106,11 +104,7 @@ function sampleRound(text: string, out: Float64Array, w: readonly number[], wind
   let prevD = -1;
   let counted = 0;
   for (let k = 0; k < windows; k++) {
-    const lo = Math.floor(k * stratum);
-    const hi = Math.floor((k + 1) * stratum);
-    const at = lo + Math.floor(jitter(k, round) * Math.max(0, hi - lo - windowChars));
-    const start = snap(text, at, hi);
-    const end = Math.min(n, snap(text, Math.min(n, start + windowChars), n));
+    const [start, end] = windowIn(text, k, windows, windowChars, round);
     const len = end - start;
     if (len <= 0) continue;
     windowScratch.fill(0);
@@ -129,6 +123,20 @@ function sampleRound(text: string, out: Float64Array, w: readonly number[], wind
   const windowVar = counted > 1 ? sumDiff2 / (2 * (counted - 1)) : Infinity;
   const relStdErr = mean > 0 ? Math.sqrt(windowVar / counted) / mean : Infinity;
   return { scanned, relStdErr, utf8Gap: Math.abs(sampledExtra / Math.max(1, scanned) - utf8ExtraPerChar) };
+}
+
+/**
+ * The window of stratum k out of `windows` (round `round` picks the pseudo-random offset), about
+ * windowChars long and stretched to whitespace at both ends: [start, end).
+ */
+export function windowIn(text: string, k: number, windows: number, windowChars: number, round = 0): [number, number] {
+  const n = text.length;
+  const stratum = n / windows;
+  const lo = Math.floor(k * stratum);
+  const hi = Math.floor((k + 1) * stratum);
+  const at = lo + Math.floor(jitter(k, round) * Math.max(0, hi - lo - windowChars));
+  const start = snap(text, at, hi);
+  return [start, Math.min(n, snap(text, Math.min(n, start + windowChars), n))];
 }
 
 function scale(out: Float64Array, by: number): void {
