@@ -118,6 +118,11 @@ export const MIGRATIONS: ReadonlyArray<(db: DB) => void> = [
       UPDATE sources SET fingerprint = '';
     `);
   },
+  // 3: a Spillway payload's tokens are the number the guard decided with (an exact count near the
+  //    limit, or a corrected estimate) rather than always the calibrated one: re-read those sources.
+  (db) => {
+    db.exec(`UPDATE sources SET fingerprint = '' WHERE kind = 'spillway';`);
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

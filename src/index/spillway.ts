@@ -206,7 +206,10 @@ export function readSpillwayUnit(unit: Unit): UnitResult {
     const computed = win.binary ? {} : estimateFile(payloadPath, win.size, sample);
     estimates = { ...computed, ...estimates };
   }
-  const tokens = estimates.calibrated ?? num(estimate?.tokens) ?? estimates.chars4 ?? Math.ceil(win.size / 4);
+  // The number the guard decided with is the best it had: an exact count near the limit, or the fit
+  // corrected for content it misprices (Greek read 0.65x, Arabic 13x); else the calibrated estimate.
+  const decided = estimate?.exact === true || estimate?.strategy === 'calibrated' ? num(estimate?.tokens) : undefined;
+  const tokens = decided ?? estimates.calibrated ?? num(estimate?.tokens) ?? estimates.chars4 ?? Math.ceil(win.size / 4);
   const assets = validAssets(m.assets, sp.session);
   let b64Chars = 0;
   let b64Runs = 0;

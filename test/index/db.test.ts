@@ -85,6 +85,21 @@ describe('the index database', () => {
     db.close();
   });
 
+  it('migration 3 marks Spillway sources stale (their tokens are re-read), and only those', () => {
+    const db = new Database(':memory:');
+    migrate(db, 2);
+    db.prepare("INSERT INTO roots (id, path, kind, added_at) VALUES ('r', '/r', 'sessions', 'now')").run();
+    const src = db.prepare("INSERT INTO sources (root_id, session_id, key, fingerprint, hash, kind) VALUES ('r', 's', ?, 'fp', 'h', ?)");
+    src.run('/r/a', 'spillway');
+    src.run('/r/b.jsonl', 'claude-code');
+    migrate(db);
+    expect(db.prepare('SELECT kind, fingerprint FROM sources ORDER BY key').all()).toEqual([
+      { kind: 'spillway', fingerprint: '' },
+      { kind: 'claude-code', fingerprint: 'fp' },
+    ]);
+    db.close();
+  });
+
   it('refuses a database inside a sessions root', async () => {
     const root = await smallRoot();
     const index = openIndex({ dbPath: path.join(root, 'index.sqlite') });

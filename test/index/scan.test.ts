@@ -3,8 +3,9 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { FTS_HEAD_BYTES, FTS_TAIL_BYTES, openIndex } from '../../src/index/index.js';
+import { countExact, guardLargeResult } from '../../src/pipeline/index.js';
 import { generateSessionsRoot, spillOne } from '../helpers/gen-sessions.js';
-import { tmpDir, tmpIndex } from './helpers.js';
+import { REPO, tmpDir, tmpIndex } from './helpers.js';
 
 async function generated(payloads = 45, sessions = 3, extra: { bigPayloadBytes?: number } = {}) {
   const dir = path.join(tmpDir(), 'sessions');
@@ -46,6 +47,23 @@ describe('scanning a Spillway sessions root', () => {
     expect(d.row.tokens).toBe(meta.estimates.calibrated);
     expect(d.totalBytes).toBe(fs.statSync(first.payloadPath).size);
     expect(d.totalLines).toBe(fs.readFileSync(first.payloadPath, 'utf8').split('\n').length - (fs.readFileSync(first.payloadPath, 'utf8').endsWith('\n') ? 1 : 0));
+  });
+
+  it('a payload the guard counted exactly shows that count, not the calibrated estimate it corrected', async () => {
+    const dir = path.join(tmpDir(), 'sessions');
+    const session = path.join(dir, 'greek');
+    const greek = JSON.parse(fs.readFileSync(path.join(REPO, 'test', 'estimate', 'fixtures', 'more-scripts.json'), 'utf8')).el as string;
+    const text = (greek + '\n').repeat(12);
+    const truth = await countExact(text, 'o200k');
+    // near the limit, and the fit prices Greek at ~0.65x: the guard counts it exactly
+    const r = (await guardLargeResult(text, { sessionPath: session, limitTokens: Math.floor(truth * 0.9) }))!;
+    expect(r.estimate).toMatchObject({ exact: true, tokens: truth });
+    const { index } = tmpIndex();
+    index.addRoot(dir);
+    await index.scan();
+    const row = index.listPayloads({ limit: 10 }).rows[0]!;
+    expect(row.tokens).toBe(truth);
+    expect((await index.getPayload(row.id)).estimates.calibrated).toBeLessThan(truth * 0.8);
   });
 
   it('re-scans incrementally: unchanged skipped, touched-but-same skipped by hash, edits, deletes and additions seen', async () => {
