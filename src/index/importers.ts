@@ -14,7 +14,7 @@ import { forEachLine, readRange } from './lines.js';
 import type { PayloadRecord, SourceLocation, UnitResult } from './record.js';
 import {
   MAX_MESSAGE_CHARS_INDEXED,
-  cheapEstimates,
+  checkedEstimates,
   clip,
   countLinesIn,
   ftsWindow,
@@ -44,7 +44,7 @@ interface Call {
   input: unknown;
 }
 
-function record(o: {
+async function record(o: {
   id: string;
   tool: string;
   input: unknown;
@@ -54,8 +54,8 @@ function record(o: {
   action: GuardAction;
   path: string;
   source: SourceLocation;
-}): PayloadRecord {
-  const estimates = cheapEstimates(o.text);
+}): Promise<PayloadRecord> {
+  const { estimates, tokens } = await checkedEstimates(o.text);
   return {
     id: o.id,
     tool: o.tool,
@@ -66,7 +66,7 @@ function record(o: {
     assets: [],
     input: o.input,
     estimates,
-    tokens: estimates.calibrated ?? estimates.chars4 ?? 0,
+    tokens,
     path: o.path,
     message: clip(o.seen, MAX_MESSAGE_CHARS_INDEXED),
     binary: false,
@@ -155,7 +155,7 @@ export async function importClaude(unit: Unit, yielder: Yielder): Promise<UnitRe
   const warnings: string[] = [];
   let badLines = 0;
   const fallbackTime = new Date(unit.files[0]?.mtimeMs ?? 0).toISOString();
-  const scan = await forEachLine(transcript, yielder, (buf, index, offset) => {
+  const scan = await forEachLine(transcript, yielder, async (buf, index, offset) => {
     // Most lines (chat text, snapshots, a pasted 500 KB image) hold no tool traffic: skip them undecoded.
     const hasUse = buf.includes('"tool_use"');
     const hasResult = buf.includes('"tool_result"');
@@ -182,7 +182,7 @@ export async function importClaude(unit: Unit, yielder: Yielder): Promise<UnitRe
       const call = toolUseId ? calls.get(toolUseId) : undefined;
       const x = extractClaudeResult(o, b, spill);
       const id = importedPayloadId(transcript, toolUseId ?? `line${index}`);
-      const rec = record({
+      const rec = await record({
         id,
         tool: call?.name ?? 'unknown',
         input: call?.input,
@@ -241,7 +241,7 @@ export async function importCodex(unit: Unit, yielder: Yielder): Promise<UnitRes
   const out = new Map<string, PayloadRecord>();
   let badLines = 0;
   const fallbackTime = new Date(unit.files[0]?.mtimeMs ?? 0).toISOString();
-  const scan = await forEachLine(transcript, yielder, (buf, index, offset) => {
+  const scan = await forEachLine(transcript, yielder, async (buf, index, offset) => {
     if (!buf.includes('"call_id"')) return;
     let o: unknown;
     try {
@@ -273,7 +273,7 @@ export async function importCodex(unit: Unit, yielder: Yielder): Promise<UnitRes
         const id = importedPayloadId(transcript, callId);
         out.set(
           id,
-          record({
+          await record({
             id,
             tool: call?.name ?? 'unknown',
             input: call?.input,
@@ -347,7 +347,7 @@ export async function importGemini(unit: Unit, yielder: Yielder): Promise<UnitRe
       const id = importedPayloadId(transcript, key);
       out.set(
         id,
-        record({
+        await record({
           id,
           tool: str(c.name) ?? 'tool',
           input: c.args,

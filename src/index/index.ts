@@ -234,6 +234,15 @@ const STRATEGY_COLUMN: Record<StrategyName, string> = {
   claude: 't_claude',
 };
 
+/**
+ * A payload's size in tokens for a strategy, as SQL. The default strategy's is the payload's `tokens`:
+ * what the guard decides with, the calibrated estimate checked where the fit misprices (an exact count
+ * or a corrected estimate). Exact strategies fall back to it for payloads never counted exactly.
+ */
+function tokensColumn(strategy: StrategyName): string {
+  return strategy === DEFAULT_STRATEGY ? 'p.tokens' : `coalesce(p.${STRATEGY_COLUMN[strategy]}, p.t_calibrated, p.tokens)`;
+}
+
 const SORT_COLUMN: Record<string, string> = {
   createdAt: 'p.created_at',
   tokens: 'p.tokens',
@@ -1270,8 +1279,7 @@ export class SpillIndex {
   /**
    * The limit tuner's data: a log-spaced histogram of payload sizes in tokens for a strategy,
    * every payload's size (sorted ascending, capped at MAX_TUNER_SIZES) so the UI can move the
-   * slider locally, and what the limit would spill and keep out of context. Exact strategies
-   * fall back to the calibrated estimate for payloads that were never counted exactly.
+   * slider locally, and what the limit would spill and keep out of context (sizes: tokensColumn).
    */
   limitTunerData(req: LimitTunerRequest): LimitTunerResponse {
     const strategy: StrategyName = req.strategy && STRATEGY_COLUMN[req.strategy] ? req.strategy : DEFAULT_STRATEGY;
@@ -1280,7 +1288,7 @@ export class SpillIndex {
     const price = typeof req.pricePerMTok === 'number' && req.pricePerMTok >= 0 ? req.pricePerMTok : DEFAULT_PRICE_PER_MTOK_USD;
     const buckets = clampInt(req.buckets, 1, 200, DEFAULT_TUNER_BUCKETS);
     const f = this.filters(req);
-    const col = `coalesce(p.${STRATEGY_COLUMN[strategy]}, p.t_calibrated, p.tokens)`;
+    const col = tokensColumn(strategy);
     const rows = this.q(`SELECT p.id, ${col} AS t, p.tool FROM payloads p WHERE ${f.sql} ORDER BY t ASC, p.id`).all(...f.args) as Array<{
       id: string;
       t: number;
@@ -1328,7 +1336,7 @@ export class SpillIndex {
     const strategy: StrategyName = req.strategy && STRATEGY_COLUMN[req.strategy] ? req.strategy : DEFAULT_STRATEGY;
     const limitTokens = typeof req.limitTokens === 'number' && req.limitTokens > 0 ? req.limitTokens : DEFAULT_LIMIT_TOKENS;
     const price = typeof req.pricePerMTok === 'number' && req.pricePerMTok >= 0 ? req.pricePerMTok : DEFAULT_PRICE_PER_MTOK_USD;
-    const col = `coalesce(p.${STRATEGY_COLUMN[strategy]}, p.t_calibrated, p.tokens)`;
+    const col = tokensColumn(strategy);
     const byTool = this.q(
         `SELECT p.tool AS tool, count(*) AS calls, sum(${col}) AS tokens, max(${col}) AS maxTokens FROM payloads p WHERE p.session_id = ? GROUP BY p.tool ORDER BY tokens DESC, tool`,
       )

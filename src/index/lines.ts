@@ -24,7 +24,8 @@ export interface LineScan {
 export async function forEachLine(
   file: string,
   yielder: Yielder,
-  onLine: (line: Buffer, index: number, offset: number) => void,
+  /** May return a promise (an import that counts a payload exactly): the next line waits for it. */
+  onLine: (line: Buffer, index: number, offset: number) => void | Promise<void>,
 ): Promise<LineScan> {
   const fd = fs.openSync(file, 'r');
   const hash = crypto.createHash('sha256');
@@ -49,7 +50,10 @@ export async function forEachLine(
         if (!skipping) {
           const part = chunk.subarray(from, nl);
           const line = pending.length ? Buffer.concat([...pending, part]) : part;
-          if (line.length > 0) onLine(line, index, lineStart);
+          if (line.length > 0) {
+            const r = onLine(line, index, lineStart);
+            if (r) await r;
+          }
         }
         skipping = false;
         pending = [];
@@ -75,7 +79,10 @@ export async function forEachLine(
     }
     if (!skipping && pending.length) {
       const line = Buffer.concat(pending);
-      if (line.length > 0) onLine(line, index, lineStart);
+      if (line.length > 0) {
+        const r = onLine(line, index, lineStart);
+        if (r) await r;
+      }
       index++;
     }
   } finally {

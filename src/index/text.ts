@@ -3,7 +3,10 @@ import fs from 'node:fs';
 import {
   MIN_BASE64_ASSET_CHARS,
   PREVIEW_CHARS,
+  chars4,
+  craftDensity,
   estimateAll,
+  estimateChecked,
   estimateTokens,
   isBinaryBytes,
 } from '../pipeline/index.js';
@@ -147,6 +150,19 @@ export function stripAndScanBase64(text: string): { text: string; scan: Base64Sc
 /** Every cheap strategy's estimate for `text` (the pipeline's estimateAll, default profile). */
 export function cheapEstimates(text: string): Partial<Record<StrategyName, number>> {
   return { ...estimateAll(text) };
+}
+
+/**
+ * Every cheap estimate, and the payload's tokens: the calibrated estimate, checked where the fit can
+ * be far off (Greek, Arabic, control characters...: counted exactly, or corrected by exact windows on a
+ * long text), so the tokens column and the waste report are right for them too. An exact count is
+ * also kept under its strategy.
+ */
+export async function checkedEstimates(text: string): Promise<{ estimates: Partial<Record<StrategyName, number>>; tokens: number }> {
+  const { estimate, calibrated } = await estimateChecked(text);
+  const estimates: Partial<Record<StrategyName, number>> = { chars4: chars4(text), 'craft-density': craftDensity(text), calibrated };
+  if (estimate.exact) estimates[estimate.strategy] = estimate.tokens;
+  return { estimates, tokens: estimate.tokens };
 }
 
 /** Scale estimates made on a sample to the whole (for payloads too big to read whole). */

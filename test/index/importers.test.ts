@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CLAUDE_PROJECTS, FIXTURES, copyTree, tmpDir, tmpIndex } from './helpers.js';
+import { countExact } from '../../src/pipeline/index.js';
+import { CLAUDE_PROJECTS, FIXTURES, REPO, copyTree, tmpDir, tmpIndex } from './helpers.js';
 
 // Expected counts come from the fixtures' SOURCES.md (tool_use / tool_result pairs per file).
 const PHANTOM = '-Users-gray-Projects-claude-bug/637ef6e7-e740-4503-8ff8-5780d7c0918f';
@@ -44,6 +45,31 @@ describe('Claude Code import (real transcripts)', () => {
     const sample = index.listPayloads({ sessionId: byName.get('sample-project/fe5e1c67-53e7-4862-81ae-d0e013e3270b')!.id, sort: { field: 'bytes', dir: 'desc' }, limit: 1 });
     // Largest tool_result is 26,746 chars; the fuller of content/toolUseResult may be larger, never smaller.
     expect(sample.rows[0]!.bytes).toBeGreaterThanOrEqual(26_746);
+  });
+
+  it('a tool result the fit misprices (Greek) gets its real token count, in the list and the waste report', async () => {
+    const home = tmpDir();
+    const dir = path.join(home, '.claude', 'projects', '-home-greek');
+    fs.mkdirSync(dir, { recursive: true });
+    const greek = JSON.parse(fs.readFileSync(path.join(REPO, 'test', 'estimate', 'fixtures', 'more-scripts.json'), 'utf8')).el as string;
+    const text = (greek + '\n').repeat(4);
+    const sessionId = '0b5a3c1e-0000-4000-8000-000000000001';
+    const lines = [
+      { type: 'assistant', sessionId, timestamp: '2026-11-30T10:00:00.000Z', message: { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_greek', name: 'WebFetch', input: { url: 'https://example.gr' } }] } },
+      { type: 'user', sessionId, timestamp: '2026-11-30T10:00:01.000Z', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_greek', content: text }] } },
+    ];
+    fs.writeFileSync(path.join(dir, `${sessionId}.jsonl`), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const { index } = tmpIndex();
+    index.addRoot(path.join(home, '.claude', 'projects'));
+    await index.scan();
+    const row = index.listPayloads({ limit: 5 }).rows[0]!;
+    const truth = await countExact(text, 'o200k');
+    expect(row.tool).toBe('WebFetch');
+    expect(row.tokens).toBe(truth);
+    const d = await index.getPayload(row.id);
+    expect(d.estimates.o200k).toBe(truth);
+    expect(d.estimates.calibrated).toBeLessThan(truth * 0.8); // the fit alone: Greek at ~0.65x
+    expect(index.wasteReport({ sessionId: row.sessionId }).totalTokens).toBe(truth);
   });
 
   it('reads a <persisted-output> stub from its tool-results spill file, linked to the Grep call', async () => {

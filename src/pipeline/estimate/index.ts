@@ -267,6 +267,31 @@ async function exactRatio(text: string, profile: Profile, signal: AbortSignal | 
   return fit > 0 ? exact / fit : undefined;
 }
 
+/** A risky text up to this many chars is counted exactly by {@link estimateChecked}; a longer one is corrected. */
+export const CHECK_EXACT_MAX_CHARS = 64 * 1024;
+const checkScratch = new Float64Array(FEATURE_COUNT);
+
+/**
+ * The calibrated estimate for numbers people read (the index, the waste report), checked where the fit
+ * can be far off: a text with risk ({@link riskTokens}) of RATIO_MIN_RISK of its estimate or more is
+ * counted exactly up to CHECK_EXACT_MAX_CHARS, and corrected by exact windows beyond. One feature pass;
+ * `calibrated` is the fit's own number either way.
+ */
+export async function estimateChecked(text: string, opts: Omit<DecisionOptions, 'strategy' | 'exactNearLimit' | 'margin'> = {}): Promise<{ estimate: Estimate; calibrated: number }> {
+  const profile = opts.profile ?? DEFAULT_PROFILE;
+  sampleFeatures(text, checkScratch, profile);
+  const est = pricedEstimate(checkScratch, text, profile, opts);
+  const calibrated = est.tokens;
+  if (riskOf(text, checkScratch, profile, est.tokens) < RATIO_MIN_RISK * est.tokens) return { estimate: est, calibrated };
+  try {
+    if (text.length <= CHECK_EXACT_MAX_CHARS) return { estimate: await estimateExact(text, profile, opts), calibrated };
+    return { estimate: { ...est, tokens: await ratioCorrected(est.tokens, text, profile, opts) }, calibrated };
+  } catch (err) {
+    if (opts.signal?.aborted) throw err;
+    return { estimate: est, calibrated };
+  }
+}
+
 /** Texts this long are first asked a cheap question: clearly under the limit? (a full pass costs ~10 ns a char) */
 export const QUICK_CHECK_MIN_CHARS = 8 * 1024;
 /** Standard errors of the quick sample added to the margin: about 1 in 700 samples is off by more. */
