@@ -62,6 +62,11 @@ export function TunerView() {
         <div>
           <h1>Limit tuner</h1>
           <p className="dim">{scopeName} · {formatInt(tuner.total)} payloads{tuner.sizes.length < tuner.total ? ` (sizes of the first ${formatInt(tuner.sizes.length)})` : ''}</p>
+          {tuner.fallbacks > 0 ? (
+            <p className="dim" data-testid="tuner-fallbacks">
+              {formatInt(tuner.fallbacks)} of {formatInt(tuner.total)} were never counted with <code>{tuner.strategy}</code>: their calibrated estimate stands in (count them exactly from their Estimates tab).
+            </p>
+          ) : null}
         </div>
         <div className="view-controls">
           <label className="field compact">

@@ -1289,16 +1289,20 @@ export class SpillIndex {
     const buckets = clampInt(req.buckets, 1, 200, DEFAULT_TUNER_BUCKETS);
     const f = this.filters(req);
     const col = tokensColumn(strategy);
-    const rows = this.q(`SELECT p.id, ${col} AS t, p.tool FROM payloads p WHERE ${f.sql} ORDER BY t ASC, p.id`).all(...f.args) as Array<{
+    const own = strategy === DEFAULT_STRATEGY ? '0' : `p.${STRATEGY_COLUMN[strategy]} IS NULL`;
+    const rows = this.q(`SELECT p.id, ${col} AS t, p.tool, ${own} AS fb FROM payloads p WHERE ${f.sql} ORDER BY t ASC, p.id`).all(...f.args) as Array<{
       id: string;
       t: number;
       tool: string;
+      fb: number;
     }>;
     let tokensTotal = 0;
     let spilled = 0;
     let keptOut = 0;
+    let fallbacks = 0;
     for (const r of rows) {
       tokensTotal += r.t;
+      fallbacks += r.fb;
       if (r.t > limitTokens) {
         spilled++;
         keptOut += Math.max(0, r.t - ESTIMATED_SPILL_MESSAGE_TOKENS);
@@ -1320,6 +1324,7 @@ export class SpillIndex {
       tokensTotal,
       tokensKeptOut: keptOut,
       dollarsKeptOut: (keptOut * price) / 1_000_000,
+      fallbacks,
     };
   }
 

@@ -262,6 +262,11 @@ export interface LimitTunerResponse {
   tokensTotal: number;
   tokensKeptOut: number;
   dollarsKeptOut: number;
+  /**
+   * Payloads with no figure of this strategy (an exact tokenizer never run on them), sized by their
+   * tokens instead: the calibrated estimate, checked where the fit misprices. 0 for cheap strategies.
+   */
+  fallbacks: number;
 }
 
 export interface WasteReportRequest {

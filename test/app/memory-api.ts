@@ -207,6 +207,7 @@ export function createMemoryApi(opts: { payloads?: number; sessions?: number } =
         tokensTotal: sizes.reduce((a, s) => a + s.tokens, 0),
         tokensKeptOut: kept,
         dollarsKeptOut: (kept / 1e6) * 3,
+        fallbacks: 0,
       };
     },
     on(event: string, listener: (p: unknown) => void) {

@@ -95,7 +95,7 @@ describe('listPayloads', () => {
 });
 
 describe('limit tuner and waste report', () => {
-  it('gives a histogram and sizes that agree with each other and with the limit', () => {
+  it('gives a histogram and sizes that agree with each other and with the limit', async () => {
     const limit = 4_000;
     const t = index.limitTunerData({ limitTokens: limit, pricePerMTok: 5, buckets: 16 });
     expect(t.total).toBe(86);
@@ -116,6 +116,13 @@ describe('limit tuner and waste report', () => {
     const chars4 = index.limitTunerData({ limitTokens: limit, strategy: 'chars4' });
     expect(chars4.strategy).toBe('chars4');
     expect(chars4.sizes.map((s) => s.tokens)).not.toEqual(t.sizes.map((s) => s.tokens));
+    // Cheap strategies have a figure for every payload; an exact one only where it was counted.
+    expect([t.fallbacks, chars4.fallbacks]).toEqual([0, 0]);
+    const claude = index.limitTunerData({ limitTokens: limit, strategy: 'claude' });
+    let never = 0;
+    for (const r of index.listPayloads({ limit: 1000 }).rows) if ((await index.getPayload(r.id)).estimates.claude === undefined) never++;
+    expect(never).toBeGreaterThan(0);
+    expect(claude.fallbacks).toBe(never);
   });
 
   it('reports a real Claude Code session: tokens per tool, biggest results, savings', () => {
