@@ -64,7 +64,7 @@ export function TunerView() {
           <p className="dim">{scopeName} · {formatInt(tuner.total)} payloads{tuner.sizes.length < tuner.total ? ` (sizes of the first ${formatInt(tuner.sizes.length)})` : ''}</p>
           {tuner.fallbacks > 0 ? (
             <p className="dim" data-testid="tuner-fallbacks">
-              {formatInt(tuner.fallbacks)} of {formatInt(tuner.total)} were never counted with <code>{tuner.strategy}</code>: their calibrated estimate stands in (count them exactly from their Estimates tab).
+              {formatInt(tuner.fallbacks)} of {formatInt(tuner.total)} were never counted with <code>{tuner.strategy}</code>: their listed tokens stand in (count them exactly from their Estimates tab).
             </p>
           ) : null}
         </div>

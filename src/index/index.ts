@@ -237,10 +237,10 @@ const STRATEGY_COLUMN: Record<StrategyName, string> = {
 /**
  * A payload's size in tokens for a strategy, as SQL. The default strategy's is the payload's `tokens`:
  * what the guard decides with, the calibrated estimate checked where the fit misprices (an exact count
- * or a corrected estimate). Exact strategies fall back to it for payloads never counted exactly.
+ * or a corrected estimate). Exact strategies fall back to it for payloads never counted with them.
  */
 function tokensColumn(strategy: StrategyName): string {
-  return strategy === DEFAULT_STRATEGY ? 'p.tokens' : `coalesce(p.${STRATEGY_COLUMN[strategy]}, p.t_calibrated, p.tokens)`;
+  return strategy === DEFAULT_STRATEGY ? 'p.tokens' : `coalesce(p.${STRATEGY_COLUMN[strategy]}, p.tokens)`;
 }
 
 const SORT_COLUMN: Record<string, string> = {

@@ -263,8 +263,8 @@ export interface LimitTunerResponse {
   tokensKeptOut: number;
   dollarsKeptOut: number;
   /**
-   * Payloads with no figure of this strategy (an exact tokenizer never run on them), sized by their
-   * tokens instead: the calibrated estimate, checked where the fit misprices. 0 for cheap strategies.
+   * Payloads with no figure of this strategy (its tokenizer never run on them), sized by their listed
+   * tokens instead (the calibrated estimate, checked where the fit misprices). 0 for cheap strategies.
    */
   fallbacks: number;
 }
