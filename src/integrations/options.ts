@@ -1,5 +1,5 @@
 import { InvalidArgumentError, type Command } from 'commander';
-import type { SummarizeHook } from '../pipeline/index.js';
+import { ALL_STRATEGIES, guardLargeResult, PROFILES, type GuardOptions, type GuardResult, type Profile, type StrategyName, type SummarizeHook, type ToolResult } from '../pipeline/index.js';
 import { createSummarizer, isProviderName, PROVIDER_NAMES, type ProviderName } from '../summarize/index.js';
 
 /** Options shared by `spillway mcp` and `spillway hook`. */
@@ -12,6 +12,8 @@ export interface GuardCliOptions {
   model?: string;
   template?: string;
   focusArg?: string;
+  profile?: Profile;
+  strategy?: StrategyName;
 }
 
 /**
@@ -26,8 +28,22 @@ export function positiveInt(flag: string) {
   };
 }
 
-export function addGuardOptions(cmd: Command): Command {
+/** A commander parser that accepts only `allowed` values (a usage error otherwise). */
+export function oneOf<T extends string>(flag: string, allowed: readonly T[]) {
+  return (v: string): T => {
+    if (!(allowed as readonly string[]).includes(v)) throw new InvalidArgumentError(`${flag} must be one of ${allowed.join(', ')}.`);
+    return v as T;
+  };
+}
+
+/**
+ * `addGuardOptions` for a verb whose default profile is `defaultProfile` (the hook for Claude Code
+ * measures with Claude's tokenizer; the MCP proxy does not know its client's model).
+ */
+export function addGuardOptions(cmd: Command, defaultProfile: Profile = 'o200k'): Command {
   return cmd
+    .option('--profile <profile>', `tokenizer family the limit is measured with: ${PROFILES.join(', ')} (default ${defaultProfile})`, oneOf('--profile', PROFILES))
+    .option('--strategy <name>', `estimation strategy: ${ALL_STRATEGIES.join(', ')} (default calibrated, counted exactly near the limit)`, oneOf('--strategy', ALL_STRATEGIES))
     .option('--session <dir>', 'session folder for spilled payloads')
     .option('--limit <tokens>', 'token limit above which a result is spilled (default 12000)', positiveInt('--limit'))
     .option('--context-window <tokens>', "the model's context window; the limit becomes 10% of it, between 2000 and 12000", positiveInt('--context-window'))
@@ -36,6 +52,13 @@ export function addGuardOptions(cmd: Command): Command {
     .option('--model <model>', "the summarizer's model")
     .option('--template <name>', 'summary prompt template name')
     .option('--focus-arg <name>', 'a tool argument that carries the caller\'s focus (intent)');
+}
+
+/** The guard with the verb's `--profile` (else `defaultProfile`) and `--strategy` applied to every call. */
+export function guardWith(o: Pick<GuardCliOptions, 'profile' | 'strategy'>, defaultProfile: Profile = 'o200k') {
+  const profile = o.profile ?? defaultProfile;
+  return (result: ToolResult, options: GuardOptions): Promise<GuardResult | null> =>
+    guardLargeResult(result, { ...options, profile, ...(o.strategy ? { strategy: o.strategy } : {}) });
 }
 
 /** The default provider: SPILLWAY_SUMMARIZER, else the offline structural one. */

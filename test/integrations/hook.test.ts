@@ -62,6 +62,24 @@ describe('spillway hook claude-code', () => {
     expect(meta.intent).toBe('Show the app log');
   });
 
+  it('measures with Claude\'s tokenizer by default (Claude Code runs Claude), another with --profile', () => {
+    const stdout = makeLog(300_000);
+    const input = event('Bash', { command: 'cat app.log' }, { stdout, stderr: '', interrupted: false, isImage: false });
+    const profileOf = (args: string[]) => {
+      const session = path.join(tmpDir(), 'session');
+      const r = runHook(input, ['--session', session, ...args]);
+      expect(r.code).toBe(0);
+      const metaFile = fs.readdirSync(path.join(session, 'long_responses')).find((f) => f.endsWith('.meta.json'))!;
+      return (JSON.parse(fs.readFileSync(path.join(session, 'long_responses', metaFile), 'utf8')) as { estimate: { profile: string; strategy: string } }).estimate;
+    };
+    expect(profileOf([]).profile).toBe('claude');
+    expect(profileOf(['--profile', 'o200k'])).toMatchObject({ profile: 'o200k' });
+    expect(profileOf(['--strategy', 'chars4'])).toMatchObject({ profile: 'claude', strategy: 'chars4' });
+    const bad = runHook(input, ['--profile', 'gpt2']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/--profile must be one of o200k, cl100k, claude/);
+  });
+
   it('Read of a large file: the file content is what gets measured and saved', () => {
     const content = makeLog(250_000);
     const r = runHook(

@@ -39,7 +39,7 @@ describe('spillway mcp in front of @modelcontextprotocol/server-filesystem', () 
         for (let f = 0; f < 25; f++) fs.writeFileSync(path.join(dir, `file-${f}.ts`), '');
       }
     }
-    [proxy, direct] = await Promise.all([connectProxy(home, ['--session', session], FILESYSTEM, [data]), connectDirect(FILESYSTEM, [data])]);
+    [proxy, direct] = await Promise.all([connectProxy(home, ['--session', session, '--profile', 'cl100k'], FILESYSTEM, [data]), connectDirect(FILESYSTEM, [data])]);
     // As a client does before calling: this also makes the SDK Client validate structuredContent against each outputSchema.
     const tools = await proxy.client.listTools();
     await direct.client.listTools();
@@ -70,6 +70,8 @@ describe('spillway mcp in front of @modelcontextprotocol/server-filesystem', () 
     const spill = spillOf(r)!;
     expect(JSON.parse(fs.readFileSync(spill.payloadPath!, 'utf8'))).toEqual(d);
     expect(textOf(d)).toBe(log);
+    // --profile reaches the guard: the limit was measured with cl100k
+    expect((JSON.parse(fs.readFileSync(spill.metaPath!, 'utf8')) as { estimate: { profile: string } }).estimate.profile).toBe('cl100k');
   });
 
   it('spillway_read returns exact line ranges and character slices of the spilled text', async () => {

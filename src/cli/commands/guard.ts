@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises';
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import {
   ALL_STRATEGIES,
   PROFILES,
@@ -11,7 +11,7 @@ import {
   type Profile,
   type StrategyName,
 } from '../../pipeline/index.js';
-import { loadSummarizer, positiveInt } from '../../integrations/options.js';
+import { loadSummarizer, oneOf, positiveInt } from '../../integrations/options.js';
 
 export interface GuardCommandOptions {
   session: string;
@@ -36,13 +36,6 @@ export class UsageError extends Error {
     super(message);
     this.name = 'UsageError';
   }
-}
-
-function oneOf<T extends string>(flag: string, allowed: readonly T[]) {
-  return (v: string): T => {
-    if (!(allowed as readonly string[]).includes(v)) throw new InvalidArgumentError(`${flag} must be one of ${allowed.join(', ')}.`);
-    return v as T;
-  };
 }
 
 /**

@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
-import { guardLargeResult } from '../../pipeline/index.js';
-import { addGuardOptions, loadSummarizer, type GuardCliOptions } from '../../integrations/options.js';
+import { addGuardOptions, guardWith, loadSummarizer, type GuardCliOptions } from '../../integrations/options.js';
 import { handleClaudeCodeHook } from '../../integrations/hooks/claude-code.js';
+
+/** Claude Code runs Claude models: the hook measures results with Claude's tokenizer unless told otherwise. */
+export const HOOK_DEFAULT_PROFILE = 'claude' as const;
 
 /** Hook input larger than this is not read whole: Claude Code sends the full tool response, which can be huge. */
 export const MAX_HOOK_INPUT_BYTES = 512 * 1024 * 1024;
@@ -23,7 +25,7 @@ export function register(program: Command): void {
   const cc = hook
     .command('claude-code')
     .description('Claude Code PostToolUse hook: reads the hook JSON on stdin; for an oversized tool result, spills it and prints the replacement output');
-  addGuardOptions(cc)
+  addGuardOptions(cc, HOOK_DEFAULT_PROFILE)
     .addHelpText(
       'after',
       '\nIn .claude/settings.json:\n' +
@@ -41,7 +43,7 @@ export function register(program: Command): void {
         }
           const summarize = loadSummarizer(opts);
         const outcome = await handleClaudeCodeHook(stdin, {
-          guard: guardLargeResult,
+          guard: guardWith(opts, HOOK_DEFAULT_PROFILE),
           summarize,
           sessionDir: opts.session,
           limitTokens: opts.limit,

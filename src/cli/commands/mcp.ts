@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { guardLargeResult } from '../../pipeline/index.js';
-import { addGuardOptions, loadSummarizer, type GuardCliOptions } from '../../integrations/options.js';
+import { addGuardOptions, guardWith, loadSummarizer, type GuardCliOptions } from '../../integrations/options.js';
 import { runMcpProxy } from '../../integrations/mcp/proxy.js';
 import { createDrillDownTools, loadProjectionFor } from '../../integrations/mcp/drilldown.js';
 
@@ -39,7 +38,7 @@ export function register(program: Command): void {
         summarize,
         projectionFor,
         focusArg: opts.focusArg,
-        guard: guardLargeResult,
+        guard: guardWith(opts),
         localTools: opts.drillDown === false ? undefined : (session, sessionDir) => createDrillDownTools({ session, sessionDir }),
         quiet: opts.quiet,
       });
