@@ -2,7 +2,7 @@ import type { DensityShares, Estimate, Profile, StrategyName } from '../types.js
 import { chars4, craftDensity } from './baselines.js';
 import { calibrated, priceFeatures, roundTokens } from './calibrated.js';
 import { EXACT_MARGIN } from './constants.js';
-import { countExact, countExactDetailed, hasLongRun, PATHOLOGICAL_RUN_CHARS } from './exact.js';
+import { countExactDetailed, hasLongRun, PATHOLOGICAL_RUN_CHARS } from './exact.js';
 import { riskTokens } from './risk.js';
 import { addRangeFeatures, FEATURE_COUNT, FEATURE_NAMES } from './features.js';
 import { boundedSample, quickSample, sampleFeatures, windowIn } from './sample.js';
@@ -135,10 +135,16 @@ export function estimateBounded(text: string, opts: Omit<EstimateOptions, 'strat
   return pricedEstimate(boundedScratch, text, profile, opts);
 }
 
-/** Exact count for a tokenizer profile, as an Estimate (correction applied for `claude`). */
-export async function estimateExact(text: string, profile: Profile, opts: EstimateOptions & { signal?: AbortSignal } = {}): Promise<Estimate> {
-  const n = await countExact(text, profile, { signal: opts.signal });
-  return { ...corrected(n, profile, opts), strategy: profile, profile, exact: true };
+/**
+ * Exact count for a tokenizer profile, as an Estimate (correction applied for `claude`). A text counted
+ * in pieces (an unbroken run) says so in `notes`.
+ */
+export async function estimateExact(text: string, profile: Profile, opts: EstimateOptions & { signal?: AbortSignal; notes?: string[] } = {}): Promise<Estimate> {
+  const counted = await countExactDetailed(text, profile, { signal: opts.signal });
+  if (counted.hardCuts > 0) {
+    opts.notes?.push(`counted in pieces (an unbroken run of ${PATHOLOGICAL_RUN_CHARS}+ characters); may differ from one count by up to ${counted.hardCuts} tokens`);
+  }
+  return { ...corrected(counted.tokens, profile, opts), strategy: profile, profile, exact: true };
 }
 
 /** Every cheap strategy's count for a profile, from one call each (calibrated prices one pass). */
@@ -180,7 +186,14 @@ export function isNearLimit(estimateTokensValue: number, limitTokens: number, ma
  */
 export const MAX_PLAUSIBLE_BYTES_PER_TOKEN = 16;
 
-const decisionScratch = new Float64Array(FEATURE_COUNT);
+const fitScratch = new Float64Array(FEATURE_COUNT);
+
+/** The calibrated estimate of the whole text (one feature pass, sampled when big) and its risk. */
+function fitWithRisk(text: string, profile: Profile, opts: Pick<EstimateOptions, 'claudeCorrection'>): { est: Estimate; risk: number } {
+  sampleFeatures(text, fitScratch, profile);
+  const est = pricedEstimate(fitScratch, text, profile, opts);
+  return { est, risk: riskOf(text, fitScratch, profile, est.tokens) };
+}
 
 /**
  * The estimate the guard decides with. Calibrated first; when it falls within the profile's declared
@@ -199,11 +212,9 @@ export async function estimateForDecision(text: string, limitTokens: number, opt
     const quick = clearlyUnder(text, limitTokens, profile, opts);
     if (quick) return quick;
   }
-  sampleFeatures(text, decisionScratch, profile);
-  const est = pricedEstimate(decisionScratch, text, profile, opts);
+  const { est, risk } = fitWithRisk(text, profile, opts);
   if (opts.exactNearLimit === false) return est;
   const margin = opts.margin ?? EXACT_MARGIN[profile];
-  const risk = riskOf(text, decisionScratch, profile, est.tokens);
   if (!isNearLimit(est.tokens, limitTokens, margin, risk)) {
     if (est.tokens <= limitTokens || risk < RATIO_MIN_RISK * est.tokens) return est;
     // Over the limit even at the risk's worst, so it spills; but the fit's number may be far off
@@ -217,11 +228,7 @@ export async function estimateForDecision(text: string, limitTokens: number, opt
     return { ...est, tokens: Math.max(Math.ceil(bytes / MAX_PLAUSIBLE_BYTES_PER_TOKEN), await ratioCorrected(est.tokens, text, profile, opts)) };
   }
   try {
-    const counted = await countExactDetailed(text, profile, { signal: opts.signal });
-    if (counted.hardCuts > 0) {
-      opts.notes?.push(`counted in pieces (an unbroken run of ${PATHOLOGICAL_RUN_CHARS}+ characters); may differ from one count by up to ${counted.hardCuts} tokens`);
-    }
-    return { ...corrected(counted.tokens, profile, opts), strategy: profile, profile, exact: true };
+    return await estimateExact(text, profile, opts);
   } catch (err) {
     if (opts.signal?.aborted) throw err;
     // The tokenizer could not run: decide on the worst case the band allows, so an internal error
@@ -269,7 +276,6 @@ async function exactRatio(text: string, profile: Profile, signal: AbortSignal | 
 
 /** A risky text up to this many chars is counted exactly by {@link estimateChecked}; a longer one is corrected. */
 export const CHECK_EXACT_MAX_CHARS = 64 * 1024;
-const checkScratch = new Float64Array(FEATURE_COUNT);
 
 /**
  * The calibrated estimate for numbers people read (the index, the waste report), checked where the fit
@@ -279,10 +285,9 @@ const checkScratch = new Float64Array(FEATURE_COUNT);
  */
 export async function estimateChecked(text: string, opts: Omit<DecisionOptions, 'strategy' | 'exactNearLimit' | 'margin'> = {}): Promise<{ estimate: Estimate; calibrated: number }> {
   const profile = opts.profile ?? DEFAULT_PROFILE;
-  sampleFeatures(text, checkScratch, profile);
-  const est = pricedEstimate(checkScratch, text, profile, opts);
+  const { est, risk } = fitWithRisk(text, profile, opts);
   const calibrated = est.tokens;
-  if (riskOf(text, checkScratch, profile, est.tokens) < RATIO_MIN_RISK * est.tokens) return { estimate: est, calibrated };
+  if (risk < RATIO_MIN_RISK * est.tokens) return { estimate: est, calibrated };
   try {
     if (text.length <= CHECK_EXACT_MAX_CHARS) return { estimate: await estimateExact(text, profile, opts), calibrated };
     return { estimate: { ...est, tokens: await ratioCorrected(est.tokens, text, profile, opts) }, calibrated };
