@@ -24,6 +24,7 @@ import {
   FEATURE_NAMES,
   guardLargeResult,
   handleLargeResponse,
+  priceFeatures,
   riskBreakdown,
   sampleFeatures,
   sniffBinary,
@@ -110,7 +111,8 @@ export async function estimateText(text: string, profile: Profile, exact: boolea
 function trustOf(text: string, profile: Profile, scale: number): NonNullable<EstimateResponse['trust']> {
   const features = new Float64Array(FEATURE_NAMES.length);
   sampleFeatures(text, features, profile);
-  const parts = riskBreakdown(features, profile, text.length).map((p) => ({ label: p.label, tokens: Math.round(p.tokens * scale) }));
+  const estimate = priceFeatures(features, profile);
+  const parts = riskBreakdown(features, profile, text.length, { text, estimate }).map((p) => ({ label: p.label, tokens: Math.round(p.tokens * scale) }));
   return { margin: EXACT_MARGIN[profile], riskTokens: parts.reduce((a, p) => a + p.tokens, 0), parts };
 }
 

@@ -184,6 +184,10 @@ describe('the service implements the whole contract', () => {
     expect(res.trust!.parts[0]!.label).toBe('Greek and Cyrillic');
     expect(res.trust!.riskTokens).toBeGreaterThan(res.estimates.find((e) => e.strategy === 'calibrated')!.tokens);
     expect(res.trust!.riskTokens).toBe(res.trust!.parts.reduce((a, p) => a + p.tokens, 0));
+    // The same risk the guard decides with: an unbroken run puts the whole estimate at risk.
+    const run = await svc.estimate({ text: 'getUserAccountSettingsById'.repeat(1_000), profile: 'claude' });
+    expect(run.trust!.parts.map((p) => p.label)).toContain('an unbroken run of 2048+ characters');
+    expect(run.trust!.riskTokens).toBeGreaterThanOrEqual(run.estimates.find((e) => e.strategy === 'calibrated')!.tokens - 1);
   });
 
   it('analyze: a big pasted text is spilled into a scratch session and opens in the viewer', async () => {

@@ -2,13 +2,13 @@ import type { DensityShares, Estimate, Profile, StrategyName } from '../types.js
 import { chars4, craftDensity } from './baselines.js';
 import { calibrated, priceFeatures, roundTokens } from './calibrated.js';
 import { EXACT_MARGIN } from './constants.js';
-import { countExactDetailed, hasLongRun, PATHOLOGICAL_RUN_CHARS } from './exact.js';
+import { countExactDetailed, PATHOLOGICAL_RUN_CHARS } from './exact.js';
 import { riskTokens } from './risk.js';
 import { addRangeFeatures, FEATURE_COUNT, FEATURE_NAMES } from './features.js';
 import { boundedSample, quickSample, sampleFeatures, windowIn } from './sample.js';
 
 export { chars4, craftDensity } from './baselines.js';
-export { calibrated, calibratedAll } from './calibrated.js';
+export { calibrated, calibratedAll, priceFeatures } from './calibrated.js';
 export {
   countExact,
   countExactDetailed,
@@ -21,7 +21,7 @@ export {
   type CountExactOptions,
   type ExactCount,
 } from './exact.js';
-export { riskBreakdown, riskTokens, type RiskPart } from './risk.js';
+export { riskBreakdown, riskTokens, type RiskPart, type RiskText } from './risk.js';
 export { FEATURE_NAMES, scanFeatures } from './features.js';
 export { BOUNDED_SAMPLE_MAX_CHARS, boundedSample, SAMPLE_MIN_CHARS, sampleFeatures, type SampleInfo } from './sample.js';
 export { EXACT_MARGIN, MEASURED_ERROR } from './constants.js';
@@ -321,13 +321,9 @@ function clearlyUnder(text: string, limitTokens: number, profile: Profile, opts:
   return est;
 }
 
-/**
- * riskTokens, and the whole estimate for a text with an unbroken run of PATHOLOGICAL_RUN_CHARS+ (no
- * corpus text has one: 24 K chars of camelCase without a space cost Claude 0.7x the fit's price).
- */
+/** riskTokens of the whole text (an unbroken run included). */
 function riskOf(text: string, features: Float64Array, profile: Profile, estimate: number): number {
-  const risk = riskTokens(features, profile, text.length);
-  return text.length >= PATHOLOGICAL_RUN_CHARS && hasLongRun(text, PATHOLOGICAL_RUN_CHARS) ? Math.max(risk, estimate) : risk;
+  return riskTokens(features, profile, text.length, { text, estimate });
 }
 
 const shareScratch = new Float64Array(FEATURE_COUNT);

@@ -16,6 +16,7 @@
  */
 import type { Profile } from '../types.js';
 import { WEIGHTS } from './constants.js';
+import { hasLongRun, PATHOLOGICAL_RUN_CHARS } from './exact.js';
 import { FEATURE_NAMES, type FeatureName } from './features.js';
 
 const F = Object.fromEntries(FEATURE_NAMES.map((n, i) => [n, i])) as Record<FeatureName, number>;
@@ -67,24 +68,40 @@ export interface RiskPart {
 }
 
 /**
+ * The text itself, for the one risk the features cannot show: an unbroken run of
+ * PATHOLOGICAL_RUN_CHARS+ (no corpus text has one; 24 K chars of camelCase without a space cost Claude
+ * 0.7x the fit's price), which puts the whole `estimate` at risk.
+ */
+export interface RiskText {
+  text: string;
+  estimate: number;
+}
+
+/**
  * The most the calibrated estimate can be off by, in tokens, because of content outside what the fit
  * was validated on; 0 for text like the corpus. `features` may be scaled from a sample (they stand for
- * the whole text of `textChars` UTF-16 chars). Add it to the declared margin's band; never subtract it
- * from a count.
+ * the whole text of `textChars` UTF-16 chars); with `whole`, an unbroken run counts too. Add it to
+ * the declared margin's band; never subtract it from a count.
  */
-export function riskTokens(features: Float64Array, profile: Profile, textChars: number): number {
-  return visitRisk(features, profile, textChars);
+export function riskTokens(features: Float64Array, profile: Profile, textChars: number, whole?: RiskText): number {
+  return visitRisk(features, profile, textChars, whole);
 }
 
 /** {@link riskTokens} by class, biggest first, for showing why an estimate is uncertain. */
-export function riskBreakdown(features: Float64Array, profile: Profile, textChars: number): RiskPart[] {
+export function riskBreakdown(features: Float64Array, profile: Profile, textChars: number, whole?: RiskText): RiskPart[] {
   const parts: RiskPart[] = [];
-  visitRisk(features, profile, textChars, (label, tokens) => parts.push({ label, tokens }));
+  visitRisk(features, profile, textChars, whole, (label, tokens) => parts.push({ label, tokens }));
   return parts.sort((a, b) => b.tokens - a.tokens);
 }
 
 /** The one definition of the risk; `onPart` (when given) hears every class that adds to it. */
-function visitRisk(features: Float64Array, profile: Profile, textChars: number, onPart?: (label: string, tokens: number) => void): number {
+function visitRisk(
+  features: Float64Array,
+  profile: Profile,
+  textChars: number,
+  whole: RiskText | undefined,
+  onPart?: (label: string, tokens: number) => void,
+): number {
   const w = WEIGHTS[profile];
   let risk = 0;
   const add = (label: string, tokens: number) => {
@@ -108,5 +125,9 @@ function visitRisk(features: Float64Array, profile: Profile, textChars: number, 
   add('long digit strings', Math.max(0, f('digitChars') - DIGIT_RUN_OK * f('digitRuns')) * LONG_DIGIT_RISK);
   add('run-together words', f('wordOver10') * LONG_WORD_RISK);
   if (profile === 'claude') add('runs of capitals', f('capsPairs') * CLAUDE_CAPS_PAIR_RISK);
+  // The whole estimate at most: what the classes above already cover is not counted twice.
+  if (whole && whole.text.length >= PATHOLOGICAL_RUN_CHARS && hasLongRun(whole.text, PATHOLOGICAL_RUN_CHARS)) {
+    add(`an unbroken run of ${PATHOLOGICAL_RUN_CHARS}+ characters`, whole.estimate - risk);
+  }
   return risk;
 }
