@@ -3,8 +3,6 @@ import fs from 'node:fs';
 import {
   MIN_BASE64_ASSET_CHARS,
   PREVIEW_CHARS,
-  chars4,
-  craftDensity,
   estimateAll,
   estimateChecked,
   estimateTokens,
@@ -159,8 +157,8 @@ export function cheapEstimates(text: string): Partial<Record<StrategyName, numbe
  * also kept under its strategy.
  */
 export async function checkedEstimates(text: string): Promise<{ estimates: Partial<Record<StrategyName, number>>; tokens: number }> {
-  const { estimate, calibrated } = await estimateChecked(text);
-  const estimates: Partial<Record<StrategyName, number>> = { chars4: chars4(text), 'craft-density': craftDensity(text), calibrated };
+  const { estimate, cheap } = await estimateChecked(text);
+  const estimates: Partial<Record<StrategyName, number>> = { ...cheap };
   if (estimate.exact) estimates[estimate.strategy] = estimate.tokens;
   return { estimates, tokens: estimate.tokens };
 }

@@ -149,11 +149,12 @@ export async function estimateExact(text: string, profile: Profile, opts: Estima
 
 /** Every cheap strategy's count for a profile, from one call each (calibrated prices one pass). */
 export function estimateAll(text: string, profile: Profile = DEFAULT_PROFILE, opts: Pick<EstimateOptions, 'claudeCorrection'> = {}): Record<CheapStrategy, number> {
-  return {
-    chars4: chars4(text),
-    'craft-density': craftDensity(text),
-    calibrated: corrected(calibrated(text, profile), profile, { ...opts, profile }).tokens,
-  };
+  return cheapCounts(text, corrected(calibrated(text, profile), profile, { ...opts, profile }).tokens);
+}
+
+/** The cheap strategies' counts, the calibrated one already priced by the caller. */
+function cheapCounts(text: string, calibratedTokens: number): Record<CheapStrategy, number> {
+  return { chars4: chars4(text), 'craft-density': craftDensity(text), calibrated: calibratedTokens };
 }
 
 export interface DecisionOptions extends EstimateOptions {
@@ -281,19 +282,22 @@ export const CHECK_EXACT_MAX_CHARS = 64 * 1024;
  * The calibrated estimate for numbers people read (the index, the waste report), checked where the fit
  * can be far off: a text with risk ({@link riskTokens}) of RATIO_MIN_RISK of its estimate or more is
  * counted exactly up to CHECK_EXACT_MAX_CHARS, and corrected by exact windows beyond. One feature pass;
- * `calibrated` is the fit's own number either way.
+ * `cheap` holds every cheap strategy's count ({@link estimateAll}'s), the fit's own calibrated one too.
  */
-export async function estimateChecked(text: string, opts: Omit<DecisionOptions, 'strategy' | 'exactNearLimit' | 'margin'> = {}): Promise<{ estimate: Estimate; calibrated: number }> {
+export async function estimateChecked(
+  text: string,
+  opts: Omit<DecisionOptions, 'strategy' | 'exactNearLimit' | 'margin'> = {},
+): Promise<{ estimate: Estimate; cheap: Record<CheapStrategy, number> }> {
   const profile = opts.profile ?? DEFAULT_PROFILE;
   const { est, risk } = fitWithRisk(text, profile, opts);
-  const calibrated = est.tokens;
-  if (risk < RATIO_MIN_RISK * est.tokens) return { estimate: est, calibrated };
+  const cheap = cheapCounts(text, est.tokens);
+  if (risk < RATIO_MIN_RISK * est.tokens) return { estimate: est, cheap };
   try {
-    if (text.length <= CHECK_EXACT_MAX_CHARS) return { estimate: await estimateExact(text, profile, opts), calibrated };
-    return { estimate: { ...est, tokens: await ratioCorrected(est.tokens, text, profile, opts) }, calibrated };
+    if (text.length <= CHECK_EXACT_MAX_CHARS) return { estimate: await estimateExact(text, profile, opts), cheap };
+    return { estimate: { ...est, tokens: await ratioCorrected(est.tokens, text, profile, opts) }, cheap };
   } catch (err) {
     if (opts.signal?.aborted) throw err;
-    return { estimate: est, calibrated };
+    return { estimate: est, cheap };
   }
 }
 
