@@ -37,21 +37,28 @@ export function oneOf<T extends string>(flag: string, allowed: readonly T[]) {
 }
 
 /**
- * `addGuardOptions` for a verb whose default profile is `defaultProfile` (the hook for Claude Code
- * measures with Claude's tokenizer; the MCP proxy does not know its client's model).
+ * The options every guarding verb (`guard`, `mcp`, `hook`) takes: the limit, how it is measured, and
+ * what writes the summary. `defaultProfile` is the verb's (the hook for Claude Code measures with
+ * Claude's tokenizer; the others do not know their client's model).
  */
-export function addGuardOptions(cmd: Command, defaultProfile: Profile = 'o200k'): Command {
+export function addLimitOptions(cmd: Command, defaultProfile: Profile = 'o200k'): Command {
   return cmd
-    .option('--profile <profile>', `tokenizer family the limit is measured with: ${PROFILES.join(', ')} (default ${defaultProfile})`, oneOf('--profile', PROFILES))
-    .option('--strategy <name>', `estimation strategy: ${ALL_STRATEGIES.join(', ')} (default calibrated, counted exactly near the limit)`, oneOf('--strategy', ALL_STRATEGIES))
-    .option('--session <dir>', 'session folder for spilled payloads')
     .option('--limit <tokens>', 'token limit above which a result is spilled (default 12000)', positiveInt('--limit'))
     .option('--context-window <tokens>', "the model's context window; the limit becomes 10% of it, between 2000 and 12000", positiveInt('--context-window'))
-    .option('--summarizer <provider>', 'summarize spilled payloads with: structural (offline, the default), anthropic, openai, or none')
+    .option('--profile <profile>', `tokenizer family the limit is measured with: ${PROFILES.join(', ')} (default ${defaultProfile})`, oneOf('--profile', PROFILES))
+    .option('--strategy <name>', `estimation strategy: ${ALL_STRATEGIES.join(', ')} (default calibrated, counted exactly near the limit)`, oneOf('--strategy', ALL_STRATEGIES))
+    .option('--summarizer <provider>', 'summarize spilled results with: structural, anthropic, openai, or none (a preview); default $SPILLWAY_SUMMARIZER or structural')
     .option('--provider <provider>', 'same as --summarizer')
     .option('--model <model>', "the summarizer's model")
-    .option('--template <name>', 'summary prompt template name')
-    .option('--focus-arg <name>', 'a tool argument that carries the caller\'s focus (intent)');
+    .option('--template <name>', 'summary prompt template name');
+}
+
+/** {@link addLimitOptions} for the verbs that guard an agent's stream of results (`mcp`, `hook`). */
+export function addGuardOptions(cmd: Command, defaultProfile: Profile = 'o200k'): Command {
+  return addLimitOptions(cmd.option('--session <dir>', 'session folder for spilled payloads'), defaultProfile).option(
+    '--focus-arg <name>',
+    "a tool argument that carries the caller's focus (intent)",
+  );
 }
 
 /** The guard with the verb's `--profile` (else `defaultProfile`) and `--strategy` applied to every call. */

@@ -1,8 +1,6 @@
 import fs from 'node:fs/promises';
 import type { Command } from 'commander';
 import {
-  ALL_STRATEGIES,
-  PROFILES,
   estimateForDecision,
   guardLargeResult,
   resolveLimit,
@@ -11,7 +9,7 @@ import {
   type Profile,
   type StrategyName,
 } from '../../pipeline/index.js';
-import { loadSummarizer, oneOf, positiveInt } from '../../integrations/options.js';
+import { addLimitOptions, loadSummarizer } from '../../integrations/options.js';
 
 export interface GuardCommandOptions {
   session: string;
@@ -109,22 +107,15 @@ export async function runGuard(file: string | undefined, opts: GuardCommandOptio
 }
 
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('guard')
     .description('guard one tool result: print nothing when it fits, else spill it to the session and print the message for the model')
     .argument('[file]', 'the tool result (a file, or - / nothing for stdin)')
     .requiredOption('--session <dir>', 'session folder; payloads go under <dir>/long_responses/')
     .option('--tool <name>', 'tool name (goes into the file name, sanitized)')
     .option('--input <json>', 'the tool input, as JSON')
-    .option('--intent <text>', 'what the caller wants from the result (summary focus)')
-    .option('--limit <tokens>', 'token limit (default 12000)', positiveInt('--limit'))
-    .option('--context-window <tokens>', 'context window; limit = max(2000, min(limit, 10% of it))', positiveInt('--context-window'))
-    .option('--profile <profile>', `tokenizer family: ${PROFILES.join(', ')}`, oneOf('--profile', PROFILES))
-    .option('--strategy <name>', `estimation strategy: ${ALL_STRATEGIES.join(', ')}`, oneOf('--strategy', ALL_STRATEGIES))
-    .option('--summarizer <provider>', 'summarize spilled results with: structural, anthropic, openai, or none (a preview); default $SPILLWAY_SUMMARIZER or structural')
-    .option('--provider <provider>', 'same as --summarizer')
-    .option('--model <model>', "the summarizer's model")
-    .option('--template <name>', 'summary prompt template')
+    .option('--intent <text>', 'what the caller wants from the result (summary focus)');
+  addLimitOptions(cmd)
     .option('--json', 'print one JSON object: action, message, estimate, payloadPath, linkedPath, assets')
     .addHelpText(
       'after',
