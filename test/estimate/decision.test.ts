@@ -11,6 +11,7 @@ import {
   MEASURED_ERROR,
   calibrated,
   countExact,
+  estimateChecked,
   estimateForDecision,
   isNearLimit,
   isTokenizerLoaded,
@@ -28,6 +29,8 @@ describe('estimateForDecision', () => {
     const b = await estimateForDecision(huge, 12_000, { profile: 'cl100k' });
     const c = await estimateForDecision(small, 12_000, { profile: 'claude' });
     for (const e of [a, b, c]) expect(e).toMatchObject({ strategy: 'calibrated', exact: false });
+    // the index's checked estimate, on text like the corpus and on nothing at all
+    for (const t of [small, '']) expect((await estimateChecked(t)).estimate).toMatchObject({ strategy: 'calibrated', exact: false });
     expect(isTokenizerLoaded('o200k') || isTokenizerLoaded('cl100k') || isTokenizerLoaded('claude')).toBe(false);
   });
 

@@ -291,7 +291,8 @@ export async function estimateChecked(
   const profile = opts.profile ?? DEFAULT_PROFILE;
   const { est, risk } = fitWithRisk(text, profile, opts);
   const cheap = cheapCounts(text, est.tokens);
-  if (risk < RATIO_MIN_RISK * est.tokens) return { estimate: est, cheap };
+  // `<=`: an empty text (no risk, no tokens) must not load a tokenizer to count to 0
+  if (risk <= RATIO_MIN_RISK * est.tokens) return { estimate: est, cheap };
   try {
     if (text.length <= CHECK_EXACT_MAX_CHARS) return { estimate: await estimateExact(text, profile, opts), cheap };
     return { estimate: { ...est, tokens: await ratioCorrected(est.tokens, text, profile, opts) }, cheap };
