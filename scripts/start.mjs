@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * `npm start`: build what is missing or stale, then launch the desktop app. Where the Electron
- * binary is missing (CI, `ELECTRON_SKIP_BINARY_DOWNLOAD=1`), say so and open the same inspector
+ * binary is missing (no network at install time, CI, `ELECTRON_SKIP_BINARY_DOWNLOAD=1`), try to fetch it
+ * once more, then say so and open the same inspector
  * in the browser through `spillway serve --open` instead. Extra arguments are passed on
  * (`npm start -- ~/my-sessions`).
  */
@@ -9,7 +10,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { buildElectron } from './build-electron.mjs';
-import { findElectron, isStale, repoRoot } from './electron-env.mjs';
+import { isStale, repoRoot } from './electron-env.mjs';
+import { fetchElectron } from './fetch-electron.mjs';
 
 const args = process.argv.slice(2);
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -24,7 +26,7 @@ if (isStale(rendererIndex, [path.join(repoRoot, 'app'), path.join(repoRoot, 'src
   run(npm, ['run', '--silent', 'build:renderer']);
 }
 
-const electron = findElectron();
+const electron = fetchElectron({ quiet: true });
 if (electron.ok) {
   await buildElectron();
   const child = spawn(electron.bin, [path.join(repoRoot, 'dist', 'electron', 'main.mjs'), ...args], { cwd: repoRoot, stdio: 'inherit' });
@@ -33,7 +35,7 @@ if (electron.ok) {
   console.log(
     `spillway: the Electron desktop app cannot start here: ${electron.reason}.\n` +
       'spillway: opening the same inspector in your browser instead (spillway serve --open).\n' +
-      'spillway: to get the desktop app, reinstall without ELECTRON_SKIP_BINARY_DOWNLOAD on a machine with internet access.',
+      'spillway: to get the desktop app later, run `node scripts/fetch-electron.mjs` on a machine that can download it.',
   );
   const rootArgs = args.flatMap((a) => (a.startsWith('-') ? [a] : ['--root', a]));
   // In a checkout run the CLI from source (dist/lib may be older than src/); installed, use the built bin.
