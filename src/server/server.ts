@@ -47,6 +47,8 @@ export const REQUEST_TIMEOUT_MS = 5 * 60_000;
 export const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 /** Largest body of `POST /api/auth/launch` (a launch code). */
 const MAX_LAUNCH_BODY_BYTES = 1024;
+/** The one unauthenticated body must arrive whole within this. */
+export const LAUNCH_BODY_TIMEOUT_MS = 5_000;
 
 /** Error codes on the wire: the service's, plus the transport's own. */
 export type WireErrorCode =
@@ -248,15 +250,22 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   /** `POST /api/auth/launch {"code"}`: the one unauthenticated API call, trading a launch code for the token. */
   const handleLaunch = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     requirePost(req, res, '/api/auth/launch');
+    const declared = Number(req.headers['content-length'] ?? NaN);
+    if (!(declared <= MAX_LAUNCH_BODY_BYTES)) throw new HttpError('PAYLOAD_TOO_LARGE', 'a launch request is a code, nothing more (send Content-Length)', true);
+    // Unauthenticated: it gets a few seconds, not the request timeout.
     const raw = await new Promise<string>((resolve, reject) => {
       let text = '';
+      const timer = setTimeout(() => reject(new HttpError('BAD_REQUEST', 'the launch request was too slow', true)), LAUNCH_BODY_TIMEOUT_MS);
       req.setEncoding('utf8');
-      req.on('data', (c: string) => {
-        text += c;
-        if (text.length > MAX_LAUNCH_BODY_BYTES) reject(new HttpError('PAYLOAD_TOO_LARGE', 'a launch request is a code, nothing more', true));
+      req.on('data', (c: string) => (text += c));
+      req.once('end', () => {
+        clearTimeout(timer);
+        resolve(text);
       });
-      req.once('end', () => resolve(text));
-      req.once('error', reject);
+      req.once('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
     });
     let code: unknown;
     try {

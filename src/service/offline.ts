@@ -10,6 +10,7 @@
  * | `spillway project`  | `suggestProjectionFor`, `applyProjection`, `projectionSpecFor` |
  * | `spillway handle`   | `withHandles`                                               |
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { appPaths, estimateTokens, MAX_SUMMARY_OUTPUT_TOKENS } from '../pipeline/index.js';
 import type { SummaryOutput } from '../pipeline/types.js';
@@ -29,7 +30,7 @@ import {
 } from '../compress/index.js';
 import { createSummarizer, isProviderName, listProviders, listTemplates, PROVIDER_NAMES } from '../summarize/index.js';
 import type { IndexStats, ProviderInfo, TemplateInfo } from './contract.js';
-import { preparePrivateDbFile } from './private-files.js';
+import { ensurePrivateDirSync, preparePrivateDbFile, PRIVATE_FILE_MODE } from './private-files.js';
 import { checkRoot } from './roots-policy.js';
 
 export type { HandleQuery, HandleStore, ProjectionSpec, ProjectionStats };
@@ -123,6 +124,20 @@ export const listSummaryTemplates = (dir?: string): TemplateInfo[] => listTempla
 
 const projectionsDir = (dir?: string) => dir ?? appPaths().projections;
 
+/** Save a spec for a tool; in the app data, privately (docs/security.md). */
+function saveSpec(dir: string | undefined, tool: string, spec: ProjectionSpec): string {
+  const target = projectionsDir(dir);
+  if (dir === undefined) ensurePrivateDirSync(appPaths().root);
+  ensurePrivateDirSync(target);
+  const saved = saveProjectionSpec(target, tool, spec);
+  try {
+    fs.chmodSync(saved, PRIVATE_FILE_MODE);
+  } catch {
+    /* a file system without modes */
+  }
+  return saved;
+}
+
 /** A spec given on the command line (parsed JSON), checked. */
 export const checkProjectionSpec = (v: unknown, what: string): ProjectionSpec => validateSpec(v, what);
 
@@ -136,7 +151,7 @@ export function suggestProjectionFor(text: string, value: unknown, o: { save?: s
   const s = suggestProjection(value);
   // Report against the file as it is (pretty-printed or not), like applyProjection does.
   s.tokensBefore = estimateTokens(text).tokens;
-  const saved = o.save ? saveProjectionSpec(projectionsDir(o.dir), o.save, s.spec) : undefined;
+  const saved = o.save ? saveSpec(o.dir, o.save, s.spec) : undefined;
   return { ...s, ...(saved ? { saved } : {}) };
 }
 
@@ -150,7 +165,7 @@ export function applyProjection(
   const { value: out, stats } = projectWithStats(value, spec);
   const tokensBefore = estimateTokens(text).tokens;
   const tokensAfter = estimateTokens(JSON.stringify(out) ?? 'null').tokens;
-  const saved = o.save ? saveProjectionSpec(projectionsDir(o.dir), o.save, spec) : undefined;
+  const saved = o.save ? saveSpec(o.dir, o.save, spec) : undefined;
   return { value: out, stats, tokensBefore, tokensAfter, ...(saved ? { saved } : {}) };
 }
 

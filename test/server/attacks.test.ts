@@ -157,6 +157,16 @@ describe('3. unauthenticated slow requests cannot hold connections', () => {
     }
   });
 
+  it('the one unauthenticated body (trading a launch code) is cut within seconds', async () => {
+    const conn = trickle(`POST /api/auth/launch HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"code":"`, 200);
+    try {
+      const ms = await within(conn.closed, 8_000);
+      expect(ms, 'a trickled launch request was read for 8 s').not.toBe('timeout');
+    } finally {
+      conn.stop();
+    }
+  });
+
   it('a client that trickles its headers is cut once the headers deadline passes', async () => {
     const conn = trickle(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\nX-Slow: `, 500);
     try {
