@@ -251,13 +251,17 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   const handleLaunch = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
     requirePost(req, res, '/api/auth/launch');
     const declared = Number(req.headers['content-length'] ?? NaN);
-    if (!(declared <= MAX_LAUNCH_BODY_BYTES)) throw new HttpError('PAYLOAD_TOO_LARGE', 'a launch request is a code, nothing more (send Content-Length)', true);
+    const tooBig = () => new HttpError('PAYLOAD_TOO_LARGE', 'a launch request is a code, nothing more', true);
+    if (declared > MAX_LAUNCH_BODY_BYTES) throw tooBig();
     // Unauthenticated: it gets a few seconds, not the request timeout.
     const raw = await new Promise<string>((resolve, reject) => {
       let text = '';
       const timer = setTimeout(() => reject(new HttpError('BAD_REQUEST', 'the launch request was too slow', true)), LAUNCH_BODY_TIMEOUT_MS);
       req.setEncoding('utf8');
-      req.on('data', (c: string) => (text += c));
+      req.on('data', (c: string) => {
+        text += c;
+        if (text.length > MAX_LAUNCH_BODY_BYTES) reject(tooBig());
+      });
       req.once('end', () => {
         clearTimeout(timer);
         resolve(text);
@@ -493,6 +497,12 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   });
   server.headersTimeout = opts.limits?.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
   server.requestTimeout = opts.limits?.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  // A connection that never sends a request is dropped too (Node's headers timeout only starts
+  // with the first byte). Once a request arrives the socket has no idle limit: a summary may
+  // compute for minutes, an event stream idles between pings. Node's keep-alive timeout takes over after.
+  const idleMs = opts.limits?.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  server.on('connection', (socket) => socket.setTimeout(idleMs, () => socket.destroy()));
+  server.on('request', (req: http.IncomingMessage) => req.socket.setTimeout(0));
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -167,14 +167,19 @@ describe('3. unauthenticated slow requests cannot hold connections', () => {
     }
   });
 
-  it('a client that trickles its headers is cut once the headers deadline passes', async () => {
-    const conn = trickle(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\nX-Slow: `, 500);
+  it('a client that trickles its headers, or opens a connection and says nothing, is cut once the headers deadline passes', async () => {
+    const slow = trickle(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\nX-Slow: `, 500);
+    const mute = net.connect(srv.port, '127.0.0.1');
+    mute.on('error', () => undefined);
+    const muteClosed = new Promise<void>((r) => mute.on('close', () => r()));
     try {
-      const ms = await within(conn.closed, 14_000);
+      const ms = await within(slow.closed, 14_000);
       expect(ms, 'headers trickled for 14 s were still being read').not.toBe('timeout');
+      expect(await within(muteClosed, 2_000), 'a silent connection was still open after 14 s').not.toBe('timeout');
       expect((await call('getInfo', {})).status).toBe(200);
     } finally {
-      conn.stop();
+      slow.stop();
+      mute.destroy();
     }
   }, 20_000);
 });
