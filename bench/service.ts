@@ -161,7 +161,8 @@ async function heavyRows(tmp: string): Promise<{ rows: string[]; notes: string[]
   const dropPath = path.join(tmp, 'drop.json');
   fs.writeFileSync(dropPath, json);
   const mb = (HEAVY_BYTES / 1e6).toFixed(0);
-  const svc = createInspectorService({ appDataDir: path.join(tmp, 'heavy-home'), roots: [root], transport: 'http', scanOnStart: false, watch: false, trustDroppedPaths: true });
+  const svc = createInspectorService({ appDataDir: path.join(tmp, 'heavy-home'), roots: [root], transport: 'http', scanOnStart: false, watch: false });
+  svc.allowDroppedFile(dropPath);
   try {
     await svc.ready;
     await svc.reindex({});

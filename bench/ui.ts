@@ -66,7 +66,7 @@ async function longestTask(page: Page, during: () => Promise<void>): Promise<{ m
 }
 
 export async function run(): Promise<void> {
-  ensureRendererBuilt();
+  await ensureRendererBuilt();
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-bench-ui-'));
   const root = path.join(tmp, 'sessions');
   const liveRoot = path.join(tmp, 'live');

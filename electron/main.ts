@@ -1,51 +1,25 @@
 /**
- * The desktop shell: one window, the app menu, and the contract wired to IPC. No business logic
- * lives here; every method is the service's (src/service), called through `service.invoke`.
+ * The desktop shell: one window, the app menu, and the contract wired to IPC. Every decision lives
+ * in src/service/shell (policy, app:// protocol, menu, window state), tested under Node; every
+ * method is the service's, called through `service.invoke`.
  */
-import fs from 'node:fs';
 import path from 'node:path';
-import { Readable } from 'node:stream';
+import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import {
-  app,
-  BrowserWindow,
-  dialog,
-  ipcMain,
-  Menu,
-  protocol,
-  screen,
-  session,
-  shell,
-  type MenuItemConstructorOptions,
-  type WebContents,
-} from 'electron';
-import { channelFor, EVENT_CHANNEL, EVENT_NAMES, METHOD_NAMES, ServiceError, type EventName } from '../src/service/contract.js';
+import { app, BrowserWindow, dialog, ipcMain, Menu, protocol, screen, session, shell, type IpcMainEvent, type IpcMainInvokeEvent, type MenuItemConstructorOptions } from 'electron';
+import { channelFor, EVENT_CHANNEL, EVENT_NAMES, HOST_DROPPED_FILE_CHANNEL, HOST_MENU_CHANNEL, HOST_OPEN_EXTERNAL_CHANNEL, METHOD_NAMES, ServiceError } from '../src/service/contract.js';
 import { createInspectorService, type InspectorService } from '../src/service/service.js';
-import {
-  APP_HOST,
-  APP_ORIGIN,
-  APP_SCHEME,
-  ASSET_CSP,
-  DESKTOP_CSP,
-  isAppUrl,
-  isExternalHttpUrl,
-  isPlainObject,
-  MIN_WINDOW,
-  parseAssetPath,
-  PDF_CSP,
-  resolveStaticPath,
-  restoreBounds,
-  type WindowState,
-} from './policy.js';
-import { HOST_MENU_CHANNEL, HOST_OPEN_EXTERNAL_CHANNEL } from './channels.js';
-import { STATIC_TYPES } from '../src/service/web-policy.js';
+import { createAppProtocolHandler } from '../src/service/shell/app-protocol.js';
+import { appMenu } from '../src/service/shell/menu.js';
+import { APP_ORIGIN, APP_SCHEME, checkDroppedPath, devUrlFor, ExternalLinkGate, isAppUrl, isPlainObject, isTrustedSender, MIN_WINDOW, restoreBounds } from '../src/service/shell/policy.js';
+import { readWindowState, saveWindowState } from '../src/service/shell/window-state.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** dist/electron/main.mjs → dist/renderer */
 const RENDERER_DIR = path.resolve(here, '..', 'renderer');
-/** `npm run dev` sets this to the Vite dev server; the window then loads it (hot reload). */
-const DEV_URL = process.env.SPILLWAY_DEV_URL;
-const IS_DEV = !!DEV_URL || !app.isPackaged;
+/** `npm run dev` sets SPILLWAY_DEV_URL to the Vite dev server; a packaged app ignores it. */
+const DEV_URL = devUrlFor({ isPackaged: app.isPackaged, requested: process.env.SPILLWAY_DEV_URL });
+const IS_DEV = !app.isPackaged;
 const STATE_FILE = () => path.join(app.getPath('userData'), 'window-state.json');
 /** Debounce for writing window bounds while the user drags. */
 const SAVE_STATE_MS = 400;
@@ -56,122 +30,78 @@ protocol.registerSchemesAsPrivileged([
 
 let mainWindow: BrowserWindow | null = null;
 let service: InspectorService;
+const links = new ExternalLinkGate();
+const isApp = (url: string) => isAppUrl(url, DEV_URL);
 
-function readState(): WindowState {
-  try {
-    return JSON.parse(fs.readFileSync(STATE_FILE(), 'utf8')) as WindowState;
-  } catch {
-    return {};
-  }
+/** Only the app window's main frame, showing the app, may use IPC. */
+function trusted(e: IpcMainInvokeEvent | IpcMainEvent): boolean {
+  const wc = mainWindow?.webContents;
+  return isTrustedSender({ fromAppWindow: !!wc && e.sender === wc, fromMainFrame: !!wc && e.senderFrame === wc.mainFrame, frameUrl: e.senderFrame?.url }, isApp);
 }
 
-function writeState(patch: Partial<WindowState>): void {
-  const next = { ...readState(), ...patch };
-  const file = STATE_FILE();
-  const tmp = `${file}.${process.pid}.tmp`;
+/** A link leaves for the system browser only when the user clicks Open in this dialog. */
+async function offerExternal(url: unknown): Promise<boolean> {
+  if (links.request(url) !== 'ask' || !mainWindow) return false;
   try {
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    fs.writeFileSync(tmp, JSON.stringify(next, null, 2));
-    fs.renameSync(tmp, file);
-  } catch {
-    /* window state is a convenience; never fail over it */
+    const { response } = await dialog.showMessageBox(mainWindow, { type: 'question', buttons: ['Cancel', 'Open in Browser'], defaultId: 0, cancelId: 0, message: 'Open this link in your browser?', detail: String(url) });
+    if (response === 1) await shell.openExternal(String(url));
+    return response === 1;
+  } finally {
+    links.done();
   }
-}
-
-function isOurFrame(wc: WebContents, frameUrl: string | undefined): boolean {
-  return !!mainWindow && wc === mainWindow.webContents && !!frameUrl && isAppUrl(frameUrl, DEV_URL);
 }
 
 /** Every contract method becomes one IPC channel. Errors travel as data so their code survives. */
 function wireIpc(): void {
   for (const method of METHOD_NAMES) {
     ipcMain.handle(channelFor(method), async (event, req: unknown) => {
-      if (!isOurFrame(event.sender, event.senderFrame?.url)) return { error: { code: 'FORBIDDEN', message: 'not the app window' } };
+      if (!trusted(event)) return { error: { code: 'FORBIDDEN', message: 'not the app window' } };
       if (req !== undefined && !isPlainObject(req)) return { error: { code: 'BAD_REQUEST', message: `${method}: the request must be a plain object` } };
       try {
         const result = await service.invoke(method, req ?? {});
         if (method === 'revealPath') shell.showItemInFolder((result as { path: string }).path);
         return { result };
       } catch (err) {
-        const code = err instanceof ServiceError ? err.code : 'INTERNAL';
-        return { error: { code, message: err instanceof Error ? err.message : String(err) } };
+        return { error: { code: err instanceof ServiceError ? err.code : 'INTERNAL', message: err instanceof Error ? err.message : String(err) } };
       }
     });
   }
-  ipcMain.handle(HOST_OPEN_EXTERNAL_CHANNEL, async (event, url: unknown) => {
-    if (!isOurFrame(event.sender, event.senderFrame?.url)) return false;
-    if (typeof url !== 'string' || !isExternalHttpUrl(url)) return false;
-    await shell.openExternal(url);
-    return true;
+  ipcMain.handle(HOST_OPEN_EXTERNAL_CHANNEL, (event, url: unknown) => (trusted(event) ? offerExternal(url) : false));
+  // The preload read this path from a real drop (webUtils.getPathForFile): the service may read that one file.
+  ipcMain.on(HOST_DROPPED_FILE_CHANNEL, (event, p: unknown) => {
+    const ok = trusted(event) && checkDroppedPath(p) === null;
+    if (ok) service.allowDroppedFile(p as string);
+    event.returnValue = ok;
   });
   for (const name of EVENT_NAMES) {
-    service.on(name as EventName, (payload: unknown) => {
+    service.on(name, (payload: unknown) => {
       if (mainWindow && !mainWindow.isDestroyed()) mainWindow.webContents.send(EVENT_CHANNEL, { event: name, payload });
     });
   }
 }
 
-/** Files are streamed from disk directly: no file:// request exists for the request filter to allow. */
-function fileBody(file: string): ReadableStream {
-  return Readable.toWeb(fs.createReadStream(file)) as unknown as ReadableStream;
-}
-
-/** app://spillway/… serves the built renderer and, under /api/asset/, the confined asset files. */
-function registerAppProtocol(): void {
-  protocol.handle(APP_SCHEME, async (request) => {
-    const url = new URL(request.url);
-    if (url.host !== APP_HOST) return new Response('not found', { status: 404 });
-    const asset = parseAssetPath(url.pathname);
-    if (asset) {
-      try {
-        const a = await service.resolveAsset(asset);
-        const mime = /^[a-z]+\/[a-z0-9.+-]+$/i.test(a.mimeType) ? a.mimeType.toLowerCase() : 'application/octet-stream';
-        return new Response(fileBody(a.path), {
-          status: 200,
-          headers: {
-            'content-type': mime,
-            'content-security-policy': mime === 'application/pdf' ? PDF_CSP : ASSET_CSP,
-            'x-content-type-options': 'nosniff',
-          },
-        });
-      } catch (err) {
-        return new Response(err instanceof Error ? err.message : 'not found', { status: 404 });
-      }
-    }
-    const file = resolveStaticPath(RENDERER_DIR, url.pathname);
-    if (!file || !fs.existsSync(file)) return new Response('not found', { status: 404 });
-    return new Response(fileBody(file), {
-      status: 200,
-      headers: {
-        'content-type': STATIC_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
-        'content-security-policy': DESKTOP_CSP,
-        'x-content-type-options': 'nosniff',
-      },
-    });
-  });
-}
-
 function hardenSession(): void {
   const ses = session.defaultSession;
-  // Camera, notifications, geolocation, clipboard-read…: the inspector needs none of them.
+  // Camera, notifications, geolocation, clipboard-read, USB/HID/serial devices…: the inspector needs none.
   ses.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
   ses.setPermissionCheckHandler(() => false);
+  ses.setDevicePermissionHandler(() => false);
+  ses.on('select-hid-device', (e, _d, callback) => (e.preventDefault(), callback('')));
+  ses.on('select-serial-port', (e, _p, _wc, callback) => (e.preventDefault(), callback('')));
+  ses.on('select-usb-device', (e, _d, callback) => (e.preventDefault(), callback('')));
+  // Nothing is saved to disk behind the user's back (an asset is shown, or revealed in its folder).
+  ses.on('will-download', (e) => e.preventDefault());
   // Nothing may leave the machine: block every request that is not the app itself (or the dev server).
   ses.webRequest.onBeforeRequest((details, callback) => {
-    const ok =
-      details.url.startsWith(`${APP_ORIGIN}/`) ||
-      details.url.startsWith('devtools://') ||
-      details.url.startsWith('blob:') ||
-      details.url.startsWith('data:') ||
-      (DEV_URL ? isAppUrl(details.url, DEV_URL) || details.url.startsWith(DEV_URL.replace(/^http/, 'ws')) : false);
+    const u = details.url;
+    const ok = u.startsWith(`${APP_ORIGIN}/`) || u.startsWith('devtools://') || u.startsWith('blob:') || u.startsWith('data:') || (DEV_URL ? isApp(u) || u.startsWith(DEV_URL.replace(/^http/, 'ws')) : false);
     callback({ cancel: !ok });
   });
 }
 
 function createWindow(): BrowserWindow {
-  const saved = readState();
-  const workAreas = screen.getAllDisplays().map((d) => d.workArea);
-  const bounds = restoreBounds(saved, workAreas);
+  const saved = readWindowState(STATE_FILE());
+  const bounds = restoreBounds(saved, screen.getAllDisplays().map((d) => d.workArea));
   const win = new BrowserWindow({
     ...bounds,
     minWidth: MIN_WINDOW.width,
@@ -194,110 +124,60 @@ function createWindow(): BrowserWindow {
   });
   if (saved.maximized) win.maximize();
   win.once('ready-to-show', () => win.show());
-
-  // No new windows, ever; http(s) links go to the system browser.
+  // No new windows, ever; an http(s) link may go to the system browser once the user says so.
   win.webContents.setWindowOpenHandler(({ url }) => {
-    if (isExternalHttpUrl(url)) void shell.openExternal(url);
+    void offerExternal(url);
     return { action: 'deny' };
   });
-  win.webContents.on('will-navigate', (e, url) => {
-    if (!isAppUrl(url, DEV_URL)) e.preventDefault();
-  });
-  win.webContents.on('will-redirect', (e, url) => {
-    if (!isAppUrl(url, DEV_URL)) e.preventDefault();
-  });
-  win.webContents.on('will-attach-webview', (e) => e.preventDefault());
-
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const save = () => {
+  const save = (now = false) => {
     clearTimeout(timer);
-    timer = setTimeout(() => {
-      if (win.isDestroyed()) return;
-      writeState({ bounds: win.getNormalBounds(), maximized: win.isMaximized() });
-    }, SAVE_STATE_MS);
+    const write = () => !win.isDestroyed() && saveWindowState(STATE_FILE(), { bounds: win.getNormalBounds(), maximized: win.isMaximized() });
+    if (now) write();
+    else timer = setTimeout(write, SAVE_STATE_MS);
   };
-  win.on('resize', save);
-  win.on('move', save);
-  win.on('close', () => writeState({ bounds: win.getNormalBounds(), maximized: win.isMaximized() }));
-
+  win.on('resize', () => save());
+  win.on('move', () => save());
+  win.on('close', () => save(true));
   void win.loadURL(DEV_URL ?? `${APP_ORIGIN}/index.html`);
   return win;
 }
 
-function sendMenu(cmd: Record<string, unknown>): void {
-  if (mainWindow && !mainWindow.isDestroyed()) mainWindow.webContents.send(HOST_MENU_CHANNEL, cmd);
-}
+const sendMenu = (cmd: Record<string, unknown>) => mainWindow && !mainWindow.isDestroyed() && mainWindow.webContents.send(HOST_MENU_CHANNEL, cmd);
 
 function buildMenu(): void {
-  const isMac = process.platform === 'darwin';
-  const template: MenuItemConstructorOptions[] = [
-    ...(isMac ? [{ role: 'appMenu' as const }] : []),
+  const fail = (title: string) => (err: unknown) => dialog.showErrorBox(title, err instanceof Error ? err.message : String(err));
+  const template = appMenu(
+    { isMac: process.platform === 'darwin', isDev: IS_DEV },
     {
-      label: 'File',
-      submenu: [
-        {
-          label: 'Open Folder…',
-          accelerator: 'CmdOrCtrl+O',
-          click: async () => {
-            if (!mainWindow) return;
-            const res = await dialog.showOpenDialog(mainWindow, { properties: ['openDirectory'], title: 'Add a sessions folder' });
-            const dir = res.filePaths[0];
-            if (res.canceled || !dir) return;
-            try {
-              await service.invoke('addRoot', { path: dir });
-              sendMenu({ command: 'rootsChanged' });
-            } catch (err) {
-              dialog.showErrorBox('Could not add the folder', err instanceof Error ? err.message : String(err));
-            }
-          },
-        },
-        {
-          label: 'Open File…',
-          accelerator: 'CmdOrCtrl+Shift+O',
-          click: async () => {
-            if (!mainWindow) return;
-            const res = await dialog.showOpenDialog(mainWindow, { properties: ['openFile'], title: 'Analyse a file' });
-            const file = res.filePaths[0];
-            if (res.canceled || !file) return;
-            service.allowDroppedFile(file);
-            sendMenu({ command: 'analyzePath', path: file, name: path.basename(file) });
-          },
-        },
-        { type: 'separator' },
-        {
-          label: 'Reload Index',
-          accelerator: 'CmdOrCtrl+Shift+R',
-          click: () => {
-            sendMenu({ command: 'reindexStarted' });
-            void service.invoke('reindex', {}).catch((err: unknown) => dialog.showErrorBox('Reindex failed', String(err)));
-          },
-        },
-        { type: 'separator' },
-        isMac ? { role: 'close' } : { role: 'quit' },
-      ],
+      openFolder: () =>
+        void (async () => {
+          const res = mainWindow && (await dialog.showOpenDialog(mainWindow, { properties: ['openDirectory'], title: 'Add a sessions folder' }));
+          const dir = res && !res.canceled ? res.filePaths[0] : undefined;
+          // Picked in the main process's own dialog: the user's choice, so only the hard limits apply.
+          if (dir) await service.addTrustedRoot(dir).then(() => sendMenu({ command: 'rootsChanged' }), fail('Could not add the folder'));
+        })(),
+      openFile: () =>
+        void (async () => {
+          const res = mainWindow && (await dialog.showOpenDialog(mainWindow, { properties: ['openFile'], title: 'Analyse a file' }));
+          const file = res && !res.canceled ? res.filePaths[0] : undefined;
+          if (!file || checkDroppedPath(file) !== null) return;
+          service.allowDroppedFile(file);
+          sendMenu({ command: 'analyzePath', path: file, name: path.basename(file) });
+        })(),
+      reindex: () => {
+        sendMenu({ command: 'reindexStarted' });
+        void service.invoke('reindex', {}).catch(fail('Reindex failed'));
+      },
+      send: sendMenu,
     },
-    { role: 'editMenu' },
-    {
-      label: 'View',
-      submenu: [
-        { label: 'Search Payloads', accelerator: 'CmdOrCtrl+K', click: () => sendMenu({ command: 'search' }) },
-        { type: 'separator' },
-        { label: 'Payloads', accelerator: 'CmdOrCtrl+1', click: () => sendMenu({ command: 'view', view: 'payloads' }) },
-        { label: 'Limit Tuner', accelerator: 'CmdOrCtrl+2', click: () => sendMenu({ command: 'view', view: 'tuner' }) },
-        { label: 'Waste Report', accelerator: 'CmdOrCtrl+3', click: () => sendMenu({ command: 'view', view: 'waste' }) },
-        { label: 'Analyse', accelerator: 'CmdOrCtrl+4', click: () => sendMenu({ command: 'view', view: 'analyze' }) },
-        { type: 'separator' },
-        { role: 'resetZoom' },
-        { role: 'zoomIn' },
-        { role: 'zoomOut' },
-        { type: 'separator' },
-        { role: 'togglefullscreen' },
-        ...(IS_DEV ? ([{ type: 'separator' }, { role: 'reload' }, { role: 'toggleDevTools' }] as MenuItemConstructorOptions[]) : []),
-      ],
-    },
-    { role: 'windowMenu' },
-  ];
-  Menu.setApplicationMenu(Menu.buildFromTemplate(template));
+  );
+  Menu.setApplicationMenu(Menu.buildFromTemplate(template as MenuItemConstructorOptions[]));
+}
+
+function openMainWindow(): void {
+  mainWindow = createWindow();
+  mainWindow.on('closed', () => (mainWindow = null));
 }
 
 // One instance: a second launch focuses the first.
@@ -305,38 +185,26 @@ if (!app.requestSingleInstanceLock()) {
   app.quit();
 } else {
   app.on('second-instance', () => {
-    if (mainWindow) {
-      if (mainWindow.isMinimized()) mainWindow.restore();
-      mainWindow.focus();
-    }
+    if (mainWindow?.isMinimized()) mainWindow.restore();
+    mainWindow?.focus();
   });
   app.on('web-contents-created', (_e, wc) => {
     wc.setWindowOpenHandler(() => ({ action: 'deny' }));
-    wc.on('will-navigate', (ev, url) => {
-      if (!isAppUrl(url, DEV_URL)) ev.preventDefault();
-    });
+    wc.on('will-navigate', (ev, url) => !isApp(url) && ev.preventDefault());
+    wc.on('will-redirect', (ev, url) => !isApp(url) && ev.preventDefault());
+    wc.on('will-attach-webview', (ev) => ev.preventDefault());
   });
-  app.on('window-all-closed', () => {
-    if (process.platform !== 'darwin') app.quit();
-  });
-  void app.whenReady().then(async () => {
-    // Roots are remembered by the index itself; folders on the command line (`npm start -- ~/sessions`) are added to them.
+  app.on('window-all-closed', () => process.platform !== 'darwin' && app.quit());
+  void app.whenReady().then(() => {
+    // Roots are remembered by the index; folders on the command line (`npm start -- ~/sessions`) are added (trusted: the user typed them).
     const roots = process.argv.slice(IS_DEV ? 2 : 1).filter((a) => !a.startsWith('-') && fs.existsSync(a)).map((a) => path.resolve(a));
     service = createInspectorService({ transport: 'electron', roots, onWarning: (m) => console.warn(`spillway: ${m}`) });
     hardenSession();
-    registerAppProtocol();
+    protocol.handle(APP_SCHEME, createAppProtocolHandler({ service, rendererDir: RENDERER_DIR }));
     wireIpc();
     buildMenu();
-    mainWindow = createWindow();
-    mainWindow.on('closed', () => (mainWindow = null));
-    app.on('activate', () => {
-      if (!mainWindow) {
-        mainWindow = createWindow();
-        mainWindow.on('closed', () => (mainWindow = null));
-      }
-    });
+    openMainWindow();
+    app.on('activate', () => !mainWindow && openMainWindow());
   });
-  app.on('will-quit', () => {
-    void service?.close();
-  });
+  app.on('will-quit', () => void service?.close());
 }

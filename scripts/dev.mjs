@@ -70,13 +70,18 @@ if (electron.ok) {
   const apiPort = await freePort();
   const token = crypto.randomBytes(24).toString('base64url');
   const rootArgs = args.flatMap((a) => (a.startsWith('-') ? [a] : ['--root', a]));
-  track(
-    spawn(process.execPath, ['--import', 'tsx', '--conditions=source', path.join(repoRoot, 'src', 'cli', 'main.ts'), 'serve', '--port', String(apiPort), '--token', token, ...rootArgs], {
-      cwd: repoRoot,
-      stdio: ['ignore', 'inherit', 'inherit'],
-    }),
-  );
   const target = `http://127.0.0.1:${apiPort}`;
+  // The token goes through the environment (argv is readable by every local account). serve's
+  // one-time links name its own port; the page is opened on Vite's, which proxies /api to it.
+  const api = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', path.join(repoRoot, 'src', 'cli', 'main.ts'), 'serve', '--port', String(apiPort), ...rootArgs], {
+    cwd: repoRoot,
+    env: { ...process.env, SPILLWAY_TOKEN: token },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  track(api);
+  const toVite = (chunk) => chunk.toString().split(`${target}/#launch=`).join(`http://127.0.0.1:${VITE_PORT}/#launch=`);
+  api.stdout.on('data', (c) => process.stdout.write(toVite(c)));
+  api.stderr.on('data', (c) => process.stderr.write(toVite(c)));
   const vite = await createServer({
     configFile: path.join(repoRoot, 'vite.config.ts'),
     server: {
@@ -92,6 +97,6 @@ if (electron.ok) {
     },
   });
   await vite.listen();
-  console.log(`spillway dev: open http://127.0.0.1:${VITE_PORT}/?token=${token}`);
+  console.log(`spillway dev: open the http://127.0.0.1:${VITE_PORT}/#launch=… link above (each link opens one tab; serve prints a fresh one when it is used)`);
   process.on('SIGINT', () => void shutdown(vite));
 }

@@ -1,10 +1,13 @@
 /**
  * The contract over `spillway serve`: `POST /api/<method>` with a JSON body answers `{ result }` or
- * `{ error: { code, message } }`; events arrive over SSE at `GET /api/events`.
+ * `{ error: { code, message } }`; events arrive as Server-Sent Events from `GET /api/events`.
  *
- * Auth: serve opens the browser at `/?token=…`. The first load keeps the token (sessionStorage),
- * removes it from the address bar, and sends it as `Authorization: Bearer`; serve also sets a
- * cookie, which is what EventSource (no custom headers) relies on.
+ * Auth (src/server/auth.ts): serve opens the page at `/#launch=CODE`. The page takes the code out
+ * of the address bar, trades it once for the token (`POST /api/auth/launch`), and keeps the token
+ * in this module's memory only: no cookie (every server on 127.0.0.1 would receive it), no
+ * storage, no URL. Calls and the event stream (read with fetch, so it can carry a header) send
+ * `Authorization: Bearer`; `<img>` and PDF frames get per-asset tickets the page signs itself.
+ * A reload forgets the token: the serve terminal prints a fresh link each time one is used.
  */
 import {
   EVENT_NAMES,
@@ -16,51 +19,99 @@ import {
 } from '../../src/service/contract.js';
 import { ApiError } from './errors.js';
 
-const TOKEN_KEY = 'spillway.token';
+/** How long a signed asset URL stays the same (so the browser cache keeps working); it is valid for up to twice that. */
+export const ASSET_TICKET_BUCKET_MS = 5 * 60_000;
+/** Wait before reconnecting the event stream when the server did not say (`retry:`). */
+const DEFAULT_RETRY_MS = 2_000;
 
-export function takeTokenFromUrl(loc: Location = window.location, hist: History = window.history): string | undefined {
-  const url = new URL(loc.href);
-  const fromUrl = url.searchParams.get('token');
-  if (fromUrl) {
-    try {
-      sessionStorage.setItem(TOKEN_KEY, fromUrl);
-    } catch {
-      /* storage may be disabled: the cookie still works */
-    }
-    url.searchParams.delete('token');
-    hist.replaceState(hist.state, '', url.pathname + url.search + url.hash);
-    return fromUrl;
-  }
+/** Take the one-time launch code out of the address bar (it stays out of history from here on), if there is one. */
+export function takeLaunchCode(loc: Location = window.location, hist: History = window.history): string | undefined {
+  const hash = new URLSearchParams(loc.hash.replace(/^#/, ''));
+  const code = hash.get('launch');
+  if (!code) return undefined;
+  hash.delete('launch');
+  const rest = hash.toString();
+  hist.replaceState(hist.state, '', loc.pathname + loc.search + (rest ? `#${rest}` : ''));
+  return code;
+}
+
+/** Trade a launch code for the token; undefined when the code was already used or expired. */
+export async function exchangeLaunchCode(code: string, opts: { baseUrl?: string; fetch?: typeof fetch } = {}): Promise<string | undefined> {
+  const doFetch = opts.fetch ?? window.fetch.bind(window);
   try {
-    return sessionStorage.getItem(TOKEN_KEY) ?? undefined;
+    const res = await doFetch(`${apiBase(opts.baseUrl)}/auth/launch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      credentials: 'omit',
+      body: JSON.stringify({ code }),
+    });
+    if (!res.ok) return undefined;
+    const body = (await res.json()) as { result?: { token?: unknown } };
+    return typeof body.result?.token === 'string' ? body.result.token : undefined;
   } catch {
     return undefined;
   }
 }
 
+function apiBase(baseUrl?: string): string {
+  return (baseUrl ?? new URL('api', new URL('./', window.location.href)).href).replace(/\/$/, '');
+}
+
 export interface HttpTransportOptions {
   /** Origin + path prefix of the API, default `<page origin>/api`. */
   baseUrl?: string;
-  token?: string;
+  /** The token, or a promise of it (the launch exchange still running). */
+  token?: string | Promise<string | undefined>;
   fetch?: typeof fetch;
-  EventSource?: typeof EventSource;
+}
+
+async function hmacBase64Url(key: string, message: string): Promise<string> {
+  const enc = new TextEncoder();
+  const k = await crypto.subtle.importKey('raw', enc.encode(key), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+  const mac = new Uint8Array(await crypto.subtle.sign('HMAC', k, enc.encode(message)));
+  let bin = '';
+  for (const b of mac) bin += String.fromCharCode(b);
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+/**
+ * Same-origin asset URLs the page can put in `<img src>` or a frame: each carries a ticket for that
+ * one asset, signed here with the token (WebCrypto HMAC-SHA256, as src/server/auth.ts checks it).
+ */
+export function createAssetUrls(opts: Pick<HttpTransportOptions, 'baseUrl' | 'token'> = {}): (payloadId: string, sha256: string) => Promise<string> {
+  const base = apiBase(opts.baseUrl);
+  const token = Promise.resolve(opts.token);
+  const urls = new Map<string, Promise<string>>();
+  return (payloadId, sha256) => {
+    // The same URL for a while, so the browser cache hits; valid until the bucket after next ends.
+    const exp = (Math.floor(Date.now() / ASSET_TICKET_BUCKET_MS) + 2) * ASSET_TICKET_BUCKET_MS;
+    const key = `${payloadId}\n${sha256}\n${exp}`;
+    let url = urls.get(key);
+    if (!url) {
+      url = (async () => {
+        const mac = await hmacBase64Url((await token) ?? '', `spillway-asset\n${payloadId}\n${sha256}\n${exp}`);
+        return `${base}/asset/${encodeURIComponent(payloadId)}/${encodeURIComponent(sha256)}?ticket=${exp}.${mac}`;
+      })();
+      if (urls.size > 1_000) urls.clear();
+      urls.set(key, url);
+    }
+    return url;
+  };
 }
 
 export function createHttpApi(opts: HttpTransportOptions = {}): InspectorApi {
-  const base = (opts.baseUrl ?? new URL('api', new URL('./', window.location.href)).href).replace(/\/$/, '');
+  const base = apiBase(opts.baseUrl);
   const doFetch = opts.fetch ?? window.fetch.bind(window);
-  const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  const token = Promise.resolve(opts.token);
+  const headers = async (): Promise<Record<string, string>> => {
+    const t = await token;
+    return { 'content-type': 'application/json', ...(t ? { authorization: `Bearer ${t}` } : {}) };
+  };
 
   const call = async (method: MethodName, req: unknown): Promise<unknown> => {
     let res: Response;
     try {
-      res = await doFetch(`${base}/${method}`, {
-        method: 'POST',
-        headers,
-        credentials: 'same-origin',
-        body: JSON.stringify(req ?? {}),
-      });
+      res = await doFetch(`${base}/${method}`, { method: 'POST', headers: await headers(), credentials: 'omit', body: JSON.stringify(req ?? {}) });
     } catch (err) {
       throw new ApiError('UNAVAILABLE', `Cannot reach the Spillway server (${err instanceof Error ? err.message : String(err)})`);
     }
@@ -75,10 +126,10 @@ export function createHttpApi(opts: HttpTransportOptions = {}): InspectorApi {
     return body?.result;
   };
 
-  // One EventSource shared by every listener, opened on first subscription.
+  // One event stream shared by every listener, opened on first subscription. EventSource cannot
+  // send a header, so the stream is read with fetch, and reconnected as EventSource would.
   const listeners = new Map<EventName, Set<(p: unknown) => void>>();
-  let source: EventSource | undefined;
-  const ES = opts.EventSource ?? (typeof EventSource === 'undefined' ? undefined : EventSource);
+  let streaming = false;
   const dispatch = (event: string, data: string) => {
     let payload: unknown;
     try {
@@ -86,21 +137,45 @@ export function createHttpApi(opts: HttpTransportOptions = {}): InspectorApi {
     } catch {
       return;
     }
-    // Accept both named SSE events and `{ event, payload }` messages on the default channel.
-    if (event === 'message' && payload && typeof payload === 'object' && 'event' in payload) {
-      const p = payload as { event: string; payload?: unknown; data?: unknown };
-      event = p.event;
-      payload = p.payload ?? p.data;
-    }
     for (const l of listeners.get(event as EventName) ?? []) l(payload);
   };
-  const ensureSource = () => {
-    if (source || !ES) return;
-    const url = new URL(`${base}/events`, window.location.href);
-    if (opts.token) url.searchParams.set('token', opts.token);
-    source = new ES(url.href, { withCredentials: true });
-    source.addEventListener('message', (e) => dispatch('message', (e as MessageEvent<string>).data));
-    for (const name of EVENT_NAMES) source.addEventListener(name, (e) => dispatch(name, (e as MessageEvent<string>).data));
+  const readStream = async (): Promise<number> => {
+    let retry = DEFAULT_RETRY_MS;
+    const res = await doFetch(`${base}/events`, { headers: { ...(await headers()), accept: 'text/event-stream' }, credentials: 'omit', cache: 'no-store' });
+    // No token (or a wrong one): retrying cannot help.
+    if (res.status === 401 || res.status === 403) return -1;
+    if (!res.ok || !res.body) return retry;
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = '';
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return retry;
+      buf += value;
+      let i: number;
+      while ((i = buf.search(/\r?\n\r?\n/)) !== -1) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i).replace(/^\r?\n\r?\n/, '');
+        let event = 'message';
+        const data: string[] = [];
+        for (const line of block.split(/\r?\n/)) {
+          if (line.startsWith('event:')) event = line.slice(6).trim();
+          else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+          else if (line.startsWith('retry:') && /^\d+$/.test(line.slice(6).trim())) retry = Number(line.slice(6).trim());
+        }
+        if (data.length) dispatch(event, data.join('\n'));
+      }
+    }
+  };
+  const ensureStream = () => {
+    if (streaming) return;
+    streaming = true;
+    void (async () => {
+      for (;;) {
+        const wait = await readStream().catch(() => DEFAULT_RETRY_MS);
+        if (wait < 0) return;
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    })();
   };
 
   const api = {
@@ -110,7 +185,7 @@ export function createHttpApi(opts: HttpTransportOptions = {}): InspectorApi {
       if (!set) listeners.set(event, (set = new Set()));
       const l = listener as (p: unknown) => void;
       set.add(l);
-      ensureSource();
+      ensureStream();
       return () => {
         set.delete(l);
       };

@@ -3,7 +3,8 @@
  * else the HTTP transport against the page's own origin (`spillway serve`).
  */
 import type { InspectorApi } from '../../src/service/contract.js';
-import { createHttpApi, takeTokenFromUrl } from './http.js';
+import { createAssetUrls, createHttpApi, exchangeLaunchCode, takeLaunchCode } from './http.js';
+import { setAssetUrls } from './media.js';
 
 /** Extra host features only the desktop shell has (exposed next to `window.spillway` by the preload). */
 export interface SpillwayHost {
@@ -30,5 +31,9 @@ declare global {
 
 export function pickApi(): { api: InspectorApi; host?: SpillwayHost; transport: 'electron' | 'http' } {
   if (window.spillway) return { api: window.spillway, host: window.spillwayHost, transport: 'electron' };
-  return { api: createHttpApi({ token: takeTokenFromUrl() }), transport: 'http' };
+  // The launch code leaves the address bar at once; the token it buys lives only in memory.
+  const code = takeLaunchCode();
+  const token = code ? exchangeLaunchCode(code) : Promise.resolve(undefined);
+  setAssetUrls(createAssetUrls({ token }));
+  return { api: createHttpApi({ token }), transport: 'http' };
 }

@@ -2,13 +2,18 @@
  * `spillway serve`: the inspector contract over loopback HTTP, plus the built UI.
  * The wire format is specified in ./client-contract.md; keep the two in step.
  *
- * Security model: the server binds to loopback only, and every request must carry the
- * random token (query `?token=`, the `spillway_token_<port>` cookie, or `Authorization: Bearer`).
- * The Host header must name the loopback address and port and the Origin (when sent) must be
- * this server's own, which defeats DNS rebinding and cross-site requests from pages the user
- * has open. Payload content never reaches a browser as HTML: the API answers JSON, and asset
- * downloads carry nosniff, a sandboxing CSP and `Content-Disposition: attachment` unless they
- * are images or PDFs.
+ * Security model (docs/security.md says what is promised):
+ * - Loopback only. The Host header must name this loopback server and the Origin (when sent) must
+ *   be its own, which defeats DNS rebinding and cross-site requests from pages the user has open.
+ * - Credentials (auth.ts): the token only ever in an `Authorization: Bearer` header; URLs carry a
+ *   one-time launch code, assets a short-lived per-asset ticket. No cookie, so no other server on
+ *   127.0.0.1 ever receives anything that opens this one.
+ * - Bounded: headers must arrive within HEADERS_TIMEOUT_MS and the whole request within
+ *   REQUEST_TIMEOUT_MS; a refused request (Host, Origin, token) is answered and its connection
+ *   closed, its body never read; bodies are capped per method and big ones parsed off the event
+ *   loop (body.ts).
+ * - Payload content never reaches a browser as HTML: the API answers JSON; assets carry nosniff,
+ *   a sandboxing CSP and `Content-Disposition: attachment` unless they are images or PDFs.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -17,23 +22,33 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isInside } from '../pipeline/layout.js';
-import { EVENT_NAMES, METHOD_NAMES, ServiceError, type ErrorCode, type EventName, type InspectorEvents } from '../service/contract.js';
-import { ASSET_CSP, PDF_CSP, STATIC_TYPES, uiCsp } from '../service/web-policy.js';
+import { EVENT_NAMES, METHOD_NAMES, ServiceError, type ErrorCode, type EventName, type InspectorEvents, type MethodName } from '../service/contract.js';
+import { ASSET_CSP, PDF_CSP, STATIC_TYPES, assetHeaders, uiCsp } from '../service/web-policy.js';
+import type { OpenedAsset } from '../service/service.js';
+import { isAcceptableToken, MIN_TOKEN_CHARS, ServeAuth, TOKEN_BYTES } from './auth.js';
+import { BodyError, createBodyReader } from './body.js';
 
-/** Largest JSON request body (bytes): a 100 MiB dropped file, base64-encoded, plus slack. */
-export const MAX_REQUEST_BODY_BYTES = 140 * 1024 * 1024;
+export { MIN_TOKEN_CHARS, TOKEN_BYTES, ASSET_TICKET_MAX_TTL_MS, signAssetTicket } from './auth.js';
+export { MAX_REQUEST_BODY_BYTES, MAX_SMALL_BODY_BYTES, MAX_LARGE_BODIES_IN_FLIGHT } from './body.js';
+
 /** SSE comment sent this often so proxies and browsers keep the stream open. */
 export const SSE_HEARTBEAT_MS = 15_000;
-/** Reconnect delay we ask EventSource to use. */
+/** Reconnect delay we ask event-stream clients to use. */
 export const SSE_RETRY_MS = 2_000;
 /** A stream whose client stopped reading is dropped once this much is queued (it reconnects and refetches). */
 export const SSE_MAX_QUEUED_BYTES = 8 * 1024 * 1024;
 /** Concurrent SSE streams allowed (each UI tab holds one). */
 export const MAX_SSE_CLIENTS = 64;
-/** Token length when generated: 32 random bytes, base64url (43 chars). */
-export const TOKEN_BYTES = 32;
-/** Shortest token accepted from the caller. */
-export const MIN_TOKEN_CHARS = 16;
+/** The request line and headers must arrive within this. */
+export const HEADERS_TIMEOUT_MS = 10_000;
+/** A whole request, body included, must arrive within this (a 140 MiB upload through a slow SSH tunnel fits). */
+export const REQUEST_TIMEOUT_MS = 5 * 60_000;
+/** How often Node checks the two timeouts above (its default, 30 s, would let them overrun by that much). */
+export const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+/** Largest body of `POST /api/auth/launch` (a launch code). */
+const MAX_LAUNCH_BODY_BYTES = 1024;
+/** The one unauthenticated body must arrive whole within this. */
+export const LAUNCH_BODY_TIMEOUT_MS = 5_000;
 
 /** Error codes on the wire: the service's, plus the transport's own. */
 export type WireErrorCode =
@@ -66,8 +81,8 @@ export interface ServedService {
   /** Validate and run one contract method. Throws ServiceError. */
   invoke(method: string, req: unknown, call?: { signal?: AbortSignal }): Promise<unknown>;
   on<E extends EventName>(event: E, listener: (payload: InspectorEvents[E]) => void): () => void;
-  /** The confined file of one asset, for streaming. */
-  resolveAsset(req: { payloadId: string; sha256: string }): Promise<{ path: string; mimeType: string; bytes: number; sha256: string }>;
+  /** One asset, checked and open for streaming. */
+  openAsset(req: { payloadId: string; sha256: string }): Promise<OpenedAsset>;
 }
 
 export interface StartServerOptions {
@@ -80,16 +95,23 @@ export interface StartServerOptions {
   token?: string;
   /** Built UI (Vite output). Default: `<repo>/dist/renderer`. `null`: API only. */
   staticDir?: string | null;
+  /** Called when a launch link was used (the CLI then prints a fresh one). */
+  onLaunchUsed?: () => void;
+  /** Tighter limits for tests; defaults are the named constants. */
+  limits?: { headersTimeoutMs?: number; requestTimeoutMs?: number; bodyIdleTimeoutMs?: number; maxLargeBodiesInFlight?: number };
 }
 
 export interface RunningServer {
-  /** `http://127.0.0.1:PORT/?token=…`: open this. */
+  /** `http://127.0.0.1:PORT/#launch=…`: a one-time link to open. */
   url: string;
   /** `http://127.0.0.1:PORT` */
   origin: string;
   host: string;
   port: number;
+  /** The bearer token, for scripts (`Authorization: Bearer …`). */
   token: string;
+  /** A fresh one-time link; with `ttlMs` it also expires (what `--open` hands a browser). */
+  launchUrl(opts?: { ttlMs?: number }): string;
   close(): Promise<void>;
 }
 
@@ -99,21 +121,6 @@ const LOOPBACK_HOSTS: Record<string, string> = { '127.0.0.1': '127.0.0.1', local
 export const UI_CSP = uiCsp("'none'");
 export { ASSET_CSP, PDF_CSP };
 const API_CSP = "default-src 'none'; frame-ancestors 'none'; sandbox";
-
-/** Served inline so `<img src>` and `<iframe src>` work; everything else is a download. */
-const INLINE_ASSET_TYPES = new Set([
-  'image/png',
-  'image/jpeg',
-  'image/gif',
-  'image/webp',
-  'image/avif',
-  'image/bmp',
-  'image/x-icon',
-  'image/vnd.microsoft.icon',
-  'image/svg+xml',
-  'application/pdf',
-]);
-
 
 /** `<repo>/dist/renderer`, found by walking up from this module to the package root. */
 export function defaultStaticDir(): string {
@@ -127,27 +134,12 @@ export function defaultStaticDir(): string {
   return path.resolve('dist', 'renderer');
 }
 
-function safeEqual(a: string, b: string): boolean {
-  const ab = Buffer.from(a);
-  const bb = Buffer.from(b);
-  return ab.length === bb.length && crypto.timingSafeEqual(ab, bb);
-}
-
-function parseCookies(header: string | undefined): Map<string, string> {
-  const out = new Map<string, string>();
-  if (!header) return out;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq < 0) continue;
-    out.set(part.slice(0, eq).trim(), part.slice(eq + 1).trim());
-  }
-  return out;
-}
-
 class HttpError extends Error {
   constructor(
     readonly code: WireErrorCode,
     message: string,
+    /** Answer, then close the connection without reading what the client still sends. */
+    readonly drop = false,
   ) {
     super(message);
   }
@@ -180,41 +172,23 @@ function sendJson(res: http.ServerResponse, status: number, body: unknown): void
   res.end(text);
 }
 
-function sendError(res: http.ServerResponse, code: WireErrorCode, message: string, extra: Record<string, string> = {}): void {
-  for (const [k, v] of Object.entries(extra)) res.setHeader(k, v);
-  sendJson(res, statusForCode(code), { error: { code, message } });
+function toWireError(err: unknown): { code: WireErrorCode; message: string; drop: boolean } {
+  if (err instanceof HttpError) return { code: err.code, message: err.message, drop: err.drop };
+  if (err instanceof BodyError) return { code: err.code, message: err.message, drop: true };
+  if (err instanceof ServiceError) return { code: err.code, message: err.message, drop: false };
+  return { code: 'INTERNAL', message: err instanceof Error ? err.message : String(err), drop: false };
 }
 
-function toWireError(err: unknown): { code: WireErrorCode; message: string } {
-  if (err instanceof ServiceError || err instanceof HttpError) return { code: err.code, message: err.message };
-  return { code: 'INTERNAL', message: err instanceof Error ? err.message : String(err) };
-}
-
-function readBody(req: http.IncomingMessage): Promise<Buffer> {
-  return new Promise<Buffer>((resolve, reject) => {
-    const tooBig = () => new HttpError('PAYLOAD_TOO_LARGE', `request body is larger than ${MAX_REQUEST_BODY_BYTES} bytes`);
-    const declared = Number(req.headers['content-length'] ?? NaN);
-    if (Number.isFinite(declared) && declared > MAX_REQUEST_BODY_BYTES) {
-      reject(tooBig());
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > MAX_REQUEST_BODY_BYTES) {
-        // Stop keeping it, but let the rest drain so the client reads our 413 rather than a reset.
-        req.off('data', onData);
-        req.resume();
-        chunks.length = 0;
-        reject(tooBig());
-        return;
-      }
-      chunks.push(chunk);
-    };
-    req.on('data', onData);
-    req.once('end', () => resolve(Buffer.concat(chunks, size)));
-    req.once('error', reject);
+/** Stream `[start, end]` of an open file to `res`, closing the file at the end. */
+function streamFile(res: http.ServerResponse, fh: fs.promises.FileHandle, start: number, end: number): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const stream = fh.createReadStream({ start, end, autoClose: true });
+    stream.on('error', reject);
+    res.on('close', () => {
+      stream.destroy();
+      resolve();
+    });
+    stream.pipe(res).on('finish', resolve);
   });
 }
 
@@ -227,68 +201,92 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   }
   const port = opts.port ?? 0;
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`bad port ${JSON.stringify(opts.port)}`);
-  if (opts.token !== undefined && !(opts.token.length >= MIN_TOKEN_CHARS && /^[A-Za-z0-9_-]+$/.test(opts.token))) {
+  if (opts.token !== undefined && !isAcceptableToken(opts.token)) {
     throw new Error(`token must be at least ${MIN_TOKEN_CHARS} characters of A-Z a-z 0-9 _ -`);
   }
-  const token = opts.token ?? crypto.randomBytes(TOKEN_BYTES).toString('base64url');
+  const auth = new ServeAuth(opts.token ?? crypto.randomBytes(TOKEN_BYTES).toString('base64url'));
   const staticDir = opts.staticDir === null ? null : path.resolve(opts.staticDir ?? defaultStaticDir());
   const service = opts.service;
   const methods: ReadonlySet<string> = new Set(METHOD_NAMES);
   const sseClients = new Set<http.ServerResponse>();
+  const bodies = createBodyReader({ idleTimeoutMs: opts.limits?.bodyIdleTimeoutMs, maxLargeInFlight: opts.limits?.maxLargeBodiesInFlight });
 
-  let actualPort = 0;
   let allowedHosts = new Set<string>();
   let allowedOrigins = new Set<string>();
-  const cookieName = () => `spillway_token_${actualPort}`;
 
   const checkHostAndOrigin = (req: http.IncomingMessage): void => {
     const host = (req.headers.host ?? '').toLowerCase();
     if (!allowedHosts.has(host)) {
-      throw new HttpError('FORBIDDEN', `Host ${JSON.stringify(req.headers.host ?? '')} is not this server (DNS rebinding?)`);
+      throw new HttpError('FORBIDDEN', `Host ${JSON.stringify(req.headers.host ?? '')} is not this server (DNS rebinding?)`, true);
     }
     const origin = req.headers.origin;
     if (origin !== undefined && !allowedOrigins.has(origin.toLowerCase())) {
-      throw new HttpError('FORBIDDEN', `Origin ${JSON.stringify(origin)} may not call this server`);
+      throw new HttpError('FORBIDDEN', `Origin ${JSON.stringify(origin)} may not call this server`, true);
     }
     // A browser that sends Fetch Metadata tells us when a request is cross-site even without Origin.
-    const site = req.headers['sec-fetch-site'];
-    if (site === 'cross-site') throw new HttpError('FORBIDDEN', 'cross-site requests are refused');
+    if (req.headers['sec-fetch-site'] === 'cross-site') throw new HttpError('FORBIDDEN', 'cross-site requests are refused', true);
   };
 
-  /** True when the request carries the token; sets the cookie when it came in the query. */
-  const authenticate = (req: http.IncomingMessage, url: URL, res: http.ServerResponse): boolean => {
-    const fromQuery = url.searchParams.get('token');
-    if (fromQuery !== null && safeEqual(fromQuery, token)) {
-      res.setHeader('Set-Cookie', `${cookieName()}=${token}; HttpOnly; SameSite=Strict; Path=/`);
-      return true;
-    }
-    const auth = req.headers.authorization;
-    if (auth?.startsWith('Bearer ') && safeEqual(auth.slice(7).trim(), token)) return true;
-    const cookie = parseCookies(req.headers.cookie).get(cookieName());
-    return cookie !== undefined && safeEqual(cookie, token);
+  const requireBearer = (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    if (auth.bearer(req.headers.authorization)) return;
+    res.setHeader('WWW-Authenticate', 'Bearer realm="spillway"');
+    throw new HttpError(
+      'UNAUTHORIZED',
+      'missing or wrong token: open a fresh link from the `spillway serve` terminal (each link works once), or send Authorization: Bearer',
+      true,
+    );
   };
 
-  const handleApi = async (req: http.IncomingMessage, res: http.ServerResponse, name: string): Promise<void> => {
-    if (!methods.has(name)) throw new HttpError('NOT_FOUND', `no such method: ${JSON.stringify(name)}`);
+  const requirePost = (req: http.IncomingMessage, res: http.ServerResponse, what: string): void => {
     if (req.method !== 'POST') {
       res.setHeader('Allow', 'POST');
-      throw new HttpError('METHOD_NOT_ALLOWED', `use POST /api/${name}`);
+      throw new HttpError('METHOD_NOT_ALLOWED', `use POST ${what}`, true);
     }
     // JSON only: a cross-site HTML form cannot send application/json without a CORS preflight.
     const type = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-    if (type !== 'application/json') throw new HttpError('UNSUPPORTED_MEDIA_TYPE', 'send the request as application/json');
-    const raw = await readBody(req);
-    let body: unknown = {};
-    if (raw.length > 0) {
-      try {
-        body = JSON.parse(raw.toString('utf8'));
-      } catch (err) {
-        throw new HttpError('BAD_REQUEST', `request body is not JSON: ${err instanceof Error ? err.message : String(err)}`);
-      }
+    if (type !== 'application/json') throw new HttpError('UNSUPPORTED_MEDIA_TYPE', 'send the request as application/json', true);
+  };
+
+  /** `POST /api/auth/launch {"code"}`: the one unauthenticated API call, trading a launch code for the token. */
+  const handleLaunch = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
+    requirePost(req, res, '/api/auth/launch');
+    const declared = Number(req.headers['content-length'] ?? NaN);
+    const tooBig = () => new HttpError('PAYLOAD_TOO_LARGE', 'a launch request is a code, nothing more', true);
+    if (declared > MAX_LAUNCH_BODY_BYTES) throw tooBig();
+    // Unauthenticated: it gets a few seconds, not the request timeout.
+    const raw = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      const timer = setTimeout(() => reject(new HttpError('BAD_REQUEST', 'the launch request was too slow', true)), LAUNCH_BODY_TIMEOUT_MS);
+      req.setEncoding('utf8');
+      req.on('data', (c: string) => {
+        text += c;
+        if (text.length > MAX_LAUNCH_BODY_BYTES) reject(tooBig());
+      });
+      req.once('end', () => {
+        clearTimeout(timer);
+        resolve(text);
+      });
+      req.once('error', (err) => {
+        clearTimeout(timer);
+        reject(err);
+      });
+    });
+    let code: unknown;
+    try {
+      code = (JSON.parse(raw) as { code?: unknown })?.code;
+    } catch {
+      code = undefined;
     }
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      throw new HttpError('BAD_REQUEST', 'request body must be a JSON object');
+    if (!auth.redeemLaunchCode(code)) {
+      throw new HttpError('UNAUTHORIZED', 'this link was already used or has expired: open a fresh one from the `spillway serve` terminal', true);
     }
+    sendJson(res, 200, { result: { token: auth.token } });
+    opts.onLaunchUsed?.();
+  };
+
+  const handleApi = async (req: http.IncomingMessage, res: http.ServerResponse, name: string): Promise<void> => {
+    if (!methods.has(name)) throw new HttpError('NOT_FOUND', `no such method: ${JSON.stringify(name)}`, true);
+    requirePost(req, res, `/api/${name}`);
     // A client that goes away (closed tab, aborted fetch) cancels its call: a 50 MB summary in the
     // compute worker stops instead of running on for nobody.
     const gone = new AbortController();
@@ -297,6 +295,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     };
     res.on('close', onClose);
     try {
+      const body = await bodies.read(req, name as MethodName, gone.signal);
       const result = await service.invoke(name, body, { signal: gone.signal });
       sendJson(res, 200, { result });
     } finally {
@@ -307,7 +306,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   const handleEvents = (req: http.IncomingMessage, res: http.ServerResponse): void => {
     if (req.method !== 'GET') {
       res.setHeader('Allow', 'GET');
-      throw new HttpError('METHOD_NOT_ALLOWED', 'use GET /api/events');
+      throw new HttpError('METHOD_NOT_ALLOWED', 'use GET /api/events', true);
     }
     if (sseClients.size >= MAX_SSE_CLIENTS) throw new HttpError('UNAVAILABLE', 'too many event streams open');
     res.writeHead(200, {
@@ -344,10 +343,10 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     req.on('close', done);
   };
 
-  const handleAsset = async (req: http.IncomingMessage, res: http.ServerResponse, rest: string): Promise<void> => {
+  const handleAsset = async (req: http.IncomingMessage, res: http.ServerResponse, url: URL, rest: string): Promise<void> => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
-      throw new HttpError('METHOD_NOT_ALLOWED', 'use GET /api/asset/<payloadId>/<sha256>');
+      throw new HttpError('METHOD_NOT_ALLOWED', 'use GET /api/asset/<payloadId>/<sha256>', true);
     }
     const slash = rest.lastIndexOf('/');
     if (slash <= 0) throw new HttpError('NOT_FOUND', 'use /api/asset/<payloadId>/<sha256>');
@@ -358,57 +357,49 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
       throw new HttpError('BAD_REQUEST', 'payload id is not valid percent-encoding');
     }
     const sha256 = rest.slice(slash + 1);
-    // The service validates both and confines the file to the payload's session.
-    const asset = await service.resolveAsset({ payloadId, sha256 });
-    const mime = /^[a-z]+\/[a-z0-9.+-]+$/i.test(asset.mimeType) ? asset.mimeType.toLowerCase() : 'application/octet-stream';
-    const inline = INLINE_ASSET_TYPES.has(mime);
-    const st = await fs.promises.stat(asset.path);
-    const ext = path.extname(asset.path).replace(/[^A-Za-z0-9.]/g, '');
-    res.setHeader('Content-Type', mime);
-    res.setHeader('Content-Security-Policy', mime === 'application/pdf' ? PDF_CSP : ASSET_CSP);
-    res.setHeader('Content-Disposition', `${inline ? 'inline' : 'attachment'}; filename="${asset.sha256.slice(0, 32)}${ext}"`);
-    res.setHeader('Cache-Control', 'private, max-age=3600, immutable');
-    res.setHeader('Accept-Ranges', 'bytes');
-    let start = 0;
-    let end = st.size - 1;
-    const range = req.headers.range;
-    const m = range ? /^bytes=(\d*)-(\d*)$/.exec(range.trim()) : null;
-    if (m && (m[1] || m[2])) {
-      if (m[1]) {
-        start = Number(m[1]);
-        end = m[2] ? Math.min(Number(m[2]), st.size - 1) : st.size - 1;
-      } else {
-        start = Math.max(0, st.size - Number(m[2]));
-      }
-      if (start > end || start >= st.size) {
-        res.statusCode = 416;
-        res.setHeader('Content-Range', `bytes */${st.size}`);
+    // An <img> or a PDF frame cannot send a header: it carries a ticket for exactly this asset.
+    if (!auth.assetTicket(url.searchParams.get('ticket'), payloadId, sha256)) requireBearer(req, res);
+    // The service checks both, confines the file to the payload's own assets folder and verifies its sha256.
+    const asset = await service.openAsset({ payloadId, sha256 });
+    let streaming = false;
+    try {
+      const size = asset.bytes;
+      for (const [k, v] of Object.entries(assetHeaders(asset))) res.setHeader(k, v);
+      res.setHeader('Accept-Ranges', 'bytes');
+      let start = 0;
+      let end = size - 1;
+      const m = req.headers.range ? /^bytes=(\d*)-(\d*)$/.exec(req.headers.range.trim()) : null;
+      if (m && (m[1] || m[2])) {
+        if (m[1]) {
+          start = Number(m[1]);
+          end = m[2] ? Math.min(Number(m[2]), size - 1) : size - 1;
+        } else start = Math.max(0, size - Number(m[2]));
+        if (start > end || start >= size) {
+          res.statusCode = 416;
+          res.setHeader('Content-Range', `bytes */${size}`);
+          res.setHeader('Content-Length', 0);
+          res.end();
+          return;
+        }
+        res.statusCode = 206;
+        res.setHeader('Content-Range', `bytes ${start}-${end}/${size}`);
+      } else res.statusCode = 200;
+      res.setHeader('Content-Length', size === 0 ? 0 : end - start + 1);
+      if (req.method === 'HEAD' || size === 0) {
         res.end();
         return;
       }
-      res.statusCode = 206;
-      res.setHeader('Content-Range', `bytes ${start}-${end}/${st.size}`);
-    } else res.statusCode = 200;
-    res.setHeader('Content-Length', st.size === 0 ? 0 : end - start + 1);
-    if (req.method === 'HEAD' || st.size === 0) {
-      res.end();
-      return;
+      streaming = true; // the stream closes the file
+      await streamFile(res, asset.handle, start, end);
+    } finally {
+      if (!streaming) await asset.handle.close().catch(() => undefined);
     }
-    await new Promise<void>((resolve, reject) => {
-      const stream = fs.createReadStream(asset.path, { start, end });
-      stream.on('error', reject);
-      res.on('close', () => {
-        stream.destroy();
-        resolve();
-      });
-      stream.pipe(res).on('finish', resolve);
-    });
   };
 
   const sendStatic = async (req: http.IncomingMessage, res: http.ServerResponse, pathname: string): Promise<void> => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.setHeader('Allow', 'GET, HEAD');
-      throw new HttpError('METHOD_NOT_ALLOWED', 'the UI is read with GET');
+      throw new HttpError('METHOD_NOT_ALLOWED', 'the UI is read with GET', true);
     }
     res.setHeader('Content-Security-Policy', UI_CSP);
     res.setHeader('X-Frame-Options', 'DENY');
@@ -451,54 +442,67 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     res.statusCode = 200;
     res.setHeader('Content-Type', STATIC_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream');
     res.setHeader('Content-Length', st.size);
-    if (req.method === 'HEAD') {
+    if (req.method === 'HEAD' || st.size === 0) {
       res.end();
       return;
     }
-    await new Promise<void>((resolve, reject) => {
-      const stream = fs.createReadStream(real);
-      stream.on('error', reject);
-      res.on('close', () => {
-        stream.destroy();
-        resolve();
-      });
-      stream.pipe(res).on('finish', resolve);
-    });
+    await streamFile(res, await fs.promises.open(real, 'r'), 0, st.size - 1);
   };
 
-  const server = http.createServer((req, res) => {
+  const route = async (req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> => {
+    checkHostAndOrigin(req);
+    const p = url.pathname;
+    if (p === '/api/auth/launch') return handleLaunch(req, res);
+    if (p.startsWith('/api/asset/')) return handleAsset(req, res, url, p.slice('/api/asset/'.length));
+    if (p === '/api' || p.startsWith('/api/')) {
+      requireBearer(req, res);
+      if (p === '/api/events') return handleEvents(req, res);
+      if (p === '/api/auth/launch-url') {
+        requirePost(req, res, '/api/auth/launch-url');
+        req.resume();
+        return sendJson(res, 200, { result: { url: launchUrl() } });
+      }
+      if (p === '/api') throw new HttpError('NOT_FOUND', 'use POST /api/<method>');
+      return handleApi(req, res, p.slice('/api/'.length));
+    }
+    // The UI itself is public (a bundle of code, no data): what it shows needs the token.
+    return sendStatic(req, res, p);
+  };
+
+  const server = http.createServer({ connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS }, (req, res) => {
     baseHeaders(res);
     void (async () => {
       let url: URL;
       try {
         url = new URL(req.url ?? '/', 'http://127.0.0.1');
       } catch {
-        sendError(res, 'BAD_REQUEST', 'bad request URL');
+        sendJson(res, 400, { error: { code: 'BAD_REQUEST', message: 'bad request URL' } });
         return;
       }
       try {
-        checkHostAndOrigin(req);
-        if (!authenticate(req, url, res)) {
-          res.setHeader('WWW-Authenticate', 'Bearer realm="spillway"');
-          throw new HttpError('UNAUTHORIZED', 'missing or wrong token: open the URL that `spillway serve` printed');
-        }
-        const p = url.pathname;
-        if (p === '/api/events') handleEvents(req, res);
-        else if (p.startsWith('/api/asset/')) await handleAsset(req, res, p.slice('/api/asset/'.length));
-        else if (p.startsWith('/api/')) await handleApi(req, res, p.slice('/api/'.length));
-        else if (p === '/api') throw new HttpError('NOT_FOUND', 'use POST /api/<method>');
-        else await sendStatic(req, res, p);
+        await route(req, res, url);
       } catch (err) {
-        const { code, message } = toWireError(err);
-        if (res.headersSent) res.destroy();
-        else sendError(res, code, message);
-        // Drain what the client is still sending, so the error reaches it instead of a reset.
-        if (!req.complete) req.resume();
+        const { code, message, drop } = toWireError(err);
+        if (res.headersSent) {
+          res.destroy();
+          return;
+        }
+        // What the client is still sending is never read: answer, then close the connection.
+        const cut = drop || !req.complete;
+        if (cut) res.setHeader('Connection', 'close');
+        sendJson(res, statusForCode(code), { error: { code, message } });
+        if (cut) res.once('finish', () => req.socket.destroy());
       }
     })();
   });
-  server.headersTimeout = 30_000;
-  server.requestTimeout = 0; // big analyze uploads and long summaries may take minutes
+  server.headersTimeout = opts.limits?.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  server.requestTimeout = opts.limits?.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
+  // A connection that never sends a request is dropped too (Node's headers timeout only starts
+  // with the first byte). Once a request arrives the socket has no idle limit: a summary may
+  // compute for minutes, an event stream idles between pings. Node's keep-alive timeout takes over after.
+  const idleMs = opts.limits?.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
+  server.on('connection', (socket) => socket.setTimeout(idleMs, () => socket.destroy()));
+  server.on('request', (req: http.IncomingMessage) => req.socket.setTimeout(0));
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -512,19 +516,23 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     server.close();
     throw new Error(`refusing to serve on non-loopback address ${addr.address}`);
   }
-  actualPort = addr.port;
+  const actualPort = addr.port;
   const hostForUrl = bindHost === '::1' ? '[::1]' : '127.0.0.1';
   allowedHosts = new Set([`127.0.0.1:${actualPort}`, `localhost:${actualPort}`, ...(bindHost === '::1' ? [`[::1]:${actualPort}`] : [])]);
   allowedOrigins = new Set([...allowedHosts].map((h) => `http://${h}`));
   const origin = `http://${hostForUrl}:${actualPort}`;
+  function launchUrl(o: { ttlMs?: number } = {}): string {
+    return `${origin}/#launch=${auth.mintLaunchCode(o.ttlMs)}`;
+  }
 
   let closing: Promise<void> | null = null;
   return {
-    url: `${origin}/?token=${token}`,
+    url: launchUrl(),
     origin,
     host: bindHost,
     port: actualPort,
-    token,
+    token: auth.token,
+    launchUrl,
     close() {
       closing ??= new Promise<void>((resolve) => {
         for (const res of sseClients) res.end();
@@ -533,7 +541,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
         server.closeIdleConnections();
         // Anything still running (a long summary) is cut off after a grace period.
         setTimeout(() => server.closeAllConnections(), 2_000).unref();
-      });
+      }).then(() => bodies.close());
       return closing;
     },
   };

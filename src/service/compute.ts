@@ -29,6 +29,8 @@ import { Worker } from 'node:worker_threads';
 import type { SummaryOutput } from '../pipeline/types.js';
 import { ServiceError, type ErrorCode } from './contract.js';
 import { analyzeContent, structuralFile, structuralRun, type AnalyzeContentOptions, type AnalyzeContentResult, type StructuralRequest } from './heavy.js';
+import { parseRequestBody } from './json-body.js';
+import type { MethodName } from './contract.js';
 
 /** Inputs up to this size run on the calling thread (a few ms of work; a worker round trip costs about as much). */
 export const COMPUTE_INLINE_MAX_BYTES = 1024 * 1024;
@@ -65,6 +67,8 @@ export interface ComputePool {
   structuralFile(path: string, req: StructuralRequest, opts?: RunOptions): Promise<SummaryOutput>;
   /** analyze's work on dropped bytes (handed over as for `structural`). */
   analyze(bytes: Buffer, opts: AnalyzeContentOptions, run?: RunOptions): Promise<AnalyzeContentResult>;
+  /** A transport's JSON request body, depth-checked, parsed and validated for `method` (json-body.ts); bytes handed over. */
+  parseRequest(method: MethodName, bytes: Buffer, run?: RunOptions): Promise<unknown>;
   /** Whether a worker thread is running now. */
   readonly running: boolean;
   /** Whether the worker is working on a task now. */
@@ -76,7 +80,8 @@ export interface ComputePool {
 export type TaskBody =
   | { op: 'structural'; suffix: string; req: StructuralRequest }
   | { op: 'structural-file'; path: string; req: StructuralRequest }
-  | { op: 'analyze'; opts: AnalyzeContentOptions };
+  | { op: 'analyze'; opts: AnalyzeContentOptions }
+  | { op: 'parse-request'; method: MethodName };
 
 interface Job {
   task: ComputeTask;
@@ -97,6 +102,7 @@ function cancelled(signal: AbortSignal): unknown {
 export function runTask(bytes: Buffer, body: TaskBody): Promise<unknown> {
   if (body.op === 'structural') return structuralRun(bytes, body.suffix, body.req);
   if (body.op === 'structural-file') return structuralFile(body.path, body.req);
+  if (body.op === 'parse-request') return Promise.resolve().then(() => parseRequestBody(body.method, bytes));
   return analyzeContent(bytes, body.opts);
 }
 
@@ -261,6 +267,7 @@ export function createComputePool(opts: ComputePoolOptions = {}): ComputePool {
       return run(Buffer.alloc(0), { op: 'structural-file', path: p, req }, o?.signal, size) as Promise<SummaryOutput>;
     },
     analyze: (bytes, aopts, o) => run(bytes, { op: 'analyze', opts: aopts }, o?.signal) as Promise<AnalyzeContentResult>,
+    parseRequest: (method, bytes, o) => run(bytes, { op: 'parse-request', method }, o?.signal),
     get running() {
       return worker !== undefined;
     },

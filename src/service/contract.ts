@@ -378,13 +378,16 @@ export type InspectorApi = {
 };
 
 /**
- * The desktop shell's two host channels (Electron only; `serve` has no equivalent). They are part of
+ * The desktop shell's host channels (Electron only; `serve` has no equivalent). They are part of
  * the contract so the preload exposes nothing outside this file: the app menu's commands
- * (main → renderer) and opening an http(s) link the user clicked (renderer → main, checked there).
+ * (main → renderer), opening an http(s) link (renderer → main, which asks the user first), and a
+ * file the user dropped, as the preload read it with `webUtils.getPathForFile` (renderer → main,
+ * which then lets the service read that one file).
  */
 export const HOST_MENU_CHANNEL = 'spillway-host:menu';
 export const HOST_OPEN_EXTERNAL_CHANNEL = 'spillway-host:open-external';
-export const HOST_CHANNELS = [HOST_MENU_CHANNEL, HOST_OPEN_EXTERNAL_CHANNEL] as const;
+export const HOST_DROPPED_FILE_CHANNEL = 'spillway-host:dropped-file';
+export const HOST_CHANNELS = [HOST_MENU_CHANNEL, HOST_OPEN_EXTERNAL_CHANNEL, HOST_DROPPED_FILE_CHANNEL] as const;
 
 /** Electron IPC channel for a method. */
 export const channelFor = (m: MethodName) => `spillway:${m}` as const;

@@ -57,3 +57,40 @@ export const STATIC_TYPES: Readonly<Record<string, string>> = {
   '.ttf': 'font/ttf',
   '.wasm': 'application/wasm',
 };
+
+/** Asset types shown in the page (`<img>`, a PDF frame); every other asset is a download. */
+export const INLINE_ASSET_TYPES: ReadonlySet<string> = new Set([
+  'image/png',
+  'image/jpeg',
+  'image/gif',
+  'image/webp',
+  'image/avif',
+  'image/bmp',
+  'image/x-icon',
+  'image/vnd.microsoft.icon',
+  'image/svg+xml',
+  'application/pdf',
+]);
+
+/** A declared MIME type as a safe Content-Type (anything odd becomes application/octet-stream). */
+export function safeMimeType(mimeType: string): string {
+  return /^[a-z]+\/[a-z0-9.+-]+$/i.test(mimeType) ? mimeType.toLowerCase() : 'application/octet-stream';
+}
+
+/**
+ * The headers every asset response carries, over `serve` and app:// alike: its type, nosniff, a
+ * sandboxing CSP (PDFs excepted: Chromium renders none in a sandbox), and inline only for images
+ * and PDFs, else `attachment` under a name made of its hash.
+ */
+export function assetHeaders(a: { mimeType: string; sha256: string; ext: string; bytes: number }): Record<string, string> {
+  const mime = safeMimeType(a.mimeType);
+  const ext = a.ext.replace(/[^A-Za-z0-9.]/g, '').slice(0, 16);
+  return {
+    'Content-Type': mime,
+    'Content-Length': String(a.bytes),
+    'Content-Security-Policy': mime === 'application/pdf' ? PDF_CSP : ASSET_CSP,
+    'Content-Disposition': `${INLINE_ASSET_TYPES.has(mime) ? 'inline' : 'attachment'}; filename="${a.sha256.slice(0, 32)}${ext}"`,
+    'X-Content-Type-Options': 'nosniff',
+    'Cache-Control': 'private, max-age=3600, immutable',
+  };
+}

@@ -7,7 +7,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHttpApi, takeTokenFromUrl } from '../../app/transport/http.js';
+import crypto from 'node:crypto';
+import { createHttpApi, exchangeLaunchCode, takeLaunchCode } from '../../app/transport/http.js';
+import { guardLargeResult } from '../../src/pipeline/index.js';
 import { ApiError } from '../../app/transport/errors.js';
 import { METHOD_NAMES, type InspectorApi } from '../../src/service/contract.js';
 import { createInspectorService, type InspectorService } from '../../src/service/service.js';
@@ -75,12 +77,35 @@ describe('HTTP transport', () => {
     expect((err as ApiError).code).toBe('UNAVAILABLE');
   });
 
-  it('takes the token from the address bar once and removes it from the URL', () => {
-    window.history.replaceState(null, '', '/?token=abc123abc123abc123&x=1#h');
-    expect(takeTokenFromUrl()).toBe('abc123abc123abc123');
-    expect(window.location.search).toBe('?x=1');
-    expect(window.location.hash).toBe('#h');
-    // A reload keeps working from sessionStorage.
-    expect(takeTokenFromUrl()).toBe('abc123abc123abc123');
+  it('takes the launch code out of the address bar once, and trades it for the token only once', async () => {
+    window.history.replaceState(null, '', '/x?y=1#launch=abc123abc123&h=2');
+    expect(takeLaunchCode()).toBe('abc123abc123');
+    expect(window.location.search).toBe('?y=1');
+    expect(window.location.hash).toBe('#h=2');
+    expect(takeLaunchCode()).toBeUndefined();
+    // Nothing is kept anywhere the browser persists.
+    expect(JSON.stringify({ ...sessionStorage })).not.toContain('abc123');
+    const code = new URL(server.launchUrl()).hash.slice('#launch='.length);
+    expect(await exchangeLaunchCode(code, { baseUrl: `${server.origin}/api`, fetch: globalThis.fetch })).toBe(server.token);
+    expect(await exchangeLaunchCode(code, { baseUrl: `${server.origin}/api`, fetch: globalThis.fetch })).toBeUndefined();
+    // The token may still be on its way: calls wait for it.
+    const later = createHttpApi({ baseUrl: `${server.origin}/api`, token: new Promise((r) => setTimeout(() => r(server.token), 50)), fetch: globalThis.fetch });
+    expect((await later.getInfo({})).transport).toBe('http');
+  });
+
+  it('reads events from the stream with the token in a header', async () => {
+    const got: unknown[] = [];
+    const off = api.on('onDidIndex', (p) => got.push(p));
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const sessions = await api.listSessions({});
+      await guardLargeResult(crypto.randomBytes(40_000).toString('hex'), { sessionPath: sessions[0]!.path, toolName: 'sse_http', limitTokens: 1000 });
+      await api.reindex({});
+      const t0 = Date.now();
+      while (got.length === 0 && Date.now() - t0 < 10_000) await new Promise((r) => setTimeout(r, 50));
+      expect(got.length).toBeGreaterThan(0);
+    } finally {
+      off();
+    }
   });
 });

@@ -43,7 +43,7 @@ async function statValue(label: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  ensureRendererBuilt();
+  await ensureRendererBuilt();
   fs.mkdirSync(SHOTS, { recursive: true });
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-e2e-'));
   const root = path.join(tmp, 'sessions');
@@ -68,6 +68,7 @@ afterAll(async () => {
 describe('inspector in Chromium against spillway serve', () => {
   it('drops the token from the address bar and lists roots and sessions', async () => {
     expect(page.url()).not.toContain('token=');
+    expect(page.url()).not.toContain('launch=');
     const sessions = page.locator('.session-row');
     await expect.poll(() => sessions.count(), { timeout: 60_000 }).toBeGreaterThanOrEqual(4);
   });
@@ -264,7 +265,7 @@ describe('inspector in Chromium against spillway serve', () => {
     const light = await context.browser()!.newContext({ viewport: VIEWPORT, colorScheme: 'light' });
     const p = await light.newPage();
     p.on('request', (r) => requests.push(r.url()));
-    await p.goto(serve.url);
+    await p.goto(await serve.freshUrl());
     await p.waitForSelector('.app[data-ready="true"]');
     await p.locator('.session-row').first().click();
     await p.locator('.prow[data-row-id]').nth(2).click();

@@ -9,7 +9,7 @@ import path from 'node:path';
 import vm from 'node:vm';
 import * as esbuild from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { channelFor, EVENT_CHANNEL, EVENT_NAMES, HOST_CHANNELS, METHOD_NAMES } from '../../src/service/contract.js';
+import { channelFor, EVENT_CHANNEL, EVENT_NAMES, HOST_CHANNELS, HOST_DROPPED_FILE_CHANNEL, METHOD_NAMES } from '../../src/service/contract.js';
 import {
   isAppUrl,
   isExternalHttpUrl,
@@ -18,7 +18,7 @@ import {
   resolveStaticPath,
   restoreBounds,
   DESKTOP_CSP,
-} from '../../electron/policy.js';
+} from '../../src/service/shell/policy.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -83,11 +83,12 @@ describe('security policy', () => {
 });
 
 describe('preload bridge (bundled, run against a stand-in electron module)', () => {
-  async function loadPreload() {
+  async function loadPreload(o: { pathForFile?: () => string; mainAllows?: boolean } = {}) {
     const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-preload-')), 'preload.cjs');
     await esbuild.build({ entryPoints: [path.join(ROOT, 'electron', 'preload.ts')], outfile: out, bundle: true, platform: 'node', format: 'cjs', external: ['electron'], logLevel: 'silent' });
     const exposed: Record<string, Record<string, (...a: unknown[]) => unknown>> = {};
     const invoked: Array<{ channel: string; args: unknown[] }> = [];
+    const sentSync: Array<{ channel: string; args: unknown[] }> = [];
     const listeners = new Map<string, Set<(...a: unknown[]) => void>>();
     const electron = {
       contextBridge: { exposeInMainWorld: (name: string, value: Record<string, (...a: unknown[]) => unknown>) => (exposed[name] = value) },
@@ -102,8 +103,12 @@ describe('preload bridge (bundled, run against a stand-in electron module)', () 
           listeners.get(ch)!.add(l);
         },
         removeListener: (ch: string, l: (...a: unknown[]) => void) => listeners.get(ch)?.delete(l),
+        sendSync: (channel: string, ...args: unknown[]) => {
+          sentSync.push({ channel, args });
+          return o.mainAllows ?? true;
+        },
       },
-      webUtils: { getPathForFile: () => '/home/me/dropped.json' },
+      webUtils: { getPathForFile: o.pathForFile ?? (() => '/home/me/dropped.json') },
     };
     const requireStub = (id: string) => {
       if (id === 'electron') return electron;
@@ -112,7 +117,7 @@ describe('preload bridge (bundled, run against a stand-in electron module)', () 
     const module = { exports: {} };
     vm.runInNewContext(fs.readFileSync(out, 'utf8'), { require: requireStub, module, exports: module.exports, console });
     const emit = (ch: string, msg: unknown) => listeners.get(ch)?.forEach((l) => l({}, msg));
-    return { exposed, invoked, emit, listeners };
+    return { exposed, invoked, sentSync, emit, listeners };
   }
 
   it('exposes exactly the contract methods plus on(), on fixed channels', async () => {
@@ -122,15 +127,16 @@ describe('preload bridge (bundled, run against a stand-in electron module)', () 
     expect(invoked.map((i) => i.channel)).toEqual(METHOD_NAMES.map((m) => channelFor(m)));
   });
 
-  it('touches no IPC channel outside the contract (methods, the event channel, the two host channels)', async () => {
-    const { exposed, invoked, listeners } = await loadPreload();
+  it('touches no IPC channel outside the contract (methods, the event channel, the host channels)', async () => {
+    const { exposed, invoked, sentSync, listeners } = await loadPreload();
     expect(Object.keys(exposed).sort()).toEqual(['spillway', 'spillwayHost']);
+    exposed.spillwayHost!.pathForFile!({});
     for (const m of METHOD_NAMES) await Promise.resolve(exposed.spillway![m]!({})).catch(() => undefined);
     for (const e of EVENT_NAMES) exposed.spillway!.on!(e, () => undefined);
     exposed.spillwayHost!.onMenu!(() => undefined);
     await exposed.spillwayHost!.openExternal!('https://example.com/');
     const allowed = new Set<string>([...METHOD_NAMES.map((m) => channelFor(m)), EVENT_CHANNEL, ...HOST_CHANNELS]);
-    const used = [...invoked.map((i) => i.channel), ...listeners.keys()];
+    const used = [...invoked.map((i) => i.channel), ...sentSync.map((i) => i.channel), ...listeners.keys()];
     expect(used.length).toBeGreaterThan(METHOD_NAMES.length);
     for (const ch of used) expect(allowed, ch).toContain(ch);
   });
@@ -155,5 +161,17 @@ describe('preload bridge (bundled, run against a stand-in electron module)', () 
     off();
     expect(listeners.get(EVENT_CHANNEL)!.size).toBe(0);
     expect(exposed.spillwayHost!.pathForFile!({})).toBe('/home/me/dropped.json');
+  });
+
+  it('pathForFile tells the main process the real path (synchronously) and returns it only if main accepts', async () => {
+    const a = await loadPreload({ pathForFile: () => '/home/me/drop.json', mainAllows: true });
+    expect(a.exposed.spillwayHost!.pathForFile!({})).toBe('/home/me/drop.json');
+    expect(a.sentSync).toEqual([{ channel: HOST_DROPPED_FILE_CHANNEL, args: ['/home/me/drop.json'] }]);
+    const refused = await loadPreload({ pathForFile: () => '/proc/self/environ', mainAllows: false });
+    expect(refused.exposed.spillwayHost!.pathForFile!({})).toBeUndefined();
+    // Not a real drop (a File the page made up has no path): nothing is sent, nothing allowed.
+    const madeUp = await loadPreload({ pathForFile: () => '' });
+    expect(madeUp.exposed.spillwayHost!.pathForFile!({})).toBeUndefined();
+    expect(madeUp.sentSync).toEqual([]);
   });
 });

@@ -42,14 +42,20 @@ function serve(args: string[], env: NodeJS.ProcessEnv): Promise<{ child: ChildPr
 }
 
 describe('spillway serve', () => {
-  it('prints a tokened loopback URL, serves the API, registers --root persistently and stops cleanly on SIGTERM', async () => {
+  it('prints a one-time loopback link, serves the API, registers --root persistently and stops cleanly on SIGTERM', async () => {
     const home = path.join(tmp, 'home');
     const gen = await generateSessionsRoot(path.join(tmp, 'root'), { sessions: 1, payloads: 4, seed: 5 });
     const db = path.join(tmp, 'db', 'index.sqlite');
-    const first = await serve(['--root', gen.root, '--db', db], { SPILLWAY_HOME: home });
-    expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}$/);
+    const token = 'fixed-token-from-the-environment-0123';
+    const first = await serve(['--root', gen.root, '--db', db], { SPILLWAY_HOME: home, SPILLWAY_TOKEN: token });
+    expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#launch=[A-Za-z0-9_-]{43}$/);
+    expect(first.url).not.toContain(token);
     const u = new URL(first.url);
-    const token = u.searchParams.get('token')!;
+    // The link buys the token once, and the terminal then offers a fresh link.
+    const trade = await fetch(new URL('/api/auth/launch', u), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ code: u.hash.slice(8) }) });
+    expect(((await trade.json()) as { result: { token: string } }).result.token).toBe(token);
+    for (let i = 0; i < 50 && !/link used/.test(first.stderr()); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(first.stderr()).toMatch(/link used; for another tab or after a reload open http:\/\/127\.0\.0\.1:\d+\/#launch=[A-Za-z0-9_-]{43}/);
     expect((await fetch(new URL('/api/listRoots', u), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status).toBe(401);
     const call = async (m: string, body: unknown) => {
       const r = await fetch(new URL(`/api/${m}`, u), {
@@ -72,12 +78,14 @@ describe('spillway serve', () => {
     expect(first.stderr()).toContain('SIGTERM, closing');
 
     // The root was remembered: a second run without --root still lists it.
-    const second = await serve(['--db', db, '--port', '0'], { SPILLWAY_HOME: home });
+    const tokenFile = path.join(tmp, 'token');
+    fs.writeFileSync(tokenFile, `${token}-2\n`, { mode: 0o600 });
+    const second = await serve(['--db', db, '--port', '0', '--token-file', tokenFile], { SPILLWAY_HOME: home });
     const u2 = new URL(second.url);
     const roots = (await (
       await fetch(new URL('/api/listRoots', u2), {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${u2.searchParams.get('token')}` },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}-2` },
         body: '{}',
       })
     ).json()) as { result: Array<{ path: string }> };
@@ -90,18 +98,46 @@ describe('spillway serve', () => {
 
   it('with no root at all, uses the app-data sessions folder; --open without a browser only warns', async () => {
     const home = path.join(tmp, 'home2');
-    const run = await serve(['--open'], { SPILLWAY_HOME: home, PATH: '/nonexistent', DISPLAY: '' });
+    const token = 'another-fixed-token-0123456789';
+    const run = await serve(['--open'], { SPILLWAY_HOME: home, PATH: '/nonexistent', DISPLAY: '', SPILLWAY_TOKEN: token });
     const u = new URL(run.url);
     const roots = (await (
       await fetch(new URL('/api/listRoots', u), {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${u.searchParams.get('token')}` },
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
         body: '{}',
       })
     ).json()) as { result: Array<{ path: string }> };
     expect(roots.result.map((r) => r.path)).toContain(path.join(home, 'sessions'));
     await new Promise((r) => setTimeout(r, 300));
     expect(run.stderr()).toMatch(/could not open a browser/);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+  });
+
+  it('never puts the token in an argv: no --token flag, a token file others can read is refused, --open hands the browser a one-time link', async () => {
+    const env = { ...process.env, SPILLWAY_HOME: path.join(tmp, 'h5') };
+    const flag = spawnSync(process.execPath, [...CLI, 'serve', '--token', 'abcdefghijklmnopqrstuvwxyz'], { cwd: REPO, encoding: 'utf8', env });
+    expect(flag.status).toBe(2);
+    expect(flag.stderr).toMatch(/unknown option/);
+    const open = path.join(tmp, 'token-0644');
+    fs.writeFileSync(open, 'abcdefghijklmnopqrstuvwxyz', { mode: 0o644 });
+    fs.chmodSync(open, 0o644);
+    const loose = spawnSync(process.execPath, [...CLI, 'serve', '--token-file', open], { cwd: REPO, encoding: 'utf8', env });
+    expect(loose.status).toBe(1);
+    expect(loose.stderr).toMatch(/readable by other accounts/);
+    // A stand-in xdg-open records the argv a browser would be started with (readable by any local account).
+    const bin = path.join(tmp, 'bin');
+    fs.mkdirSync(bin, { recursive: true });
+    const argvFile = path.join(tmp, 'xdg-open-argv');
+    fs.writeFileSync(path.join(bin, 'xdg-open'), `#!/bin/sh\nprintf '%s' "$*" > '${argvFile}'\n`, { mode: 0o755 });
+    const token = 'token-that-must-stay-in-memory-42';
+    const run = await serve(['--open'], { SPILLWAY_HOME: path.join(tmp, 'h6'), SPILLWAY_TOKEN: token, PATH: `${bin}:${process.env.PATH}` });
+    for (let i = 0; i < 100 && !fs.existsSync(argvFile); i++) await new Promise((r) => setTimeout(r, 50));
+    const argv = fs.readFileSync(argvFile, 'utf8');
+    expect(argv).not.toContain(token);
+    expect(argv).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/#launch=[A-Za-z0-9_-]{43}$/);
+    expect(argv).not.toBe(run.url);
     run.child.kill('SIGTERM');
     expect(await run.exited).toBe(0);
   });

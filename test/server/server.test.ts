@@ -78,9 +78,11 @@ afterAll(async () => {
 });
 
 describe('binding and the URL', () => {
-  it('prints a loopback URL with a long random token', () => {
-    expect(srv.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${srv.port}/\\?token=[A-Za-z0-9_-]{43}$`));
+  it('prints a loopback URL with a one-time launch code (not the token) in its fragment', () => {
+    expect(srv.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${srv.port}/#launch=[A-Za-z0-9_-]{43}$`));
+    expect(srv.url).not.toContain(srv.token);
     expect(srv.token).toHaveLength(43);
+    expect(srv.launchUrl()).not.toBe(srv.url);
   });
 
   it('refuses to bind anywhere but loopback', async () => {
@@ -102,12 +104,12 @@ describe('binding and the URL', () => {
 });
 
 describe('token auth', () => {
-  it('every route answers 401 without the token', async () => {
-    const gets = ['/', '/index.html', '/assets/app.js', '/api/events', '/api/asset/x/' + 'a'.repeat(64), '/nope'];
-    for (const p of gets) {
+  it('every API route answers 401 without the token; the UI files are public and hold no data', async () => {
+    for (const p of ['/api/events', '/api/asset/x/' + 'a'.repeat(64), '/api', '/api/nope']) {
       const r = await request(p, { auth: false });
       expect(r.status, p).toBe(401);
     }
+    for (const p of ['/', '/index.html', '/assets/app.js']) expect((await request(p, { auth: false })).status, p).toBe(200);
     for (const m of METHOD_NAMES) {
       const r = await request(`/api/${m}`, { method: 'POST', body: '{}', auth: false });
       expect(r.status, m).toBe(401);
@@ -115,28 +117,29 @@ describe('token auth', () => {
     }
   });
 
-  it('a wrong token, of any length, is 401', async () => {
+  it('a wrong token, of any length, is 401; the right token only counts in the Authorization header', async () => {
     for (const t of ['x', srv.token.slice(0, -1) + (srv.token.endsWith('A') ? 'B' : 'A'), srv.token + 'x', '']) {
       expect((await request('/api/getInfo', { method: 'POST', body: '{}', headers: { authorization: `Bearer ${t}` } })).status).toBe(401);
-      expect((await request(`/?token=${encodeURIComponent(t)}`, { auth: false })).status).toBe(401);
-      expect((await request('/', { headers: { cookie: `spillway_token_${srv.port}=${t}` } })).status).toBe(401);
     }
+    // Neither a query parameter (it would sit in history and logs) nor a cookie (every port of the host receives it).
+    expect((await request(`/api/getInfo?token=${srv.token}`, { method: 'POST', body: '{}', auth: false })).status).toBe(401);
+    expect((await request('/api/getInfo', { method: 'POST', body: '{}', headers: { cookie: `spillway_token_${srv.port}=${srv.token}` } })).status).toBe(401);
   });
 
-  it('the token in the query sets an HttpOnly SameSite=Strict cookie that then authenticates', async () => {
-    const first = await request(`/?token=${srv.token}`, { auth: false });
+  it('sets no cookie, ever; a launch code buys the token once', async () => {
+    for (const p of ['/', `/?token=${srv.token}`, '/assets/app.js']) expect((await request(p, { auth: false })).headers['set-cookie'], p).toBeUndefined();
+    const code = new URL(srv.launchUrl()).hash.slice('#launch='.length);
+    const trade = (c: unknown) => request('/api/auth/launch', { method: 'POST', body: JSON.stringify({ code: c }), auth: false });
+    const first = await trade(code);
     expect(first.status).toBe(200);
-    const cookie = String(first.headers['set-cookie']);
-    expect(cookie).toContain(`spillway_token_${srv.port}=${srv.token}`);
-    expect(cookie).toContain('HttpOnly');
-    expect(cookie).toContain('SameSite=Strict');
-    const jar = cookie.split(';')[0]!;
-    const api = await request('/api/getInfo', { method: 'POST', body: '{}', headers: { cookie: jar } });
-    expect(api.status).toBe(200);
-    expect(api.json().result.transport).toBe('http');
-    // Another port's cookie does not count.
-    const wrongPort = await request('/api/getInfo', { method: 'POST', body: '{}', headers: { cookie: `spillway_token_1=${srv.token}` } });
-    expect(wrongPort.status).toBe(401);
+    expect(first.json().result.token).toBe(srv.token);
+    expect(first.headers['set-cookie']).toBeUndefined();
+    expect((await trade(code)).status).toBe(401);
+    for (const bad of ['', 'x'.repeat(43), 42, null]) expect((await trade(bad)).status).toBe(401);
+    // With the token, a script can mint a link for a browser.
+    const minted = await request('/api/auth/launch-url', { method: 'POST', body: '{}' });
+    expect(minted.json().result.url).toMatch(/#launch=[A-Za-z0-9_-]{43}$/);
+    expect((await request('/api/auth/launch-url', { method: 'POST', body: '{}', auth: false })).status).toBe(401);
   });
 
   it('Authorization: Bearer authenticates', async () => {
@@ -334,7 +337,7 @@ describe('events over SSE', () => {
       let onReady: () => void;
       const ready = new Promise<void>((r) => (onReady = r));
       const req = http.get(
-        { host: '127.0.0.1', port: srv.port, path: `/api/events?token=${srv.token}`, headers: { host: `127.0.0.1:${srv.port}`, accept: 'text/event-stream' } },
+        { host: '127.0.0.1', port: srv.port, path: '/api/events', headers: { host: `127.0.0.1:${srv.port}`, accept: 'text/event-stream', authorization: `Bearer ${srv.token}` } },
         (res) => {
           expect(res.statusCode).toBe(200);
           expect(res.headers['content-type']).toBe('text/event-stream; charset=utf-8');

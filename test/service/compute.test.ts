@@ -51,7 +51,7 @@ const TEXTS: Record<string, () => string> = {
 
 /** Every service here shares one app-data folder (one index): payload ids stay the same. */
 function service(opts: Partial<Parameters<typeof createInspectorService>[0]> = {}): InspectorService {
-  return createInspectorService({ appDataDir: path.join(tmp, 'home'), roots: [root], transport: 'http', scanOnStart: false, watch: false, trustDroppedPaths: true, ...opts });
+  return createInspectorService({ appDataDir: path.join(tmp, 'home'), roots: [root], transport: 'electron', scanOnStart: false, watch: false, ...opts });
 }
 
 async function payloadIds(svc: InspectorService): Promise<Record<string, string>> {
@@ -178,6 +178,8 @@ describe('the compute worker', () => {
       const drop = path.join(tmp, 'drop.csv');
       fs.writeFileSync(drop, TEXTS.csv!());
       const before = fs.readFileSync(drop);
+      worker.allowDroppedFile(drop);
+      inline.allowDroppedFile(drop);
       const a = await worker.analyze({ name: 'drop.csv', path: drop, limitTokens: 2_000 });
       const b = await inline.analyze({ name: 'drop.csv', path: drop, limitTokens: 2_000 });
       expect(a.decision.action).toBe('spill');
@@ -235,6 +237,7 @@ describe('the compute worker', () => {
       const scratch = path.join(svc.appDataDir, 'scratch');
       const before = fs.readdirSync(scratch);
       const ac2 = new AbortController();
+      svc.allowDroppedFile(drop);
       const a = track(svc.analyze({ name: 'big-drop.json', path: drop }, { signal: ac2.signal }));
       await untilBusy(svc, a);
       ac2.abort(new ServiceError('UNAVAILABLE', 'the client went away'));

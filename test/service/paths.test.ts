@@ -202,7 +202,7 @@ describe('service methods that take or follow paths', () => {
     const sha = 'ab'.repeat(32);
     const assetErr = await errCode(svc.readAsset({ payloadId: id, sha256: sha }));
     expect(['FORBIDDEN_PATH', 'NOT_FOUND']).toContain(assetErr);
-    expect(['FORBIDDEN_PATH', 'NOT_FOUND']).toContain(await errCode(svc.resolveAsset({ payloadId: id, sha256: sha })));
+    expect(['FORBIDDEN_PATH', 'NOT_FOUND']).toContain(await errCode(svc.openAsset({ payloadId: id, sha256: sha })));
   });
 
   it('estimate/analyze by path stay inside roots and app data over HTTP', async () => {
@@ -218,10 +218,10 @@ describe('service methods that take or follow paths', () => {
   });
 
   it('addRoot refuses deceptive paths, the file-system root and folders holding the app data', async () => {
-    expect(await errCode(svc.addRoot({ path: `${root}/\u202Esess` }))).toBe('FORBIDDEN_PATH');
-    expect(await errCode(svc.addRoot({ path: `${root}\0` }))).toBe('FORBIDDEN_PATH');
-    expect(await errCode(svc.addRoot({ path: '/' }))).toBe('BAD_REQUEST');
-    expect(await errCode(svc.addRoot({ path: tmp }))).toBe('BAD_REQUEST');
+    expect(await errCode(svc.addTrustedRoot(`${root}/\u202Esess`))).toBe('FORBIDDEN_PATH');
+    expect(await errCode(svc.addTrustedRoot(`${root}\0`))).toBe('FORBIDDEN_PATH');
+    expect(await errCode(svc.addTrustedRoot('/'))).toBe('FORBIDDEN_PATH');
+    expect(await errCode(svc.addTrustedRoot(tmp))).toBe('FORBIDDEN_PATH');
   });
 
   it('templates are names, never paths', async () => {

@@ -117,7 +117,7 @@ describe('the service implements the whole contract', () => {
     await expectCode(svc.invoke('readPayload', null), 'BAD_REQUEST');
   });
 
-  it('readAsset returns the bytes (sha256-checked), resolveAsset and revealPath the confined file', async () => {
+  it('readAsset returns the bytes (sha256-checked), openAsset and revealPath the confined file', async () => {
     const { rows } = await svc.listPayloads({ rootId, sort: { field: 'assetCount', dir: 'desc' }, limit: 1 });
     expect(rows[0]!.assetCount).toBeGreaterThan(0);
     const d = await svc.getPayload({ id: rows[0]!.id });
@@ -130,7 +130,9 @@ describe('the service implements the whole contract', () => {
     const small = await svc.readAsset({ payloadId: d.row.id, sha256: a.sha256, maxBytes: 1 });
     expect(small.base64).toBeUndefined();
     expect(small.bytes).toBe(bytes.length);
-    const file = await svc.resolveAsset({ payloadId: d.row.id, sha256: a.sha256 });
+    const file = await svc.openAsset({ payloadId: d.row.id, sha256: a.sha256 });
+    await file.handle.close();
+    expect(file.bytes).toBe(bytes.length);
     expect(fs.readFileSync(file.path).equals(bytes)).toBe(true);
     expect((await svc.revealPath({ payloadId: d.row.id, sha256: a.sha256 })).path).toBe(file.path);
     expect((await svc.revealPath({ payloadId: d.row.id })).path).toBe(fs.realpathSync(d.path));
@@ -212,6 +214,9 @@ describe('the service implements the whole contract', () => {
     await expectCode(svc.analyze({ name: 'dropped.txt', path: file }), 'FORBIDDEN_PATH');
     const electron = createInspectorService({ appDataDir: path.join(tmp, 'home-e'), transport: 'electron', scanOnStart: false, watch: false });
     try {
+      // The desktop window alone cannot vouch for a path: the main process allows what the user dropped.
+      await expectCode(electron.analyze({ name: 'dropped.txt', path: file }), 'FORBIDDEN_PATH');
+      electron.allowDroppedFile(file);
       const res = await electron.analyze({ name: 'dropped.txt', path: file });
       expect(res.decision).toEqual({ action: 'pass', limitTokens: 12_000, message: null });
       expect(res.bytes).toBe(12);
@@ -338,15 +343,17 @@ describe('the service implements the whole contract', () => {
 
   it('addRoot / removeRoot / reindex', async () => {
     const extra = await generateSessionsRoot(path.join(tmp, 'extra'), { sessions: 1, payloads: 3, seed: 11 });
-    const root = await svc.addRoot({ path: extra.root });
+    // Over HTTP no root can be added; the CLI's (trusted) path can.
+    await expectCode(svc.addRoot({ path: extra.root }), 'FORBIDDEN_PATH');
+    const root = await svc.addTrustedRoot(extra.root);
     await until(async () => ((await svc.listPayloads({ rootId: root.id, limit: 1 })).total === 3 ? true : undefined));
     const stats = await svc.reindex({ rootId: root.id });
     expect(stats.payloads).toBe(3);
     expect(await svc.removeRoot({ id: root.id })).toEqual({ ok: true });
     expect((await svc.listRoots({})).some((r) => r.id === root.id)).toBe(false);
-    await expectCode(svc.addRoot({ path: 'relative/dir' }), 'BAD_REQUEST');
-    await expectCode(svc.addRoot({ path: path.join(tmp, 'does-not-exist') }), 'NOT_FOUND');
-    await expectCode(svc.addRoot({ path: '/' }), 'BAD_REQUEST');
+    await expectCode(svc.addTrustedRoot('relative/dir'), 'BAD_REQUEST');
+    await expectCode(svc.addTrustedRoot(path.join(tmp, 'does-not-exist')), 'NOT_FOUND');
+    await expectCode(svc.addTrustedRoot('/'), 'FORBIDDEN_PATH');
     await expectCode(svc.removeRoot({ id: 'nope' }), 'NOT_FOUND');
   });
 
@@ -356,7 +363,7 @@ describe('the service implements the whole contract', () => {
     fs.cpSync(fixture, proj, { recursive: true });
     const transcript = path.join(proj, '637ef6e7-e740-4503-8ff8-5780d7c0918f.jsonl');
     const spill = path.join(proj, '637ef6e7-e740-4503-8ff8-5780d7c0918f', 'tool-results', 'toolu_01PRASLbbpSRmj2CjAaB1NP4.txt');
-    const root = await svc.addRoot({ path: transcript });
+    const root = await svc.addTrustedRoot(transcript);
     expect(root.kind).toBe('file');
     await svc.reindex({ rootId: root.id });
     const { rows } = await svc.listPayloads({ rootId: root.id, limit: 100 });
@@ -379,7 +386,7 @@ describe('the service implements the whole contract', () => {
     const big = JSON.stringify({ content: [{ type: 'image', mimeType: 'image/png', data: png.toString('base64') }], pad: crypto.randomBytes(30_000).toString('hex') });
     const res = await guardLargeResult(big, { sessionPath: s, toolName: 'shot', limitTokens: 1000 });
     const file = res!.payloadPath!;
-    const root = await svc.addRoot({ path: file });
+    const root = await svc.addTrustedRoot(file);
     expect(root.kind).toBe('file');
     await svc.reindex({ rootId: root.id });
     const { rows } = await svc.listPayloads({ rootId: root.id });

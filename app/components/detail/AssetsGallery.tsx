@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { AssetRef } from '../../../src/service/contract.js';
 import { useApp, useAppStore } from '../../store/index.js';
 import { formatBytes } from '../../lib/format.js';
+import { assetUrl } from '../../transport/media.js';
 
 /** Assets up to this size are previewed inline; bigger ones offer "show in folder". */
 export const ASSET_PREVIEW_MAX_BYTES = 16 * 1024 * 1024;
@@ -10,20 +11,29 @@ const isImage = (m: string) => m.startsWith('image/');
 const isPdf = (m: string) => m === 'application/pdf';
 
 /**
- * Where an asset is served: `api/asset/<payloadId>/<sha256>` relative to the page. `spillway serve`
- * answers it over HTTP (same origin, cookie auth, its own sandboxing CSP); the desktop shell answers
- * the same path on its app:// protocol. Images are only ever shown through <img> (an SVG in <img>
+ * Where an asset is served: `api/asset/<payloadId>/<sha256>` on the page's origin, from the
+ * transport (transport/media.ts: `spillway serve` needs a signed per-asset ticket, the desktop
+ * shell answers its app:// protocol). Images are only ever shown through <img> (an SVG in <img>
  * runs no script); PDFs go into a frame.
  */
-export function assetUrl(payloadId: string, sha256: string, base: string = document.baseURI): string {
-  return new URL(`api/asset/${encodeURIComponent(payloadId)}/${encodeURIComponent(sha256)}`, base).href;
-}
-
 function useAssetUrl(payloadId: string, asset: AssetRef, enabled: boolean) {
   const [state, setState] = useState<{ error?: string; loading: boolean }>({ loading: enabled });
-  useEffect(() => setState({ loading: enabled }), [payloadId, asset.sha256, enabled]);
+  const [url, setUrl] = useState<string>();
+  useEffect(() => {
+    setState({ loading: enabled });
+    setUrl(undefined);
+    if (!enabled) return;
+    let live = true;
+    assetUrl(payloadId, asset.sha256).then(
+      (u) => live && setUrl(u),
+      () => live && setState({ loading: false, error: 'Could not load the asset' }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [payloadId, asset.sha256, enabled]);
   return {
-    url: enabled ? assetUrl(payloadId, asset.sha256) : undefined,
+    url,
     loading: state.loading,
     error: state.error,
     onLoad: () => setState({ loading: false }),

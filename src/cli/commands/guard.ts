@@ -10,6 +10,7 @@ import {
   type StrategyName,
 } from '../../pipeline/index.js';
 import { addLimitOptions, loadSummarizer } from '../../integrations/options.js';
+import { jsonLine, terminalSafe } from '../terminal.js';
 
 export interface GuardCommandOptions {
   session: string;
@@ -99,9 +100,10 @@ export async function runGuard(file: string | undefined, opts: GuardCommandOptio
       const e = await estimateForDecision(data.toString('utf8'), resolveLimit(options), { profile: opts.profile, strategy: opts.strategy });
       pass = { strategy: e.strategy, tokens: e.tokens };
     }
-    process.stdout.write(JSON.stringify(guardJson(result, pass)) + '\n');
+    process.stdout.write(jsonLine(guardJson(result, pass)) + '\n');
   } else if (result) {
-    process.stdout.write(result.message + '\n');
+    // The message quotes the tool name and the payload's structure: never raw controls to a terminal.
+    process.stdout.write(terminalSafe(result.message) + '\n');
   }
   if (result && !result.payloadPath) process.exitCode = 1; // could not save: the message says why
 }

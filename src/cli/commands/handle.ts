@@ -1,7 +1,8 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
-import { HandleStore, type HandleQuery } from '../../compress/index.js';
+import { withHandles, type HandleQuery, type HandleStore } from '../../service/offline.js';
+import { jsonLine, terminalSafe } from '../terminal.js';
 
 /** Hours → ms for --ttl. */
 const MS_PER_HOUR = 3_600_000;
@@ -23,13 +24,11 @@ function nonNegInt(flag: string) {
 
 /** Handles live in `<session>/handles.sqlite`; the session defaults to the current directory. */
 function withStore<T>(o: Common, f: (s: HandleStore) => T | Promise<T>): Promise<T> {
-  const s = HandleStore.open(path.resolve(o.session ?? process.cwd()));
-  return Promise.resolve()
-    .then(() => f(s))
-    .finally(() => s.close());
+  return withHandles(path.resolve(o.session ?? process.cwd()), f);
 }
 
-const out = (x: unknown) => process.stdout.write(`${typeof x === 'string' ? x : JSON.stringify(x)}\n`);
+/** Rows, lines and tool names come from payloads: never raw terminal controls. */
+const out = (x: unknown) => process.stdout.write(`${typeof x === 'string' ? terminalSafe(x) : jsonLine(x)}\n`);
 
 export function register(program: Command): void {
   const handle = program

@@ -1,15 +1,8 @@
 import fs from 'node:fs/promises';
 import type { Command } from 'commander';
-import {
-  findProjectionSpec,
-  loadProjectionSpecs,
-  projectWithStats,
-  saveProjectionSpec,
-  suggestProjection,
-  validateSpec,
-  type ProjectionSpec,
-} from '../../compress/index.js';
-import { appPaths, estimateTokens } from '../../pipeline/index.js';
+import { appPaths } from '../../pipeline/index.js';
+import { applyProjection, checkProjectionSpec, projectionSpecFor, suggestProjectionFor, type ProjectionSpec } from '../../service/offline.js';
+import { jsonLine, terminalSafe } from '../terminal.js';
 
 interface ProjectCliOptions {
   suggest?: boolean;
@@ -38,7 +31,7 @@ async function readSpec(arg: string): Promise<ProjectionSpec> {
   } catch (err) {
     throw new Error(`--spec: not valid JSON (${(err as Error).message})`);
   }
-  return validateSpec(parsed, '--spec');
+  return checkProjectionSpec(parsed, '--spec');
 }
 
 const pct = (a: number, b: number) => (b > 0 ? `${Math.round((100 * (b - a)) / b)}%` : '0%');
@@ -55,39 +48,34 @@ export async function runProject(file: string, o: ProjectCliOptions): Promise<vo
     throw new Error(`${file} is not JSON (${(err as Error).message}): projection works on JSON payloads`);
   }
   if (o.suggest) {
-    const s = suggestProjection(value);
-    // Report against the file as it is (pretty-printed or not), like --spec does.
-    s.tokensBefore = estimateTokens(text).tokens;
-    const saved = o.save ? saveProjectionSpec(dir, o.save, s.spec) : undefined;
+    const s = suggestProjectionFor(text, value, { save: o.save, dir });
+    const saved = s.saved;
     if (o.json) {
-      process.stdout.write(JSON.stringify({ spec: s.spec, fields: s.fields, tokensBefore: s.tokensBefore, tokensAfter: s.tokensAfter, ...(saved ? { saved } : {}) }) + '\n');
+      process.stdout.write(jsonLine({ spec: s.spec, fields: s.fields, tokensBefore: s.tokensBefore, tokensAfter: s.tokensAfter, ...(saved ? { saved } : {}) }) + '\n');
       return;
     }
     const top = s.fields.slice(0, o.top ?? 30);
     process.stdout.write(`Fields by token cost (${s.fields.length} in all):\n`);
     for (const f of top) {
       process.stdout.write(
-        `  ${f.keep ? 'keep' : 'drop'}  ${String(f.tokens).padStart(8)} tok  ${(f.share * 100).toFixed(1).padStart(5)}%  ${f.path}  (${f.reason})\n`,
+        `  ${f.keep ? 'keep' : 'drop'}  ${String(f.tokens).padStart(8)} tok  ${(f.share * 100).toFixed(1).padStart(5)}%  ${terminalSafe(f.path)}  (${terminalSafe(f.reason)})\n`,
       );
     }
     if (s.fields.length > top.length) process.stdout.write(`  … ${s.fields.length - top.length} more (--top N, or --json)\n`);
-    process.stdout.write(`\nProposed spec (tokens ${s.tokensBefore} → ${s.tokensAfter}, −${pct(s.tokensAfter, s.tokensBefore)}):\n${JSON.stringify(s.spec, null, 2)}\n`);
+    process.stdout.write(`\nProposed spec (tokens ${s.tokensBefore} → ${s.tokensAfter}, −${pct(s.tokensAfter, s.tokensBefore)}):\n${jsonLine(s.spec, 2)}\n`);
     if (saved) process.stdout.write(`saved as ${saved}\n`);
     return;
   }
   let spec: ProjectionSpec | undefined;
   if (o.spec) spec = await readSpec(o.spec);
   else if (o.tool) {
-    spec = findProjectionSpec(loadProjectionSpecs(dir), o.tool);
+    spec = projectionSpecFor(o.tool, dir);
     if (!spec) throw new Error(`no saved projection spec for tool ${JSON.stringify(o.tool)} in ${dir}`);
   } else throw new Error('project needs --suggest, --spec SPEC or --tool NAME');
-  const { value: out, stats } = projectWithStats(value, spec);
-  const before = estimateTokens(text).tokens;
-  const outText = JSON.stringify(out, null, o.json ? undefined : 2) ?? 'null';
-  const after = estimateTokens(JSON.stringify(out) ?? 'null').tokens;
-  const saved = o.save ? saveProjectionSpec(dir, o.save, spec) : undefined;
+  const { value: out, stats, tokensBefore: before, tokensAfter: after, saved } = applyProjection(text, value, spec, { save: o.save, dir });
+  const outText = jsonLine(out, o.json ? undefined : 2);
   if (o.json) {
-    process.stdout.write(JSON.stringify({ tokensBefore: before, tokensAfter: after, stats, ...(saved ? { saved } : {}), result: out }) + '\n');
+    process.stdout.write(jsonLine({ tokensBefore: before, tokensAfter: after, stats, ...(saved ? { saved } : {}), result: out }) + '\n');
   } else {
     process.stdout.write(outText + '\n');
     process.stderr.write(`tokens ${before} → ${after} (−${pct(after, before)})${saved ? `; spec saved as ${saved}` : ''}\n`);

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { restorePayload, restoreToFile } from '../../pipeline/index.js';
+import { terminalSafe } from '../terminal.js';
 
 export function register(program: Command): void {
   program
@@ -14,7 +15,9 @@ export function register(program: Command): void {
           process.stderr.write(`restored ${n} bytes to ${opts.output}\n`);
         } else {
           const buf = await restorePayload(p);
-          await new Promise<void>((resolve, reject) => process.stdout.write(buf, (e) => (e ? reject(e) : resolve())));
+          // Byte for byte into a pipe or a file; a terminal gets the text with its controls made visible.
+          const data = process.stdout.isTTY ? terminalSafe(buf.toString('utf8')) : buf;
+          await new Promise<void>((resolve, reject) => process.stdout.write(data, (e) => (e ? reject(e) : resolve())));
         }
       } catch (err) {
         process.stderr.write(`spillway restore: ${err instanceof Error ? err.message : String(err)}\n`);

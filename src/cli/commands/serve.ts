@@ -1,8 +1,10 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createInspectorService } from '../../service/service.js';
-import { startServer } from '../../server/server.js';
+import { startServer, type RunningServer } from '../../server/server.js';
+import { terminalSafe } from '../terminal.js';
 
 function parsePort(v: string): number {
   const n = Number(v);
@@ -11,6 +13,22 @@ function parsePort(v: string): number {
 }
 
 const collect = (v: string, prev: string[]) => [...prev, v];
+
+/** A link handed to a browser process (its argv is readable by every local account) dies unused after this. */
+export const OPEN_LINK_TTL_MS = 2 * 60_000;
+
+/**
+ * The token a caller fixes, from `--token-file` or $SPILLWAY_TOKEN, never from argv (every local
+ * account can read /proc/<pid>/cmdline). Like ssh with a private key, a file others can read is refused.
+ */
+export function readFixedToken(file: string | undefined, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (file === undefined) return env.SPILLWAY_TOKEN || undefined;
+  const st = fs.statSync(file);
+  if (process.platform !== 'win32' && (st.mode & 0o077) !== 0) {
+    throw new Error(`${file} is readable by other accounts (mode ${(st.mode & 0o777).toString(8)}): chmod 600 it first`);
+  }
+  return fs.readFileSync(file, 'utf8').trim();
+}
 
 /** A second stop signal within this window is the same Ctrl+C delivered twice, not "force quit". */
 const DUPLICATE_SIGNAL_MS = 1_000;
@@ -43,17 +61,20 @@ export function register(program: Command): void {
     .option('--port <n>', 'port (0 = a free one)', parsePort, 0)
     .option('--db <file>', 'index database (default: <app data>/index.sqlite)')
     .option('--open', 'open the system browser at the URL')
-    .addOption(new Option('--token <token>', 'use this token instead of a random one (16+ URL-safe chars)').env('SPILLWAY_TOKEN').hideHelp())
+    .addOption(new Option('--token-file <file>', 'read the bearer token from this 0600 file instead of making a random one (or set $SPILLWAY_TOKEN)').hideHelp())
     .addOption(new Option('--static-dir <dir>', 'serve this built UI instead of dist/renderer').hideHelp())
     .addHelpText(
       'after',
       `
-Prints the URL (with its token) on the first line of stdout, then keeps serving until
-SIGINT/SIGTERM. Without --root and with no root registered yet, the app-data sessions
-folder is used. Requests without the token get 401; only loopback Host/Origin are accepted.`,
+Prints a one-time link on the first line of stdout, then keeps serving until SIGINT/SIGTERM;
+each time a link is used, stderr shows a fresh one (for another tab, or after a reload). Without
+--root and with no root registered yet, the app-data sessions folder is used. Roots come from
+--root (or \`spillway index\`), never from the browser. Requests without the token get 401; only
+loopback Host/Origin are accepted.`,
     )
-    .action(async (opts: { root: string[]; port: number; db?: string; open?: boolean; token?: string; staticDir?: string }) => {
-      const warn = (m: string) => process.stderr.write(`spillway serve: ${m}\n`);
+    .action(async (opts: { root: string[]; port: number; db?: string; open?: boolean; tokenFile?: string; staticDir?: string }) => {
+      const warn = (m: string) => process.stderr.write(`spillway serve: ${terminalSafe(m)}\n`);
+      const token = readFixedToken(opts.tokenFile);
       const service = createInspectorService({
         transport: 'http',
         roots: opts.root.map((r) => path.resolve(r)),
@@ -66,27 +87,30 @@ folder is used. Requests without the token get 401; only loopback Host/Origin ar
         await service.close().catch(() => undefined);
         throw err;
       }
-      let server;
+      let started: RunningServer | undefined;
       try {
-        server = await startServer({
+        started = await startServer({
           service,
           host: '127.0.0.1',
           port: opts.port,
-          token: opts.token,
+          token,
           staticDir: opts.staticDir ? path.resolve(opts.staticDir) : undefined,
+          onLaunchUsed: () => process.stderr.write(`spillway serve: link used; for another tab or after a reload open ${started?.launchUrl()}\n`),
         });
       } catch (err) {
         await service.close().catch(() => undefined);
         throw err;
       }
+      const server = started;
       process.stdout.write(`${server.url}\n`);
       const roots = await service.listRoots({});
       process.stderr.write(
         `spillway serve: index ${service.dbPath}\n` +
-          roots.map((r) => `spillway serve: root ${r.path} (${r.kind})\n`).join('') +
+          roots.map((r) => `spillway serve: root ${terminalSafe(r.path)} (${r.kind})\n`).join('') +
           'spillway serve: press Ctrl+C to stop\n',
       );
-      if (opts.open) openBrowser(server.url, warn);
+      // The browser gets its own link, which expires: xdg-open's argv is readable by every local account.
+      if (opts.open) openBrowser(server.launchUrl({ ttlMs: OPEN_LINK_TTL_MS }), warn);
 
       await new Promise<void>((resolve) => {
         let stoppingSince = 0;

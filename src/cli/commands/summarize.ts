@@ -1,14 +1,9 @@
 import fs from 'node:fs/promises';
 import type { Command } from 'commander';
-import { appPaths, MAX_SUMMARY_OUTPUT_TOKENS } from '../../pipeline/index.js';
-import {
-  createSummarizer,
-  isProviderName,
-  listProviders,
-  listTemplates,
-  PROVIDER_NAMES,
-} from '../../summarize/index.js';
+import { MAX_SUMMARY_OUTPUT_TOKENS } from '../../pipeline/index.js';
+import { listSummaryProviders, listSummaryTemplates, PROVIDER_NAMES, summarizeText } from '../../service/offline.js';
 import { defaultProvider, positiveInt } from '../../integrations/options.js';
+import { jsonLine, terminalSafe } from '../terminal.js';
 
 interface SummarizeCliOptions {
   focus?: string;
@@ -38,42 +33,43 @@ async function readText(file: string): Promise<string> {
 
 export async function runSummarize(file: string | undefined, o: SummarizeCliOptions): Promise<void> {
   if (o.listProviders) {
-    const rows = listProviders();
+    const rows = listSummaryProviders();
     if (o.json) process.stdout.write(JSON.stringify(rows) + '\n');
     else for (const p of rows) process.stdout.write(`${p.name.padEnd(11)} ${p.available ? 'available ' : 'missing   '} default model ${p.defaultModel}${p.reason ? `  (${p.reason})` : ''}\n`);
     return;
   }
   if (o.listTemplates) {
-    const rows = listTemplates(o.templatesDir ?? appPaths().templates);
-    if (o.json) process.stdout.write(JSON.stringify(rows) + '\n');
-    else for (const t of rows) process.stdout.write(`${t.name.padEnd(16)} ${t.builtIn ? 'built-in' : t.path}\n`);
+    const rows = listSummaryTemplates(o.templatesDir);
+    if (o.json) process.stdout.write(jsonLine(rows) + '\n');
+    else for (const t of rows) process.stdout.write(terminalSafe(`${t.name.padEnd(16)} ${t.builtIn ? 'built-in' : t.path}`) + '\n');
     return;
   }
   if (!file) throw new Error('summarize needs a FILE (or - for stdin)');
   const provider = o.provider ?? defaultProvider();
-  if (!isProviderName(provider)) throw new Error(`unknown provider ${JSON.stringify(provider)}: use ${PROVIDER_NAMES.join(', ')}`);
+  if (!(PROVIDER_NAMES as readonly string[]).includes(provider)) throw new Error(`unknown provider ${JSON.stringify(provider)}: use ${PROVIDER_NAMES.join(', ')}`);
   const text = await readText(file);
-  const summarizer = createSummarizer({
-    provider,
-    model: o.model,
-    template: o.template,
-    templatesDir: o.templatesDir,
-    timeoutMs: o.timeout,
-    maxOutputTokens: o.maxTokens,
-  });
   const ac = new AbortController();
   const onSigint = () => ac.abort(new Error('interrupted'));
   process.once('SIGINT', onSigint);
   try {
-    const out = await summarizer.summarize(
-      { text, focus: o.focus, template: o.template, model: o.model, maxOutputTokens: o.maxTokens ?? MAX_SUMMARY_OUTPUT_TOKENS },
-      { signal: ac.signal },
-    );
+    const out = await summarizeText({
+      text,
+      provider,
+      focus: o.focus,
+      model: o.model,
+      template: o.template,
+      templatesDir: o.templatesDir,
+      timeoutMs: o.timeout,
+      maxOutputTokens: o.maxTokens,
+      signal: ac.signal,
+    });
     if (o.json) {
       const { summary, model, inputTokens, outputTokens, ms } = out;
-      process.stdout.write(JSON.stringify({ summary, provider: out.provider, model, inputTokens, outputTokens, ms }) + '\n');
+      process.stdout.write(jsonLine({ summary, provider: out.provider, model, inputTokens, outputTokens, ms }) + '\n');
     } else {
-      process.stdout.write(out.summary.endsWith('\n') ? out.summary : `${out.summary}\n`);
+      // A summary quotes the payload: no raw terminal controls.
+      const summary = terminalSafe(out.summary);
+      process.stdout.write(summary.endsWith('\n') ? summary : `${summary}\n`);
       const cost = out.costUsd !== undefined ? `, $${out.costUsd.toFixed(6)}` : '';
       const chunks = out.chunks ? `, ${out.chunks.summarized}/${out.chunks.total} chunks` : '';
       process.stderr.write(`[${out.provider}/${out.model}${out.template ? `, template ${out.template}` : ''}: ${out.inputTokens} → ${out.outputTokens} tokens, ${out.ms} ms${cost}${chunks}]\n`);

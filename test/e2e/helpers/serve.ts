@@ -12,9 +12,10 @@ export const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 export const CHROMIUM_PATH = process.env.SPILLWAY_CHROMIUM ?? '/usr/bin/chromium';
 const SERVE_START_TIMEOUT_MS = 90_000;
 
-/** The e2e suite serves the built UI: build it once when dist/renderer is missing. */
-export function ensureRendererBuilt(): void {
-  if (fs.existsSync(path.join(REPO_ROOT, 'dist', 'renderer', 'index.html'))) return;
+/** The e2e suite serves the built UI: build it when dist/renderer is missing or older than app/ (as `npm start` does). */
+export async function ensureRendererBuilt(): Promise<void> {
+  const { isStale } = (await import(path.join(REPO_ROOT, 'scripts', 'electron-env.mjs'))) as { isStale: (out: string, inputs: string[]) => boolean };
+  if (!isStale(path.join(REPO_ROOT, 'dist', 'renderer', 'index.html'), [path.join(REPO_ROOT, 'app'), path.join(REPO_ROOT, 'src', 'service', 'contract.ts')])) return;
   const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'node_modules', 'vite', 'bin', 'vite.js'), 'build', '--logLevel', 'warn'], {
     cwd: REPO_ROOT,
     stdio: 'inherit',
@@ -23,7 +24,10 @@ export function ensureRendererBuilt(): void {
 }
 
 export interface ServeProcess {
+  /** The one-time link serve printed (it opens one tab; use freshUrl() for more). */
   url: string;
+  /** A fresh one-time link, minted with the token. */
+  freshUrl(): Promise<string>;
   origin: string;
   token: string;
   child: ChildProcess;
@@ -43,13 +47,12 @@ export async function startServe(opts: { roots: string[]; home: string; extraArg
     ...opts.roots.flatMap((r) => ['--root', r]),
     '--port',
     '0',
-    '--token',
-    token,
     ...(opts.extraArgs ?? []),
   ];
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
-    env: { ...process.env, SPILLWAY_HOME: opts.home, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', BROWSER: 'true' },
+    // The token goes in the environment, never in argv (readable by every local account).
+    env: { ...process.env, SPILLWAY_HOME: opts.home, SPILLWAY_TOKEN: token, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', BROWSER: 'true' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -58,7 +61,7 @@ export async function startServe(opts: { roots: string[]; home: string; extraArg
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`spillway serve did not start in time:\n${out}`)), SERVE_START_TIMEOUT_MS);
     const check = () => {
-      const m = /(http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+)/.exec(out);
+      const m = /(http:\/\/127\.0\.0\.1:\d+\/#launch=[A-Za-z0-9_-]+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]!);
@@ -71,9 +74,14 @@ export async function startServe(opts: { roots: string[]; home: string; extraArg
       reject(new Error(`spillway serve exited with ${code}:\n${out}`));
     });
   });
+  const origin = new URL(url).origin;
   return {
     url,
-    origin: new URL(url).origin,
+    async freshUrl() {
+      const r = await fetch(`${origin}/api/auth/launch-url`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: '{}' });
+      return ((await r.json()) as { result: { url: string } }).result.url;
+    },
+    origin,
     token,
     child,
     output: () => out,

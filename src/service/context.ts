@@ -1,0 +1,204 @@
+/**
+ * What every group of service methods shares: the app-data paths, the index (once open), the path
+ * guard, the compute worker, the event emitter, and the confined ways to open a payload's
+ * content and assets. Built once by createInspectorService (service.ts), which also starts it.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { appPaths, isInside } from '../pipeline/index.js';
+import { IndexError, openIndex, type SpillIndex } from '../index/index.js';
+import { TemplateError } from '../summarize/index.js';
+import { ServiceError, type AppInfo, type MethodName, type MethodRequest, type MethodResponse, type RootInfo } from './contract.js';
+import { createComputePool, type ComputePool } from './compute.js';
+import { InspectorEmitter } from './events.js';
+import { createImportedRuns } from './imported-runs.js';
+import { PathGuard } from './paths.js';
+import { createPayloadFiles } from './payload-files.js';
+import { ensurePrivateDir, preparePrivateDbFile } from './private-files.js';
+import { PayloadReader } from './reader.js';
+import { createRootAreas } from './root-areas.js';
+import { checkRoot, type RootPolicyContext } from './roots-policy.js';
+
+/** Scratch analyses (dropped files) older than this are deleted when the service starts. */
+export const SCRATCH_MAX_AGE_DAYS = 30;
+const SCRATCH_NAME_RE = /^(\d{8}T\d{9}Z)_[A-Za-z0-9._-]*_[0-9a-f]{6}$/;
+
+export type Transport = AppInfo['transport'];
+
+export interface CreateServiceOptions {
+  /** SQLite index file; default `appPaths().db` (app-data `index.sqlite`). */
+  dbPath?: string;
+  /**
+   * Roots to register (persisted in the index): the CLI's and the config's, so trusted (see
+   * roots-policy.ts). With none given and none registered, the app-data sessions root.
+   */
+  roots?: string[];
+  /** App-data folder; default `appPaths(env).root` ($SPILLWAY_HOME or the OS default). */
+  appDataDir?: string;
+  env?: NodeJS.ProcessEnv;
+  transport: Transport;
+  /** Watch the roots live (default true). */
+  watch?: boolean;
+  /** Scan every root once at start, in the background (default true). */
+  scanOnStart?: boolean;
+  /** Problems worth a log line (a root that vanished, a failed background scan). */
+  onWarning?: (message: string) => void;
+  /**
+   * Inputs of `summarize` (structural) and `analyze` up to this many bytes run on the service's
+   * thread; bigger ones in the compute worker (default COMPUTE_INLINE_MAX_BYTES; 0: always the
+   * worker; Infinity: never).
+   */
+  computeInlineMaxBytes?: number;
+}
+
+/** Per-call options a transport may pass with a request. */
+export interface CallOptions {
+  /** Abort the call (the client went away): heavy work in the compute worker stops. */
+  signal?: AbortSignal;
+}
+
+export function toServiceError(err: unknown): ServiceError {
+  if (err instanceof ServiceError) return err;
+  if (err instanceof IndexError) return new ServiceError(err.code, err.message);
+  if (err instanceof TemplateError) return new ServiceError(err.code === 'NOT_FOUND' ? 'NOT_FOUND' : 'BAD_REQUEST', err.message);
+  const e = err as NodeJS.ErrnoException;
+  if (e?.code === 'ENOENT') return new ServiceError('NOT_FOUND', e.message);
+  if (e?.code === 'EACCES' || e?.code === 'EPERM') return new ServiceError('FORBIDDEN_PATH', e.message);
+  return new ServiceError('INTERNAL', err instanceof Error ? err.message : String(err));
+}
+
+/**
+ * Delete scratch sessions older than SCRATCH_MAX_AGE_DAYS. Only folders this service named
+ * (time_name_random) directly under the scratch folder are touched; anything else is left alone.
+ */
+export async function pruneScratch(scratchDir: string, now = new Date(), maxAgeDays = SCRATCH_MAX_AGE_DAYS): Promise<string[]> {
+  const removed: string[] = [];
+  let entries: fs.Dirent[];
+  try {
+    entries = await fs.promises.readdir(scratchDir, { withFileTypes: true });
+  } catch {
+    return removed;
+  }
+  for (const e of entries) {
+    const m = SCRATCH_NAME_RE.exec(e.name);
+    if (!e.isDirectory() || !m) continue;
+    const t = m[1]!;
+    const at = Date.parse(`${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)}T${t.slice(9, 11)}:${t.slice(11, 13)}:${t.slice(13, 15)}Z`);
+    if (!Number.isFinite(at) || now.getTime() - at < maxAgeDays * 86_400_000) continue;
+    await fs.promises.rm(path.join(scratchDir, e.name), { recursive: true, force: true });
+    removed.push(e.name);
+  }
+  return removed;
+}
+
+export type ServiceContext = ReturnType<typeof createContext>;
+
+/** The shared state and helpers; `ready` opens the index and registers the roots. */
+export function createContext(opts: CreateServiceOptions) {
+  const env = opts.env ?? process.env;
+  const baseEnv: NodeJS.ProcessEnv = opts.appDataDir ? { ...env, SPILLWAY_HOME: path.resolve(opts.appDataDir) } : env;
+  const paths = appPaths(baseEnv);
+  const dbPath = path.resolve(opts.dbPath ?? paths.db);
+  const warn = opts.onWarning ?? (() => undefined);
+  const compute: ComputePool = createComputePool({ inlineMaxBytes: opts.computeInlineMaxBytes, onWarning: warn });
+  const emitter = new InspectorEmitter((err) => warn(`event listener failed: ${err instanceof Error ? err.message : String(err)}`));
+  const guard = new PathGuard();
+  const rootPolicy: RootPolicyContext = { appData: paths, home: env.HOME ?? os.homedir(), env };
+  const areas = createRootAreas(guard, rootPolicy, warn);
+  const runs = createImportedRuns(paths.summaryRuns, warn);
+  let closed = false;
+  let index: SpillIndex | undefined;
+  let stopWatch: (() => Promise<void>) | undefined;
+
+  const ready: Promise<void> = (async () => {
+    // App data first, private: everything below it is then out of other accounts' reach.
+    for (const d of [paths.root, paths.sessions, paths.scratch, paths.templates]) await ensurePrivateDir(d);
+    const pruned = await pruneScratch(paths.scratch).catch(() => []);
+    if (pruned.length) warn(`removed ${pruned.length} scratch analyses older than ${SCRATCH_MAX_AGE_DAYS} days`);
+    preparePrivateDbFile(dbPath);
+    const ix = openIndex({ dbPath, onEvent: (e) => emitter.emit(e.event, e.payload as never) });
+    index = ix;
+    for (const w of ix.warnings) warn(w);
+    for (const r of opts.roots ?? []) {
+      const abs = path.resolve(r);
+      try {
+        ix.addRoot(checkRoot(abs, 'trusted', rootPolicy));
+      } catch (err) {
+        throw new ServiceError('BAD_REQUEST', `cannot add root ${abs}: ${toServiceError(err).message}`);
+      }
+    }
+    if (!ix.listRoots().some((r) => !isInside(paths.scratch, r.path))) ix.addRoot(paths.sessions);
+    // Scratch sessions (dropped files) live in their own root, so the viewer can open them.
+    if (!ix.listRoots().some((r) => isInside(r.path, paths.scratch))) ix.addRoot(paths.scratch);
+    areas.sync(ix.listRoots());
+    if (opts.watch ?? true) stopWatch = await ix.watch();
+  })();
+  // Callers see a failed start through every method; do not crash on an unobserved rejection.
+  ready.catch(() => undefined);
+
+  const idx = async (): Promise<SpillIndex> => {
+    if (closed) throw new ServiceError('UNAVAILABLE', 'the service is closed');
+    try {
+      await ready;
+    } catch (err) {
+      throw new ServiceError('UNAVAILABLE', `the index could not be opened: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    return index!;
+  };
+  const files = createPayloadFiles(idx, guard);
+  emitter.on('onDidIndex', () => files.forget());
+
+  // The first scan starts once the index is open; it never delays `ready`.
+  if (opts.scanOnStart ?? true) {
+    void ready
+      .then(async () => {
+        await index!.scan();
+        await runs.restore(index!);
+      })
+      .catch((err: unknown) => warn(`initial scan failed: ${(err as Error).message}`));
+  }
+
+  return {
+    env,
+    paths,
+    dbPath,
+    transport: opts.transport,
+    warn,
+    compute,
+    emitter,
+    guard,
+    reader: new PayloadReader(),
+    rootPolicy,
+    ready,
+    idx,
+    isClosed: () => closed,
+    isScratch: (p: string) => isInside(paths.scratch, p),
+    allowRootArea: areas.allow,
+    forgetRootArea: areas.forget,
+    /** The index's roots, each granted in the guard (roots another process added become readable too). */
+    syncRootAreas: (ix: SpillIndex): RootInfo[] => areas.sync(ix.listRoots()),
+    detailOf: files.detailOf,
+    contentOpener: files.contentOpener,
+    openAsset: files.openAsset,
+    readWholeBytes: files.readWholeBytes,
+    readWholeText: files.readWholeText,
+    keepImportedRun: runs.keep,
+    restoreImportedRuns: runs.restore,
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      emitter.clear();
+      await compute.close();
+      // Even when start failed half-way (a root that does not exist), close what was opened.
+      await ready.catch(() => undefined);
+      await stopWatch?.().catch(() => undefined);
+      await index?.close();
+    },
+  };
+}
+
+/** One contract method as the service implements it: the request arrives already validated. */
+export type Handler<M extends MethodName> = (req: MethodRequest<M>, call?: CallOptions) => Promise<MethodResponse<M>>;
+/** A group of methods (one concern); service.ts puts the groups together. */
+export type Handlers<K extends MethodName> = { [M in K]: Handler<M> };

@@ -1,0 +1,180 @@
+/**
+ * What the CLI verbs do without a running inspector, composed here from the same layers the
+ * service uses, so `src/cli` imports the service (and the pipeline), never index, compress or
+ * summarize directly (DESIGN.md).
+ *
+ * | verb                | call                                                        |
+ * | ------------------- | ----------------------------------------------------------- |
+ * | `spillway index`    | `indexFolders`                                              |
+ * | `spillway summarize`| `summarizeText`, `listSummaryProviders`, `listSummaryTemplates` |
+ * | `spillway project`  | `suggestProjectionFor`, `applyProjection`, `projectionSpecFor` |
+ * | `spillway handle`   | `withHandles`                                               |
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { appPaths, estimateTokens, MAX_SUMMARY_OUTPUT_TOKENS } from '../pipeline/index.js';
+import type { SummaryOutput } from '../pipeline/types.js';
+import { openIndex } from '../index/index.js';
+import {
+  findProjectionSpec,
+  HandleStore,
+  loadProjectionSpecs,
+  projectWithStats,
+  saveProjectionSpec,
+  suggestProjection,
+  validateSpec,
+  type HandleQuery,
+  type ProjectionSpec,
+  type ProjectionStats,
+  type ProjectionSuggestion,
+} from '../compress/index.js';
+import { createSummarizer, isProviderName, listProviders, listTemplates, PROVIDER_NAMES } from '../summarize/index.js';
+import type { IndexStats, ProviderInfo, TemplateInfo } from './contract.js';
+import { ensurePrivateDirSync, preparePrivateDbFile, PRIVATE_FILE_MODE } from './private-files.js';
+import { checkRoot } from './roots-policy.js';
+
+export type { HandleQuery, HandleStore, ProjectionSpec, ProjectionStats };
+export { PROVIDER_NAMES };
+
+// ------------------------------------------------------------------------------------ index
+
+export interface IndexFoldersOptions {
+  dirs: string[];
+  /** Default: the app-data `index.sqlite`. */
+  dbPath?: string;
+  env?: NodeJS.ProcessEnv;
+  onProgress?: (root: { path: string }, done: number, total: number) => void;
+  /** A root's scan finished (the CLI ends its progress line). */
+  onRootDone?: (root: { path: string }) => void;
+  onWarning?: (message: string) => void;
+}
+
+/**
+ * Register each folder as a root (the CLI is a trusted place: hard limits only, roots-policy.ts),
+ * unless a root already covers it, and bring the index up to date. The database is created 0600.
+ */
+export async function indexFolders(o: IndexFoldersOptions): Promise<IndexStats & { dbPath: string }> {
+  const paths = appPaths(o.env);
+  const dbPath = path.resolve(o.dbPath ?? paths.db);
+  const warn = o.onWarning ?? (() => undefined);
+  preparePrivateDbFile(dbPath);
+  const index = openIndex({ dbPath });
+  try {
+    for (const w of index.warnings) warn(w);
+    const rootIds: string[] = [];
+    for (const dir of o.dirs) {
+      const abs = path.resolve(dir);
+      const root = index.rootFor(abs) ?? index.addRoot(checkRoot(abs, 'trusted', { appData: paths, env: o.env }));
+      if (!rootIds.includes(root.id)) rootIds.push(root.id);
+    }
+    const t0 = performance.now();
+    const total: IndexStats = { sessions: 0, payloads: 0, assets: 0, bytes: 0, seconds: 0 };
+    for (const rootId of rootIds) {
+      const root = index.listRoots().find((r) => r.id === rootId)!;
+      const res = await index.scan({ rootId, onProgress: (p) => o.onProgress?.(root, p.done, p.total) });
+      o.onRootDone?.(root);
+      for (const w of res.warnings) warn(w);
+      total.sessions += res.sessions;
+      total.payloads += res.payloads;
+      total.assets += res.assets;
+      total.bytes += res.bytes;
+    }
+    total.seconds = Math.round((performance.now() - t0) / 10) / 100;
+    return { ...total, dbPath };
+  } finally {
+    await index.close();
+  }
+}
+
+// -------------------------------------------------------------------------------- summaries
+
+export interface SummarizeTextOptions {
+  text: string;
+  provider: string;
+  focus?: string;
+  model?: string;
+  template?: string;
+  templatesDir?: string;
+  timeoutMs?: number;
+  maxOutputTokens?: number;
+  signal: AbortSignal;
+}
+
+/** One summary of `text` (what `spillway summarize FILE` prints). Throws for an unknown provider or template. */
+export async function summarizeText(o: SummarizeTextOptions): Promise<SummaryOutput> {
+  if (!isProviderName(o.provider)) throw new Error(`unknown provider ${JSON.stringify(o.provider)}: use ${PROVIDER_NAMES.join(', ')}`);
+  const summarizer = createSummarizer({
+    provider: o.provider,
+    model: o.model,
+    template: o.template,
+    templatesDir: o.templatesDir,
+    timeoutMs: o.timeoutMs,
+    maxOutputTokens: o.maxOutputTokens,
+  });
+  return summarizer.summarize(
+    { text: o.text, focus: o.focus, template: o.template, model: o.model, maxOutputTokens: o.maxOutputTokens ?? MAX_SUMMARY_OUTPUT_TOKENS },
+    { signal: o.signal },
+  );
+}
+
+export const listSummaryProviders = (): ProviderInfo[] => listProviders();
+export const listSummaryTemplates = (dir?: string): TemplateInfo[] => listTemplates(dir ?? appPaths().templates);
+
+// ------------------------------------------------------------------------------- projection
+
+const projectionsDir = (dir?: string) => dir ?? appPaths().projections;
+
+/** Save a spec for a tool; in the app data, privately (docs/security.md). */
+function saveSpec(dir: string | undefined, tool: string, spec: ProjectionSpec): string {
+  const target = projectionsDir(dir);
+  if (dir === undefined) ensurePrivateDirSync(appPaths().root);
+  ensurePrivateDirSync(target);
+  const saved = saveProjectionSpec(target, tool, spec);
+  try {
+    fs.chmodSync(saved, PRIVATE_FILE_MODE);
+  } catch {
+    /* a file system without modes */
+  }
+  return saved;
+}
+
+/** A spec given on the command line (parsed JSON), checked. */
+export const checkProjectionSpec = (v: unknown, what: string): ProjectionSpec => validateSpec(v, what);
+
+/** The spec saved for `tool`, if any. */
+export function projectionSpecFor(tool: string, dir?: string): ProjectionSpec | undefined {
+  return findProjectionSpec(loadProjectionSpecs(projectionsDir(dir)), tool);
+}
+
+/** Fields of a JSON payload ranked by what they cost, and a proposed spec (saved for `save` when given). */
+export function suggestProjectionFor(text: string, value: unknown, o: { save?: string; dir?: string } = {}): ProjectionSuggestion & { saved?: string } {
+  const s = suggestProjection(value);
+  // Report against the file as it is (pretty-printed or not), like applyProjection does.
+  s.tokensBefore = estimateTokens(text).tokens;
+  const saved = o.save ? saveSpec(o.dir, o.save, s.spec) : undefined;
+  return { ...s, ...(saved ? { saved } : {}) };
+}
+
+/** Apply `spec` to a JSON payload; token counts before (as given) and after (compact). */
+export function applyProjection(
+  text: string,
+  value: unknown,
+  spec: ProjectionSpec,
+  o: { save?: string; dir?: string } = {},
+): { value: unknown; stats: ProjectionStats; tokensBefore: number; tokensAfter: number; saved?: string } {
+  const { value: out, stats } = projectWithStats(value, spec);
+  const tokensBefore = estimateTokens(text).tokens;
+  const tokensAfter = estimateTokens(JSON.stringify(out) ?? 'null').tokens;
+  const saved = o.save ? saveSpec(o.dir, o.save, spec) : undefined;
+  return { value: out, stats, tokensBefore, tokensAfter, ...(saved ? { saved } : {}) };
+}
+
+// ---------------------------------------------------------------------------------- handles
+
+/** Open `<session>/handles.sqlite`, run `f`, close it whatever happens. */
+export function withHandles<T>(sessionDir: string, f: (s: HandleStore) => T | Promise<T>): Promise<T> {
+  const s = HandleStore.open(path.resolve(sessionDir));
+  return Promise.resolve()
+    .then(() => f(s))
+    .finally(() => s.close());
+}

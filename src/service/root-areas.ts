@@ -1,0 +1,54 @@
+/**
+ * What the registered roots let the service read, kept in the path guard: granted once per root,
+ * forgotten with it, and refused for a root that roots-policy.ts no longer allows (one an older
+ * version stored, or a hand-edited database holds: listed, never read).
+ */
+import path from 'node:path';
+import { ASSETS_DIR, LINKED_SUFFIX, LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile } from '../pipeline/index.js';
+import { claudeToolResultsDir } from '../index/discover.js';
+import type { RootInfo } from './contract.js';
+import type { PathGuard } from './paths.js';
+import { hardRootRefusal, type RootPolicyContext } from './roots-policy.js';
+
+export function createRootAreas(guard: PathGuard, policy: RootPolicyContext, warn: (m: string) => void) {
+  const granted = new Set<string>();
+
+  /**
+   * A folder root: everything under it. A single file: the file, plus what belongs to it: a
+   * spilled payload's sidecar, linked form and assets folder; a Claude Code transcript's persisted
+   * tool-results folder.
+   */
+  const allow = (root: RootInfo): void => {
+    if (granted.has(root.path)) return;
+    const refusal = hardRootRefusal(root.path, policy);
+    if (refusal) {
+      warn(`root ${root.path} is not read: ${refusal}`);
+      return;
+    }
+    granted.add(root.path);
+    guard.allowRoot(root.path);
+    if (root.kind !== 'file') return;
+    const dir = path.dirname(root.path);
+    const c = classifyLongResponseFile(path.basename(root.path));
+    if (c && path.basename(dir) === LONG_RESPONSES_DIR) {
+      guard.allowFile(path.join(dir, c.stem + META_SUFFIX), 'root sidecar');
+      guard.allowFile(path.join(dir, c.stem + LINKED_SUFFIX), 'root linked form');
+      guard.allowDir(path.join(dir, ASSETS_DIR), 'root assets');
+    } else if (root.path.endsWith('.jsonl')) {
+      guard.allowDir(claudeToolResultsDir(root.path), 'transcript tool results');
+    }
+  };
+
+  return {
+    allow,
+    forget(root: RootInfo): void {
+      granted.delete(root.path);
+      guard.forget(root.path);
+    },
+    /** Grant every root the index lists (roots `spillway index DIR` added from another process too). */
+    sync(roots: RootInfo[]): RootInfo[] {
+      for (const r of roots) allow(r);
+      return roots;
+    },
+  };
+}

@@ -1,0 +1,186 @@
+/**
+ * Which folders may become roots. A root is read access: everything under it can be listed,
+ * read and copied into scratch through the contract. So a root is the user's choice, and only
+ * ever a place that holds agent sessions.
+ *
+ * | who asks                                                      | checked                                  |
+ * | ------------------------------------------------------------- | ---------------------------------------- |
+ * | the CLI (`--root`, `spillway index`), the config file, the desktop Open Folder dialog | hard limits |
+ * | the desktop window (`addRoot` over IPC)                        | hard limits + looks like a session tree  |
+ * | an HTTP client of `spillway serve` (`addRoot` over HTTP)       | refused: roots come from the CLI/config  |
+ *
+ * Hard limits, for everyone: never the file-system root, a system folder (or anything in one), the
+ * user's home itself or a folder above it, a folder holding the app data, or the app data's own
+ * files (its `sessions/` and `scratch/` folders are fine).
+ *
+ * Why HTTP may not add roots at all: the token is the whole credential of `serve`, and whoever holds
+ * it (a page, any local process that read it) must not be able to widen what it reads. A
+ * confirmation the page cannot give would have to come through the terminal, which is the CLI
+ * already: `spillway serve --root DIR` or `spillway index DIR` (a running serve picks roots added by
+ * `spillway index` up at its next listRoots/reindex).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { classifyLongResponseFile, isInside, LONG_RESPONSES_DIR } from '../pipeline/index.js';
+import { ServiceError } from './contract.js';
+
+/** Who is asking for a root (see the table above). */
+export type RootSource = 'trusted' | 'window' | 'http';
+
+/** Folders (and everything under them) that hold the system, never sessions. Compared after realpath. */
+export const SYSTEM_DIRS: readonly string[] = [
+  '/etc',
+  '/proc',
+  '/sys',
+  '/dev',
+  '/boot',
+  '/run',
+  '/bin',
+  '/sbin',
+  '/lib',
+  '/lib32',
+  '/lib64',
+  '/libx32',
+  '/usr',
+  '/var/cache',
+  '/var/lib',
+  '/var/lock',
+  '/var/log',
+  '/var/run',
+  '/var/spool',
+  '/System',
+  '/Library',
+  '/cores',
+  '/private/etc',
+  '/private/var/db',
+  '/private/var/log',
+  '/private/var/run',
+];
+
+/** How deep, and how many entries, the session-tree check looks before it gives up. */
+export const SESSION_TREE_MAX_DEPTH = 4;
+export const SESSION_TREE_MAX_ENTRIES = 5_000;
+
+const CLAUDE_TRANSCRIPT_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$/;
+const CODEX_ROLLOUT_RE = /^rollout-.+\.jsonl$/;
+const GEMINI_CHAT_RE = /^session-.+\.json$/;
+
+function real(p: string): string {
+  try {
+    return fs.realpathSync.native(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
+
+function windowsSystemDirs(env: NodeJS.ProcessEnv): string[] {
+  if (process.platform !== 'win32') return [];
+  return [env.SystemRoot ?? 'C:\\Windows', env.ProgramFiles, env['ProgramFiles(x86)'], env.ProgramData].filter((d): d is string => !!d);
+}
+
+export interface RootPolicyContext {
+  /** App-data folder and the two folders of it that hold sessions. */
+  appData: { root: string; sessions: string; scratch: string };
+  /** The user's home (default os.homedir()). */
+  home?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Why `realPath` (already resolved through symlinks) may not be a root for anyone, or null when it
+ * may. Plain words: the message reaches the user.
+ */
+export function hardRootRefusal(realPath: string, ctx: RootPolicyContext): string | null {
+  if (path.parse(realPath).root === realPath) return 'the file-system root cannot be a sessions root';
+  for (const d of [...SYSTEM_DIRS, ...windowsSystemDirs(ctx.env ?? process.env)]) {
+    if (isInside(d, realPath) || isInside(real(d), realPath)) return `${realPath} is a system folder, not a sessions folder`;
+  }
+  const home = real(ctx.home ?? os.homedir());
+  if (isInside(realPath, home)) {
+    return realPath === home
+      ? 'your home folder itself cannot be a root: add the folder that holds the sessions (for example ~/.claude/projects)'
+      : `${realPath} holds your home folder: add the folder that holds the sessions instead`;
+  }
+  const app = real(ctx.appData.root);
+  if (isInside(realPath, app)) return `a root may not be or contain Spillway's app-data folder (${ctx.appData.root})`;
+  if (isInside(app, realPath) && !isInside(real(ctx.appData.sessions), realPath) && !isInside(real(ctx.appData.scratch), realPath)) {
+    return `only the sessions/ and scratch/ folders of the app data can be roots, not ${realPath}`;
+  }
+  return null;
+}
+
+/**
+ * Whether `realPath` looks like something agents wrote: a payload or transcript file, or a folder
+ * with a `long_responses/` folder, Claude Code `<uuid>.jsonl` transcripts, Codex `rollout-*.jsonl`
+ * files or Gemini `chats/session-*.json` within SESSION_TREE_MAX_DEPTH levels. Names only: no file
+ * is opened, and the walk stops after SESSION_TREE_MAX_ENTRIES entries.
+ */
+export function looksLikeSessionTree(realPath: string): boolean {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(realPath);
+  } catch {
+    return false;
+  }
+  const name = path.basename(realPath);
+  const parent = path.basename(path.dirname(realPath));
+  if (st.isFile()) {
+    if (parent === LONG_RESPONSES_DIR && classifyLongResponseFile(name)) return true;
+    return CLAUDE_TRANSCRIPT_RE.test(name) || CODEX_ROLLOUT_RE.test(name) || (parent === 'chats' && GEMINI_CHAT_RE.test(name));
+  }
+  if (!st.isDirectory()) return false;
+  let seen = 0;
+  let level: Array<{ dir: string; name: string }> = [{ dir: realPath, name }];
+  for (let depth = 0; depth <= SESSION_TREE_MAX_DEPTH && level.length; depth++) {
+    const next: typeof level = [];
+    for (const { dir, name: dirName } of level) {
+      let entries: fs.Dirent[];
+      try {
+        entries = fs.readdirSync(dir, { withFileTypes: true });
+      } catch {
+        continue;
+      }
+      for (const e of entries) {
+        if (++seen > SESSION_TREE_MAX_ENTRIES) return false;
+        if (e.isDirectory()) {
+          if (e.name === LONG_RESPONSES_DIR) return true;
+          next.push({ dir: path.join(dir, e.name), name: e.name });
+        } else if (e.isFile()) {
+          if (CLAUDE_TRANSCRIPT_RE.test(e.name) || CODEX_ROLLOUT_RE.test(e.name)) return true;
+          if (dirName === 'chats' && GEMINI_CHAT_RE.test(e.name)) return true;
+        }
+      }
+    }
+    level = next;
+  }
+  return false;
+}
+
+/**
+ * Resolve and check a root for `source`; returns its real path or throws ServiceError
+ * (FORBIDDEN_PATH for policy, NOT_FOUND when it does not exist).
+ */
+export function checkRoot(p: string, source: RootSource, ctx: RootPolicyContext): string {
+  if (source === 'http') {
+    throw new ServiceError(
+      'FORBIDDEN_PATH',
+      'roots cannot be added over HTTP: restart with `spillway serve --root DIR`, or run `spillway index DIR` and reload',
+    );
+  }
+  let realPath: string;
+  try {
+    realPath = fs.realpathSync.native(path.resolve(p));
+  } catch {
+    throw new ServiceError('NOT_FOUND', `root does not exist: ${p}`);
+  }
+  const refusal = hardRootRefusal(realPath, ctx);
+  if (refusal) throw new ServiceError('FORBIDDEN_PATH', refusal);
+  if (source === 'window' && !looksLikeSessionTree(realPath)) {
+    throw new ServiceError(
+      'FORBIDDEN_PATH',
+      `${realPath} does not look like a sessions folder (no long_responses/ folder and no Claude Code, Codex or Gemini transcripts); use File → Open Folder… to add it anyway`,
+    );
+  }
+  return realPath;
+}

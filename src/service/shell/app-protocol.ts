@@ -1,0 +1,72 @@
+/**
+ * The desktop app's `app://spillway/…` protocol as a fetch-style handler (Request → Response), so
+ * Node tests run it: the built renderer's files, and under `/api/asset/<payloadId>/<sha256>` the
+ * service's checked assets with the same headers `spillway serve` sends (web-policy.ts), the
+ * `attachment` disposition included. Errors say "not found" and nothing about the file system.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import type { OpenedAsset } from '../assets.js';
+import { STATIC_TYPES, assetHeaders } from '../web-policy.js';
+import { APP_HOST, DESKTOP_CSP, parseAssetPath, resolveStaticPath } from './policy.js';
+
+export interface AppProtocolOptions {
+  service: { openAsset(req: { payloadId: string; sha256: string }): Promise<OpenedAsset> };
+  /** The built renderer (dist/renderer). */
+  rendererDir: string;
+}
+
+const notFound = () => new Response('not found', { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' } });
+
+/** A file as a response body, streamed from an open handle (closed at the end or on cancel). */
+function body(fh: fs.promises.FileHandle): ReadableStream {
+  return Readable.toWeb(fh.createReadStream({ autoClose: true })) as unknown as ReadableStream;
+}
+
+export function createAppProtocolHandler(o: AppProtocolOptions): (request: Request) => Promise<Response> {
+  return async (request) => {
+    let url: URL;
+    try {
+      url = new URL(request.url);
+    } catch {
+      return notFound();
+    }
+    if (url.host !== APP_HOST || (request.method !== 'GET' && request.method !== 'HEAD')) return notFound();
+    const asset = parseAssetPath(url.pathname);
+    if (asset) {
+      let a: OpenedAsset;
+      try {
+        a = await o.service.openAsset(asset);
+      } catch {
+        return notFound();
+      }
+      const headers = assetHeaders(a);
+      if (request.method === 'HEAD' || a.bytes === 0) {
+        await a.handle.close();
+        return new Response(null, { status: 200, headers });
+      }
+      return new Response(body(a.handle), { status: 200, headers });
+    }
+    const file = resolveStaticPath(o.rendererDir, url.pathname);
+    if (!file) return notFound();
+    let fh: fs.promises.FileHandle;
+    try {
+      fh = await fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+      if (!(await fh.stat()).isFile()) {
+        await fh.close();
+        return notFound();
+      }
+    } catch {
+      return notFound();
+    }
+    return new Response(body(fh), {
+      status: 200,
+      headers: {
+        'content-type': STATIC_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream',
+        'content-security-policy': DESKTOP_CSP,
+        'x-content-type-options': 'nosniff',
+      },
+    });
+  };
+}
