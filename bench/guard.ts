@@ -11,7 +11,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { countExact, DEFAULT_LIMIT_TOKENS, estimateForDecision, guardLargeResult } from '../src/pipeline/index.js';
+import { DEFAULT_LIMIT_TOKENS, estimateForDecision, guardLargeResult } from '../src/pipeline/index.js';
+import { countExact } from '../src/pipeline/estimate/internal.js';
 
 const HERE = fileURLToPath(import.meta.url);
 /** Runs of each big-spill child; the best time of each is compared. */

@@ -75,7 +75,7 @@ import { PathGuard, checkPathText } from './paths.js';
 import { PayloadReader, bufferSource, fileSource, type ByteSource } from './reader.js';
 import { MAX_ANALYZE_BYTES, MAX_ASSET_INLINE_BYTES, isMethodName, validateRequest } from './validate.js';
 
-export { estimateText, MAX_WHOLE_READ_BYTES, ESTIMATE_CHUNK_CHARS, EXACT_SLICE_CHARS, BINARY_ESTIMATE_SAMPLE_BYTES } from './heavy.js';
+export { estimateText, MAX_WHOLE_READ_BYTES, BINARY_ESTIMATE_SAMPLE_BYTES } from './heavy.js';
 export { COMPUTE_INLINE_MAX_BYTES } from './compute.js';
 
 /** Dollars per million input tokens when a request names none. */

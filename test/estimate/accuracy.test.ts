@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCorpus, CATEGORIES, mixedInput, type CorpusSample } from '../../scripts/build-corpus.js';
 import { HOLDOUT_PER_CATEGORY, accuracy } from '../../scripts/calibrate.js';
-import { calibratedAll, chars4, countExact, FEATURE_NAMES, PROFILES, sampleFeatures, type Profile } from '../../src/pipeline/index.js';
+import { calibratedAll, chars4, countExact, FEATURE_NAMES, PROFILES, sampleFeatures, type Profile } from '../../src/pipeline/estimate/internal.js';
 
 /** Category-balanced mean absolute relative error allowed on the holdout, per profile (the bound). */
 const MAX_BALANCED_MAE = 0.05;

@@ -11,12 +11,12 @@ import {
   MEASURED_ERROR,
   calibrated,
   countExact,
-  estimateChecked,
+  describeTokens,
   estimateForDecision,
   isNearLimit,
   isTokenizerLoaded,
   QUICK_CHECK_MIN_CHARS,
-} from '../../src/pipeline/index.js';
+} from '../../src/pipeline/estimate/internal.js';
 
 const NM = path.resolve(import.meta.dirname, '../../node_modules');
 const read = (rel: string, n = 60_000) => fs.readFileSync(path.join(NM, rel), 'utf8').slice(0, n);
@@ -30,7 +30,7 @@ describe('estimateForDecision', () => {
     const c = await estimateForDecision(small, 12_000, { profile: 'claude' });
     for (const e of [a, b, c]) expect(e).toMatchObject({ strategy: 'calibrated', exact: false });
     // the index's checked estimate, on text like the corpus and on nothing at all
-    for (const t of [small, '']) expect((await estimateChecked(t)).estimate).toMatchObject({ strategy: 'calibrated', exact: false });
+    for (const t of [small, '']) expect((await describeTokens(t)).tokens).toMatchObject({ strategy: 'calibrated', exact: false });
     expect(isTokenizerLoaded('o200k') || isTokenizerLoaded('cl100k') || isTokenizerLoaded('claude')).toBe(false);
   });
 

@@ -14,13 +14,13 @@ import {
   calibrated,
   countExact,
   FEATURE_NAMES,
-  guardLargeResult,
   MAX_PLAUSIBLE_BYTES_PER_TOKEN,
   PROFILES,
   riskTokens,
   sampleFeatures,
   type Profile,
-} from '../../src/pipeline/index.js';
+} from '../../src/pipeline/estimate/internal.js';
+import { guardLargeResult } from '../../src/pipeline/index.js';
 
 const fixture = (name: string) => JSON.parse(fs.readFileSync(path.join(import.meta.dirname, 'fixtures', name), 'utf8')) as Record<string, string>;
 const LANGUAGES = { ...fixture('more-scripts.json'), ...fixture('other-scripts.json') };

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { countExact } from '../../src/pipeline/index.js';
+import { countExact } from '../../src/pipeline/estimate/internal.js';
 import { CLAUDE_PROJECTS, FIXTURES, REPO, copyTree, tmpDir, tmpIndex } from './helpers.js';
 
 // Expected counts come from the fixtures' SOURCES.md (tool_use / tool_result pairs per file).
