@@ -53,10 +53,10 @@ describe('scanning a Spillway sessions root', () => {
   it('a payload the guard counted exactly shows that count, not the calibrated estimate it corrected', async () => {
     const dir = path.join(tmpDir(), 'sessions');
     const session = path.join(dir, 'greek');
-    const greek = JSON.parse(fs.readFileSync(path.join(REPO, 'test', 'estimate', 'fixtures', 'more-scripts.json'), 'utf8')).el as string;
+    const greek = JSON.parse(fs.readFileSync(path.join(REPO, 'test', 'estimate', 'fixtures', 'more-scripts.json'), 'utf8')).am as string;
     const text = (greek + '\n').repeat(12);
     const truth = await countExact(text, 'o200k');
-    // near the limit, and the fit prices Greek at ~0.65x: the guard counts it exactly
+    // near the limit, and the fit prices Amharic at ~0.74x: the guard counts it exactly
     const r = (await guardLargeResult(text, { sessionPath: session, limitTokens: Math.floor(truth * 0.9) }))!;
     // counted exactly until the limit was crossed, the rest extrapolated from that count
     expect(Math.abs(r.estimate.tokens / truth - 1)).toBeLessThan(0.01);

@@ -158,7 +158,10 @@ function densityOf(features: Float64Array, n: number): DensityShares {
   const base64 = f('b64Chars') + glue;
   const hex = f('hexChars');
   const cjk = f('han') + f('kana') + f('hangul') + f('cjkPunct');
-  const otherNonAscii = f('latinExt') + f('cyrillic') + f('other2') + f('symbols') + f('astral') * 2 + f('privateUse') + f('other3') + f('alphabets');
+  const otherNonAscii =
+    f('latinExt') + f('cyrillic') + f('greek') + f('armenian') + f('hebrew') + f('arabic') + f('combining') + f('other2') +
+    f('devanagari') + f('indic') + f('thai') + f('georgian') + f('ethiopic') + f('latinExtAdd') + f('alphabets') +
+    f('symbols') + f('boxDrawing') + f('emojiGlue') + (f('astral') + f('emoji')) * 2 + f('privateUse') + f('other3');
   const whitespace = f('singleSpaces') + f('wsChars');
   const punctuation = f('punctChars') - glue + f('controls') + f('uEscapes') * 6;
   const digits = f('digitChars');
