@@ -55,7 +55,7 @@ export const QUICK_CHECK_MIN_CHARS = 8 * 1024;
 export const QUICK_CHECK_SIGMAS = 3;
 /** A quick sample noisier than this decides nothing. */
 export const QUICK_CHECK_MAX_REL_STDERR = 0.08;
-/** Chars per tokenizer call while counting to decide: the count can stop after any of them. */
+/** Fewest chars per tokenizer call while counting to decide (the count can stop after any call). */
 export const DECIDE_CHUNK_CHARS = 2 * 1024;
 
 const fitScratch = new Float64Array(FEATURE_COUNT);
@@ -122,7 +122,7 @@ export async function estimateForDecision(text: string, limitTokens: number, opt
 /** countToDecide; if the tokenizer cannot run, the worst case the band allows (so an error can only spill). */
 async function countOrWorst(text: string, limitTokens: number, profile: Profile, bytes: number, est: Estimate, risk: number, margin: number, opts: DecisionOptions): Promise<Estimate> {
   try {
-    return await countToDecide(text, limitTokens, profile, bytes, opts);
+    return await countToDecide(text, limitTokens, profile, bytes, est.tokens, opts);
   } catch (err) {
     if (opts.signal?.aborted) throw err;
     const worst = margin < 1 ? (est.tokens + risk) / (1 - margin) : (est.tokens + risk) * 2;
@@ -135,20 +135,31 @@ async function countOrWorst(text: string, limitTokens: number, profile: Profile,
  * counted: an exact Estimate. Stopped early: the exact count so far extrapolated over the rest
  * (not exact), on the proven side of the limit.
  */
-async function countToDecide(text: string, limitTokens: number, profile: Profile, bytes: number, opts: DecisionOptions): Promise<Estimate> {
+async function countToDecide(text: string, limitTokens: number, profile: Profile, bytes: number, fitTokens: number, opts: DecisionOptions): Promise<Estimate> {
   const f = claudeCorrectionFor(opts);
   let countedBytes = 0;
   let at = 0;
   let verdict: 'over' | 'under' | undefined;
+  // First chunk: up to where the fit's estimate says the count could first prove an answer.
+  const density = Math.max(1e-9, fitTokens / Math.max(1, text.length));
+  const firstChunk = Math.max(DECIDE_CHUNK_CHARS, Math.floor((0.8 * limitTokens) / density));
   const counted = await countExactDetailed(text, profile, {
     signal: opts.signal,
-    chunkChars: DECIDE_CHUNK_CHARS,
+    chunkChars: firstChunk,
     stop: (tokens, end) => {
       countedBytes += Buffer.byteLength(text.slice(at, end), 'utf8');
       at = end;
+      const rest = bytes - countedBytes;
       if (Math.ceil(tokens * f) > limitTokens) verdict = 'over';
-      else if ((tokens + (bytes - countedBytes)) * f <= limitTokens) verdict = 'under';
-      return verdict !== undefined;
+      else if ((tokens + rest) * f <= limitTokens) verdict = 'under';
+      if (verdict !== undefined) return true;
+      // The next chunk reaches about where the count so far says the answer will be proven, so a
+      // result far from the limit is counted in a few big calls and a close one in small ones near the end.
+      const perChar = tokens / end;
+      const bytesPerChar = countedBytes / end;
+      const toOver = (limitTokens / f - tokens) / Math.max(1e-9, perChar);
+      const toUnder = bytesPerChar > perChar ? (tokens + rest - limitTokens / f) / (bytesPerChar - perChar) : Infinity;
+      return Math.max(DECIDE_CHUNK_CHARS, 0.9 * Math.min(toOver, toUnder));
     },
   });
   if (counted.hardCuts > 0) {
