@@ -23,9 +23,10 @@ import { DEFAULT_LIMIT_TOKENS, estimateForDecision, guardLargeResult } from '../
 import { MIN_LIMIT_TOKENS } from '../src/pipeline/limits.js';
 import { countExact, craftDensity } from '../src/pipeline/estimate/internal.js';
 import type { Estimate } from '../src/pipeline/types.js';
-import { clearMergeCache } from 'gpt-tokenizer/encoding/o200k_base';
 
 const HERE = fileURLToPath(import.meta.url);
+/** gpt-tokenizer's o200k merge cache, emptied before timed batches; loaded only by the parent (the spill children must not hold the vocabulary). */
+let clearMergeCache = () => {};
 const REPO = path.join(import.meta.dirname, '..');
 /** Runs of each big-spill child; the best time of each is compared. */
 const BIG_RUNS = 2;
@@ -179,6 +180,7 @@ async function parseUs(size: number): Promise<number> {
 }
 
 async function warmUp(session: string): Promise<void> {
+  clearMergeCache = (await import('gpt-tokenizer/encoding/o200k_base')).clearMergeCache;
   // JIT the guard, the scanner and the tokenizer on throwaway inputs (never timed)
   for (const kind of Object.keys(MAKE) as Kind[]) {
     for (const x of fresh(kind, 30 * 1024, 20)) {
