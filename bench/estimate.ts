@@ -13,7 +13,7 @@
  */
 import { estimateTokenCount } from 'tokenx';
 import { buildCorpus, CATEGORIES, mixedInput, type CorpusSample } from '../scripts/build-corpus.js';
-import { calibrated, chars4, countExact, craftDensity, FEATURE_NAMES, PROFILES, sampleFeatures, type Profile } from '../src/pipeline/index.js';
+import { calibrated, chars4, countExact, craftDensity, FEATURE_NAMES, PROFILES, sampleFeatures, type Profile } from '../src/pipeline/estimate/internal.js';
 
 type Row = 'chars4' | 'craft-density' | 'calibrated' | 'tokenx';
 const ROWS: Row[] = ['chars4', 'craft-density', 'calibrated', 'tokenx'];

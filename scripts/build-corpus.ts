@@ -17,8 +17,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readExtraCorpus, type ExtraSample } from './build-script-fixtures.js';
 
-export const CATEGORIES = [
+/** Categories built here from node_modules. */
+export const NODE_CATEGORIES = [
   'prose',
   'markdown',
   'html',
@@ -41,7 +43,16 @@ export const CATEGORIES = [
   'cyrillic',
   'european',
 ] as const;
-export type Category = (typeof CATEGORIES)[number];
+
+/**
+ * Real text Debian ships in scripts and kinds node_modules has little of (translated man pages, UI
+ * catalogues in 40 languages, emoji tables, tool output), committed as a small fixture with its split
+ * (scripts/build-script-fixtures.ts, test/estimate/fixtures/SOURCES.md).
+ */
+const EXTRA: readonly ExtraSample[] = readExtraCorpus();
+export const EXTRA_CATEGORIES: readonly string[] = [...new Set(EXTRA.map((s) => s.category))];
+export const CATEGORIES: readonly string[] = [...NODE_CATEGORIES, ...EXTRA_CATEGORIES];
+export type Category = string;
 export type Split = 'train' | 'holdout';
 
 export interface CorpusSample {
@@ -467,7 +478,7 @@ function translationSplit(source: string): Split {
   return (pkg === 'monaco-editor') === HOLDOUT_MONACO_LANGS.has(lang) ? 'holdout' : 'train';
 }
 
-const LISTERS: Record<Category, DocLister> = {
+const LISTERS: Record<(typeof NODE_CATEGORIES)[number], DocLister> = {
   prose: (ctx) => [
     ...fileDocs(
       byExt(ctx, (f) => LICENSE_RE.test(f.base) && f.size > 900),
@@ -717,7 +728,7 @@ export async function buildCorpus(opts: CorpusOptions): Promise<CorpusSample[]> 
   }
   const ctx: Ctx = { files: listFiles(nodeModules), nodeModules };
   const out: CorpusSample[] = [];
-  for (const category of CATEGORIES) {
+  for (const category of NODE_CATEGORIES) {
     const docs = LISTERS[category](ctx)
       .filter((d) => splitOf(category, d.source) === opts.split)
       .map((d) => ({ d, k: h32(`${category}:${d.name}`) }))
@@ -753,6 +764,12 @@ export async function buildCorpus(opts: CorpusOptions): Promise<CorpusSample[]> 
       if (!added) break;
     }
   }
+  const taken = new Map<string, number>();
+  EXTRA.forEach((s, i) => {
+    if (s.split !== opts.split || (taken.get(s.category) ?? 0) >= opts.perCategory) return;
+    taken.set(s.category, (taken.get(s.category) ?? 0) + 1);
+    out.push({ id: `${s.category}/${s.source}#${i}`, category: s.category, source: s.source, split: s.split, text: s.text });
+  });
   return out;
 }
 

@@ -26,6 +26,8 @@ import {
 export const MAX_META_BYTES = 16 * 1024 * 1024;
 
 const KINDS: ReadonlySet<string> = new Set<ContentKind>(['json', 'ndjson', 'csv', 'log', 'html', 'xml', 'markdown', 'code', 'text', 'binary']);
+/** A tokenizer's number (an exact count, or one counted until the limit was crossed and extrapolated). */
+const EXACT_NAMES: ReadonlySet<string> = new Set<StrategyName>(['o200k', 'cl100k', 'claude']);
 const STRATEGIES: ReadonlySet<string> = new Set<StrategyName>(['chars4', 'craft-density', 'calibrated', 'o200k', 'cl100k', 'claude']);
 const INLINE_SOURCES: ReadonlySet<string> = new Set(['base64', 'base64url', 'data-url', 'mcp-image', 'mcp-audio', 'mcp-blob']);
 
@@ -208,7 +210,7 @@ export function readSpillwayUnit(unit: Unit): UnitResult {
   }
   // The number the guard decided with is the best it had: an exact count near the limit, or the fit
   // corrected for content it misprices (Greek read 0.65x, Arabic 13x); else the calibrated estimate.
-  const decided = estimate?.exact === true || estimate?.strategy === 'calibrated' ? num(estimate?.tokens) : undefined;
+  const decided = estimate?.exact === true || estimate?.strategy === 'calibrated' || EXACT_NAMES.has(String(estimate?.strategy)) ? num(estimate?.tokens) : undefined;
   const tokens = decided ?? estimates.calibrated ?? num(estimate?.tokens) ?? estimates.chars4 ?? Math.ceil(win.size / 4);
   const assets = validAssets(m.assets, sp.session);
   let b64Chars = 0;

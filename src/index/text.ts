@@ -3,8 +3,7 @@ import fs from 'node:fs';
 import {
   MIN_BASE64_ASSET_CHARS,
   PREVIEW_CHARS,
-  estimateAll,
-  estimateChecked,
+  describeTokens,
   estimateTokens,
   isBinaryBytes,
 } from '../pipeline/index.js';
@@ -145,9 +144,15 @@ export function stripAndScanBase64(text: string): { text: string; scan: Base64Sc
   return { text: out + text.slice(at), scan: { runs: spans.length, chars, tokens: base64TokensForChars(chars) } };
 }
 
-/** Every cheap strategy's estimate for `text` (the pipeline's estimateAll, default profile). */
+/** Every cheap strategy's estimate for `text` (default profile, no tokenizer), for the scanner's synchronous path. */
 export function cheapEstimates(text: string): Partial<Record<StrategyName, number>> {
-  return { ...estimateAll(text) };
+  const out: Partial<Record<StrategyName, number>> = {};
+  for (const strategy of ['chars4', 'craft-density', 'calibrated'] as const) out[strategy] = estimateTokens(text, { strategy }).tokens;
+  return out;
+}
+
+function countsOf(report: Awaited<ReturnType<typeof describeTokens>>): Partial<Record<StrategyName, number>> {
+  return Object.fromEntries(report.estimates.map((e) => [e.strategy, e.tokens]));
 }
 
 /**
@@ -157,10 +162,8 @@ export function cheapEstimates(text: string): Partial<Record<StrategyName, numbe
  * also kept under its strategy.
  */
 export async function checkedEstimates(text: string): Promise<{ estimates: Partial<Record<StrategyName, number>>; tokens: number }> {
-  const { estimate, cheap } = await estimateChecked(text);
-  const estimates: Partial<Record<StrategyName, number>> = { ...cheap };
-  if (estimate.exact) estimates[estimate.strategy] = estimate.tokens;
-  return { estimates, tokens: estimate.tokens };
+  const report = await describeTokens(text);
+  return { estimates: countsOf(report), tokens: report.tokens.tokens };
 }
 
 /** Scale estimates made on a sample to the whole (for payloads too big to read whole). */

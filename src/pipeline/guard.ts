@@ -22,7 +22,7 @@ import { LINKED_SUFFIX, META_SUFFIX, inputHash, isInside, makeStem, sanitizeTool
 import {
   DEFAULT_PROFILE,
   DEFAULT_STRATEGY,
-  estimateBounded,
+  describeTokens,
   estimateForDecision,
   estimateTokens,
   MAX_PLAUSIBLE_BYTES_PER_TOKEN,
@@ -86,23 +86,14 @@ function hashData(data: string | Buffer): string {
   return h.digest('hex');
 }
 
-/**
- * Cheap strategies' counts for a huge text, at a bounded cost: craft-density from evenly spread samples,
- * scaled to the whole text; calibrated from its own stratified windows (estimate/sample.ts).
- */
-function sampledCounts(text: string, profile: Profile): Record<'chars4' | 'craft-density' | 'calibrated', number> {
-  const step = Math.floor(text.length / SAMPLE_COUNT);
-  let sample = '';
-  for (let k = 0; k < SAMPLE_COUNT; k++) {
-    const a = safeCut(text, k * step);
-    sample += text.slice(a, safeCut(text, Math.min(text.length, a + SAMPLE_CHARS)));
-  }
-  const scale = text.length / Math.max(1, sample.length);
-  return {
-    chars4: Math.ceil(text.length / 4),
-    'craft-density': Math.ceil(estimateTokens(sample, { profile, strategy: 'craft-density' }).tokens * scale),
-    calibrated: estimateBounded(text, { profile }).tokens,
-  };
+/** Cheap strategies' counts for a huge text, at a bounded cost (each reads at most ~1 M chars). */
+async function sampledCounts(text: string, profile: Profile): Promise<PayloadMeta['estimates']> {
+  return cheapCountsOf(await describeTokens(text, { profile, bounded: true, check: false }));
+}
+
+/** The cheap strategies' counts of a report, as the sidecar stores them. */
+function cheapCountsOf(report: Awaited<ReturnType<typeof describeTokens>>): PayloadMeta['estimates'] {
+  return Object.fromEntries(report.estimates.map((e) => [e.strategy, e.tokens]));
 }
 
 /**
@@ -293,13 +284,13 @@ function binaryEstimate(byteLength: number, profile: Profile, strategy: Strategy
 }
 
 /** Estimates made from samples, so the message and meta can say so. */
-const sampledEstimates = new WeakMap<Estimate, ReturnType<typeof sampledCounts>>();
+const sampledEstimates = new WeakMap<Estimate, PayloadMeta['estimates']>();
 
 async function decide(text: string, limit: number, profile: Profile, strategy: StrategyName, notes: string[]): Promise<Estimate> {
   if (text.length >= SAMPLED_ESTIMATE_MIN_CHARS && utf8Length(text) > limit * MAX_BYTES_PER_TOKEN_BOUND) {
     // Decisively over the limit: a full pass would only refine a number nobody decides with.
-    const counts = sampledCounts(text, profile);
-    const est: Estimate = { tokens: counts.calibrated, strategy: 'calibrated', profile, exact: false };
+    const counts = await sampledCounts(text, profile);
+    const est: Estimate = { tokens: counts.calibrated!, strategy: 'calibrated', profile, exact: false };
     sampledEstimates.set(est, counts);
     return est;
   }
@@ -479,13 +470,12 @@ async function spill(subject: Subject, estimate: Estimate, limit: number, option
   const sampled = sampledCounts_ !== undefined;
   if (text !== undefined && sampledCounts_) Object.assign(estimates, sampledCounts_);
   else if (text !== undefined) {
-    for (const s of ['chars4', 'craft-density', 'calibrated'] as const) {
-      try {
-        estimates[s] = s === estimate.strategy ? estimate.tokens : estimateTokens(text, { strategy: s, profile }).tokens;
-      } catch {
-        /* optional */
-      }
+    try {
+      Object.assign(estimates, cheapCountsOf(await describeTokens(text, { profile, check: false })));
+    } catch {
+      /* optional */
     }
+    if (estimate.strategy === 'calibrated') estimates.calibrated = estimate.tokens;
   }
   if (estimate.exact || !(estimate.strategy in estimates)) estimates[estimate.strategy] = estimate.tokens;
 

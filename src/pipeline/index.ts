@@ -2,7 +2,21 @@ export * from './types.js';
 export * from './limits.js';
 export * from './layout.js';
 export * from './config.js';
-export * from './estimate/index.js';
+export {
+  estimateTokens,
+  estimateForDecision,
+  countTokens,
+  describeTokens,
+  ALL_STRATEGIES,
+  DEFAULT_PROFILE,
+  DEFAULT_STRATEGY,
+  type CheapOptions,
+  type DecisionOptions,
+  type CountOptions,
+  type DescribeOptions,
+  type TokenReport,
+  type EstimateOptions,
+} from './estimate/index.js';
 export { guardLargeResult, handleLargeResponse, resolveLimit, safeStringify, jsonBytesUpperBound, type HandleLargeResponseArgs } from './guard.js';
 export { restorePayload, restoreToFile, readMeta, appendSummaryRun, metaPathFor, RestoreError } from './restore.js';
 export { buildPreview, maskBase64 } from './preview.js';

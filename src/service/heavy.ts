@@ -11,35 +11,18 @@
  */
 import fs from 'node:fs';
 import {
-  CHEAP_STRATEGIES,
   DEFAULT_STRATEGY,
   PROFILES,
-  claudeCorrectionFor,
-  countExact,
-  densityShares,
+  describeTokens,
   detectContent,
-  estimateExact,
-  estimateTokens,
-  EXACT_MARGIN,
-  FEATURE_NAMES,
   guardLargeResult,
   handleLargeResponse,
-  priceFeatures,
-  riskBreakdown,
-  sampleFeatures,
   sniffBinary,
 } from '../pipeline/index.js';
-import { nextCut } from '../pipeline/estimate/exact.js';
 import type { AssetRef, ContentKind, GuardResult, Profile, StrategyName, SummaryOutput, SummaryRequest } from '../pipeline/types.js';
 import { createSummarizer } from '../summarize/index.js';
 import { ServiceError, type AnalyzeResponse, type EstimateResponse } from './contract.js';
 
-/** Cheap estimators run over chunks this big (a few ms each), with the event loop turning in between. */
-export const ESTIMATE_CHUNK_CHARS = 256 * 1024;
-/** Chars per exact-tokenizer call (a tokenizer call cannot yield; ~10 ms each at this size). */
-export const EXACT_SLICE_CHARS = 32 * 1024;
-/** How far past a slice end to look for a safe cut. */
-const EXACT_SLICE_SEARCH_CHARS = 16 * 1024;
 /** Bytes of a binary drop whose base64 is estimated (the count is scaled to the whole file). */
 export const BINARY_ESTIMATE_SAMPLE_BYTES = 3 * 1024 * 1024;
 
@@ -48,72 +31,18 @@ export const MAX_WHOLE_READ_BYTES = 64 * 1024 * 1024;
 
 export const yieldToLoop = () => new Promise<void>((r) => setImmediate(r));
 
-/** Cheap strategies over a big text in chunks, so 64 MB never blocks the event loop for long. */
-async function cheapEstimates(text: string, profile: Profile): Promise<Array<{ strategy: StrategyName; tokens: number; ms: number }>> {
-  const out: Array<{ strategy: StrategyName; tokens: number; ms: number }> = [];
-  for (const strategy of CHEAP_STRATEGIES) {
-    const t0 = performance.now();
-    let tokens = 0;
-    if (text.length <= ESTIMATE_CHUNK_CHARS) tokens = estimateTokens(text, { strategy, profile }).tokens;
-    else {
-      for (let i = 0; i < text.length; i += ESTIMATE_CHUNK_CHARS) {
-        let end = Math.min(text.length, i + ESTIMATE_CHUNK_CHARS);
-        const c = text.charCodeAt(end - 1);
-        if (c >= 0xd800 && c <= 0xdbff && end < text.length) end++; // keep surrogate pairs whole
-        tokens += estimateTokens(text.slice(i, end), { strategy, profile }).tokens;
-        i = end - ESTIMATE_CHUNK_CHARS;
-        await yieldToLoop();
-      }
-    }
-    out.push({ strategy, tokens, ms: performance.now() - t0 });
-  }
-  return out;
-}
-
-/**
- * Exact count in slices of EXACT_SLICE_CHARS cut where the tokenizer would cut anyway (so the sum
- * is the one-shot count): a tokenizer call is synchronous, and smaller slices keep each one short.
- * The claude correction factor applies to the total, as estimateExact does.
- */
-async function exactInSlices(text: string, profile: Profile): Promise<number> {
-  if (text.length <= EXACT_SLICE_CHARS) return (await estimateExact(text, profile)).tokens;
-  let raw = 0;
-  for (let start = 0; start < text.length; ) {
-    const end = nextCut(text, start, EXACT_SLICE_CHARS, EXACT_SLICE_SEARCH_CHARS);
-    raw += await countExact(text.slice(start, end), profile);
-    start = end;
-    await yieldToLoop();
-  }
-  if (profile !== 'claude') return raw;
-  const f = claudeCorrectionFor({});
-  return f === 1 ? raw : Math.ceil(raw * f);
-}
-
-/** Full estimate of one text: every cheap strategy, exact tokenizers on request, density shares. */
+/** Full estimate of one text (the pipeline's describeTokens), scaled when `text` is a sample of the whole. */
 export async function estimateText(text: string, profile: Profile, exact: boolean, scale = 1): Promise<Omit<EstimateResponse, 'bytes'>> {
-  const estimates: EstimateResponse['estimates'] = (await cheapEstimates(text, profile)).map((e) => ({
-    strategy: e.strategy,
-    tokens: Math.round(e.tokens * scale),
-    exact: false,
-    ms: e.ms,
-  }));
-  if (exact) {
-    for (const p of PROFILES) {
-      const t0 = performance.now();
-      const tokens = await exactInSlices(text, p);
-      estimates.push({ strategy: p, tokens: Math.round(tokens * scale), exact: scale === 1, ms: performance.now() - t0 });
-    }
-  }
-  return { chars: Math.round(text.length * scale), profile, default: DEFAULT_STRATEGY, estimates, density: densityShares(text), trust: trustOf(text, profile, scale) };
-}
-
-/** What EstimateResponse.trust says: the profile's corpus margin and the risk of content outside the corpus. */
-function trustOf(text: string, profile: Profile, scale: number): NonNullable<EstimateResponse['trust']> {
-  const features = new Float64Array(FEATURE_NAMES.length);
-  sampleFeatures(text, features, profile);
-  const estimate = priceFeatures(features, profile);
-  const parts = riskBreakdown(features, profile, text.length, { text, estimate }).map((p) => ({ label: p.label, tokens: Math.round(p.tokens * scale) }));
-  return { margin: EXACT_MARGIN[profile], riskTokens: parts.reduce((a, p) => a + p.tokens, 0), parts };
+  const r = await describeTokens(text, { profile, exact: exact ? PROFILES : [], check: false });
+  const parts = r.trust.parts.map((p) => ({ label: p.label, tokens: Math.round(p.tokens * scale) }));
+  return {
+    chars: Math.round(text.length * scale),
+    profile,
+    default: DEFAULT_STRATEGY,
+    estimates: r.estimates.map((e) => ({ ...e, tokens: Math.round(e.tokens * scale), exact: e.exact && scale === 1 })),
+    density: r.density,
+    trust: { margin: r.trust.margin, riskTokens: parts.reduce((a, p) => a + p.tokens, 0), parts },
+  };
 }
 
 export interface AnalyzeContentOptions {

@@ -26,7 +26,7 @@ import { rootMethods } from './methods/roots.js';
 import { summaryMethods } from './methods/summaries.js';
 import { isMethodName, validateRequest } from './validate.js';
 
-export { estimateText, MAX_WHOLE_READ_BYTES, ESTIMATE_CHUNK_CHARS, EXACT_SLICE_CHARS, BINARY_ESTIMATE_SAMPLE_BYTES } from './heavy.js';
+export { estimateText, MAX_WHOLE_READ_BYTES, BINARY_ESTIMATE_SAMPLE_BYTES } from './heavy.js';
 export { COMPUTE_INLINE_MAX_BYTES } from './compute.js';
 export { pruneScratch, SCRATCH_MAX_AGE_DAYS, type CallOptions, type CreateServiceOptions, type Transport } from './context.js';
 export { DEFAULT_PRICE_PER_MTOK } from './methods/roots.js';

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { countExact, estimateAll } from '../../src/pipeline/index.js';
+import { countExact, countsOf, describeTokens } from '../../src/pipeline/estimate/internal.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 /** Spawn without blocking this process (the test runs an HTTP server in it). */
@@ -48,7 +48,7 @@ describe('spillway estimate', () => {
       binary: false,
       default: 'calibrated',
       profile: 'cl100k',
-      estimates: { ...estimateAll(text, 'cl100k'), cl100k: await countExact(text, 'cl100k') },
+      estimates: countsOf(await describeTokens(text, { profile: 'cl100k', exact: ['cl100k'] })),
     });
     // a binary file is estimated as the base64 a tool result would carry
     const b64 = fs.readFileSync(binFile).toString('base64');

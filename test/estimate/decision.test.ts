@@ -11,12 +11,12 @@ import {
   MEASURED_ERROR,
   calibrated,
   countExact,
-  estimateChecked,
+  describeTokens,
   estimateForDecision,
   isNearLimit,
   isTokenizerLoaded,
   QUICK_CHECK_MIN_CHARS,
-} from '../../src/pipeline/index.js';
+} from '../../src/pipeline/estimate/internal.js';
 
 const NM = path.resolve(import.meta.dirname, '../../node_modules');
 const read = (rel: string, n = 60_000) => fs.readFileSync(path.join(NM, rel), 'utf8').slice(0, n);
@@ -30,24 +30,35 @@ describe('estimateForDecision', () => {
     const c = await estimateForDecision(small, 12_000, { profile: 'claude' });
     for (const e of [a, b, c]) expect(e).toMatchObject({ strategy: 'calibrated', exact: false });
     // the index's checked estimate, on text like the corpus and on nothing at all
-    for (const t of [small, '']) expect((await estimateChecked(t)).estimate).toMatchObject({ strategy: 'calibrated', exact: false });
+    for (const t of [small, '']) expect((await describeTokens(t)).tokens).toMatchObject({ strategy: 'calibrated', exact: false });
     expect(isTokenizerLoaded('o200k') || isTokenizerLoaded('cl100k') || isTokenizerLoaded('claude')).toBe(false);
   });
 
-  it('near the limit: counts exactly with the profile\'s tokenizer', async () => {
+  it('near the limit: counts with the profile\'s tokenizer, as far as the decision needs', async () => {
     const text = read('commander/Readme.md', 20_000);
-    const est = calibrated(text, 'o200k');
-    const e = await estimateForDecision(text, est, { profile: 'o200k' });
-    expect(e).toMatchObject({ strategy: 'o200k', profile: 'o200k', exact: true });
-    expect(e.tokens).toBe(await countExact(text, 'o200k'));
+    const truth = await countExact(text, 'o200k');
+    // exactly at the limit: the whole text is counted
+    const at = await estimateForDecision(text, truth, { profile: 'o200k' });
+    expect(at).toMatchObject({ strategy: 'o200k', profile: 'o200k', exact: true, tokens: truth });
     expect(isTokenizerLoaded('o200k')).toBe(true);
     expect(isTokenizerLoaded('cl100k')).toBe(false);
+    // well over it: the count stops once it has crossed the limit; the number is the tokenizer's, extrapolated
+    for (const f of [0.8, 0.9]) {
+      const notes: string[] = [];
+      const limit = Math.floor(truth * f);
+      const e = await estimateForDecision(text, limit, { profile: 'o200k', notes });
+      expect(e).toMatchObject({ strategy: 'o200k', exact: false });
+      expect(e.tokens).toBeGreaterThan(limit);
+      expect(Math.abs(e.tokens / truth - 1)).toBeLessThan(0.03);
+      expect(notes.join(' ')).toMatch(/counted exactly as far as the decision needed \((\d+)% of the text\)/);
+      expect(Number(/\((\d+)% of the text/.exec(notes.join(' '))![1])).toBeLessThan(100);
+    }
   });
 
-  it('declares a margin at least as wide as the worst error measured on the corpus', () => {
+  it('declares a margin at least as wide as the worst error measured on the corpus text it trusts to the fit (the rest: riskTokens)', () => {
     for (const p of ['o200k', 'cl100k', 'claude'] as const) {
       const m = MEASURED_ERROR[p];
-      expect(EXACT_MARGIN[p]).toBeGreaterThanOrEqual(Math.max(m.trainMax, m.holdoutMax));
+      expect(EXACT_MARGIN[p]).toBeGreaterThanOrEqual(m.trustedMax);
       expect(EXACT_MARGIN[p]).toBeLessThan(1);
     }
   });

@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { countExact, EXACT_CHUNK_CHARS, nextCut } from '../../src/pipeline/estimate/exact.js';
+import { countExact, countExactDetailed, EXACT_CHUNK_CHARS, nextCut } from '../../src/pipeline/estimate/exact.js';
+import { PROFILES } from '../../src/pipeline/types.js';
+import { readExtraCorpus } from '../../scripts/build-script-fixtures.js';
 
 const NM = path.resolve(import.meta.dirname, '../../node_modules');
 
@@ -21,6 +23,18 @@ describe('countExact', () => {
     expect(await countExact(text, 'cl100k')).toBe(c.countTokens(text, { disallowedSpecial: new Set() }));
     expect(await countExact(text, 'claude')).toBe(claude.countTokens(text));
   });
+
+  it('small chunks (cut at letter+punctuation and at letter, space, letter) sum to the one-shot count on every kind of corpus text', async () => {
+    // prose, man pages in 16 languages, catalogues in 40, emoji tables, tool output: what the decision counts in pieces
+    const texts = readExtraCorpus().filter((_, i) => i % 3 === 0).map((s) => s.text);
+    texts.push(fs.readFileSync(path.join(NM, 'commander/Readme.md'), 'utf8'), fs.readFileSync(path.join(NM, 'typescript/lib/lib.es5.d.ts'), 'utf8').slice(0, 200_000));
+    const big = texts.join('\n');
+    for (const p of PROFILES) {
+      const whole = await countExact(big, p, { chunkChars: 1 << 30 });
+      const small = await countExactDetailed(big, p, { chunkChars: 600, stop: () => false });
+      expect({ p, small: small.tokens, hardCuts: small.hardCuts }).toEqual({ p, small: whole, hardCuts: 0 });
+    }
+  }, 120_000);
 
   it('treats special-token text in a tool result as plain text', async () => {
     expect(await countExact('a <|endoftext|> b', 'o200k')).toBeGreaterThan(3);

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { calibratedAll, countExact, guardLargeResult, PROFILES } from '../../src/pipeline/index.js';
+import { calibratedAll, countExact, PROFILES } from '../../src/pipeline/estimate/internal.js';
+import { guardLargeResult } from '../../src/pipeline/index.js';
 
 const TEXTS = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, 'fixtures', 'other-scripts.json'), 'utf8')) as Record<string, string>;
 /** The floor is the median language's rate: no language may be off by more than this factor either way. */

@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCorpus, type CorpusSample } from '../../scripts/build-corpus.js';
-import { BOUNDED_SAMPLE_MAX_CHARS, boundedSample, calibrated, calibratedAll, estimateBounded, FEATURE_NAMES, PROFILES, SAMPLE_MIN_CHARS, sampleFeatures, scanFeatures } from '../../src/pipeline/index.js';
+import { BOUNDED_SAMPLE_MAX_CHARS, boundedSample, calibrated, calibratedAll, estimateTokens, FEATURE_NAMES, PROFILES, SAMPLE_MIN_CHARS, sampleFeatures, scanFeatures } from '../../src/pipeline/estimate/internal.js';
 import { priceFeatures } from '../../src/pipeline/estimate/calibrated.js';
 
 /** Declared bounds of the sampled estimate against the full pass on generated mixtures. */
@@ -153,7 +153,7 @@ describe('sampled calibrated estimate', () => {
     scanFeatures(text, f);
     for (const p of PROFILES) {
       const want = priceFeatures(f, p);
-      const got = estimateBounded(text, { profile: p });
+      const got = estimateTokens(text, { profile: p, bounded: true });
       expect(got).toMatchObject({ strategy: 'calibrated', profile: p, exact: false });
       expect(Math.abs(got.tokens / want - 1)).toBeLessThan(0.05);
     }

@@ -8,11 +8,11 @@ import {
   claudeCorrectionFor,
   countExact,
   craftDensity,
-  densityShares,
-  estimateAll,
+  countsOf,
+  describeTokens,
   estimateTokens,
   parseClaudeCorrection,
-} from '../../src/pipeline/index.js';
+} from '../../src/pipeline/estimate/internal.js';
 import type { DensityShares as ContractDensityShares } from '../../src/service/contract.js';
 
 const NM = path.resolve(import.meta.dirname, '../../node_modules');
@@ -55,7 +55,7 @@ describe('craft-density (the published craft-agents rule)', () => {
   });
 });
 
-describe('estimateTokens / estimateAll', () => {
+describe('estimateTokens / describeTokens', () => {
   it('returns { tokens, strategy, profile, exact } with calibrated and o200k by default', () => {
     const e = estimateTokens('hello world');
     expect(e).toMatchObject({ strategy: 'calibrated', profile: 'o200k', exact: false });
@@ -63,21 +63,21 @@ describe('estimateTokens / estimateAll', () => {
   });
 
   it('refuses exact strategies synchronously and unknown names with clear errors', () => {
-    expect(() => estimateTokens('x', { strategy: 'o200k' })).toThrow(/countExact/);
+    expect(() => estimateTokens('x', { strategy: 'o200k' })).toThrow(/countTokens/);
     expect(() => estimateTokens('x', { strategy: 'nope' as never })).toThrow(/unknown strategy/);
     expect(() => estimateTokens('x', { profile: 'gpt2' as never })).toThrow(/unknown profile/);
   });
 
-  it('estimateAll gives every cheap strategy, calibrated per profile', () => {
+  it('describeTokens gives every cheap strategy, calibrated per profile', async () => {
     const text = fs.readFileSync(path.join(NM, 'typescript/lib/ja/diagnosticMessages.generated.json'), 'utf8').slice(0, 30_000);
-    const o = estimateAll(text, 'o200k');
-    const c = estimateAll(text, 'cl100k');
+    const o = countsOf(await describeTokens(text, { profile: 'o200k', check: false })) as Record<string, number>;
+    const c = countsOf(await describeTokens(text, { profile: 'cl100k', check: false })) as Record<string, number>;
     expect(Object.keys(o).sort()).toEqual(['calibrated', 'chars4', 'craft-density']);
     expect(o.chars4).toBe(chars4(text));
     expect(o['craft-density']).toBe(craftDensity(text));
     expect(o.calibrated).toBe(calibrated(text, 'o200k'));
     // Japanese costs more in cl100k than in o200k: the profiles must differ the right way
-    expect(c.calibrated).toBeGreaterThan(o.calibrated);
+    expect(c.calibrated).toBeGreaterThan(o.calibrated!);
   });
 
   it('prices base64 far above chars/4, the failure the issue is about', async () => {
@@ -105,25 +105,27 @@ describe('claude correction factor', () => {
   });
 });
 
-describe('densityShares', () => {
+const densityShares = async (text: string) => (await describeTokens(text, { check: false })).density;
+
+describe('density shares (describeTokens)', () => {
   const keys = (x: ContractDensityShares) => Object.keys(x).sort();
 
-  it('has exactly the contract fields and sums to 1', () => {
+  it('has exactly the contract fields and sums to 1', async () => {
     const text = '{"id":"550e8400-e29b-41d4-a716-446655440000","n":12345,"s":"héllo 世界"}\n';
-    const d = densityShares(text);
+    const d = await densityShares(text);
     expect(keys(d)).toEqual(['base64', 'cjk', 'digits', 'hex', 'letters', 'otherNonAscii', 'punctuation', 'uuid', 'whitespace']);
     const sum = Object.values(d).reduce((a, b) => a + b, 0);
     expect(sum).toBeCloseTo(1, 9);
     expect(d.uuid).toBeCloseTo(36 / text.length, 9);
     expect(d.cjk).toBeGreaterThan(0);
     expect(d.otherNonAscii).toBeGreaterThan(0);
-    expect(Object.values(densityShares('')).every((v) => v === 0)).toBe(true);
+    expect(Object.values(await densityShares('')).every((v) => v === 0)).toBe(true);
   });
 
-  it('sees base64 in a data URL and hex in a hash list', () => {
+  it('sees base64 in a data URL and hex in a hash list', async () => {
     const png = fs.readFileSync(path.join(NM, 'app-builder-lib/templates/icons/electron-linux/256x256.png')).toString('base64');
-    expect(densityShares(`data:image/png;base64,${png}`).base64).toBeGreaterThan(0.95);
+    expect((await densityShares(`data:image/png;base64,${png}`)).base64).toBeGreaterThan(0.95);
     const hashes = Array.from({ length: 50 }, (_, i) => `${i}\t${(i * 2654435761).toString(16).padStart(8, '0').repeat(8)}`).join('\n');
-    expect(densityShares(hashes).hex).toBeGreaterThan(0.8);
+    expect((await densityShares(hashes)).hex).toBeGreaterThan(0.8);
   });
 });

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { countExact } from '../../src/pipeline/index.js';
+import { countExact } from '../../src/pipeline/estimate/internal.js';
 import { CLAUDE_PROJECTS, FIXTURES, REPO, copyTree, tmpDir, tmpIndex } from './helpers.js';
 
 // Expected counts come from the fixtures' SOURCES.md (tool_use / tool_result pairs per file).
@@ -47,11 +47,11 @@ describe('Claude Code import (real transcripts)', () => {
     expect(sample.rows[0]!.bytes).toBeGreaterThanOrEqual(26_746);
   });
 
-  it('a tool result the fit misprices (Greek) gets its real token count, in the list and the waste report', async () => {
+  it('a tool result the fit misprices (Amharic) gets its real token count, in the list and the waste report', async () => {
     const home = tmpDir();
     const dir = path.join(home, '.claude', 'projects', '-home-greek');
     fs.mkdirSync(dir, { recursive: true });
-    const greek = JSON.parse(fs.readFileSync(path.join(REPO, 'test', 'estimate', 'fixtures', 'more-scripts.json'), 'utf8')).el as string;
+    const greek = JSON.parse(fs.readFileSync(path.join(REPO, 'test', 'estimate', 'fixtures', 'more-scripts.json'), 'utf8')).am as string;
     const text = (greek + '\n').repeat(4);
     const sessionId = '0b5a3c1e-0000-4000-8000-000000000001';
     const lines = [
@@ -68,7 +68,7 @@ describe('Claude Code import (real transcripts)', () => {
     expect(row.tokens).toBe(truth);
     const d = await index.getPayload(row.id);
     expect(d.estimates.o200k).toBe(truth);
-    expect(d.estimates.calibrated).toBeLessThan(truth * 0.8); // the fit alone: Greek at ~0.65x
+    expect(d.estimates.calibrated).toBeLessThan(truth * 0.8); // the fit alone: Amharic at ~0.74x
     expect(index.wasteReport({ sessionId: row.sessionId }).totalTokens).toBe(truth);
   });
 

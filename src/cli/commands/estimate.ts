@@ -1,21 +1,7 @@
 import fs from 'node:fs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import {
-  CHEAP_STRATEGIES,
-  DEFAULT_PROFILE,
-  DEFAULT_STRATEGY,
-  EXACT_STRATEGIES,
-  PROFILES,
-  claudeCorrectionFor,
-  countExact,
-  countTokensAnthropicApi,
-  estimateAll,
-  estimateExact,
-  isBinaryBytes,
-  parseClaudeCorrection,
-  type Profile,
-  type StrategyName,
-} from '../../pipeline/index.js';
+import { DEFAULT_PROFILE, DEFAULT_STRATEGY, PROFILES, countTokens, describeTokens, isBinaryBytes, type Profile, type StrategyName } from '../../pipeline/index.js';
+import { CHEAP_STRATEGIES, EXACT_STRATEGIES, countTokensAnthropicApi, parseClaudeCorrection } from '../../pipeline/estimate/index.js';
 
 interface EstimateCliOptions {
   json?: boolean;
@@ -49,18 +35,13 @@ export interface FileEstimate {
 export async function estimateFile(file: string, opts: EstimateCliOptions): Promise<FileEstimate> {
   const buf = fs.readFileSync(file);
   const { text, binary } = textAsGuardSees(buf);
-  const estimates: Partial<Record<StrategyName, number>> = {
-    ...estimateAll(text, opts.profile, { claudeCorrection: opts.claudeCorrection }),
-  };
-  const exactProfiles: Profile[] = opts.exact ? [...PROFILES] : [opts.profile];
-  for (const p of exactProfiles) {
-    estimates[p] = (await estimateExact(text, p, { claudeCorrection: opts.claudeCorrection })).tokens;
-  }
-  const correction = claudeCorrectionFor({ claudeCorrection: opts.claudeCorrection });
+  const report = await describeTokens(text, { profile: opts.profile, claudeCorrection: opts.claudeCorrection, exact: opts.exact ? PROFILES : [opts.profile] });
+  const estimates: Partial<Record<StrategyName, number>> = Object.fromEntries(report.estimates.map((e) => [e.strategy, e.tokens]));
+  const correction = report.claudeCorrection;
   let anthropicApi: FileEstimate['anthropicApi'];
   if (opts.anthropicModel) {
     const tokens = await countTokensAnthropicApi(text, { model: opts.anthropicModel });
-    const legacyClaude = await countExact(text, 'claude');
+    const legacyClaude = (await countTokens(text, 'claude', { claudeCorrection: 1 })).tokens;
     anthropicApi = { model: opts.anthropicModel, tokens, legacyClaude, impliedCorrection: legacyClaude ? Number((tokens / legacyClaude).toFixed(4)) : 1 };
   }
   return {

@@ -6,15 +6,25 @@
  * Big inputs are counted in chunks cut only where a tokenizer's pre-tokenizer would cut anyway, so the
  * sum is the same number a single call would give, and the event loop gets a turn between chunks.
  */
-import type { Profile } from '../types.js';
+import type { Estimate, Profile } from '../types.js';
+import { corrected, type EstimateOptions } from './options.js';
 
-/** Chars per tokenizer call; between calls the event loop runs (a 100 MB input never blocks for long). */
-export const EXACT_CHUNK_CHARS = 256 * 1024;
+/** Chars per tokenizer call (a call cannot yield: ~5-10 ms each at this size). */
+export const EXACT_CHUNK_CHARS = 32 * 1024;
 /** How far past the target a chunk may grow while looking for a safe cut. */
-export const EXACT_CHUNK_SEARCH_CHARS = 64 * 1024;
+export const EXACT_CHUNK_SEARCH_CHARS = 16 * 1024;
+/** The event loop gets a turn after about this many chars counted (a 100 MB input never blocks for long). */
+export const EXACT_YIELD_CHARS = 256 * 1024;
 
 export interface CountExactOptions {
   signal?: AbortSignal;
+  /** Chars per tokenizer call (default EXACT_CHUNK_CHARS); smaller lets `stop` decide sooner. */
+  chunkChars?: number;
+  /**
+   * Asked after each chunk with the tokens so far and where the counted prefix ends: true stops the
+   * count there (the result then covers text[0..end) only); a number sets the next chunk's size.
+   */
+  stop?: (tokens: number, end: number) => boolean | number;
 }
 
 type Counter = (text: string) => number;
@@ -80,14 +90,25 @@ const LETTER_RE = /\p{L}/u;
 const SAFE_PUNCT = new Uint8Array(128);
 for (const ch of '!"#$%&()*+,-./:;=?@[\\]^`{|}~') SAFE_PUNCT[ch.charCodeAt(0)] = 1;
 
+const isAsciiLetter = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+/** A letter (\p{L}, any script; not a mark, not half of a surrogate pair) at text[i]. */
+function isLetterAt(text: string, i: number): boolean {
+  const c = text.charCodeAt(i);
+  if (c < 128) return isAsciiLetter(c);
+  if (c >= 0xd800 && c <= 0xdfff || Number.isNaN(c)) return false;
+  return LETTER_RE.test(text[i]!);
+}
+
 /**
  * True when a pre-tokenizer split is guaranteed between text[i-1] and text[i], for o200k, cl100k and
- * the Claude (GPT-2 style) patterns: a letter followed by punctuation. No pattern lets a letter piece
- * absorb following punctuation (only contractions after an apostrophe), no pattern looks behind, and
- * NFKC never composes a letter with following punctuation.
+ * the Claude (GPT-2 style) patterns: a letter followed by punctuation, or a letter followed by one
+ * space and a letter, in any script (every pattern starts a word piece at its leading space: ` word`). No
+ * pattern lets a letter piece absorb following punctuation or space (only contractions after an
+ * apostrophe), no pattern looks behind, and NFKC never composes a letter with what follows here.
  */
 function isSafeCut(text: string, i: number): boolean {
   const c = text.charCodeAt(i);
+  if (c === 32) return isLetterAt(text, i - 1) && isLetterAt(text, i + 1);
   const safePunct = c < 128 ? SAFE_PUNCT[c] === 1 : c === 0x3001 || c === 0x3002;
   if (!safePunct) return false;
   const p = text.charCodeAt(i - 1);
@@ -102,11 +123,13 @@ export function nextCut(text: string, start: number, chunk = EXACT_CHUNK_CHARS, 
 }
 
 /** The end of the chunk from `start`, and whether it had to cut where a pre-tokenizer would not. */
-function cutAfter(text: string, start: number, chunk: number, search: number): { end: number; hard: boolean } {
+function cutAfter(text: string, start: number, chunk: number, search: number, pieces = false): { end: number; hard: boolean } {
   const n = text.length;
   if (n - start <= chunk) return { end: n, hard: false };
   const from = start + chunk;
-  const to = Math.min(n, from + search);
+  // Outside unbroken runs a cut is never forced before EXACT_CHUNK_CHARS more of searching (Thai, say,
+  // has neither spaces nor punctuation for long stretches): a small chunk must not cost exactness.
+  const to = Math.min(n, from + (pieces ? search : Math.max(search, EXACT_CHUNK_CHARS)));
   for (let i = from; i < to; i++) if (isSafeCut(text, i)) return { end: i, hard: false };
   if (to === n) return { end: n, hard: false };
   // No safe cut (one huge run without punctuation): cut anyway, never inside a surrogate pair.
@@ -160,6 +183,8 @@ export interface ExactCount {
   tokens: number;
   /** Each may make the count differ from a one-shot count by about a token (0: identical). */
   hardCuts: number;
+  /** End of the counted prefix: text.length unless `stop` ended the count early. */
+  end: number;
 }
 
 /**
@@ -171,28 +196,54 @@ export interface ExactCount {
 export async function countExactDetailed(text: string, profile: Profile, opts: CountExactOptions = {}): Promise<ExactCount> {
   const count = ready.get(profile) ?? (await loadTokenizer(profile));
   const pieces = hasLongRun(text, PATHOLOGICAL_RUN_CHARS);
-  if (!pieces && text.length <= EXACT_CHUNK_CHARS) return { tokens: count(text), hardCuts: 0 };
-  const chunk = pieces ? PIECE_CHARS : EXACT_CHUNK_CHARS;
-  const search = pieces ? PIECE_CHARS / 4 : EXACT_CHUNK_SEARCH_CHARS;
+  let chunk = pieces ? PIECE_CHARS : Math.max(PIECE_CHARS, opts.chunkChars ?? EXACT_CHUNK_CHARS);
+  if (text.length <= chunk) return { tokens: count(text), hardCuts: 0, end: text.length };
+  let search = pieces ? PIECE_CHARS / 4 : Math.min(EXACT_CHUNK_SEARCH_CHARS, chunk / 2);
   let tokens = 0;
   let hardCuts = 0;
   let sinceYield = 0;
-  for (let start = 0; start < text.length; ) {
+  let start = 0;
+  while (start < text.length) {
     opts.signal?.throwIfAborted();
-    const cut = cutAfter(text, start, chunk, search);
+    const cut = cutAfter(text, start, chunk, search, pieces);
     tokens += count(text.slice(start, cut.end));
     if (cut.hard) hardCuts++;
     sinceYield += cut.end - start;
     start = cut.end;
-    if (start < text.length && sinceYield >= EXACT_CHUNK_CHARS) {
+    if (start < text.length && opts.stop) {
+      const next = opts.stop(tokens, start);
+      if (next === true) break;
+      if (typeof next === 'number' && !pieces) {
+        chunk = Math.max(PIECE_CHARS, Math.min(EXACT_CHUNK_CHARS, Math.floor(next)));
+        search = Math.min(EXACT_CHUNK_SEARCH_CHARS, chunk / 2);
+      }
+    }
+    if (start < text.length && sinceYield >= EXACT_YIELD_CHARS) {
       sinceYield = 0;
       await yieldToLoop();
     }
   }
-  return { tokens, hardCuts };
+  return { tokens, hardCuts, end: start };
 }
 
-/** {@link countExactDetailed}, the count only. */
+export interface CountOptions extends CountExactOptions, Pick<EstimateOptions, 'claudeCorrection'> {
+  /** Receives a line when the text had to be counted in pieces (an unbroken run). */
+  notes?: string[];
+}
+
+/**
+ * THE exact count: the profile's real tokenizer, as an Estimate (the Claude correction applied, once).
+ * A text counted in pieces (an unbroken run of PATHOLOGICAL_RUN_CHARS+) says so in `notes`.
+ */
+export async function countTokens(text: string, profile: Profile, opts: CountOptions = {}): Promise<Estimate> {
+  const counted = await countExactDetailed(text, profile, { signal: opts.signal, chunkChars: opts.chunkChars });
+  if (counted.hardCuts > 0) {
+    opts.notes?.push(`counted in pieces (an unbroken run of ${PATHOLOGICAL_RUN_CHARS}+ characters); may differ from one count by up to ${counted.hardCuts} tokens`);
+  }
+  return { ...corrected(counted.tokens, profile, opts), strategy: profile, profile, exact: true };
+}
+
+/** The raw count of the real tokenizer (no correction), for tests and calibration. */
 export async function countExact(text: string, profile: Profile, opts: CountExactOptions = {}): Promise<number> {
   return (await countExactDetailed(text, profile, opts)).tokens;
 }

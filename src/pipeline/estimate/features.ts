@@ -58,7 +58,26 @@ export const FEATURE_NAMES = [
   'astral', // surrogate pairs (emoji and the like)
   'privateUse', // U+E000..U+F8FF (icon fonts)
   'other3', // lone surrogates, the rest of the BMP
-  'alphabets', // U+0800..U+1FFF: Indic, Thai, Lao, Tibetan, Myanmar, Georgian, Ethiopic, Khmer, Sinhala...
+  'alphabets', // the rest of U+0800..U+1FFF: Tibetan, Myanmar, Khmer, Mongolian, Greek Extended...
+  'greek', // U+0370..U+03FF (the `cyrillic` feature counts U+0400..U+052F only)
+  'greekWords', // runs of Greek letters
+  'cyrillicWords', // runs of Cyrillic letters (`cyrillicRuns` counts runs of either, kept for the fit)
+  'armenian', // U+0530..U+058F
+  'hebrew', // U+0590..U+05FF
+  'arabic', // U+0600..U+077F (Arabic, Syriac, Arabic Supplement)
+  'rtlWords', // runs of Armenian, Hebrew or Arabic letters
+  'combining', // U+0300..U+036F combining marks
+  'devanagari', // U+0900..U+097F
+  'indic', // U+0980..U+0DFF: Bengali, Gurmukhi, Gujarati, Oriya, Tamil, Telugu, Kannada, Malayalam, Sinhala
+  'indicWords', // runs of Devanagari or the other Indic scripts
+  'thai', // U+0E00..U+0EFF: Thai and Lao (no spaces between words)
+  'georgian', // U+10A0..U+10FF
+  'ethiopic', // U+1200..U+139F
+  'latinExtAdd', // U+1E00..U+1EFF: Vietnamese precomposed letters
+  'emoji', // surrogate pairs in U+1F000..U+1FAFF (the `astral` feature counts the other pairs)
+  'emojiGlue', // U+200D zero-width joiner, U+FE0E/U+FE0F variation selectors
+  'boxDrawing', // U+2500..U+259F box drawing and block elements (tree and table output); `symbols` counts the rest
+  'cyrillicNonRu', // Cyrillic letters Russian does not use (і ї є ґ ў ђ ј љ њ ћ џ ә ғ қ ң ө ұ ү һ...): other languages, fewer whole-word tokens
 ] as const;
 export type FeatureName = (typeof FEATURE_NAMES)[number];
 export const FEATURE_COUNT = FEATURE_NAMES.length;
@@ -210,6 +229,11 @@ export function addRangeFeatures(text: string, start: number, end: number, out: 
   let punctRuns = 0, punctChars = 0, quotes = 0, backslashes = 0, uEscapes = 0, controls = 0;
   let latinExt = 0, latinInWord = 0, cyrillic = 0, cyrillicRuns = 0, other2 = 0, symbols = 0;
   let cjkPunct = 0, kana = 0, han = 0, hanRare = 0, hangul = 0, cjkRuns = 0, astral = 0, privateUse = 0, other3 = 0, alphabets = 0;
+  let greek = 0, greekWords = 0, cyrillicWords = 0, armenian = 0, hebrew = 0, arabic = 0, rtlWords = 0, combining = 0;
+  let cyrillicNonRu = 0, boxDrawing = 0;
+  let devanagari = 0, indic = 0, indicWords = 0, thai = 0, georgian = 0, ethiopic = 0, latinExtAdd = 0, emoji = 0, emojiGlue = 0;
+  // the script of the previous non-ASCII letter run (1 Greek/Cyrillic, 2 CJK, 3 RTL, 4 Indic, 5 other), 0 after anything else
+  let prevWord = 0;
 
   // the current ASCII letter/digit run, with its words and digit groups held back until we know
   // whether the run is ordinary text or random
@@ -242,7 +266,7 @@ export function addRangeFeatures(text: string, start: number, end: number, out: 
           wsLen = 0; wsOnlySpace = true;
         }
         if (punctLen > 0) { punctRuns++; punctChars += punctLen; punctLen = 0; }
-        prevScript = 0;
+        prevScript = 0; prevWord = 0;
       }
       if (k === DIG) {
         if (wl > 0) {
@@ -378,7 +402,7 @@ export function addRangeFeatures(text: string, start: number, end: number, out: 
       if (k !== SP) wsOnlySpace = false;
       if (k === NL) newlines++;
       else lastRandom = false;
-      prevScript = 0;
+      prevScript = 0; prevWord = 0;
       continue;
     }
     if (wsLen > 0) {
@@ -394,29 +418,44 @@ export function addRangeFeatures(text: string, start: number, end: number, out: 
           if (punctLen > 0) { punctRuns++; punctChars += punctLen; punctLen = 0; }
           uEscapes++;
           i += 5;
-          prevScript = 0;
+          prevScript = 0; prevWord = 0;
           continue;
         }
         backslashes++;
       } else if (c === 34) quotes++;
       punctLen++;
-      prevScript = 0;
+      prevScript = 0; prevWord = 0;
       continue;
     }
     if (punctLen > 0) { punctRuns++; punctChars += punctLen; punctLen = 0; }
     lastRandom = false;
-    if (k === CTL) { controls++; prevScript = 0; continue; }
+    if (k === CTL) { controls++; prevScript = 0; prevWord = 0; continue; }
 
     // ---- non-ASCII
     if (c < 0x250) {
       // Latin-1 symbols (the letters took the word path above)
       latinExt++;
-      prevScript = 0;
+      prevScript = 0; prevWord = 0;
     }
     else if (c >= 0x370 && c < 0x530) {
-      cyrillic++;
+      if (c < 0x400) {
+        greek++;
+        if (prevWord !== 6) { greekWords++; prevWord = 6; }
+      } else {
+        cyrillic++;
+        // Russian's 66 letters are U+0410..U+044F and ё/Ё; the rest mark another language
+        if ((c < 0x410 || c > 0x44f) && c !== 0x451 && c !== 0x401) cyrillicNonRu++;
+        if (prevWord !== 1) { cyrillicWords++; prevWord = 1; }
+      }
       if (prevScript !== 1) { cyrillicRuns++; prevScript = 1; }
-    } else if (c < 0x800) { other2++; prevScript = 0; }
+    } else if (c < 0x800) {
+      prevScript = 0;
+      if (c < 0x370) { combining++; }
+      else if (c < 0x590) { armenian++; if (prevWord !== 3) { rtlWords++; prevWord = 3; } }
+      else if (c < 0x600) { hebrew++; if (prevWord !== 3) { rtlWords++; prevWord = 3; } }
+      else if (c < 0x780) { arabic++; if (prevWord !== 3) { rtlWords++; prevWord = 3; } }
+      else { other2++; prevWord = 0; }
+    }
     else if (c >= 0x4e00 && c <= 0x9fff) {
       han++;
       const o = c - HAN_FIRST;
@@ -431,16 +470,34 @@ export function addRangeFeatures(text: string, start: number, end: number, out: 
     } else if (c >= 0x3400 && c < 0x4e00) {
       han++;
       if (prevScript !== 2) { cjkRuns++; prevScript = 2; }
-    } else if ((c >= 0x3000 && c < 0x3040) || (c >= 0xff00 && c <= 0xffef)) { cjkPunct++; prevScript = 0; }
-    else if (c < 0x2000) { alphabets++; prevScript = 0; }
-    else if (c >= 0x2000 && c < 0x2c00) { symbols++; prevScript = 0; }
+    } else if ((c >= 0x3000 && c < 0x3040) || (c >= 0xff00 && c <= 0xffef)) { cjkPunct++; prevScript = 0; prevWord = 0; }
+    else if (c < 0x2000) {
+      prevScript = 0;
+      if (c >= 0x900 && c < 0xe00) {
+        if (c < 0x980) devanagari++;
+        else indic++;
+        if (prevWord !== 4) { indicWords++; prevWord = 4; }
+      } else if (c >= 0xe00 && c < 0xf00) thai++;
+      else if (c >= 0x10a0 && c < 0x1100) { georgian++; if (prevWord !== 5) { indicWords++; prevWord = 5; } }
+      else if (c >= 0x1200 && c < 0x13a0) ethiopic++;
+      else if (c >= 0x1e00 && c < 0x1f00) latinExtAdd++;
+      else alphabets++;
+    }
+    else if (c >= 0x2000 && c < 0x2c00) { if (c === 0x200d) emojiGlue++; else if (c >= 0x2500 && c < 0x25a0) boxDrawing++; else symbols++; prevScript = 0; prevWord = 0; }
     else if (c >= 0xd800 && c <= 0xdbff) {
       const d = i + 1 < n ? text.charCodeAt(i + 1) : 0;
-      if (d >= 0xdc00 && d <= 0xdfff) { astral++; i++; }
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        // U+1F000..U+1FAFF: high surrogate D83C..D83E
+        if (c >= 0xd83c && c <= 0xd83e) emoji++;
+        else astral++;
+        i++;
+      }
       else other3++;
-      prevScript = 0;
-    } else if (c >= 0xe000 && c <= 0xf8ff) { privateUse++; prevScript = 0; }
-    else { other3++; prevScript = 0; }
+      prevScript = 0; prevWord = 0;
+    } else if (c >= 0xe000 && c <= 0xf8ff) { privateUse++; prevScript = 0; prevWord = 0; }
+    else if (c === 0xfe0f || c === 0xfe0e) { emojiGlue++; prevScript = 0; prevWord = 0; }
+    else { other3++; prevScript = 0; prevWord = 0; }
+    continue;
   }
   if (wsLen > 0) {
     // the sentinel at i === n never joins a run, so wsLen here is real whitespace at the end
@@ -462,4 +519,8 @@ export function addRangeFeatures(text: string, start: number, end: number, out: 
   out[F.symbols]! += symbols; out[F.cjkPunct]! += cjkPunct; out[F.kana]! += kana; out[F.han]! += han; out[F.hanRare]! += hanRare; out[F.hangul]! += hangul;
   out[F.cjkRuns]! += cjkRuns; out[F.astral]! += astral; out[F.privateUse]! += privateUse; out[F.other3]! += other3;
   out[F.alphabets]! += alphabets;
+  out[F.greek]! += greek; out[F.greekWords]! += greekWords; out[F.cyrillicWords]! += cyrillicWords; out[F.armenian]! += armenian;
+  out[F.hebrew]! += hebrew; out[F.arabic]! += arabic; out[F.rtlWords]! += rtlWords; out[F.combining]! += combining;
+  out[F.devanagari]! += devanagari; out[F.indic]! += indic; out[F.indicWords]! += indicWords; out[F.thai]! += thai;
+  out[F.georgian]! += georgian; out[F.ethiopic]! += ethiopic; out[F.latinExtAdd]! += latinExtAdd; out[F.emoji]! += emoji; out[F.emojiGlue]! += emojiGlue; out[F.cyrillicNonRu]! += cyrillicNonRu; out[F.boxDrawing]! += boxDrawing;
 }

@@ -28,14 +28,31 @@ const F = Object.fromEntries(FEATURE_NAMES.map((n, i) => [n, i])) as Record<Feat
  * and the fit's price `w` is off by at most max(w, bytes - w).
  */
 const UNVALIDATED_SCRIPTS: ReadonlyArray<readonly [FeatureName, number, string]> = [
-  ['cyrillic', 2, 'Greek and Cyrillic'], // Russian is priced well, Greek/Serbian/Mongolian at half
-  ['other2', 2, 'Hebrew, Arabic, Armenian'], // and combining marks
-  ['alphabets', 3, 'Indic, Thai, Ethiopic and other alphabets'], // one median rate for very different scripts
+  // Measured on the holdout (docs/estimation.md): Cyrillic man pages are priced within 5%, but short UI
+  // strings in Cyrillic, Greek, Arabic, Hebrew and the Indic scripts are off by 10-30% for some
+  // languages, so every script stays bounded here.
+  ['cyrillic', 2, 'Cyrillic'],
+  ['greek', 2, 'Greek'],
+  ['arabic', 2, 'Arabic'],
+  ['hebrew', 2, 'Hebrew'],
+  ['armenian', 2, 'Armenian'],
+  ['combining', 2, 'combining marks'],
+  ['other2', 2, 'other 2-byte scripts'],
+  ['devanagari', 3, 'Devanagari'],
+  ['indic', 3, 'Indic scripts'],
+  ['thai', 3, 'Thai and Lao'],
+  ['georgian', 3, 'Georgian'],
+  ['ethiopic', 3, 'Ethiopic'],
+  ['latinExtAdd', 3, 'Vietnamese letters'],
+  ['alphabets', 3, 'Tibetan, Myanmar, Khmer and other alphabets'], // one median rate for very different scripts
   ['hangul', 3, 'Hangul'], // real Korean is priced well; rare syllables cost 2+ tokens each
   ['privateUse', 3, 'private-use characters'],
   ['other3', 3, 'rare characters and lone surrogates'],
   ['symbols', 3, 'symbols (arrows, math, box drawing)'],
-  ['astral', 4, 'emoji'], // per surrogate pair: emoji cost 1-3 tokens, the fit prices 3-5
+  ['astral', 4, 'rare characters beyond the BMP'],
+  ['emoji', 4, 'emoji'], // per surrogate pair: 1-4 tokens each; emoji tables are off by up to ~28%
+  ['emojiGlue', 3, 'emoji joiners and variation selectors'],
+  ['boxDrawing', 3, 'box drawing'], // tree and table output (npm ls): off by up to ~30%
   ['latinExt', 2, 'accented Latin'], // European accents are priced well, Vietnamese 1.5x over, U+00A0 runs 10x over
 ];
 
@@ -83,8 +100,8 @@ export interface RiskText {
  * the whole text of `textChars` UTF-16 chars); with `whole`, an unbroken run counts too. Add it to
  * the declared margin's band; never subtract it from a count.
  */
-export function riskTokens(features: Float64Array, profile: Profile, textChars: number, whole?: RiskText): number {
-  return visitRisk(features, profile, textChars, whole);
+export function riskTokens(features: Float64Array, profile: Profile, textChars: number, whole?: RiskText, weights: readonly number[] = WEIGHTS[profile]): number {
+  return visitRisk(features, profile, textChars, whole, undefined, weights);
 }
 
 /** {@link riskTokens} by class, biggest first, for showing why an estimate is uncertain. */
@@ -101,8 +118,8 @@ function visitRisk(
   textChars: number,
   whole: RiskText | undefined,
   onPart?: (label: string, tokens: number) => void,
+  w: readonly number[] = WEIGHTS[profile],
 ): number {
-  const w = WEIGHTS[profile];
   let risk = 0;
   const add = (label: string, tokens: number) => {
     if (!(tokens > 0)) return;

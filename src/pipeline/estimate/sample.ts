@@ -67,8 +67,11 @@ function jitter(k: number, r: number): number {
 }
 
 const FI = Object.fromEntries(FEATURE_NAMES.map((name, i) => [name, i])) as Record<FeatureName, number>;
-const TWO_BYTE: FeatureName[] = ['latinExt', 'cyrillic', 'other2'];
-const THREE_BYTE: FeatureName[] = ['symbols', 'cjkPunct', 'kana', 'han', 'hangul', 'privateUse', 'other3', 'alphabets', 'astral'];
+const TWO_BYTE: FeatureName[] = ['latinExt', 'cyrillic', 'other2', 'greek', 'armenian', 'hebrew', 'arabic', 'combining'];
+const THREE_BYTE: FeatureName[] = [
+  'symbols', 'cjkPunct', 'kana', 'han', 'hangul', 'privateUse', 'other3', 'alphabets', 'astral', 'emoji',
+  'devanagari', 'indic', 'thai', 'georgian', 'ethiopic', 'latinExtAdd', 'emojiGlue', 'boxDrawing',
+];
 /** UTF-8 bytes beyond one per UTF-16 char that a window's features imply (an astral pair: 4 bytes for 2 chars). */
 function utf8ExtraBytes(f: Float64Array): number {
   let x = 0;

@@ -1,0 +1,233 @@
+/**
+ * The guard's decision: does this text fit the limit? Cheapest check first, and the real tokenizer
+ * only where the cheap ones cannot tell, and only as far as the decision needs:
+ *
+ *   1. a quick sample (~3 K chars) passes what is clearly under the limit, even at its worst case;
+ *   2. else the calibrated fit of the whole text, with the band its declared margin and the text's
+ *      risk (content the fit was never validated on) put around it;
+ *   3. inside that band, the real tokenizer counts chunk by chunk and stops as soon as the answer is
+ *      proven: the count so far is over the limit, or the count so far plus the rest's UTF-8 bytes
+ *      (a byte-level BPE never spends more tokens than bytes) is under it.
+ */
+import type { Estimate, Profile } from '../types.js';
+import { priceFeatures, roundTokens } from './calibrated.js';
+import { estimateTokens } from './cheap.js';
+import { EXACT_MARGIN } from './constants.js';
+import { countExactDetailed, countTokens, PATHOLOGICAL_RUN_CHARS, type CountOptions } from './exact.js';
+import { addRangeFeatures, FEATURE_COUNT } from './features.js';
+import { corrected, claudeCorrectionFor, DEFAULT_STRATEGY, isExactStrategy, profileOf, type EstimateOptions } from './options.js';
+import { riskTokens } from './risk.js';
+import { quickSample, sampleFeatures, windowIn } from './sample.js';
+
+export interface DecisionOptions extends EstimateOptions {
+  signal?: AbortSignal;
+  /** Count exactly when the calibrated estimate is within the margin of the limit (default true). */
+  exactNearLimit?: boolean;
+  /** Override the profile's declared margin (share of the estimate), e.g. for tests. */
+  margin?: number;
+  /** The text's UTF-8 size, if the caller has it (else measured when needed). */
+  utf8Bytes?: number;
+  /** Receives a line for each thing the caller may want to tell the user (counted in pieces...). */
+  notes?: string[];
+}
+
+/**
+ * True when a calibrated estimate cannot tell which side of the limit the real count is on: with a
+ * worst relative error m, the real count lies in [est/(1+m), est/(1-m)]; `risk` tokens of content
+ * the fit was not validated on ({@link riskTokens}) widen that on both sides.
+ */
+export function isNearLimit(estimateTokensValue: number, limitTokens: number, margin: number, risk = 0): boolean {
+  const low = Math.max(0, estimateTokensValue - risk) / (1 + margin);
+  const high = margin < 1 ? (estimateTokensValue + risk) / (1 - margin) : Infinity;
+  return low <= limitTokens && limitTokens < high;
+}
+
+/**
+ * UTF-8 bytes per token beyond which an estimate is implausible (only long runs of one repeated
+ * character get there). A text over this many times the limit in bytes is never counted exactly: it
+ * is over the limit whatever the fit says, and counting it would cost more than a tool call should.
+ */
+export const MAX_PLAUSIBLE_BYTES_PER_TOKEN = 16;
+
+/** Texts this long are first asked a cheap question: clearly under the limit? (a full pass costs ~10 ns a char) */
+export const QUICK_CHECK_MIN_CHARS = 8 * 1024;
+/** Standard errors of the quick sample added to the margin: about 1 in 700 samples is off by more. */
+export const QUICK_CHECK_SIGMAS = 3;
+/** A quick sample noisier than this decides nothing. */
+export const QUICK_CHECK_MAX_REL_STDERR = 0.08;
+/** Fewest chars per tokenizer call while counting to decide (the count can stop after any call). */
+export const DECIDE_CHUNK_CHARS = 2 * 1024;
+
+const fitScratch = new Float64Array(FEATURE_COUNT);
+const quickScratch = new Float64Array(FEATURE_COUNT);
+
+/** A calibrated Estimate from features that stand for the whole text (claude correction applied). */
+export function pricedEstimate(features: Float64Array, text: string, profile: Profile, opts: Pick<EstimateOptions, 'claudeCorrection'>): Estimate {
+  return { ...corrected(roundTokens(priceFeatures(features, profile), text.length), profile, opts), strategy: 'calibrated', profile, exact: false };
+}
+
+/** riskTokens of the whole text (an unbroken run included). */
+export function riskOf(text: string, features: Float64Array, profile: Profile, estimate: number): number {
+  return riskTokens(features, profile, text.length, { text, estimate });
+}
+
+/** The calibrated estimate of the whole text (one feature pass, sampled when big) and its risk. */
+export function fitWithRisk(text: string, profile: Profile, opts: Pick<EstimateOptions, 'claudeCorrection'>, out = fitScratch): { est: Estimate; risk: number } {
+  sampleFeatures(text, out, profile);
+  const est = pricedEstimate(out, text, profile, opts);
+  return { est, risk: riskOf(text, out, profile, est.tokens) };
+}
+
+/**
+ * The estimate the guard decides with: `tokens > limitTokens` exactly when the result must be spilled.
+ * Calibrated first; when the limit falls within the profile's declared margin of it
+ * ({@link EXACT_MARGIN}, from the worst error measured on the corpus), widened by what content outside
+ * the corpus may add ({@link riskTokens}), the real tokenizer decides (see the module comment), so no
+ * result is wrongly passed or spilled for that profile. Far from the limit no tokenizer is ever loaded.
+ * An exact strategy always counts; chars4 and craft-density are returned as they are (baselines,
+ * chosen on purpose).
+ */
+export async function estimateForDecision(text: string, limitTokens: number, opts: DecisionOptions = {}): Promise<Estimate> {
+  const profile = profileOf(opts);
+  const strategy = opts.strategy ?? DEFAULT_STRATEGY;
+  if (isExactStrategy(strategy)) return countTokens(text, strategy, opts);
+  if (strategy !== 'calibrated') return estimateTokens(text, { ...opts, profile, strategy });
+  const margin = opts.margin ?? EXACT_MARGIN[profile];
+  let bytes = opts.utf8Bytes;
+  const utf8 = () => (bytes ??= Buffer.byteLength(text, 'utf8'));
+  if (text.length >= QUICK_CHECK_MIN_CHARS) {
+    const quick = quickLook(text, limitTokens, profile, margin, opts);
+    if (quick.pass) return quick.est;
+    // Inside the band even at the sample's best and worst: a full pass could not leave it, so count now.
+    if (quick.surelyNear && opts.exactNearLimit !== false && utf8() <= MAX_PLAUSIBLE_BYTES_PER_TOKEN * limitTokens) {
+      return countOrWorst(text, limitTokens, profile, utf8(), quick.est, quick.risk, margin, opts);
+    }
+  }
+  const { est, risk } = fitWithRisk(text, profile, opts);
+  if (opts.exactNearLimit === false) return est;
+  if (!isNearLimit(est.tokens, limitTokens, margin, risk)) {
+    if (est.tokens <= limitTokens || risk < RATIO_MIN_RISK * est.tokens) return est;
+    // Over the limit even at the risk's worst, so it spills; but the fit's number may be far off
+    // (Arabic reads 13x too high), so the message shows it corrected by the real tokenizer.
+    return { ...est, tokens: Math.max(Math.ceil((est.tokens - risk) / (1 + margin)), await ratioCorrected(est.tokens, text, profile, opts)) };
+  }
+  if (utf8() > MAX_PLAUSIBLE_BYTES_PER_TOKEN * limitTokens) {
+    // Only the risk put it near the limit, and it is too big to count on every call: it is over the
+    // limit at any plausible density, so it spills, with the corrected number.
+    return { ...est, tokens: Math.max(Math.ceil(utf8() / MAX_PLAUSIBLE_BYTES_PER_TOKEN), await ratioCorrected(est.tokens, text, profile, opts)) };
+  }
+  return countOrWorst(text, limitTokens, profile, utf8(), est, risk, margin, opts);
+}
+
+/** countToDecide; if the tokenizer cannot run, the worst case the band allows (so an error can only spill). */
+async function countOrWorst(text: string, limitTokens: number, profile: Profile, bytes: number, est: Estimate, risk: number, margin: number, opts: DecisionOptions): Promise<Estimate> {
+  try {
+    return await countToDecide(text, limitTokens, profile, bytes, est.tokens, opts);
+  } catch (err) {
+    if (opts.signal?.aborted) throw err;
+    const worst = margin < 1 ? (est.tokens + risk) / (1 - margin) : (est.tokens + risk) * 2;
+    return { ...est, tokens: Math.max(est.tokens, Math.ceil(worst), Math.min(bytes, limitTokens + 1)) };
+  }
+}
+
+/**
+ * Count with the real tokenizer until the answer is proven (see the module comment). The whole text
+ * counted: an exact Estimate. Stopped early: the exact count so far extrapolated over the rest
+ * (not exact), on the proven side of the limit.
+ */
+async function countToDecide(text: string, limitTokens: number, profile: Profile, bytes: number, fitTokens: number, opts: DecisionOptions): Promise<Estimate> {
+  const f = claudeCorrectionFor(opts);
+  let countedBytes = 0;
+  let at = 0;
+  let verdict: 'over' | 'under' | undefined;
+  // First chunk: up to where the fit's estimate says the count could first prove an answer.
+  const density = Math.max(1e-9, fitTokens / Math.max(1, text.length));
+  const firstChunk = Math.max(DECIDE_CHUNK_CHARS, Math.floor((0.8 * limitTokens) / density));
+  const counted = await countExactDetailed(text, profile, {
+    signal: opts.signal,
+    chunkChars: firstChunk,
+    stop: (tokens, end) => {
+      countedBytes += Buffer.byteLength(text.slice(at, end), 'utf8');
+      at = end;
+      const rest = bytes - countedBytes;
+      if (Math.ceil(tokens * f) > limitTokens) verdict = 'over';
+      else if ((tokens + rest) * f <= limitTokens) verdict = 'under';
+      if (verdict !== undefined) return true;
+      // The next chunk reaches about where the count so far says the answer will be proven, so a
+      // result far from the limit is counted in a few big calls and a close one in small ones near the end.
+      const perChar = tokens / end;
+      const bytesPerChar = countedBytes / end;
+      const toOver = (limitTokens / f - tokens) / Math.max(1e-9, perChar);
+      const toUnder = bytesPerChar > perChar ? (tokens + rest - limitTokens / f) / (bytesPerChar - perChar) : Infinity;
+      return Math.max(DECIDE_CHUNK_CHARS, 0.9 * Math.min(toOver, toUnder));
+    },
+  });
+  if (counted.hardCuts > 0) {
+    opts.notes?.push(`counted in pieces (an unbroken run of ${PATHOLOGICAL_RUN_CHARS}+ characters); may differ from one count by up to ${counted.hardCuts} tokens`);
+  }
+  if (counted.end >= text.length) return { ...corrected(counted.tokens, profile, opts), strategy: profile, profile, exact: true };
+  // The exact density of the counted part carries over the rest; never across the proven side.
+  const projected = Math.ceil(counted.tokens * f * (text.length / counted.end));
+  const tokens = verdict === 'over' ? Math.max(limitTokens + 1, projected) : Math.min(limitTokens, Math.max(projected, Math.ceil(counted.tokens * f)));
+  const share = Math.round((counted.end / text.length) * 100);
+  opts.notes?.push(`counted exactly as far as the decision needed (${share}% of the text), the rest extrapolated from that count`);
+  // The tokenizer's number (not exact: its tail is extrapolated), not the fit's.
+  return { tokens, strategy: profile, profile, exact: false, ...(f !== 1 && profile === 'claude' ? { correction: f } : {}) };
+}
+
+/**
+ * The estimate from ~3 K chars of windows spread over the text, with its worst case (the declared
+ * margin widened by QUICK_CHECK_SIGMAS standard errors of the sample and by the sample's risk).
+ * `pass`: even the worst case is under the limit. `surelyNear`: the limit lies inside the band at
+ * both ends of the sample's own error, so a full pass would only delay the count.
+ */
+function quickLook(text: string, limitTokens: number, profile: Profile, margin: number, opts: DecisionOptions): { pass: boolean; surelyNear: boolean; est: Estimate; risk: number } {
+  const info = quickSample(text, quickScratch, profile);
+  const est = pricedEstimate(quickScratch, text, profile, opts);
+  if (!info.trusted || info.relStdErr > QUICK_CHECK_MAX_REL_STDERR) return { pass: false, surelyNear: false, est, risk: 0 };
+  const risk = riskOf(text, quickScratch, profile, est.tokens);
+  const wide = margin + QUICK_CHECK_SIGMAS * info.relStdErr;
+  const pass = wide < 1 && (est.tokens + risk) / (1 - wide) <= limitTokens;
+  const spread = QUICK_CHECK_SIGMAS * info.relStdErr;
+  const surelyNear =
+    !pass &&
+    isNearLimit(est.tokens * (1 - spread), limitTokens, margin, risk) &&
+    isNearLimit(est.tokens * (1 + spread), limitTokens, margin, risk);
+  return { pass, surelyNear, est, risk };
+}
+
+/** Windows of ~RATIO_WINDOW_CHARS counted exactly to correct the fit on a risky text too big to count whole. */
+export const RATIO_WINDOWS = 16;
+export const RATIO_WINDOW_CHARS = 1024;
+const ratioScratch = new Float64Array(FEATURE_COUNT);
+
+/** Risk (share of the estimate) from which a number is corrected by exact windows. */
+export const RATIO_MIN_RISK = 0.05;
+
+/** The fit's estimate corrected by exact counts on spread windows; the estimate itself if that fails. */
+export async function ratioCorrected(estimate: number, text: string, profile: Profile, opts: Pick<CountOptions, 'signal' | 'notes'>): Promise<number> {
+  try {
+    const ratio = await exactRatio(text, profile, opts.signal);
+    if (ratio === undefined) return estimate;
+    opts.notes?.push(`the text is unlike what the estimate was fitted on: the estimate is corrected by exact counts of ${RATIO_WINDOWS} spread windows`);
+    return Math.ceil(estimate * ratio);
+  } catch (err) {
+    if (opts.signal?.aborted) throw err;
+    return estimate;
+  }
+}
+
+/** Real tokens over the fit's price on RATIO_WINDOWS spread windows (undefined when the fit prices them at 0). */
+async function exactRatio(text: string, profile: Profile, signal: AbortSignal | undefined): Promise<number | undefined> {
+  let exact = 0;
+  let fit = 0;
+  for (let k = 0; k < RATIO_WINDOWS; k++) {
+    const [start, end] = windowIn(text, k, RATIO_WINDOWS, RATIO_WINDOW_CHARS);
+    if (end <= start) continue;
+    exact += (await countExactDetailed(text.slice(start, end), profile, { signal })).tokens;
+    ratioScratch.fill(0);
+    addRangeFeatures(text, start, end, ratioScratch);
+    fit += priceFeatures(ratioScratch, profile);
+  }
+  return fit > 0 ? exact / fit : undefined;
+}
