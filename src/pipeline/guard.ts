@@ -46,7 +46,7 @@ export interface HandleLargeResponseArgs {
   sessionPath: string;
   context?: Pick<
     GuardOptions,
-    'toolName' | 'toolInput' | 'intent' | 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy'
+    'toolName' | 'toolInput' | 'intent' | 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy' | 'readMore' | 'incomplete'
   >;
   summarize?: GuardOptions['summarize'];
   summaryTimeoutMs?: number;
@@ -390,6 +390,8 @@ export async function handleLargeResponse(args: HandleLargeResponseArgs): Promis
     contextWindowTokens: ctx.contextWindowTokens,
     profile: ctx.profile,
     strategy: ctx.strategy,
+    readMore: ctx.readMore,
+    incomplete: ctx.incomplete,
     summarize: args.summarize,
     summaryTimeoutMs: args.summaryTimeoutMs,
     signal: args.signal,
@@ -446,6 +448,7 @@ async function prepareDirs(sessionPath: string) {
 
 async function spill(subject: Subject, estimate: Estimate, limit: number, options: GuardOptions): Promise<GuardResult> {
   const errors = subject.notes;
+  if (options.incomplete) errors.push(`incomplete: ${options.incomplete}`);
   const now = options.now?.() ?? new Date();
   const tool = sanitizeToolName(options.toolName);
   const profile = estimate.profile;
@@ -633,6 +636,8 @@ async function spill(subject: Subject, estimate: Estimate, limit: number, option
       preview: previewForMeta,
       inlineText: action === 'inline-assets' ? linkedText : undefined,
       inlineTokens: linkedEstimate?.tokens,
+      readMore: options.readMore,
+      incomplete: options.incomplete,
     });
   let message = makeMessage(payloadPath);
   const metaFor = (id: string, file: string, msg: string): PayloadMeta => ({

@@ -7,7 +7,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { claudeBinary, listFiles, parseJsonLines, runClient, tmpDir, type RunResult } from './harness.js';
+import { pathToFileURL } from 'node:url';
+import { ROOT, claudeBinary, listFiles, parseJsonLines, runClient, tmpDir, type RunResult } from './harness.js';
 
 export interface ClaudeRunOptions {
   /** The model double's origin (ANTHROPIC_BASE_URL). */
@@ -91,5 +92,44 @@ export function shapeWarnings(run: ClaudeRun): string[] {
   const out: string[] = [];
   const all = [fs.existsSync(run.transcriptPath ?? '') ? fs.readFileSync(run.transcriptPath!, 'utf8') : '', run.stdout, run.stderr].join('\n');
   for (const m of all.matchAll(/[^"\n]{0,200}does not match[^"\n]{0,300}/g)) out.push(m[0]);
+  return out;
+}
+
+/** A word for a POSIX shell, quoted. */
+export function shellQuote(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** `spillway hook claude-code …` run from this checkout's TypeScript source (tsx), as a hook command line. */
+export function sourceHookCommand(args: string[] = []): string {
+  const loader = pathToFileURL(path.join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+  return [process.execPath, '--import', loader, '--conditions=source', path.join(ROOT, 'src', 'cli', 'main.ts'), 'hook', 'claude-code', ...args]
+    .map(shellQuote)
+    .join(' ');
+}
+
+/** `spillway mcp … -- <server>` from the source, as an MCP server entry. */
+export function sourceSpillwayArgs(args: string[]): string[] {
+  const loader = pathToFileURL(path.join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+  return ['--import', loader, '--conditions=source', path.join(ROOT, 'src', 'cli', 'main.ts'), ...args];
+}
+
+/** The transcript's hook attachments (hook_success with its stdout/stderr, hook_non_blocking_error, hook_error_during_execution). */
+export function hookAttachments(run: ClaudeRun): any[] {
+  return run.transcript.filter((r) => r.type === 'attachment' && typeof r.attachment?.type === 'string' && r.attachment.type.startsWith('hook_')).map((r) => r.attachment);
+}
+
+/** The tool_use Claude Code recorded for each tool_use_id, and the tool_result content the transcript kept. */
+export function transcriptToolResults(records: any[]): Array<{ id: string; name: string; content: unknown; toolUseResult: unknown }> {
+  const names = new Map<string, string>();
+  const out: Array<{ id: string; name: string; content: unknown; toolUseResult: unknown }> = [];
+  for (const r of records) {
+    const content = r.message?.content;
+    if (!Array.isArray(content)) continue;
+    for (const b of content) {
+      if (b?.type === 'tool_use') names.set(b.id, b.name);
+      if (b?.type === 'tool_result') out.push({ id: b.tool_use_id, name: names.get(b.tool_use_id) ?? '?', content: b.content, toolUseResult: r.toolUseResult });
+    }
+  }
   return out;
 }

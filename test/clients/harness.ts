@@ -162,3 +162,18 @@ export function parseJsonLines(text: string): any[] {
   }
   return out;
 }
+
+/**
+ * With SPILLWAY_EXPORT_TRANSCRIPTS=<dir>, copy a run's transcripts (`~/.claude/projects`,
+ * `~/.codex/sessions`) to `<dir>/<client>/<scenario>/` for the importer's fixtures.
+ */
+export function exportTranscripts(home: string, client: 'claude-code' | 'codex', scenario: string): void {
+  const dest = process.env.SPILLWAY_EXPORT_TRANSCRIPTS;
+  if (!dest) return;
+  const from = client === 'claude-code' ? path.join(home, '.claude', 'projects') : path.join(home, '.codex', 'sessions');
+  if (!fs.existsSync(from)) return;
+  const to = path.join(dest, client, scenario);
+  fs.rmSync(to, { recursive: true, force: true });
+  fs.mkdirSync(path.dirname(to), { recursive: true });
+  fs.cpSync(from, to, { recursive: true });
+}
