@@ -366,8 +366,10 @@ export async function guardLargeResult(result: ToolResult, options: GuardOptions
     }
     const { text, note } = serializeValue(result);
     if (note) notes.push(note);
-    if (text.length * 3 <= limit || utf8Length(text) <= limit) return null;
-    const est = await decide(text, limit, profile, strategy, notes);
+    // The client shows the model only part of the value (options.shown): decide with that part.
+    const shown = typeof options.shown === 'string' ? options.shown : text;
+    if (shown.length * 3 <= limit || utf8Length(shown) <= limit) return null;
+    const est = await decide(shown, limit, profile, strategy, notes);
     if (est.tokens <= limit) return null;
     subject = { origin: 'json-value', text, binary: false, notes };
     return await spill(subject, est, limit, options);

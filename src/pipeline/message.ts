@@ -55,7 +55,10 @@ export function readMoreAdvice(tools: ReadMoreTools = 'generic'): string {
         'spillway_query (rows: filter, sort, group) tools: give them the absolute path.'
       );
     default:
-      return 'Read more: open the absolute path with a file-reading tool, a range at a time, or search it.';
+      return (
+        'Read more: open the absolute path with a file-reading tool, a range at a time, or search it; ' +
+        'with the Spillway MCP proxy connected, spillway_read, spillway_grep and spillway_query work on it.'
+      );
   }
 }
 

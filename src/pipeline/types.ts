@@ -203,6 +203,12 @@ export interface GuardOptions {
   readMore?: ReadMoreTools;
   /** The result handed to the guard is not the whole tool output: what is missing, said in the message and kept in the meta's errors. */
   incomplete?: string;
+  /**
+   * For a JSON value: the text the client actually shows the model of it (e.g. an MCP client that
+   * shows only the serialized structuredContent). The decision and the message's token count use
+   * it; the whole value is still what is saved.
+   */
+  shown?: string;
 }
 
 /**

@@ -176,4 +176,7 @@ export function exportTranscripts(home: string, client: 'claude-code' | 'codex',
   fs.rmSync(to, { recursive: true, force: true });
   fs.mkdirSync(path.dirname(to), { recursive: true });
   fs.cpSync(from, to, { recursive: true });
+  // Spillway's own session folders from the same run (the spills the transcript's messages point at).
+  const spills = path.join(home, 'spillway', 'sessions');
+  if (fs.existsSync(spills)) fs.cpSync(spills, path.join(dest, client, `${scenario}.spillway-sessions`), { recursive: true });
 }

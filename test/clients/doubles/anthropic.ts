@@ -29,8 +29,11 @@ export interface AnthropicStep {
 }
 
 export interface AnthropicDoubleOptions {
-  /** Replies for the main loop, by turn; past the end, the last text-only reply ("done") is used. */
-  steps: AnthropicStep[];
+  /**
+   * Replies for the main loop, by turn (a function reads the request, e.g. to use a path from the
+   * last tool_result); past the end, a text-only "done".
+   */
+  steps: Array<AnthropicStep | ((body: any) => AnthropicStep)>;
   /**
    * Which requests are the agent's main loop (the rest, e.g. title or topic helpers, get a short
    * text reply). Default: a request that declares tools.
@@ -159,7 +162,8 @@ export async function startAnthropicDouble(opts: AnthropicDoubleOptions): Promis
       }
       main.push(req);
       const turn = turnOf(req.body);
-      const step = opts.steps[turn] ?? { text: 'done' };
+      const s = opts.steps[turn] ?? { text: 'done' };
+      const step = typeof s === 'function' ? s(req.body) : s;
       writeMessage(res, req.body, blocksOf(step));
       return;
     }

@@ -32,7 +32,8 @@ export interface ResponsesStep {
 }
 
 export interface ResponsesDoubleOptions {
-  steps: ResponsesStep[];
+  /** Replies by turn (a function reads the request, e.g. a path from the last tool output); past the end, "done". */
+  steps: Array<ResponsesStep | ((body: any) => ResponsesStep)>;
   /** Which requests are the agent's main loop (the rest get a short text). Default: those that declare tools. */
   isMain?: (body: any) => boolean;
 }
@@ -134,7 +135,8 @@ export async function startResponsesDouble(opts: ResponsesDoubleOptions): Promis
         return;
       }
       main.push(req);
-      const step = opts.steps[responsesTurnOf(req.body)] ?? { text: 'done' };
+      const s = opts.steps[responsesTurnOf(req.body)] ?? { text: 'done' };
+      const step = typeof s === 'function' ? s(req.body) : s;
       writeResponse(res, req.body, step);
       return;
     }
