@@ -17,6 +17,8 @@ export interface CodexRunOptions {
   home?: string;
   /** Extra TOML appended to config.toml (e.g. `[mcp_servers.fs]` tables). */
   configToml?: string;
+  /** Keep the config.toml already in `<home>/.codex` (e.g. one `spillway setup codex` edited). */
+  keepConfig?: boolean;
   env?: Record<string, string>;
   timeoutMs?: number;
 }
@@ -81,7 +83,7 @@ export async function runCodex(o: CodexRunOptions): Promise<CodexRun> {
   const codexHome = path.join(home, '.codex');
   fs.mkdirSync(codexHome, { recursive: true });
   fs.mkdirSync(path.join(home, 'tmp'), { recursive: true });
-  fs.writeFileSync(path.join(codexHome, 'config.toml'), codexConfig(o.baseUrl) + (o.configToml ? `\n${o.configToml}\n` : ''));
+  if (!o.keepConfig) fs.writeFileSync(path.join(codexHome, 'config.toml'), codexConfig(o.baseUrl) + (o.configToml ? `\n${o.configToml}\n` : ''));
   const before = new Set(listFiles(path.join(codexHome, 'sessions')));
   const args = ['exec', '--json', '--skip-git-repo-check', '--cd', o.cwd, o.prompt];
   const r = await runClient({ command: codexBinary(), args, cwd: o.cwd, env: codexEnv(home, codexHome, o.env), home, timeoutMs: o.timeoutMs });

@@ -50,7 +50,9 @@ describe('spillway mcp under the real Codex', () => {
     fs.mkdirSync(data);
     csv = makeCsv();
     fs.writeFileSync(path.join(data, 'rows.csv'), csv);
-    session = path.join(cwd, 'spill-session');
+    const home = tmpDir('spillway-codex-proxy-home-');
+    // Inside the run's own Spillway sessions root, so exported transcripts carry their spills too.
+    session = path.join(home, 'spillway', 'sessions', 'codex-proxy');
     d = await startResponsesDouble({
       steps: [
         { call: { name: 'read_text_file', namespace: 'mcp__fs', arguments: { path: path.join(data, 'rows.csv') } } },
@@ -63,6 +65,7 @@ describe('spillway mcp under the real Codex', () => {
       baseUrl: d.origin,
       prompt: 'read data/rows.csv and find row 12345',
       cwd,
+      home,
       configToml: [`[mcp_servers.fs]`, `command = ${tomlString(process.execPath)}`, `args = [${args.map(tomlString).join(', ')}]`, 'startup_timeout_sec = 60', 'tool_timeout_sec = 120', '# wait for the server before the first model request (else the scripted call can beat it)', 'required = true'].join('\n'),
       timeoutMs: RUN_MS,
     });
