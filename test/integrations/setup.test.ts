@@ -97,7 +97,7 @@ describe('spillway setup claude-code', () => {
       type: 'stdio',
       command: process.execPath,
       args: [BIN, 'mcp', '--client', 'claude-code', '--', ...SERVER],
-      env: { SPILLWAY_SETUP: 'added' },
+      env: { SET_UP_BY_SPILLWAY: 'added' },
     });
     expect(setupClaudeCode({ env, projectDir: project, mcp: { name: 'fs', server: SERVER } }).map((c) => c.action)).toEqual(['unchanged', 'unchanged']);
     setupClaudeCode({ env, projectDir: project, mcp: { name: 'fs', server: [] }, remove: true });
@@ -114,7 +114,7 @@ describe('spillway setup claude-code', () => {
     const wrapped = JSON.parse(fs.readFileSync(path.join(project, '.mcp.json'), 'utf8')).mcpServers;
     expect(wrapped.other).toEqual({ command: 'x' });
     expect(wrapped.git.args).toEqual([BIN, 'mcp', '--client', 'claude-code', '--', 'uvx', 'mcp-server-git', '--repository', '.']);
-    expect(wrapped.git.env).toEqual({ GIT_TOKEN: 'x', SPILLWAY_SETUP: 'wrapped' });
+    expect(wrapped.git.env).toEqual({ GIT_TOKEN: 'x', SET_UP_BY_SPILLWAY: 'wrapped' });
     setupClaudeCode({ env, projectDir: project, mcp: { name: 'git', server: [] }, remove: true });
     const back = JSON.parse(fs.readFileSync(path.join(project, '.mcp.json'), 'utf8')).mcpServers;
     expect(back.git).toEqual({ ...own, type: 'stdio' });
@@ -189,7 +189,7 @@ describe('spillway setup codex', () => {
     const text = fs.readFileSync(file, 'utf8');
     expect(text.startsWith(CODEX_CONFIG.trimEnd())).toBe(true);
     const doc = parse(text) as any;
-    expect(doc.mcp_servers.fs).toEqual({ command: process.execPath, args: [BIN, 'mcp', '--client', 'codex', '--', ...SERVER], env: { SPILLWAY_SETUP: 'added' } });
+    expect(doc.mcp_servers.fs).toEqual({ command: process.execPath, args: [BIN, 'mcp', '--client', 'codex', '--', ...SERVER], env: { SET_UP_BY_SPILLWAY: 'added' } });
     expect(doc.mcp_servers.git).toEqual({ command: 'uvx', args: ['mcp-server-git'], env: { GIT_TOKEN: 'secret' } });
     expect(setupCodex({ env, mcp: { name: 'fs', server: SERVER } })[0]!.action).toBe('unchanged');
     setupCodex({ env, mcp: { name: 'fs', server: [] }, remove: true });
@@ -201,7 +201,7 @@ describe('spillway setup codex', () => {
     setupCodex({ env, mcp: { name: 'git', server: [] } });
     const wrapped = (parse(fs.readFileSync(file, 'utf8')) as any).mcp_servers.git;
     expect(wrapped.args).toEqual([BIN, 'mcp', '--client', 'codex', '--', 'uvx', 'mcp-server-git']);
-    expect(wrapped.env).toEqual({ GIT_TOKEN: 'secret', SPILLWAY_SETUP: 'wrapped' });
+    expect(wrapped.env).toEqual({ GIT_TOKEN: 'secret', SET_UP_BY_SPILLWAY: 'wrapped' });
     const text = fs.readFileSync(file, 'utf8');
     expect(text).toContain('# my Codex config');
     expect(text).toContain('[profiles.fast]');

@@ -159,7 +159,7 @@ export function homeDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** Marks an MCP server entry that setup wrote (`added`: a new server; `wrapped`: an existing one put behind the proxy). */
-export const SETUP_MARK_ENV = 'SPILLWAY_SETUP';
+export const SETUP_MARK_ENV = 'SET_UP_BY_SPILLWAY';
 export type SetupMark = 'added' | 'wrapped';
 
 /** The stdio MCP entry that runs `server` behind `spillway mcp --client <client>`. */
