@@ -10,6 +10,7 @@ import { startAnthropicDouble, type AnthropicDouble, type AnthropicStep } from '
 import { startWebPage, type WebPage } from './doubles/web.js';
 import { hookAttachments, runClaudeCode, shapeWarnings, shellQuote, sourceHookCommand, type ClaudeRun } from './claude.js';
 import { exportTranscripts, ROOT, tmpDir } from './harness.js';
+import { restorePayload } from '../../src/pipeline/index.js';
 
 const FILESYSTEM = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
 const EVERYTHING = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
@@ -130,7 +131,7 @@ describe('the hook inside real Claude Code: built-in tools', () => {
     expect(fs.readFileSync(savedFile(got), 'utf8')).toBe(readText);
   });
 
-  it('Bash cat of a ~400 KB file: the spill is complete and byte-identical, though the hook was handed 30,000 chars', () => {
+  it('Bash cat of a ~400 KB file: the spill is complete and byte-identical, though the hook was handed 30,000 chars', async () => {
     const got = textOf(received(d, 'toolu_01bashcat'));
     expect(got).toMatch(/^\[spillway\] The result of `Bash` is too large/);
     expect(got).toContain('It was saved in full instead.');
@@ -139,6 +140,8 @@ describe('the hook inside real Claude Code: built-in tools', () => {
     const saved = fs.readFileSync(savedFile(got));
     expect(saved.length).toBe(csv.length);
     expect(saved.equals(csv)).toBe(true);
+    // `spillway restore` gives the same bytes back (sha256 checked).
+    expect((await restorePayload(savedFile(got))).equals(csv)).toBe(true);
     const hookRun = hookAttachments(run).find((a) => a.toolUseID === 'toolu_01bashcat');
     const stdin = JSON.parse(hookRun.stdout).hookSpecificOutput.updatedToolOutput;
     expect(stdin).not.toHaveProperty('persistedOutputPath');

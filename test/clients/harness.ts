@@ -11,6 +11,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterAll } from 'vitest';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const NM = path.join(ROOT, 'node_modules');
@@ -44,8 +45,17 @@ export function codexBinary(): string {
   ]);
 }
 
+const made: string[] = [];
+// Each run leaves a HOME of a few MB; SPILLWAY_KEEP_CLIENT_RUNS=1 keeps them to look at.
+afterAll(() => {
+  if (process.env.SPILLWAY_KEEP_CLIENT_RUNS) return;
+  for (const d of made.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
 export function tmpDir(prefix: string): string {
-  return fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  const d = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
+  made.push(d);
+  return d;
 }
 
 export interface RunResult {
