@@ -4,7 +4,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLAUDE_CODE_VERSION, CODEX_VERSION, claudeBinary, codexBinary, tmpDir } from './harness.js';
+import { CLAUDE_CODE_VERSION, CLIENT_RUN_TIMEOUT_MS, CODEX_VERSION, claudeBinary, codexBinary, tmpDir } from './harness.js';
 import { startAnthropicDouble, type AnthropicDouble } from './doubles/anthropic.js';
 import { startResponsesDouble, type ResponsesDouble } from './doubles/openai-responses.js';
 import { runClaudeCode } from './claude.js';
@@ -19,7 +19,7 @@ describe('client binaries', () => {
   it(`Claude Code is ${CLAUDE_CODE_VERSION} and Codex is ${CODEX_VERSION}`, () => {
     expect(execFileSync(claudeBinary(), ['--version'], { encoding: 'utf8', timeout: 30_000 })).toContain(CLAUDE_CODE_VERSION);
     expect(execFileSync(codexBinary(), ['--version'], { encoding: 'utf8', timeout: 30_000 })).toContain(CODEX_VERSION);
-  });
+  }, 90_000);
 
   it('Claude Code talks only to the Anthropic double and shows the scripted answer', async () => {
     const d = await startAnthropicDouble({ steps: [{ text: 'scripted answer 42' }] });
@@ -32,7 +32,7 @@ describe('client binaries', () => {
     expect(d.requests.length).toBeGreaterThan(0);
     for (const r of d.requests) expect(r.url).toMatch(/^\/v1\/messages(\/count_tokens)?(\?|$)/);
     expect(run.transcriptPath).toBeDefined();
-  });
+  }, CLIENT_RUN_TIMEOUT_MS + 30_000);
 
   it('Codex talks only to the Responses double and shows the scripted answer', async () => {
     const d = await startResponsesDouble({ steps: [{ text: 'scripted answer 43' }] });
@@ -43,5 +43,5 @@ describe('client binaries', () => {
     expect(run.events.some((e) => e.type === 'item.completed' && e.item?.text === 'scripted answer 43')).toBe(true);
     for (const r of d.requests) expect(r.url).toMatch(/^\/v1\/(responses|models)(\?|$)/);
     expect(run.rollouts.length).toBe(1);
-  });
+  }, CLIENT_RUN_TIMEOUT_MS + 30_000);
 });
