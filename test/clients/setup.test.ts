@@ -73,14 +73,18 @@ describe('spillway setup, proven in the real clients', () => {
     const data = path.join(cwd, 'data');
     fs.mkdirSync(data);
     fs.writeFileSync(path.join(data, 'big.txt'), bigText(300_000));
-    const d = await startResponsesDouble({
-      steps: [
-        // Something else first, as a model would: Codex connects MCP servers in the background.
-        { call: { name: 'exec_command', arguments: { cmd: 'sleep 3; ls data' } } },
-        { call: { name: 'read_text_file', namespace: 'mcp__fs', arguments: { path: path.join(data, 'big.txt') } } },
-        { text: 'done' },
-      ],
-    });
+    // Codex connects MCP servers in the background (setup does not write `required = true`): the
+    // script does something else first, and calls again while Codex answers "unsupported call", as a
+    // model would, a few times at most.
+    const read = { call: { name: 'read_text_file', namespace: 'mcp__fs', arguments: { path: path.join(data, 'big.txt') } } };
+    const script = (body: any) => {
+      const outs = (body?.input ?? []).filter((i: any) => i?.type === 'function_call_output');
+      if (!outs.length) return { call: { name: 'exec_command', arguments: { cmd: 'sleep 2; ls data' } } };
+      const last = JSON.stringify(outs.at(-1).output);
+      if (outs.length === 1 || (last.includes('unsupported call') && outs.length < 8)) return read;
+      return { text: 'done' };
+    };
+    const d = await startResponsesDouble({ steps: Array.from({ length: 10 }, () => script) });
     servers.push(d);
     const codexHome = path.join(home, '.codex');
     fs.mkdirSync(codexHome, { recursive: true });
@@ -91,8 +95,7 @@ describe('spillway setup, proven in the real clients', () => {
     const run = await runCodex({ baseUrl: d.origin, prompt: 'read data/big.txt', cwd, home, keepConfig: true, timeoutMs: RUN_MS });
     expect(run.code, run.stderr.slice(-2000)).toBe(0);
     const outs = d.toolOutputs();
-    expect(outs).toHaveLength(2);
-    const out = outs[1]!.item.output as string;
+    const out = outs.at(-1)!.item.output as string;
     expect(out).toMatch(/Output:\n\{"content":"\[spillway\] The result of `read_text_file`/);
     expect(out).toContain('Summary (structural');
     expect(out.length).toBeLessThan(20_000);
