@@ -105,6 +105,24 @@ describe('spillway setup claude-code', () => {
     expect(JSON.parse(fs.readFileSync(path.join(project, '.claude', 'settings.local.json'), 'utf8'))).toEqual({});
   });
 
+  it('--user --mcp: the server goes into ~/.claude.json (user scope), everything Claude Code keeps there untouched', () => {
+    const env = envFor();
+    const state = path.join(env.HOME!, '.claude.json');
+    const before = { numStartups: 12, projects: { '/w': { allowedTools: [] } }, mcpServers: { other: { command: 'x' } } };
+    fs.writeFileSync(state, JSON.stringify(before));
+    fs.chmodSync(state, 0o600);
+    setupClaudeCode({ env, mcp: { name: 'fs', server: SERVER } });
+    const after = JSON.parse(fs.readFileSync(state, 'utf8'));
+    expect(after.numStartups).toBe(12);
+    expect(after.projects).toEqual(before.projects);
+    expect(after.mcpServers.other).toEqual({ command: 'x' });
+    expect(after.mcpServers.fs.args.slice(-SERVER.length)).toEqual(SERVER);
+    expect(fs.statSync(state).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(fs.readFileSync(path.join(env.HOME!, '.claude', 'settings.json'), 'utf8'))).not.toHaveProperty('enabledMcpjsonServers');
+    setupClaudeCode({ env, mcp: { name: 'fs', server: [] }, remove: true });
+    expect(JSON.parse(fs.readFileSync(state, 'utf8'))).toEqual(before);
+  });
+
   it('--mcp NAME without a command wraps the existing server; --remove gives it its own command back', () => {
     const env = envFor();
     const project = tmpDir('spillway-project-');
