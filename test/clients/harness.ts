@@ -47,10 +47,12 @@ export function codexBinary(): string {
 
 const made: string[] = [];
 // Each run leaves a HOME of a few MB; SPILLWAY_KEEP_CLIENT_RUNS=1 keeps them to look at.
-afterAll(() => {
-  if (process.env.SPILLWAY_KEEP_CLIENT_RUNS) return;
-  for (const d of made.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
+if (process.env.VITEST) {
+  afterAll(() => {
+    if (process.env.SPILLWAY_KEEP_CLIENT_RUNS) return;
+    for (const d of made.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+  });
+}
 
 export function tmpDir(prefix: string): string {
   const d = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
@@ -175,12 +177,12 @@ export function parseJsonLines(text: string): any[] {
 
 /**
  * With SPILLWAY_EXPORT_TRANSCRIPTS=<dir>, copy a run's transcripts (`~/.claude/projects`,
- * `~/.codex/sessions`) to `<dir>/<client>/<scenario>/` for the importer's fixtures.
+ * `~/.codex/sessions`, `~/.gemini/tmp`) to `<dir>/<client>/<scenario>/` for the importer's fixtures.
  */
-export function exportTranscripts(home: string, client: 'claude-code' | 'codex', scenario: string): void {
+export function exportTranscripts(home: string, client: 'claude-code' | 'codex' | 'gemini', scenario: string): void {
   const dest = process.env.SPILLWAY_EXPORT_TRANSCRIPTS;
   if (!dest) return;
-  const from = client === 'claude-code' ? path.join(home, '.claude', 'projects') : path.join(home, '.codex', 'sessions');
+  const from = { 'claude-code': path.join(home, '.claude', 'projects'), codex: path.join(home, '.codex', 'sessions'), gemini: path.join(home, '.gemini', 'tmp') }[client];
   if (!fs.existsSync(from)) return;
   const to = path.join(dest, client, scenario);
   fs.rmSync(to, { recursive: true, force: true });

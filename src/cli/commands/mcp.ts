@@ -23,7 +23,7 @@ export function register(program: Command): void {
     .option(
       '--client <kind>',
       `what the client shows its model: ${MCP_CLIENT_KINDS.join(', ')} (claude-code and codex show the serialized structuredContent, not the content blocks; ` +
-        'generic, the default, counts both, so an unknown client never gets too much)',
+        'gemini the content blocks; generic, the default, counts both, so an unknown client never gets too much)',
       oneOf('--client', MCP_CLIENT_KINDS),
     )
     .option('--no-drill-down', 'do not add the spillway_read / spillway_grep / spillway_query tools')

@@ -26,15 +26,17 @@ export interface ToolCallContext {
  *   only when there is not (seen with Claude Code 2.1.328 and Codex 0.171.0: Codex sends
  *   `"Wall time: …\nOutput:\n" + JSON.stringify(structuredContent)`, Claude Code the same JSON as text,
  *   both drop the text blocks; images in content reach the model as images, priced by pixels).
+ * - `gemini`: the content blocks' text, structuredContent ignored (seen with Gemini CLI 0.61.0, which
+ *   wraps it in `<untrusted_context>`).
  * - `generic`: an unknown client may show either or both, so both are counted (the safe bound).
  */
-export type McpClientKind = 'claude-code' | 'codex' | 'generic';
-export const MCP_CLIENT_KINDS: readonly McpClientKind[] = ['claude-code', 'codex', 'generic'];
+export type McpClientKind = 'claude-code' | 'codex' | 'gemini' | 'generic';
+export const MCP_CLIENT_KINDS: readonly McpClientKind[] = ['claude-code', 'codex', 'gemini', 'generic'];
 
 /** The text `client` shows the model of `result`, or undefined when that is the whole result (generic). */
 export function shownText(result: Obj, client: McpClientKind): string | undefined {
   if (client === 'generic') return undefined;
-  if (result.structuredContent !== undefined) {
+  if (client !== 'gemini' && result.structuredContent !== undefined) {
     try {
       return JSON.stringify(result.structuredContent) ?? '';
     } catch {
