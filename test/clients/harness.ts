@@ -177,12 +177,12 @@ export function parseJsonLines(text: string): any[] {
 
 /**
  * With SPILLWAY_EXPORT_TRANSCRIPTS=<dir>, copy a run's transcripts (`~/.claude/projects`,
- * `~/.codex/sessions`, `~/.gemini/tmp`) to `<dir>/<client>/<scenario>/` for the importer's fixtures.
+ * `~/.codex/sessions`) to `<dir>/<client>/<scenario>/` for the importer's fixtures.
  */
-export function exportTranscripts(home: string, client: 'claude-code' | 'codex' | 'gemini', scenario: string): void {
+export function exportTranscripts(home: string, client: 'claude-code' | 'codex', scenario: string): void {
   const dest = process.env.SPILLWAY_EXPORT_TRANSCRIPTS;
   if (!dest) return;
-  const from = { 'claude-code': path.join(home, '.claude', 'projects'), codex: path.join(home, '.codex', 'sessions'), gemini: path.join(home, '.gemini', 'tmp') }[client];
+  const from = client === 'claude-code' ? path.join(home, '.claude', 'projects') : path.join(home, '.codex', 'sessions');
   if (!fs.existsSync(from)) return;
   const to = path.join(dest, client, scenario);
   fs.rmSync(to, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 /**
- * `spillway mcp` in front of the real @modelcontextprotocol/server-filesystem, inside the real Codex,
- * Claude Code and Gemini CLI. The model double asks for a large read_text_file, then greps the spill
+ * `spillway mcp` in front of the real @modelcontextprotocol/server-filesystem, inside the real Codex
+ * and Claude Code binaries. The model double asks for a large read_text_file, then greps the spill
  * with spillway_grep at the path the message gave; the tests read what each client sent back.
  */
 import fs from 'node:fs';
@@ -11,8 +11,6 @@ import { startResponsesDouble, type ResponsesDouble } from './doubles/openai-res
 import { runClaudeCode, sourceSpillwayArgs, transcriptToolResults, type ClaudeRun } from './claude.js';
 import { runCodex, tomlString, type CodexRun } from './codex.js';
 import { exportTranscripts, ROOT, tmpDir } from './harness.js';
-import { startGeminiDouble, type GeminiDouble } from './doubles/gemini.js';
-import { GEMINI_CLI_VERSION, runGemini, type GeminiRun } from './gemini.js';
 
 const FILESYSTEM = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
 const RUN_MS = 180_000;
@@ -163,49 +161,3 @@ describe('spillway mcp under the real Claude Code', () => {
   });
 });
 
-describe('spillway mcp under the real Gemini CLI', () => {
-  let d: GeminiDouble;
-  let run: GeminiRun;
-
-  beforeAll(async () => {
-    const cwd = tmpDir('spillway-gemini-proxy-cwd-');
-    const data = path.join(cwd, 'data');
-    fs.mkdirSync(data);
-    fs.writeFileSync(path.join(data, 'rows.csv'), makeCsv());
-    d = await startGeminiDouble({
-      steps: [
-        { call: { name: 'mcp_fs_read_text_file', args: { path: path.join(data, 'rows.csv') } } },
-        (body) => ({ call: { name: 'mcp_fs_spillway_grep', args: { path: payloadPathIn(JSON.stringify(body?.contents?.at(-1) ?? '')) ?? 'missing', pattern: NEEDLE } } }),
-        { text: 'done' },
-      ],
-    });
-    run = await runGemini({
-      baseUrl: d.origin,
-      prompt: 'read data/rows.csv and find row 12345',
-      cwd,
-      mcpServers: { fs: { command: process.execPath, args: sourceSpillwayArgs(['mcp', '--client', 'gemini', '--', process.execPath, FILESYSTEM, data]), trust: true } },
-      timeoutMs: RUN_MS,
-    });
-    exportTranscripts(run.home, 'gemini', 'proxy-read-text-file-and-grep');
-  }, RUN_MS + 60_000);
-
-  afterAll(async () => {
-    await d?.close();
-  });
-
-  it(`Gemini CLI ${GEMINI_CLI_VERSION}: the model receives the message (content text) with the summary, then the grep line`, () => {
-    expect(run.code, run.stderr.slice(-3000)).toBe(0);
-    const turns = d.mainTurns();
-    const read = turns[1]!.body.contents.at(-1).parts[0].functionResponse;
-    expect(read.name).toBe('mcp_fs_read_text_file');
-    const out = read.response.output as string;
-    // Gemini shows the content blocks' text (in <untrusted_context>), not the structuredContent JSON.
-    expect(out).toMatch(/^<untrusted_context>\n\[spillway\] The result of `read_text_file`/);
-    expect(out).toContain('Summary (structural');
-    expect(out).toContain('spillway_grep');
-    expect(out.length).toBeLessThan(20_000);
-    const grep = turns[2]!.body.contents.at(-1).parts[0].functionResponse;
-    expect(grep.response.output).toContain('row 12345,9024.195,label-26');
-    expect(run.chats.length).toBeGreaterThan(0);
-  });
-});

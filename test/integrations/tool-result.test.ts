@@ -74,6 +74,8 @@ describe('guardToolResult', () => {
     expect(shownText(result, 'codex')).toBe(JSON.stringify(result.structuredContent));
     expect(shownText(result, 'claude-code')).toBe(JSON.stringify(result.structuredContent));
     expect(shownText(result, 'generic')).toBeUndefined();
+    // Gemini CLI 0.61.0 shows the content blocks' text, not structuredContent.
+    expect(shownText(result, 'gemini')).toBe(result.content[0]!.text);
     expect(shownText({ content: [{ type: 'text', text: 'a' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }] }, 'codex')).toBe('a\n[image]');
     const deps = { guard: guardLargeResult, session: async () => tmpDir(), log: () => {} };
     const ctx = { toolName: 'read_text_file', outputSchema: { validate: () => ({ valid: true }) } };
