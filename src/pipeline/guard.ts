@@ -46,7 +46,7 @@ export interface HandleLargeResponseArgs {
   sessionPath: string;
   context?: Pick<
     GuardOptions,
-    'toolName' | 'toolInput' | 'intent' | 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy'
+    'toolName' | 'toolInput' | 'intent' | 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy' | 'readMore' | 'incomplete'
   >;
   summarize?: GuardOptions['summarize'];
   summaryTimeoutMs?: number;
@@ -357,8 +357,10 @@ export async function guardLargeResult(result: ToolResult, options: GuardOptions
     }
     const { text, note } = serializeValue(result);
     if (note) notes.push(note);
-    if (text.length * 3 <= limit || utf8Length(text) <= limit) return null;
-    const est = await decide(text, limit, profile, strategy, notes);
+    // The client shows the model only part of the value (options.shown): decide with that part.
+    const shown = typeof options.shown === 'string' ? options.shown : text;
+    if (shown.length * 3 <= limit || utf8Length(shown) <= limit) return null;
+    const est = await decide(shown, limit, profile, strategy, notes);
     if (est.tokens <= limit) return null;
     subject = { origin: 'json-value', text, binary: false, notes };
     return await spill(subject, est, limit, options);
@@ -381,6 +383,8 @@ export async function handleLargeResponse(args: HandleLargeResponseArgs): Promis
     contextWindowTokens: ctx.contextWindowTokens,
     profile: ctx.profile,
     strategy: ctx.strategy,
+    readMore: ctx.readMore,
+    incomplete: ctx.incomplete,
     summarize: args.summarize,
     summaryTimeoutMs: args.summaryTimeoutMs,
     signal: args.signal,
@@ -437,6 +441,7 @@ async function prepareDirs(sessionPath: string) {
 
 async function spill(subject: Subject, estimate: Estimate, limit: number, options: GuardOptions): Promise<GuardResult> {
   const errors = subject.notes;
+  if (options.incomplete) errors.push(`incomplete: ${options.incomplete}`);
   const now = options.now?.() ?? new Date();
   const tool = sanitizeToolName(options.toolName);
   const profile = estimate.profile;
@@ -623,6 +628,8 @@ async function spill(subject: Subject, estimate: Estimate, limit: number, option
       preview: previewForMeta,
       inlineText: action === 'inline-assets' ? linkedText : undefined,
       inlineTokens: linkedEstimate?.tokens,
+      readMore: options.readMore,
+      incomplete: options.incomplete,
     });
   let message = makeMessage(payloadPath);
   const metaFor = (id: string, file: string, msg: string): PayloadMeta => ({

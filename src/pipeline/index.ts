@@ -44,4 +44,4 @@ export { writeFileAtomic, saveAsset, type WriteOptions } from './store.js';
 export { buildSummaryPrompt, fenceFor, DEFAULT_SUMMARY_INSTRUCTIONS, type SummaryPromptParts } from './prompt.js';
 export { runSummary, fitSummaryInput, isSummarizer, type SummaryJob } from './summary.js';
 export { buildMessage, type MessageParts } from './message.js';
-export { truncate, safeCut } from './text.js';
+export { truncate, safeCut, fmtBytes } from './text.js';

@@ -199,7 +199,24 @@ export interface GuardOptions {
   signal?: AbortSignal;
   /** Clock, for tests. */
   now?: () => Date;
+  /** Which tools the model has to read a spilled payload with: the message's "Read more" advice names them. Default `generic`. */
+  readMore?: ReadMoreTools;
+  /** The result handed to the guard is not the whole tool output: what is missing, said in the message and kept in the meta's errors. */
+  incomplete?: string;
+  /**
+   * For a JSON value: the text the client actually shows the model of it (e.g. an MCP client that
+   * shows only the serialized structuredContent). The decision and the message's token count use
+   * it; the whole value is still what is saved.
+   */
+  shown?: string;
 }
+
+/**
+ * The tools a model has for reading a spilled payload: `claude-code` (its Read and Grep, or grep in
+ * Bash), `drill-down` (the proxy's spillway_read / spillway_grep / spillway_query), `generic`
+ * (names no tool: the library cannot know the agent's).
+ */
+export type ReadMoreTools = 'claude-code' | 'drill-down' | 'generic';
 
 export interface GuardResult {
   action: Exclude<GuardAction, 'pass'>;

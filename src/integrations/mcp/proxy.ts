@@ -5,7 +5,7 @@ import type { GuardResult, SummarizeHook } from '../../pipeline/index.js';
 import { LineSplitter, LineWriter } from './lines.js';
 import { ErrorCode, errorResponse, idKey, peekLine, resultResponse, tryParse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
 import { defaultSessionDir, lazyMkdir, serverNameFromCommand } from './session.js';
-import { guardToolResult, mcpAwareSummarizer, type GuardFn, type ToolCallContext } from './tool-result.js';
+import { guardToolResult, mcpAwareSummarizer, type GuardFn, type McpClientKind, type ToolCallContext } from './tool-result.js';
 import type { Validate } from './structured.js';
 
 /** After the client closes our stdin, time the server gets to exit before SIGTERM, then again before SIGKILL (MCP stdio shutdown). */
@@ -39,6 +39,8 @@ export interface McpProxyOptions {
   /** Adds an optional argument of this name to every tool's inputSchema; stripped before forwarding and used as the intent. */
   focusArg?: string;
   guard: GuardFn;
+  /** What the client shows its model of a result: decides when a result is too large (default `generic`). */
+  client?: McpClientKind;
   /** Drill-down tools; built from the session folder once it is known. */
   localTools?: (session: () => Promise<string>, sessionDir: () => string) => LocalTools;
   /** JSON Schema validator factory (the SDK's Ajv provider by default). */
@@ -508,6 +510,9 @@ export class McpProxy {
         limitTokens: this.opts.limitTokens,
         contextWindowTokens: this.opts.contextWindowTokens,
         summarize: this.summarize,
+        client: this.opts.client,
+        // Behind the proxy the model's way in is the drill-down tools; without them, its own tools.
+        readMore: this.local ? 'drill-down' : this.opts.client === 'claude-code' ? 'claude-code' : 'generic',
         drillDownHint: this.local?.hint ? (g) => this.local!.hint!(g) : undefined,
         log: (m) => this.log(m),
       });
