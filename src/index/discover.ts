@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { LONG_RESPONSES_DIR, classifyLongResponseFile, isInside, sessionPaths } from '../pipeline/index.js';
-import type { RootInfo, SessionKind } from '../service/contract.js';
+import type { RootInfo, SessionKind } from './rows.js';
 import { Yielder } from './yielder.js';
 
 /** How deep below a root the walker looks for sessions (`~/.claude/projects/<p>/<s>/subagents/x.jsonl` is 3). */

@@ -24,7 +24,8 @@ import { DEFAULT_LIMIT_TOKENS, DEFAULT_STRATEGY, buildPreview, limitForContextWi
 import type { AssetRef, PayloadMeta, StrategyName, SummaryRun } from '../pipeline/types.js';
 import type {
   IndexStats,
-  InspectorEvents,
+  DidIndexEvent,
+  IndexProgressEvent,
   LimitTunerRequest,
   LimitTunerResponse,
   ListPayloadsRequest,
@@ -35,7 +36,7 @@ import type {
   SessionInfo,
   WasteReport,
   WasteReportRequest,
-} from '../service/contract.js';
+} from './rows.js';
 import type { Statement } from 'better-sqlite3';
 import { BulkWriter, type BulkRows } from './bulk.js';
 import { BUSY_TIMEOUT_MS, type DB, openDatabase } from './db.js';
@@ -165,8 +166,8 @@ function assetValues(rowid: number, a: AssetRef): unknown[] {
 
 /** Events the index emits; `event` and `payload` match the contract's InspectorEvents. */
 export type IndexEvent =
-  | { event: 'onDidIndex'; payload: InspectorEvents['onDidIndex'] }
-  | { event: 'onIndexProgress'; payload: InspectorEvents['onIndexProgress'] };
+  | { event: 'onDidIndex'; payload: DidIndexEvent }
+  | { event: 'onIndexProgress'; payload: IndexProgressEvent };
 
 export interface OpenIndexOptions {
   /** SQLite file. Use `appPaths().db`; never a path inside a sessions root. `:memory:` for throwaway use. */
@@ -192,7 +193,7 @@ export interface OpenIndexOptions {
 export interface ScanOptions {
   /** Only this root; default every root. */
   rootId?: string;
-  onProgress?: (p: InspectorEvents['onIndexProgress']) => void;
+  onProgress?: (p: IndexProgressEvent) => void;
   /** Only these paths inside the root (folders or files): the watcher uses this. */
   scopes?: string[];
 }
