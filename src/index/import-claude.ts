@@ -217,7 +217,10 @@ class ClaudeTranscript {
     const call = toolUseId ? this.calls.get(toolUseId) : undefined;
     const x = await extractClaudeResult(o, b, this.spill, this.readFile);
     const id = importedPayloadId(transcript, toolUseId ?? `line${at.index}`);
+    // The MCP proxy says where it saved the payload in its result's `_meta`; Claude Code keeps that in mcpMeta.
+    const spill = isObj(o.mcpMeta) && isObj(o.mcpMeta._meta) && isObj(o.mcpMeta._meta['spillway/spill']) ? o.mcpMeta._meta['spillway/spill'] : undefined;
     const rec = await spilledOrImported(this.ctx, {
+      spillwayPath: str(spill?.payloadPath),
       id,
       tool: call?.name ?? 'unknown',
       input: call?.input,
