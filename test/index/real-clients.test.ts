@@ -201,4 +201,34 @@ describe('tolerance', () => {
     const r = rows(index, s.id);
     expect(r.map((x) => x.tool)).toEqual(['Bash', 'unknown']);
   });
+
+  it("a spill path named in a transcript never leads outside that session's tool-results folder", async () => {
+    const home = tmpDir();
+    const outside = path.join(home, 'outside');
+    fs.mkdirSync(outside);
+    fs.writeFileSync(path.join(outside, 'secret.txt'), 'ZEBRAFISH '.repeat(5000));
+    const dir = path.join(home, 'projects', '-home-me-proj');
+    const sessionId = '0b5a3c1e-0000-4000-8000-0000000000bb';
+    const results = path.join(dir, sessionId, 'tool-results');
+    fs.mkdirSync(results, { recursive: true });
+    // A symlink in tool-results is never followed either.
+    fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(results, 'linked.txt'));
+    const stub = (p: string) => `<persisted-output>\nOutput too large (35KB). Full output saved to: ${p}\n\nPreview (first 2KB):\nshort\n</persisted-output>`;
+    const lines = [
+      { type: 'assistant', sessionId, message: { content: [{ type: 'tool_use', id: 'a', name: 'Bash', input: {} }, { type: 'tool_use', id: 'b', name: 'Bash', input: {} }] } },
+      { type: 'user', sessionId, message: { content: [{ type: 'tool_result', tool_use_id: 'a', content: stub(path.join(outside, 'secret.txt')) }] } },
+      { type: 'user', sessionId, message: { content: [{ type: 'tool_result', tool_use_id: 'b', content: stub(path.join(results, 'linked.txt')) }] } },
+    ];
+    fs.writeFileSync(path.join(dir, `${sessionId}.jsonl`), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const { index } = await indexed(path.dirname(dir));
+    const r = index.listPayloads({ limit: 10 }).rows;
+    expect(r).toHaveLength(2);
+    for (const row of r) {
+      expect(row.action).toBe('spill');
+      const c = await index.payloadContent(row.id);
+      expect(c.type).toBe('text');
+      expect(c.type === 'text' && c.text.includes('ZEBRAFISH')).toBe(false);
+    }
+    expect(index.listPayloads({ query: 'ZEBRAFISH' }).total).toBe(0);
+  });
 });
