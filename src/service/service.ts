@@ -31,7 +31,7 @@ import {
   stemTime,
 } from '../pipeline/index.js';
 import type { AssetRef, SummaryOutput, SummaryRun } from '../pipeline/types.js';
-import { IndexError, openIndex, type SpillIndex } from '../index/index.js';
+import { IndexError, agentHomeRoots, openIndex, type SpillIndex } from '../index/index.js';
 import { claudeToolResultsDir } from '../index/discover.js';
 import {
   createSummarizer,
@@ -111,6 +111,12 @@ export interface CreateServiceOptions {
   dbPath?: string;
   /** Roots to register (persisted in the index). With none given and none registered, the app-data sessions root. */
   roots?: string[];
+  /**
+   * The agents' own session folders in $HOME (`~/.claude/projects`, `~/.codex/sessions`,
+   * `~/.gemini`, where they exist): true opens them read-only, marked auto; false drops the ones
+   * opened so before; unset leaves them as they are. From the CLI or config, never the HTTP API.
+   */
+  defaultRoots?: boolean;
   /** App-data folder; default `appPaths(env).root` ($SPILLWAY_HOME or the OS default). */
   appDataDir?: string;
   env?: NodeJS.ProcessEnv;
@@ -313,8 +319,9 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
         throw new ServiceError('BAD_REQUEST', `cannot add root ${abs}: ${(err as Error).message}`);
       }
     }
-    const userRoots = () => index.listRoots().filter((r) => !isInside(paths.scratch, r.path));
+    const userRoots = () => index.listRoots().filter((r) => !r.auto && !isInside(paths.scratch, r.path));
     if (userRoots().length === 0) index.addRoot(paths.sessions);
+    if (opts.defaultRoots !== undefined) index.syncAutoRoots(opts.defaultRoots ? agentHomeRoots(env) : null);
     // Scratch sessions (dropped files) live in their own root, so the viewer can open them.
     if (!index.listRoots().some((r) => isInside(r.path, paths.scratch))) index.addRoot(paths.scratch);
     for (const r of index.listRoots()) allowRootArea(r);
@@ -687,7 +694,7 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       }
       // The sidecar is the record (Spillway sessions); imported read-only sessions have none, so
       // their runs go to app data. Either way the index can be rebuilt without losing a run.
-      const metaPath = detail.meta && detail.path ? metaPathOf(detail) : undefined;
+      const metaPath = detail.meta && detail.path && !detail.readOnly ? metaPathOf(detail) : undefined;
       if (metaPath) {
         try {
           guard.resolve(metaPath, { what: 'meta path' });
