@@ -301,7 +301,7 @@ export class Scanner {
     if (!c) return null;
     const files = [];
     for (const p of [payloadPath, path.join(dir, c.stem + META_SUFFIX), path.join(dir, c.stem + LINKED_SUFFIX)]) {
-      if (await this.core.source.stat(p)) files.push({ path: p, size: STAT_PENDING, mtimeMs: STAT_PENDING });
+      if (await this.core.source.stat(p)) files.push({ path: p, name: path.basename(p), size: STAT_PENDING, mtimeMs: STAT_PENDING });
     }
     const session = { path: path.dirname(dir), name: path.basename(path.dirname(dir)), kind: 'spillway' as const, readOnly: true };
     const unit: Unit = { key: path.join(dir, c.stem), kind: 'spillway', session, files, stem: c.stem };
