@@ -21,6 +21,13 @@ const SKIP_DIRS = new Set(['node_modules', '.git', 'tool-results']);
  */
 const GEMINI_HOME_DIRS = new Set(['tmp']);
 
+/** A path inside a `.gemini` folder but outside the parts of it that hold chats. */
+function outsideGeminiChats(p: string): boolean {
+  const segs = p.split(path.sep);
+  const i = segs.lastIndexOf('.gemini');
+  return i !== -1 && i < segs.length - 1 && !GEMINI_HOME_DIRS.has(segs[i + 1]!);
+}
+
 type RootKind = RootInfo['kind'];
 export type UnitKind = 'spillway' | 'claude-code' | 'codex' | 'gemini';
 
@@ -248,6 +255,7 @@ class Walk {
   }
 
   private async scope(scope: string): Promise<void> {
+    if (outsideGeminiChats(scope)) return;
     const depth = posixRel(this.o.root, scope).split('/').filter(Boolean).length;
     const entries = await this.src.list(scope);
     if (entries) await this.walk(scope, depth, entries);

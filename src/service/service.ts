@@ -113,7 +113,7 @@ export interface CreateServiceOptions {
   roots?: string[];
   /**
    * The agents' own session folders in $HOME (`~/.claude/projects`, `~/.codex/sessions`,
-   * `~/.gemini`, where they exist): true opens them read-only, marked auto; false drops the ones
+   * `~/.gemini/tmp`, where they exist): true opens them read-only, marked auto; false drops the ones
    * opened so before; unset leaves them as they are. From the CLI or config, never the HTTP API.
    */
   defaultRoots?: boolean;

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { agentHomeRoots } from '../../src/index/index.js';
 import { createInspectorService, type InspectorService } from '../../src/service/service.js';
 import { spillOne } from '../helpers/gen-sessions.js';
-import { CLI, FIXTURES, REPO, copyTree, tmpDir } from './helpers.js';
+import { CLI, FIXTURES, REPO, copyTree, tmpDir, tmpIndex } from './helpers.js';
 
 const REAL = path.join(REPO, 'test', 'index', 'fixtures', 'real');
 
@@ -36,17 +36,20 @@ function service(home: string, appData: string, defaultRoots: boolean | undefine
 }
 
 describe("the agents' own session folders, opened by default", () => {
-  it('finds ~/.claude/projects, ~/.codex/sessions and ~/.gemini where they exist (and honours CLAUDE_CONFIG_DIR, CODEX_HOME)', () => {
+  it('finds ~/.claude/projects, ~/.codex/sessions and ~/.gemini/tmp where they exist (and honours CLAUDE_CONFIG_DIR, CODEX_HOME)', () => {
     const home = tmpDir('spillway-home-');
     expect(agentHomeRoots({ HOME: home })).toEqual([]);
     fs.mkdirSync(path.join(home, '.claude', 'projects'), { recursive: true });
     fs.mkdirSync(path.join(home, '.gemini'));
-    expect(agentHomeRoots({ HOME: home })).toEqual([path.join(home, '.claude', 'projects'), path.join(home, '.gemini')]);
+    // Gemini's home without chats yet: its settings and credentials are no root.
+    expect(agentHomeRoots({ HOME: home })).toEqual([path.join(home, '.claude', 'projects')]);
+    fs.mkdirSync(path.join(home, '.gemini', 'tmp'));
+    expect(agentHomeRoots({ HOME: home })).toEqual([path.join(home, '.claude', 'projects'), path.join(home, '.gemini', 'tmp')]);
     const codexHome = path.join(home, 'elsewhere', 'codex');
     fs.mkdirSync(path.join(codexHome, 'sessions'), { recursive: true });
     expect(agentHomeRoots({ HOME: home, CODEX_HOME: codexHome, CLAUDE_CONFIG_DIR: path.join(home, 'none') })).toEqual([
       path.join(codexHome, 'sessions'),
-      path.join(home, '.gemini'),
+      path.join(home, '.gemini', 'tmp'),
     ]);
   });
 
@@ -57,7 +60,7 @@ describe("the agents' own session folders, opened by default", () => {
     await svc.reindex({});
     const roots = await svc.listRoots({});
     const auto = roots.filter((r) => r.auto);
-    expect(auto.map((r) => r.path).sort()).toEqual([path.join(home, '.claude', 'projects'), path.join(home, '.codex', 'sessions'), path.join(home, '.gemini')].sort());
+    expect(auto.map((r) => r.path).sort()).toEqual([path.join(home, '.claude', 'projects'), path.join(home, '.codex', 'sessions'), path.join(home, '.gemini', 'tmp')].sort());
     expect(auto.every((r) => r.readOnly)).toBe(true);
     // Spillway's own sessions stay open beside them (the hook and the proxy spill there).
     expect(roots.some((r) => r.path === path.join(appData, 'sessions') && !r.auto && !r.readOnly)).toBe(true);
@@ -82,6 +85,9 @@ describe("the agents' own session folders, opened by default", () => {
     expect((await svc.getPayload({ id: row!.id })).summaryRuns).toHaveLength(1);
     await svc.close();
 
+    // The inspector cannot be made to read Gemini's credentials: they are in no root.
+    expect((await svc.estimate({ path: path.join(home, '.gemini', 'settings.json') }).catch((e: { code: string }) => e)).code).toBe('FORBIDDEN_PATH');
+
     // Next start without an opinion keeps them; turned off, they go (the user's own roots stay).
     const kept = service(home, appData, undefined);
     expect((await kept.listRoots({})).filter((r) => r.auto)).toHaveLength(3);
@@ -90,6 +96,19 @@ describe("the agents' own session folders, opened by default", () => {
     const left = await off.listRoots({});
     expect(left.filter((r) => r.auto)).toEqual([]);
     expect(left.some((r) => r.path === path.join(appData, 'sessions'))).toBe(true);
+  });
+});
+
+describe('a ~/.gemini the user adds as a root', () => {
+  it('is walked only where chats are, by a full scan and by a watcher-scoped one', async () => {
+    const { home } = await agentHome();
+    const { index } = tmpIndex();
+    const root = index.addRoot(path.join(home, '.gemini'));
+    await index.scan();
+    expect(index.listPayloads({ tool: 'leak' }).total).toBe(0);
+    expect(index.listSessions().filter((s) => s.kind === 'gemini')).toHaveLength(1);
+    await index.scan({ rootId: root.id, scopes: [path.join(home, '.gemini', 'settings.json')] });
+    expect(index.listPayloads({ tool: 'leak' }).total).toBe(0);
   });
 });
 

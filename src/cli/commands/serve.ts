@@ -57,7 +57,7 @@ export function register(program: Command): void {
     .option('--port <n>', 'port (0 = a free one)', parsePort, 0)
     .option('--db <file>', 'index database (default: <app data>/index.sqlite)')
     .option('--open', 'open the system browser at the URL')
-    .option('--no-default-roots', `do not open ~/.claude/projects, ~/.codex/sessions and ~/.gemini (read-only) when no --root is given; also ${NO_DEFAULT_ROOTS_ENV}=1`)
+    .option('--no-default-roots', `do not open ~/.claude/projects, ~/.codex/sessions and ~/.gemini/tmp (read-only) when no --root is given; also ${NO_DEFAULT_ROOTS_ENV}=1`)
     .addOption(new Option('--token <token>', 'use this token instead of a random one (16+ URL-safe chars)').env('SPILLWAY_TOKEN').hideHelp())
     .addOption(new Option('--static-dir <dir>', 'serve this built UI instead of dist/renderer').hideHelp())
     .addHelpText(
@@ -66,7 +66,7 @@ export function register(program: Command): void {
 Prints the URL (with its token) on the first line of stdout, then keeps serving until
 SIGINT/SIGTERM. Without --root and with no root registered yet, the app-data sessions
 folder is used. Without --root, the agents' own session folders that exist in $HOME are
-opened too, read-only: ~/.claude/projects, ~/.codex/sessions and ~/.gemini.
+opened too, read-only: ~/.claude/projects, ~/.codex/sessions and ~/.gemini/tmp.
 Requests without the token get 401; only loopback Host/Origin are accepted.`,
     )
     .action(async (opts: { root: string[]; port: number; db?: string; open?: boolean; defaultRoots: boolean; token?: string; staticDir?: string }) => {
