@@ -86,7 +86,11 @@ describe("the agents' own session folders, opened by default", () => {
     await svc.close();
 
     // The inspector cannot be made to read Gemini's credentials: they are in no root.
-    expect((await svc.estimate({ path: path.join(home, '.gemini', 'settings.json') }).catch((e: { code: string }) => e)).code).toBe('FORBIDDEN_PATH');
+    const refused = await svc.estimate({ path: path.join(home, '.gemini', 'settings.json') }).then(
+      () => null,
+      (e: { code?: string }) => e.code,
+    );
+    expect(refused).toBe('FORBIDDEN_PATH');
 
     // Next start without an opinion keeps them; turned off, they go (the user's own roots stay).
     const kept = service(home, appData, undefined);
