@@ -117,6 +117,7 @@ describe('a ~/.gemini the user adds as a root', () => {
 });
 
 describe('spillway serve', () => {
+  const TOKEN = 'default-roots-test-token-0123456789';
   const children: ChildProcess[] = [];
   afterEach(() => {
     for (const c of children.splice(0)) if (c.exitCode === null) c.kill('SIGKILL');
@@ -125,7 +126,8 @@ describe('spillway serve', () => {
   async function serve(args: string[], env: NodeJS.ProcessEnv) {
     const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', CLI, 'serve', '--port', '0', ...args], {
       cwd: REPO,
-      env: { ...process.env, ...env },
+      // A fixed token: the printed link carries only a one-time launch code, for the browser.
+      env: { ...process.env, SPILLWAY_TOKEN: TOKEN, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(child);
@@ -145,7 +147,7 @@ describe('spillway serve', () => {
     const u = new URL(url);
     const res = await fetch(new URL('/api/listRoots', u), {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${u.searchParams.get('token')}` },
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
       body: '{}',
     });
     const roots = ((await res.json()) as { result: Array<{ path: string; auto?: boolean; readOnly?: boolean }> }).result;
