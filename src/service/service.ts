@@ -27,7 +27,8 @@ import { summaryMethods } from './methods/summaries.js';
 import { isMethodName, validateRequest } from './validate.js';
 
 export { estimateText, MAX_WHOLE_READ_BYTES, BINARY_ESTIMATE_SAMPLE_BYTES } from './heavy.js';
-export { COMPUTE_INLINE_MAX_BYTES } from './compute.js';
+export { COMPUTE_INLINE_MAX_BYTES, createComputePool, type ComputePool } from './compute.js';
+export { parseRequestBody } from './json-body.js';
 export { defaultRootsChoice, NO_DEFAULT_ROOTS_ENV, pruneScratch, SCRATCH_MAX_AGE_DAYS, type CallOptions, type CreateServiceOptions, type Transport } from './context.js';
 export { DEFAULT_PRICE_PER_MTOK } from './methods/roots.js';
 export { DEFAULT_ASSET_INLINE_BYTES } from './methods/payloads.js';
