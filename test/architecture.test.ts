@@ -65,6 +65,7 @@ const PUBLIC: Record<string, { modules: string[]; why?: string }> = {
       'src/pipeline/config',
       'src/pipeline/detect',
       'src/pipeline/prompt',
+      'src/pipeline/terminal',
       'src/pipeline/estimate/index',
     ],
     why: 'index.ts is the package root; the other layers may also take the shared words (types, layout, limits, config, detect, prompt) and the estimator\'s four verbs, never its internals or the guard\'s phases',

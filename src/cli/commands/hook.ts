@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { addGuardOptions, guardWith, loadSummarizer, type GuardCliOptions } from '../../integrations/options.js';
 import { handleClaudeCodeHook } from '../../integrations/hooks/claude-code.js';
+import { terminalSafe } from '../../pipeline/terminal.js';
 
 /** Claude Code runs Claude models: the hook measures results with Claude's tokenizer unless told otherwise. */
 export const HOOK_DEFAULT_PROFILE = 'claude' as const;
@@ -53,10 +54,10 @@ export function register(program: Command): void {
           profile: opts.profile ?? HOOK_DEFAULT_PROFILE,
           strategy: opts.strategy,
         });
-        if (outcome.note) process.stderr.write(`spillway hook: ${outcome.note}\n`);
+        if (outcome.note) process.stderr.write(`spillway hook: ${terminalSafe(outcome.note)}\n`);
         if (outcome.output) process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
       } catch (err) {
-        process.stderr.write(`spillway hook: ${err instanceof Error ? err.message : String(err)}; result left unchanged\n`);
+        process.stderr.write(`spillway hook: ${terminalSafe(err instanceof Error ? err.message : String(err))}; result left unchanged\n`);
       }
       process.exitCode = 0;
     });

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { IndexProgressEvent } from '../../service/contract.js';
 import { indexFolders } from '../../service/offline.js';
-import { terminalSafe } from '../terminal.js';
+import { terminalSafe } from '../../pipeline/terminal.js';
 
 /** Redraw the progress bar at most this often (a TTY write per unit would cost more than the unit). */
 const PROGRESS_REDRAW_MS = 80;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { createInspectorService, defaultRootsChoice, NO_DEFAULT_ROOTS_ENV } from '../../service/service.js';
 import { startServer, type RunningServer } from '../../server/server.js';
-import { terminalSafe } from '../terminal.js';
+import { terminalSafe } from '../../pipeline/terminal.js';
 
 function parsePort(v: string): number {
   const n = Number(v);

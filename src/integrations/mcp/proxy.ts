@@ -7,6 +7,7 @@ import { ErrorCode, errorResponse, idKey, peekLine, resultResponse, tryParse, ty
 import { defaultSessionDir, lazyMkdir, serverNameFromCommand } from './session.js';
 import { guardToolResult, mcpAwareSummarizer, type GuardFn, type McpClientKind, type ToolCallContext } from './tool-result.js';
 import type { Validate } from './structured.js';
+import { terminalSafe } from '../../pipeline/terminal.js';
 
 /** After the client closes our stdin, time the server gets to exit before SIGTERM, then again before SIGKILL (MCP stdio shutdown). */
 export const SHUTDOWN_GRACE_MS = 2_000;
@@ -150,7 +151,8 @@ export class McpProxy {
   log(msg: string): void {
     if (this.opts.quiet) return;
     try {
-      this.errOut.write(`spillway mcp: ${msg}\n`);
+      // Tool names and paths in log lines come from the server: no raw control reaches a terminal.
+      this.errOut.write(`spillway mcp: ${terminalSafe(msg)}\n`);
     } catch {
       /* stderr gone: nothing left to tell */
     }
