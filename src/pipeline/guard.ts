@@ -17,7 +17,22 @@ import type {
   SummaryRun,
   ToolResult,
 } from './types.js';
-import { DEFAULT_LIMIT_TOKENS, MAX_MESSAGE_CHARS, PREVIEW_CHARS, limitForContextWindow } from './limits.js';
+import {
+  DEFAULT_LIMIT_TOKENS,
+  MAX_BYTES_PER_TOKEN_BOUND,
+  MAX_MESSAGE_CHARS,
+  MAX_NAME_ATTEMPTS,
+  MAX_REMEMBERED_STEM_BASES,
+  MAX_SIDECAR_ATTEMPTS,
+  PREVIEW_CHARS,
+  SAMPLED_ESTIMATE_MIN_CHARS,
+  SAMPLED_ESTIMATE_SAMPLE_CHARS,
+  SAMPLED_ESTIMATE_SAMPLES,
+  TEXT_SLICE_CHARS,
+  limitForContextWindow,
+} from './limits.js';
+import { errText } from './errors.js';
+import { jsonBytesUpperBound, jsonSafe, serializeValue } from './serialize.js';
 import { LINKED_SUFFIX, META_SUFFIX, inputHash, isInside, makeStem, sanitizeToolName, sessionPaths } from './layout.js';
 import {
   DEFAULT_PROFILE,
@@ -33,7 +48,7 @@ import { buildPreview } from './preview.js';
 import { buildMessage, capMessage } from './message.js';
 import { runSummary } from './summary.js';
 import { StagedFile, linkExisting, saveAsset, sha256Hex, type WriteData } from './store.js';
-import { fmtInt, isWellFormed, safeCut, toWellFormed, truncate } from './text.js';
+import { fmtInt, isWellFormed, safeCut, toWellFormed } from './text.js';
 
 /**
  * The guard: pass a tool result through, or spill it to the session and hand back a short
@@ -53,22 +68,6 @@ export interface HandleLargeResponseArgs {
   signal?: AbortSignal;
   now?: () => Date;
 }
-
-/** Longest error text kept per entry in a message or meta. */
-const MAX_ERROR_CHARS = 300;
-/**
- * No tokenizer we know has a token longer than this many UTF-8 bytes, so a text of more than
- * limit × this bytes is over the limit whatever it holds (and if one did, the error would only
- * spill a result that fits: never the reverse).
- */
-const MAX_BYTES_PER_TOKEN_BOUND = 256;
-/** Texts this long that are decisively over the limit are estimated from spread samples. */
-const SAMPLED_ESTIMATE_MIN_CHARS = 4 * 1024 * 1024;
-/** Samples × chars per sample for a sampled estimate (256 KB). */
-const SAMPLE_COUNT = 16;
-const SAMPLE_CHARS = 16 * 1024;
-/** Strings are hashed and written in slices of this many chars (no whole-payload UTF-8 copy). */
-const TEXT_SLICE_CHARS = 4 * 1024 * 1024;
 
 /** Slices of a string for encoding piecewise, never cutting a surrogate pair. */
 export function* textSlices(text: string, size = TEXT_SLICE_CHARS): Generator<string> {
@@ -91,11 +90,11 @@ function hashData(data: string | Buffer): string {
  * scaled to the whole text; calibrated from its own stratified windows (estimate/sample.ts).
  */
 function sampledCounts(text: string, profile: Profile): Record<'chars4' | 'craft-density' | 'calibrated', number> {
-  const step = Math.floor(text.length / SAMPLE_COUNT);
+  const step = Math.floor(text.length / SAMPLED_ESTIMATE_SAMPLES);
   let sample = '';
-  for (let k = 0; k < SAMPLE_COUNT; k++) {
+  for (let k = 0; k < SAMPLED_ESTIMATE_SAMPLES; k++) {
     const a = safeCut(text, k * step);
-    sample += text.slice(a, safeCut(text, Math.min(text.length, a + SAMPLE_CHARS)));
+    sample += text.slice(a, safeCut(text, Math.min(text.length, a + SAMPLED_ESTIMATE_SAMPLE_CHARS)));
   }
   const scale = text.length / Math.max(1, sample.length);
   return {
@@ -105,161 +104,10 @@ function sampledCounts(text: string, profile: Profile): Record<'chars4' | 'craft
   };
 }
 
-/**
- * Upper bound of the UTF-8 bytes of JSON.stringify(value), walking without building the string;
- * stops as soon as it passes `cap`. Infinity when it cannot tell (toJSON, cycles, BigInt…).
- */
-export function jsonBytesUpperBound(value: unknown, cap: number): number {
-  let total = 0;
-  const stack: unknown[] = [value];
-  let visited = 0;
-  while (stack.length) {
-    const v = stack.pop();
-    if (++visited > cap) return Infinity;
-    const t = typeof v;
-    if (t === 'string') total += plainJsonChars(v as string) + 2;
-    else if (t === 'number') total += numberChars(v as number);
-    else if (t === 'boolean') total += 5;
-    else if (v === null || t === 'undefined' || t === 'function' || t === 'symbol') total += 4; // "null" (or dropped)
-    else if (t === 'object') {
-      if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return Infinity;
-      if (Array.isArray(v)) {
-        total += 2 + v.length;
-        for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
-      } else {
-        const keys = Object.keys(v as object);
-        total += 2 + keys.length;
-        for (let i = 0; i < keys.length; i++) {
-          const k = keys[i]!;
-          total += plainJsonChars(k) + 3;
-          stack.push((v as Record<string, unknown>)[k]);
-        }
-      }
-    } else return Infinity;
-    if (total > cap) return total;
-  }
-  return total;
-}
-
-/** Bytes of a string's JSON text without its quotes: exact for printable ASCII, else at most 6 per char. */
-function plainJsonChars(s: string): number {
-  const n = s.length;
-  if (n > 64) return PLAIN_JSON_RE.test(s) ? 6 * n : n;
-  for (let i = 0; i < n; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 34 || c === 92) return 6 * n;
-  }
-  return n;
-}
-/** Any character but printable ASCII other than `"` and `\`: then a string may take up to 6 bytes per char. */
-const PLAIN_JSON_RE = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
-
-function digits(x: number): number {
-  let d = 1;
-  for (; x >= 10; x = Math.floor(x / 10)) d++;
-  return d;
-}
-
-/**
- * Upper bound of a number's chars in JSON without String(v): exact for integers; for values with
- * at most two decimals, a two-decimal string round-trips so the shortest one is no longer;
- * otherwise the longest double (25, e.g. `-0.0000010020268901341902`).
- */
-function numberChars(v: number): number {
-  if (!(v > -1e15 && v < 1e15)) return 25;
-  if (Number.isInteger(v)) return digits(Math.abs(v)) + (v < 0 ? 1 : 0);
-  const n = Math.round(v * 100);
-  if (n / 100 === v) return digits(Math.abs(n)) + 3;
-  return 25;
-}
-
 /** The limit a call decides with: explicit, else default, narrowed by the context window. */
 export function resolveLimit(o: { limitTokens?: number; contextWindowTokens?: number }): number {
   const base = o.limitTokens !== undefined && Number.isFinite(o.limitTokens) && o.limitTokens > 0 ? Math.floor(o.limitTokens) : DEFAULT_LIMIT_TOKENS;
   return limitForContextWindow(o.contextWindowTokens, base);
-}
-
-function errText(err: unknown): string {
-  const e = err as NodeJS.ErrnoException;
-  const msg = e instanceof Error ? (e.code && !e.message.startsWith(e.code) ? `${e.code}: ${e.message}` : e.message) : String(err);
-  return truncate(msg, MAX_ERROR_CHARS);
-}
-
-/**
- * JSON for values JSON.stringify refuses (cycles, BigInt, nesting deeper than the stack):
- * iterative, so depth is bounded only by memory; a cycle becomes "[Circular]", BigInt a string.
- * Elsewhere it writes what JSON.stringify would.
- */
-export function safeStringify(value: unknown): string {
-  type Task = { v: unknown; inArray: boolean } | { lit: string } | { leave: object };
-  const out: string[] = [];
-  const stack: Task[] = [{ v: value, inArray: true }];
-  const ancestors = new Set<object>();
-  while (stack.length) {
-    const t = stack.pop()!;
-    if ('lit' in t) {
-      out.push(t.lit);
-      continue;
-    }
-    if ('leave' in t) {
-      ancestors.delete(t.leave);
-      continue;
-    }
-    let v = t.v;
-    if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function') {
-      try {
-        v = (v as { toJSON: () => unknown }).toJSON();
-      } catch {
-        v = String(v);
-      }
-    }
-    if (v === null || v === undefined || typeof v === 'function' || typeof v === 'symbol') out.push('null');
-    else if (typeof v === 'bigint') out.push(JSON.stringify(v.toString()));
-    else if (typeof v === 'number') out.push(Number.isFinite(v) ? String(v) : 'null');
-    else if (typeof v === 'boolean') out.push(String(v));
-    else if (typeof v === 'string') out.push(JSON.stringify(v));
-    else if (typeof v === 'object' && ancestors.has(v)) out.push('"[Circular]"');
-    else if (typeof v === 'object') {
-      if (v instanceof Number || v instanceof String || v instanceof Boolean) {
-        out.push(JSON.stringify(v.valueOf()));
-        continue;
-      }
-      ancestors.add(v);
-      const tasks: Task[] = [];
-      if (Array.isArray(v)) {
-        tasks.push({ lit: '[' });
-        for (let i = 0; i < v.length; i++) {
-          if (i) tasks.push({ lit: ',' });
-          tasks.push({ v: v[i], inArray: true });
-        }
-        tasks.push({ lit: ']' });
-      } else {
-        tasks.push({ lit: '{' });
-        let first = true;
-        for (const k of Object.keys(v)) {
-          const x = (v as Record<string, unknown>)[k];
-          if (x === undefined || typeof x === 'function' || typeof x === 'symbol') continue;
-          tasks.push({ lit: `${first ? '' : ','}${JSON.stringify(k)}:` });
-          tasks.push({ v: x, inArray: false });
-          first = false;
-        }
-        tasks.push({ lit: '}' });
-      }
-      tasks.push({ leave: v });
-      for (let i = tasks.length - 1; i >= 0; i--) stack.push(tasks[i]!);
-    } else out.push('null');
-  }
-  return out.join('');
-}
-
-function serializeValue(value: unknown): { text: string; note?: string } {
-  try {
-    const s = JSON.stringify(value);
-    if (typeof s === 'string') return { text: s };
-    return { text: String(value) };
-  } catch (err) {
-    return { text: safeStringify(value), note: `JSON.stringify failed (${errText(err)}); saved with a cycle- and depth-safe serializer` };
-  }
 }
 
 function asBuffer(v: Uint8Array | ArrayBuffer): Buffer {
@@ -415,12 +263,10 @@ export async function handleLargeResponse(args: HandleLargeResponseArgs): Promis
 
 /** Stems handed out in this process, so concurrent spills rarely race for a name. */
 const nextSeqByBase = new Map<string, number>();
-/** Forget old stem bases past this many (they are keyed by millisecond). */
-const MAX_SEQ_BASES = 4096;
 
 function takeSeq(base: string): number {
   const n = nextSeqByBase.get(base) ?? 0;
-  if (nextSeqByBase.size > MAX_SEQ_BASES) nextSeqByBase.clear();
+  if (nextSeqByBase.size > MAX_REMEMBERED_STEM_BASES) nextSeqByBase.clear();
   nextSeqByBase.set(base, n + 1);
   return n;
 }
@@ -671,7 +517,7 @@ async function spill(subject: Subject, estimate: Estimate, limit: number, option
         metaPath = candidate;
         break;
       }
-      if (attempt > 1000) throw new Error('could not find a free name for the sidecar');
+      if (attempt > MAX_SIDECAR_ATTEMPTS) throw new Error('could not find a free name for the sidecar');
       // Another writer took this stem with a different extension: move our payload to a fresh stem.
       const from = payloadPath;
       const moved = await claimName((p) => linkExisting(from, p), paths.longResponses, stemParts, suffix);
@@ -715,7 +561,7 @@ async function claimName(
   suffix: string,
 ): Promise<{ stem: string; payloadPath: string }> {
   const base = stemBase(parts);
-  for (let tries = 0; tries < 1_000_000; tries++) {
+  for (let tries = 0; tries < MAX_NAME_ATTEMPTS; tries++) {
     const seq = takeSeq(base);
     const stem = makeStem({ ...parts, seq });
     const p = path.join(dir, stem + suffix);
@@ -753,20 +599,6 @@ function linkedRefJson(ref: AssetRef): string {
 /** A reference inside text (or inside a JSON string): no quotes or backslashes, so it is safe in both. */
 function linkedRefText(ref: AssetRef): string {
   return `[spillway asset: ${ref.relPath} ${ref.mimeType} ${ref.bytes} bytes]`;
-}
-
-/** Tool input as stored in the sidecar: any value, made JSON-safe. */
-function jsonSafe(v: unknown): unknown {
-  try {
-    const s = JSON.stringify(v);
-    return s === undefined ? String(v) : JSON.parse(s);
-  } catch {
-    try {
-      return JSON.parse(safeStringify(v));
-    } catch {
-      return String(v);
-    }
-  }
 }
 
 interface FailCtx {
