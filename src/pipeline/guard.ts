@@ -21,8 +21,6 @@ import {
   DEFAULT_LIMIT_TOKENS,
   MAX_BYTES_PER_TOKEN_BOUND,
   MAX_MESSAGE_CHARS,
-  MAX_NAME_ATTEMPTS,
-  MAX_REMEMBERED_STEM_BASES,
   MAX_SIDECAR_ATTEMPTS,
   PREVIEW_CHARS,
   SAMPLED_ESTIMATE_MIN_CHARS,
@@ -33,7 +31,7 @@ import {
 } from './limits.js';
 import { errText } from './errors.js';
 import { jsonBytesUpperBound, jsonSafe, serializeValue } from './serialize.js';
-import { LINKED_SUFFIX, META_SUFFIX, inputHash, isInside, makeStem, sanitizeToolName, sessionPaths } from './layout.js';
+import { LINKED_SUFFIX, META_SUFFIX, inputHash, isInside, sanitizeToolName, sessionPaths } from './layout.js';
 import {
   DEFAULT_PROFILE,
   DEFAULT_STRATEGY,
@@ -47,7 +45,7 @@ import { extractAssets, type FoundAsset } from './extract.js';
 import { buildPreview } from './preview.js';
 import { buildMessage, capMessage } from './message.js';
 import { runSummary } from './summary.js';
-import { StagedFile, linkExisting, saveAsset, sha256Hex, type WriteData } from './store.js';
+import { StagedFile, claimName, linkExisting, nameCandidates, saveAsset, sha256Hex, type StemParts, type WriteData } from './store.js';
 import { fmtInt, isWellFormed, safeCut, toWellFormed } from './text.js';
 
 /**
@@ -261,20 +259,6 @@ export async function handleLargeResponse(args: HandleLargeResponseArgs): Promis
   }
 }
 
-/** Stems handed out in this process, so concurrent spills rarely race for a name. */
-const nextSeqByBase = new Map<string, number>();
-
-function takeSeq(base: string): number {
-  const n = nextSeqByBase.get(base) ?? 0;
-  if (nextSeqByBase.size > MAX_REMEMBERED_STEM_BASES) nextSeqByBase.clear();
-  nextSeqByBase.set(base, n + 1);
-  return n;
-}
-function seenSeq(base: string, seq: number): void {
-  const n = nextSeqByBase.get(base) ?? 0;
-  if (seq + 1 > n) nextSeqByBase.set(base, seq + 1);
-}
-
 async function prepareDirs(sessionPath: string) {
   const paths = sessionPaths(sessionPath);
   await fs.mkdir(paths.assets, { recursive: true });
@@ -433,7 +417,7 @@ async function spill(subject: Subject, estimate: Estimate, limit: number, option
   try {
     staged = await StagedFile.write(paths.longResponses, data);
     const st = staged;
-    ({ stem, payloadPath } = await claimName((p) => st.tryPublish(p), paths.longResponses, stemParts, suffix));
+    ({ stem, path: payloadPath } = await claimName((p) => st.tryPublish(p), paths.longResponses, nameCandidates(stemParts, suffix)));
   } catch (err) {
     await staged?.discard();
     return failed(err, { subject, text: linkedText ?? text, kind, estimate, limit, options, byteLength, assets });
@@ -520,9 +504,9 @@ async function spill(subject: Subject, estimate: Estimate, limit: number, option
       if (attempt > MAX_SIDECAR_ATTEMPTS) throw new Error('could not find a free name for the sidecar');
       // Another writer took this stem with a different extension: move our payload to a fresh stem.
       const from = payloadPath;
-      const moved = await claimName((p) => linkExisting(from, p), paths.longResponses, stemParts, suffix);
+      const moved = await claimName((p) => linkExisting(from, p), paths.longResponses, nameCandidates(stemParts, suffix));
       await fs.unlink(payloadPath).catch(() => undefined);
-      ({ stem, payloadPath } = moved);
+      ({ stem, path: payloadPath } = moved);
       message = makeMessage(payloadPath);
     }
   } catch (err) {
@@ -541,34 +525,6 @@ async function spill(subject: Subject, estimate: Estimate, limit: number, option
     ...(summary ? { summary } : {}),
     errors,
   };
-}
-
-interface StemParts {
-  time: Date;
-  tool: string;
-  inputHash: string;
-}
-
-function stemBase(p: StemParts): string {
-  return makeStem({ ...p, seq: 0 }).replace(/_0$/, '');
-}
-
-/** Publish under the first free `<stem>_<seq><suffix>`; `publish` returns false when a name is taken. */
-async function claimName(
-  publish: (p: string) => Promise<boolean>,
-  dir: string,
-  parts: StemParts,
-  suffix: string,
-): Promise<{ stem: string; payloadPath: string }> {
-  const base = stemBase(parts);
-  for (let tries = 0; tries < MAX_NAME_ATTEMPTS; tries++) {
-    const seq = takeSeq(base);
-    const stem = makeStem({ ...parts, seq });
-    const p = path.join(dir, stem + suffix);
-    if (await publish(p)) return { stem, payloadPath: p };
-    seenSeq(base, seq);
-  }
-  throw new Error('no free file name');
 }
 
 function assetRef(
@@ -659,7 +615,7 @@ async function emergency(
       const staged = await StagedFile.write(paths.longResponses, data);
       try {
         const suffix = subject?.binary ? '.bin' : '.txt';
-        saved = (await claimName((p) => staged.tryPublish(p), paths.longResponses, parts, suffix)).payloadPath;
+        saved = (await claimName((p) => staged.tryPublish(p), paths.longResponses, nameCandidates(parts, suffix))).path;
       } finally {
         await staged.discard();
       }

@@ -2,7 +2,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import { constants as fsc } from 'node:fs';
 import path from 'node:path';
-import { assetFileName, tempNameFor } from './layout.js';
+import { assetFileName, makeStem, tempNameFor } from './layout.js';
+import { LimitError, MAX_NAME_ATTEMPTS, MAX_REMEMBERED_STEM_BASES } from './limits.js';
 
 /**
  * Writes that never leave a half-written file under a final name and never overwrite
@@ -186,4 +187,62 @@ export async function saveAsset(
   }
   await writeFileAtomic(p, bytes);
   return { path: p, fileName, sha256, reused: false };
+}
+
+/** What a payload's name is made of; the sequence number is added by {@link nameCandidates}. */
+export interface StemParts {
+  time: Date;
+  tool: string;
+  inputHash: string;
+}
+
+/** One name a payload may take: its stem and its file name (`<stem><suffix>`). */
+export interface NameCandidate {
+  stem: string;
+  fileName: string;
+}
+
+/** Next sequence number to try per stem base in this process, so concurrent spills rarely race for a name. */
+const nextSeqByBase = new Map<string, number>();
+
+function takeSeq(base: string): number {
+  const n = nextSeqByBase.get(base) ?? 0;
+  if (nextSeqByBase.size > MAX_REMEMBERED_STEM_BASES) nextSeqByBase.clear();
+  nextSeqByBase.set(base, n + 1);
+  return n;
+}
+
+function seenSeq(base: string, seq: number): void {
+  const n = nextSeqByBase.get(base) ?? 0;
+  if (seq + 1 > n) nextSeqByBase.set(base, seq + 1);
+}
+
+/**
+ * The names a payload may take, in the order to try them: `<time>_<tool>_<input hash>_<seq><suffix>`
+ * with the lowest sequence number not yet handed out in this process. Asking for the next one
+ * means the last was taken (by another process), which this process then remembers. Throws a
+ * {@link LimitError} after MAX_NAME_ATTEMPTS.
+ */
+export function* nameCandidates(parts: StemParts, suffix: string): Generator<NameCandidate, never> {
+  const base = makeStem({ ...parts, seq: 0 }).replace(/_0$/, '');
+  for (let tries = 0; tries < MAX_NAME_ATTEMPTS; tries++) {
+    const seq = takeSeq(base);
+    const stem = makeStem({ ...parts, seq });
+    yield { stem, fileName: stem + suffix };
+    seenSeq(base, seq);
+  }
+  throw new LimitError('MAX_NAME_ATTEMPTS', MAX_NAME_ATTEMPTS, MAX_NAME_ATTEMPTS);
+}
+
+/** Publish under the first free candidate in `dir`; `publish` returns false when a name is taken. */
+export async function claimName(
+  publish: (finalPath: string) => Promise<boolean>,
+  dir: string,
+  candidates: Iterable<NameCandidate>,
+): Promise<NameCandidate & { path: string }> {
+  for (const c of candidates) {
+    const p = path.join(dir, c.fileName);
+    if (await publish(p)) return { ...c, path: p };
+  }
+  throw new Error('no free file name');
 }
