@@ -1,13 +1,20 @@
-import type { AssetEncoding, AssetRef } from './types.js';
+import crypto from 'node:crypto';
+import type { AssetEncoding, AssetRef, PayloadLink } from './types.js';
 import { MIN_BASE64_ASSET_CHARS, MIN_DECLARED_BASE64_ASSET_CHARS } from './limits.js';
 import { base64Statistics, encodeSpan, parseBase64 } from './base64.js';
-import { isBinaryBytes, isValidMime } from './detect.js';
+import { extForMime, isBinaryBytes, isValidMime, sniffBinary } from './detect.js';
 
 /**
- * Finding assets in text: base64 runs (standard, URL-safe, MIME/PEM-wrapped), data URLs, and
- * MCP/Anthropic/OpenAI content blocks inside JSON. Every find is an exact span of the input
- * plus the encoding that re-creates it, checked by re-encoding, so replacing spans with
- * references is lossless.
+ * Assets in a tool result: finding them, then linking them (saved as files, replaced by references).
+ *
+ * | call | for |
+ * | --- | --- |
+ * | {@link extractAssets} | the assets in a text: base64 runs (standard, URL-safe, MIME/PEM-wrapped), data URLs, MCP/Anthropic/OpenAI blocks in JSON |
+ * | {@link linkAssets} | save what was found through an {@link AssetSink} and build the linked text plus the links restore needs |
+ * | {@link linkBinary} | the same for a result that is raw bytes: one asset, and a reference as the linked text |
+ *
+ * Every find is an exact span of the input plus the encoding that re-creates it, checked by
+ * re-encoding, so replacing spans with references is lossless.
  */
 
 export interface FoundAsset {
@@ -494,4 +501,90 @@ export function extractAssets(text: string, opts: ExtractOptions = {}): ExtractR
   }
   scanText(text, 0, text.length, false, null, assets);
   return { assets, json: false };
+}
+
+/** Where linked assets go: saves bytes content-addressed and says where they went. */
+export interface AssetSink {
+  /** Save `bytes` (sha256 already computed) with extension `ext`; `path` is printable, `relPath` is session-relative. */
+  save(bytes: Uint8Array, ext: string, sha256: string): Promise<{ path: string; relPath: string }>;
+}
+
+/** A payload with its assets cut out. */
+export interface LinkedPayload {
+  assets: AssetRef[];
+  /** Byte spans of the references in the linked form, and how to re-create what they replaced. */
+  links: PayloadLink[];
+  /** The linked form, in the pieces it is written from (no whole-payload copy before writing). */
+  pieces: string[];
+  /** The linked form joined: for estimates, the preview and the message. */
+  text: string;
+}
+
+function sha256Hex(b: Uint8Array): string {
+  return crypto.createHash('sha256').update(b).digest('hex');
+}
+
+/** Type the bytes by their magic numbers, save them (once per spill per content), and make the reference. */
+async function saveOne(
+  sink: AssetSink,
+  saved: Map<string, { path: string; relPath: string }>,
+  bytes: Uint8Array,
+  found: Pick<FoundAsset, 'declaredMime' | 'jsonPath' | 'source'>,
+): Promise<AssetRef> {
+  const sniff = await sniffBinary(bytes);
+  const mimeType = sniff?.mimeType ?? found.declaredMime ?? 'application/octet-stream';
+  const ext = sniff?.ext ?? extForMime(found.declaredMime);
+  const sha256 = sha256Hex(bytes);
+  let where = saved.get(sha256 + ext);
+  if (!where) {
+    where = await sink.save(bytes, ext, sha256);
+    saved.set(sha256 + ext, where);
+  }
+  return { path: where.path, relPath: where.relPath, mimeType, bytes: bytes.byteLength, sha256, jsonPath: found.jsonPath, source: found.source, sniffed: Boolean(sniff) };
+}
+
+/** The reference that replaces an asset where a JSON value stood. */
+export function linkedRefJson(ref: AssetRef): string {
+  return JSON.stringify({ $spillwayAsset: { path: ref.relPath, mimeType: ref.mimeType, bytes: ref.bytes, sha256: ref.sha256 } });
+}
+
+/** A reference inside text (or inside a JSON string): no quotes or backslashes, so it is safe in both. */
+export function linkedRefText(ref: AssetRef): string {
+  return `[spillway asset: ${ref.relPath} ${ref.mimeType} ${ref.bytes} bytes]`;
+}
+
+/**
+ * Save the `found` assets of `text` and replace each span by a reference. `found` is emptied as it
+ * goes, so each decoded asset can be collected once it is saved.
+ */
+export async function linkAssets(text: string, found: FoundAsset[], sink: AssetSink): Promise<LinkedPayload> {
+  const assets: AssetRef[] = [];
+  const links: PayloadLink[] = [];
+  const pieces: string[] = [];
+  const saved = new Map<string, { path: string; relPath: string }>();
+  let pos = 0;
+  let bytePos = 0;
+  for (let i = 0; i < found.length; i++) {
+    const f = found[i]!;
+    const ref = await saveOne(sink, saved, f.bytes, f);
+    assets.push(ref);
+    const before = text.slice(pos, f.start);
+    const refText = f.jsonValue ? linkedRefJson(ref) : linkedRefText(ref);
+    pieces.push(before, refText);
+    bytePos += Buffer.byteLength(before, 'utf8');
+    const refBytes = Buffer.byteLength(refText, 'utf8');
+    links.push({ asset: assets.length - 1, start: bytePos, end: bytePos + refBytes, encoding: f.encoding });
+    bytePos += refBytes;
+    pos = f.end;
+    found[i] = undefined as unknown as FoundAsset; // let the decoded bytes go
+  }
+  pieces.push(text.slice(pos));
+  return { assets, links, pieces, text: pieces.join('') };
+}
+
+/** A result that is raw bytes: one asset, and its JSON reference as the whole linked form. */
+export async function linkBinary(bytes: Uint8Array, sink: AssetSink): Promise<LinkedPayload> {
+  const ref = await saveOne(sink, new Map(), bytes, { jsonPath: '$', source: 'binary' });
+  const text = linkedRefJson(ref);
+  return { assets: [ref], links: [{ asset: 0, start: 0, end: Buffer.byteLength(text), encoding: { kind: 'raw' } }], pieces: [text], text };
 }

@@ -40,8 +40,8 @@ import {
   estimateTokens,
   MAX_PLAUSIBLE_BYTES_PER_TOKEN,
 } from './estimate/index.js';
-import { KIND_INFO, detectTextFormat, extForMime, isBinaryBytes, isBinaryString, sniffBinary } from './detect.js';
-import { extractAssets, type FoundAsset } from './extract.js';
+import { KIND_INFO, detectTextFormat, isBinaryBytes, isBinaryString } from './detect.js';
+import { extractAssets, linkAssets, linkBinary, type AssetSink, type LinkedPayload } from './extract.js';
 import { buildPreview } from './preview.js';
 import { buildMessage, capMessage } from './message.js';
 import { runSummary } from './summary.js';
@@ -329,19 +329,19 @@ async function spill(subject: Subject, estimate: Estimate, limit: number, option
 
   // 4. Assets.
   const assets: AssetRef[] = [];
-  const links: PayloadLink[] = [];
+  let links: PayloadLink[] = [];
   let linkedPieces: string[] | undefined;
   let linkedText: string | undefined;
+  const sink: AssetSink = {
+    save: async (bytes, ext, sha) => {
+      const saved = await saveAsset(paths.assets, bytes, ext, sha);
+      return { path: saved.path, relPath: path.relative(paths.session, saved.path).split(path.sep).join('/') };
+    },
+  };
   try {
+    let linked: LinkedPayload | undefined;
     if (binaryBytes) {
-      const sniff = await sniffBinary(binaryBytes);
-      const mimeType = sniff?.mimeType ?? 'application/octet-stream';
-      const saved = await saveAsset(paths.assets, binaryBytes, sniff?.ext ?? '.bin');
-      const ref = assetRef(paths, saved, mimeType, binaryBytes.byteLength, '$', 'binary', Boolean(sniff));
-      assets.push(ref);
-      linkedText = linkedRefJson(ref);
-      linkedPieces = [linkedText];
-      links.push({ asset: 0, start: 0, end: Buffer.byteLength(linkedText), encoding: { kind: 'raw' } });
+      linked = await linkBinary(binaryBytes, sink);
       kind = 'binary';
     } else if (text !== undefined && textIsExact) {
       const { assets: found, json } = extractAssets(text);
@@ -349,40 +349,15 @@ async function spill(subject: Subject, estimate: Estimate, limit: number, option
         kind = 'json';
         wrapped = false;
       }
-      if (found.length) {
-        const pieces: string[] = [];
-        const bySha = new Map<string, Awaited<ReturnType<typeof saveAsset>>>();
-        let pos = 0;
-        let bytePos = 0;
-        for (let i = 0; i < found.length; i++) {
-          const f = found[i]!;
-          const sniff = await sniffBinary(f.bytes);
-          const mimeType = sniff?.mimeType ?? f.declaredMime ?? 'application/octet-stream';
-          const ext = sniff?.ext ?? extForMime(f.declaredMime);
-          const sha = sha256Hex(f.bytes);
-          let saved = bySha.get(sha + ext);
-          if (!saved) {
-            saved = await saveAsset(paths.assets, f.bytes, ext, sha);
-            bySha.set(sha + ext, saved);
-          }
-          const ref = assetRef(paths, saved, mimeType, f.bytes.byteLength, f.jsonPath, f.source, Boolean(sniff));
-          assets.push(ref);
-          const before = text.slice(pos, f.start);
-          const refText = f.jsonValue ? linkedRefJson(ref) : linkedRefText(ref);
-          pieces.push(before, refText);
-          bytePos += Buffer.byteLength(before, 'utf8');
-          const refBytes = Buffer.byteLength(refText, 'utf8');
-          links.push({ asset: assets.length - 1, start: bytePos, end: bytePos + refBytes, encoding: f.encoding });
-          bytePos += refBytes;
-          pos = f.end;
-          found[i] = undefined as unknown as FoundAsset; // let the decoded bytes go
-        }
-        pieces.push(text.slice(pos));
-        linkedPieces = pieces;
-        linkedText = pieces.join('');
-      }
+      if (found.length) linked = await linkAssets(text, found, sink);
     } else if (text !== undefined) {
       errors.push('the bytes are not valid UTF-8: saved as received, without extracting assets');
+    }
+    if (linked) {
+      assets.push(...linked.assets);
+      links = linked.links;
+      linkedPieces = linked.pieces;
+      linkedText = linked.text;
     }
   } catch (err) {
     errors.push(`asset extraction failed (${errText(err)}); the payload is saved whole instead`);
@@ -525,36 +500,6 @@ async function spill(subject: Subject, estimate: Estimate, limit: number, option
     ...(summary ? { summary } : {}),
     errors,
   };
-}
-
-function assetRef(
-  paths: ReturnType<typeof sessionPaths>,
-  saved: { path: string; sha256: string },
-  mimeType: string,
-  bytes: number,
-  jsonPath: string,
-  source: AssetRef['source'],
-  sniffed: boolean,
-): AssetRef {
-  return {
-    path: saved.path,
-    relPath: path.relative(paths.session, saved.path).split(path.sep).join('/'),
-    mimeType,
-    bytes,
-    sha256: saved.sha256,
-    jsonPath,
-    source,
-    sniffed,
-  };
-}
-
-function linkedRefJson(ref: AssetRef): string {
-  return JSON.stringify({ $spillwayAsset: { path: ref.relPath, mimeType: ref.mimeType, bytes: ref.bytes, sha256: ref.sha256 } });
-}
-
-/** A reference inside text (or inside a JSON string): no quotes or backslashes, so it is safe in both. */
-function linkedRefText(ref: AssetRef): string {
-  return `[spillway asset: ${ref.relPath} ${ref.mimeType} ${ref.bytes} bytes]`;
 }
 
 interface FailCtx {
