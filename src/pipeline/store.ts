@@ -2,8 +2,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import { constants as fsc } from 'node:fs';
 import path from 'node:path';
-import { assetFileName, makeStem, tempNameFor } from './layout.js';
-import { LimitError, MAX_NAME_ATTEMPTS, MAX_REMEMBERED_STEM_BASES } from './limits.js';
+import { META_SUFFIX, assetFileName, isInside, makeStem, sessionPaths, tempNameFor, type SessionPaths } from './layout.js';
+import { LimitError, MAX_NAME_ATTEMPTS, MAX_REMEMBERED_STEM_BASES, MAX_SIDECAR_ATTEMPTS } from './limits.js';
+import type { PayloadMeta } from './types.js';
+import { errText } from './errors.js';
 
 /**
  * Writes that never leave a half-written file under a final name and never overwrite
@@ -235,7 +237,7 @@ export function* nameCandidates(parts: StemParts, suffix: string): Generator<Nam
 }
 
 /** Publish under the first free candidate in `dir`; `publish` returns false when a name is taken. */
-export async function claimName(
+async function claimName(
   publish: (finalPath: string) => Promise<boolean>,
   dir: string,
   candidates: Iterable<NameCandidate>,
@@ -245,4 +247,76 @@ export async function claimName(
     if (await publish(p)) return { ...c, path: p };
   }
   throw new Error('no free file name');
+}
+
+/** The session's folders, created; refuses a long_responses/ or assets/ that leads out of the session (a symlink). */
+export async function prepareSessionDirs(sessionPath: string): Promise<SessionPaths> {
+  const paths = sessionPaths(sessionPath);
+  await fs.mkdir(paths.assets, { recursive: true });
+  const [realSession, realLong, realAssets] = await Promise.all([
+    fs.realpath(paths.session),
+    fs.realpath(paths.longResponses),
+    fs.realpath(paths.assets),
+  ]);
+  if (!isInside(realSession, realLong) || !isInside(realLong, realAssets)) {
+    throw new Error(`refusing to write: ${paths.longResponses} leads outside the session folder`);
+  }
+  return paths;
+}
+
+/** Write `data` once, then publish it under the first free candidate name in `dir` (create-only). */
+export async function publishNew(dir: string, candidates: Iterable<NameCandidate>, data: WriteData): Promise<NameCandidate & { path: string }> {
+  const staged = await StagedFile.write(dir, data);
+  try {
+    return await claimName((p) => staged.tryPublish(p), dir, candidates);
+  } finally {
+    await staged.discard();
+  }
+}
+
+/** Write the sidecar of `stem` in `dir`, create-only: its path, or null when another writer holds that name. */
+export async function publishSidecar(dir: string, stem: string, json: string): Promise<string | null> {
+  const p = path.join(dir, stem + META_SUFFIX);
+  const staged = await StagedFile.write(dir, json);
+  try {
+    return (await staged.tryPublish(p)) ? p : null;
+  } finally {
+    await staged.discard();
+  }
+}
+
+/** Move a published file to the first free candidate name in `dir` (a new link, then the old name removed). */
+export async function renamePublished(from: string, dir: string, candidates: Iterable<NameCandidate>): Promise<NameCandidate & { path: string }> {
+  const moved = await claimName((p) => linkExisting(from, p), dir, candidates);
+  await fs.unlink(from).catch(() => undefined);
+  return moved;
+}
+
+/**
+ * Write the sidecar last: it is the commit marker, and its name the final claim on the stem. When
+ * another writer holds `<stem>.meta.json` (same stem, other extension), the payload moves to a fresh
+ * stem and the message is rebuilt for it. A sidecar that cannot be written is noted, not fatal.
+ */
+export async function commitSidecar(
+  dir: string,
+  published: { stem: string; path: string },
+  fresh: Iterable<NameCandidate>,
+  messageFor: (payloadPath: string) => string,
+  metaFor: (stem: string, payloadPath: string, message: string) => PayloadMeta,
+  notes: string[],
+): Promise<{ message: string; payloadPath: string; metaPath?: string }> {
+  let { stem, path: payloadPath } = published;
+  let message = messageFor(payloadPath);
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const metaPath = await publishSidecar(dir, stem, JSON.stringify(metaFor(stem, payloadPath, message), null, 2) + '\n');
+      if (metaPath) return { message, payloadPath, metaPath };
+      if (attempt > MAX_SIDECAR_ATTEMPTS) throw new Error('could not find a free name for the sidecar');
+      ({ stem, path: payloadPath } = await renamePublished(payloadPath, dir, fresh));
+      message = messageFor(payloadPath);
+    }
+  } catch (err) {
+    notes.push(`the sidecar (.meta.json) could not be written: ${errText(err)}`);
+    return { message, payloadPath };
+  }
 }
