@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { PayloadMeta, SummaryRun } from './types.js';
 import { LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile, confine, isInside } from './layout.js';
 import { encodeSpan } from './base64.js';
-import { writeFileAtomic } from './store.js';
+import { writeFileAtomic } from './store-local.js';
 import { META_LOCK_STALE_MS, META_LOCK_TIMEOUT_MS } from './limits.js';
 
 /**
