@@ -1,11 +1,12 @@
 import type { AssetRef, ContentKind, GuardAction, GuardOptions, GuardResult, PayloadMeta, Profile, StrategyName, SummaryRun, ToolResult } from './types.js';
-import { DEFAULT_LIMIT_TOKENS, MAX_MESSAGE_CHARS, PREVIEW_CHARS, STORE_CALL_TIMEOUT_MS, limitForContextWindow } from './limits.js';
+import { DEFAULT_LIMIT_TOKENS, INLINE_HEADER_ROOM_CHARS, MAX_MESSAGE_CHARS, PREVIEW_CHARS, STORE_CALL_TIMEOUT_MS, limitForContextWindow } from './limits.js';
 import { KIND_INFO, detectTextFormat } from './detect.js';
 import { DEFAULT_PROFILE, DEFAULT_STRATEGY } from './estimate/index.js';
 import { LINKED_SUFFIX, assetFileName, assetKey, inputHash, sanitizeToolName } from './layout.js';
 import { normalize, preparePayload, textSlices, type Payload, type Subject } from './normalize.js';
-import { decide, measure, measureInline, strategyCounts, type DecideContext, type Spill } from './decide.js';
-import { extractAssets, linkAssets, linkBinary, type AssetSink, type LinkedPayload } from './extract.js';
+import { decide, inlineCuts, measureInline, strategyCounts, type DecideContext, type Spill } from './decide.js';
+import { extractAssets, linkAssets, linkBinary, type AssetSink, type FoundAsset, type LinkedPayload } from './extract.js';
+import { describeBinary } from './media.js';
 import { SpillStoreError, isStoreError, type NameCandidate, type SpillBody, type SpillStore } from './spill-store.js';
 import { LocalSpillStore } from './store-local.js';
 import { commitSpill, nameCandidates, withDeadline, type Commit, type StemParts } from './store.js';
@@ -71,7 +72,7 @@ function contextOf(options: GuardOptions): GuardContext {
     const list = [options?.store ?? new LocalSpillStore(options?.sessionPath), ...(options?.fallbackStore ? [options.fallbackStore] : [])];
     return list.map((s) => withDeadline(s, ms));
   };
-  return { options, limit, profile, strategy, stores: () => (stores ??= storesOf()) };
+  return { options, limit, profile, strategy, cutMediaBlocks: options?.cutMediaBlocks === true, stores: () => (stores ??= storesOf()) };
 }
 
 /**
@@ -100,8 +101,8 @@ export async function handleLargeResponse(args: HandleLargeResponseArgs): Promis
   let subject: Subject | null = null;
   let spill: Spill | null = null;
   try {
-    subject = { origin: 'string', text: typeof args.text === 'string' ? args.text : String(args.text), notes: [] };
-    spill = await measure(subject.text, ctx, subject.notes);
+    subject = normalize(typeof args.text === 'string' ? args.text : String(args.text))!;
+    spill = (await decide(subject, ctx, true))!;
     return await spillPayload(subject, spill, ctx);
   } catch (err) {
     return emergency(err, subject, spill, ctx);
@@ -127,11 +128,18 @@ function storeSink(store: SpillStore): AssetSink {
   };
 }
 
+/** The assets to cut: all that are found in a result over the limit; in one that fits, those the decision chose. */
+function assetsToCut(text: string, spill: Spill, ctx: GuardContext): { assets: FoundAsset[]; json: boolean } {
+  if (spill.found) return { assets: [...spill.found.assets], json: spill.found.json };
+  const found = extractAssets(text);
+  return spill.reason === 'inline-assets' ? { assets: inlineCuts(found.assets, ctx.cutMediaBlocks), json: found.json } : found;
+}
+
 /**
  * Cut the assets out of a payload. A content problem only means the payload is saved whole (and
  * noted); a store problem is thrown, so the spill can move to the fallback store.
  */
-async function linkPhase(payload: Payload, sink: AssetSink): Promise<{ linked?: LinkedPayload; json: boolean }> {
+async function linkPhase(payload: Payload, spill: Spill, sink: AssetSink, ctx: GuardContext): Promise<{ linked?: LinkedPayload; json: boolean }> {
   try {
     if (payload.binary) return { linked: await linkBinary(payload.binary, sink), json: false };
     if (payload.text === undefined) return { json: false };
@@ -139,7 +147,7 @@ async function linkPhase(payload: Payload, sink: AssetSink): Promise<{ linked?: 
       payload.notes.push('the bytes are not valid UTF-8: saved as received, without extracting assets');
       return { json: false };
     }
-    const { assets, json } = extractAssets(payload.text);
+    const { assets, json } = assetsToCut(payload.text, spill, ctx);
     return { linked: assets.length ? await linkAssets(payload.text, assets, sink) : undefined, json };
   } catch (err) {
     if (err instanceof SpillStoreError) throw err;
@@ -148,11 +156,18 @@ async function linkPhase(payload: Payload, sink: AssetSink): Promise<{ linked?: 
   }
 }
 
-/** Inline the rest when only the assets made the result too big: it fits the limit and the message. */
+/**
+ * Inline the rest when the assets were what made it a spill: the text left fits the limit and,
+ * whole, the message. A result that fit from the start but whose rest is too long for a message
+ * is spilled with a long preview (`shownAs: 'assets'`).
+ */
 async function chooseAction(payload: Payload, linked: LinkedPayload | undefined, spill: Spill, ctx: GuardContext) {
-  if (!linked || payload.binary || linked.text.length >= MAX_MESSAGE_CHARS) return { action: 'spill' as const };
+  if (payload.binary) return { action: 'spill' as const, shownAs: 'binary' as const };
+  if (!linked) return { action: 'spill' as const };
   const inline = await measureInline(linked.text, ctx, spill.estimate.strategy);
-  return inline.tokens <= ctx.limit ? { action: 'inline-assets' as const, inlineTokens: inline.tokens } : { action: 'spill' as const };
+  const fitsMessage = linked.text.length <= MAX_MESSAGE_CHARS - INLINE_HEADER_ROOM_CHARS;
+  if (fitsMessage && inline.tokens <= ctx.limit) return { action: 'inline-assets' as const, inlineTokens: inline.tokens };
+  return spill.reason === 'inline-assets' ? { action: 'spill' as const, shownAs: 'assets' as const, inlineTokens: inline.tokens } : { action: 'spill' as const };
 }
 
 /** The payload file: the linked form when assets were cut out (sidecar `links` rebuild the original), else the original bytes. */
@@ -168,6 +183,8 @@ interface Placed {
   linked?: LinkedPayload;
   kind: ContentKind;
   action: Exclude<GuardAction, 'pass'>;
+  /** Why a spill is not about size: the result is binary, or it fit but its rest is too long for a message. */
+  shownAs?: 'binary' | 'assets';
   inlineTokens?: number;
   published: NameCandidate;
   /** More names of the same stem base, if the sidecar's name turns out taken. */
@@ -176,7 +193,7 @@ interface Placed {
 
 /** Link assets, choose the action, publish the payload: the phases that write to a store. */
 async function place(payload: Payload, spill: Spill, store: SpillStore, parts: StemParts, ctx: GuardContext): Promise<Placed> {
-  const { linked, json } = await linkPhase(payload, storeSink(store));
+  const { linked, json } = await linkPhase(payload, spill, storeSink(store), ctx);
   const { kind, fileKind } = describeFormat(payload, json);
   const choice = await chooseAction(payload, linked, spill, ctx);
   const file = payloadFile(payload, fileKind, linked);
@@ -190,14 +207,20 @@ async function summaryOrPreview(placed: Placed, payload: Payload, ctx: GuardCont
   const o = ctx.options;
   const source = payload.binary ? undefined : (placed.linked?.text ?? payload.text);
   let summary: SummaryRun | undefined;
-  if (placed.action === 'spill' && o.summarize && source !== undefined) {
+  // A result that fit the limit is shown at length instead: it is small enough to need no summary.
+  if (placed.action === 'spill' && !placed.shownAs && o.summarize && source !== undefined) {
     summary = await runSummary(o.summarize, { text: source, toolName: o.toolName, toolInput: o.toolInput, focus: o.intent, timeoutMs: o.summaryTimeoutMs, signal: o.signal });
     if (summary.status !== 'ok') payload.notes.push(`summary ${summary.status}: ${summary.error ?? ''}`.trim());
   }
   if (placed.action === 'inline-assets' || summary?.status === 'ok') return { summary };
-  const assets: AssetRef[] = placed.linked?.assets ?? [];
-  const preview = source !== undefined ? buildPreview(source, placed.kind, PREVIEW_CHARS) : `(binary: ${assets[0]?.mimeType ?? 'application/octet-stream'}, ${fmtInt(payload.byteLength)} bytes)`;
-  return { summary, preview };
+  if (source === undefined) return { summary, preview: binaryPreview(placed.linked?.assets[0], payload) };
+  return { summary, preview: buildPreview(source, placed.kind, placed.shownAs === 'assets' ? MAX_MESSAGE_CHARS - INLINE_HEADER_ROOM_CHARS : PREVIEW_CHARS) };
+}
+
+/** What a binary result is, in one line: its type and size, and what its header says. */
+function binaryPreview(asset: AssetRef | undefined, payload: Payload): string {
+  const what = payload.binary ? describeBinary(payload.binary) : undefined;
+  return `(binary: ${asset?.mimeType ?? 'application/octet-stream'}, ${fmtInt(payload.byteLength)} bytes${what ? `; ${what}` : ''})`;
 }
 
 /** The message for the payload's final name, and the sidecar that records it. */
@@ -212,6 +235,7 @@ function recordOf(placed: Placed, payload: Payload, spill: Spill, shown: { summa
       action, toolName: o.toolName, estimate: spill.estimate, estimateSampled: spill.sampled !== undefined, limitTokens: ctx.limit, kind,
       bytes: payload.byteLength, sessionPath: store.location, payloadPath: store.describe(c.key), assets, summary: shown.summary,
       preview: shown.preview, inlineText: action === 'inline-assets' ? linked?.text : undefined, inlineTokens: placed.inlineTokens, storeNote,
+      reason: placed.shownAs,
     });
     const meta: PayloadMeta = {
       version: 1, id: c.stem, createdAt: parts.time.toISOString(), tool: o.toolName ?? parts.tool,
