@@ -1,22 +1,17 @@
-import type { AssetRef, ContentKind, GuardAction, GuardOptions, GuardResult, PayloadMeta, Profile, StrategyName, SummaryRun, ToolResult } from './types.js';
-import { DEFAULT_LIMIT_TOKENS, INLINE_HEADER_ROOM_CHARS, MAX_MESSAGE_CHARS, PREVIEW_CHARS, STORE_CALL_TIMEOUT_MS, limitForContextWindow } from './limits.js';
+import type { ContentKind, GuardOptions, GuardResult, Profile, StrategyName, ToolResult } from './types.js';
+import { DEFAULT_LIMIT_TOKENS, INLINE_HEADER_ROOM_CHARS, MAX_MESSAGE_CHARS, STORE_CALL_TIMEOUT_MS, limitForContextWindow } from './limits.js';
 import { KIND_INFO, detectTextFormat } from './detect.js';
 import { DEFAULT_PROFILE, DEFAULT_STRATEGY } from './estimate/index.js';
 import { LINKED_SUFFIX, assetFileName, assetKey, inputHash, sanitizeToolName } from './layout.js';
 import { normalize, preparePayload, textSlices, type Payload, type Subject } from './normalize.js';
-import { decide, inlineCuts, measureInline, strategyCounts, type DecideContext, type Spill } from './decide.js';
+import { decide, inlineCuts, measureInline, type DecideContext, type Spill } from './decide.js';
 import { extractAssets, linkAssets, linkBinary, type AssetSink, type FoundAsset, type LinkedPayload } from './extract.js';
-import { describeBinary } from './media.js';
-import { SpillStoreError, isStoreError, type NameCandidate, type SpillBody, type SpillStore } from './spill-store.js';
+import { SpillStoreError, isStoreError, type SpillBody, type SpillStore } from './spill-store.js';
 import { LocalSpillStore } from './store-local.js';
-import { commitSpill, nameCandidates, withDeadline, type Commit, type StemParts } from './store.js';
+import { commitSpill, nameCandidates, withDeadline, type StemParts } from './store.js';
+import { recordOf, resultOf, summaryOrPreview, type Placed, type Shown } from './record.js';
 import { emergency, failed, fellBack } from './failure.js';
-import { buildPreview } from './preview.js';
-import { runSummary } from './summary.js';
-import { buildMessage } from './message.js';
-import { jsonSafe } from './serialize.js';
 import { errText } from './errors.js';
-import { fmtInt } from './text.js';
 
 /**
  * The guard: pass a tool result through, or spill it to the session and hand back a short
@@ -163,9 +158,10 @@ async function linkPhase(payload: Payload, spill: Spill, sink: AssetSink, ctx: G
  */
 async function chooseAction(payload: Payload, linked: LinkedPayload | undefined, spill: Spill, ctx: GuardContext) {
   if (payload.binary) return { action: 'spill' as const, shownAs: 'binary' as const };
-  if (!linked) return { action: 'spill' as const };
+  const fitsMessage = linked !== undefined && linked.text.length <= MAX_MESSAGE_CHARS - INLINE_HEADER_ROOM_CHARS;
+  // A big linked text is not measured: it cannot be inlined, and counting 40 MB would be slow.
+  if (!linked || (!fitsMessage && spill.reason !== 'inline-assets')) return { action: 'spill' as const };
   const inline = await measureInline(linked.text, ctx, spill.estimate.strategy);
-  const fitsMessage = linked.text.length <= MAX_MESSAGE_CHARS - INLINE_HEADER_ROOM_CHARS;
   if (fitsMessage && inline.tokens <= ctx.limit) return { action: 'inline-assets' as const, inlineTokens: inline.tokens };
   return spill.reason === 'inline-assets' ? { action: 'spill' as const, shownAs: 'assets' as const, inlineTokens: inline.tokens } : { action: 'spill' as const };
 }
@@ -175,20 +171,6 @@ function payloadFile(payload: Payload, fileKind: ContentKind, linked?: LinkedPay
   const original = payload.original;
   if (!linked) return { suffix: KIND_INFO[fileKind].ext, body: () => (typeof original === 'string' ? textSlices(original) : original) };
   return { suffix: payload.binary || fileKind === 'json' ? LINKED_SUFFIX : KIND_INFO[fileKind].ext, body: () => linked.pieces };
-}
-
-/** A spill's payload, linked and published in one store. */
-interface Placed {
-  store: SpillStore;
-  linked?: LinkedPayload;
-  kind: ContentKind;
-  action: Exclude<GuardAction, 'pass'>;
-  /** Why a spill is not about size: the result is binary, or it fit but its rest is too long for a message. */
-  shownAs?: 'binary' | 'assets';
-  inlineTokens?: number;
-  published: NameCandidate;
-  /** More names of the same stem base, if the sidecar's name turns out taken. */
-  fresh: Iterable<NameCandidate>;
 }
 
 /** Link assets, choose the action, publish the payload: the phases that write to a store. */
@@ -202,69 +184,6 @@ async function place(payload: Payload, spill: Spill, store: SpillStore, parts: S
   return { store, linked, kind, ...choice, published, fresh };
 }
 
-/** A summary when the model will not see the content itself; else (or when it fails) a preview. */
-async function summaryOrPreview(placed: Placed, payload: Payload, ctx: GuardContext): Promise<{ summary?: SummaryRun; preview?: string }> {
-  const o = ctx.options;
-  const source = payload.binary ? undefined : (placed.linked?.text ?? payload.text);
-  let summary: SummaryRun | undefined;
-  // A result that fit the limit is shown at length instead: it is small enough to need no summary.
-  if (placed.action === 'spill' && !placed.shownAs && o.summarize && source !== undefined) {
-    summary = await runSummary(o.summarize, { text: source, toolName: o.toolName, toolInput: o.toolInput, focus: o.intent, timeoutMs: o.summaryTimeoutMs, signal: o.signal });
-    if (summary.status !== 'ok') payload.notes.push(`summary ${summary.status}: ${summary.error ?? ''}`.trim());
-  }
-  if (placed.action === 'inline-assets' || summary?.status === 'ok') return { summary };
-  if (source === undefined) return { summary, preview: binaryPreview(placed.linked?.assets[0], payload) };
-  return { summary, preview: buildPreview(source, placed.kind, placed.shownAs === 'assets' ? MAX_MESSAGE_CHARS - INLINE_HEADER_ROOM_CHARS : PREVIEW_CHARS) };
-}
-
-/** What a binary result is, in one line: its type and size, and what its header says. */
-function binaryPreview(asset: AssetRef | undefined, payload: Payload): string {
-  const what = payload.binary ? describeBinary(payload.binary) : undefined;
-  return `(binary: ${asset?.mimeType ?? 'application/octet-stream'}, ${fmtInt(payload.byteLength)} bytes${what ? `; ${what}` : ''})`;
-}
-
-/** The message for the payload's final name, and the sidecar that records it. */
-function recordOf(placed: Placed, payload: Payload, spill: Spill, shown: { summary?: SummaryRun; preview?: string }, storeNote: string | undefined, parts: StemParts, ctx: GuardContext) {
-  const o = ctx.options;
-  const { store, linked, kind, action } = placed;
-  const assets = linked?.assets ?? [];
-  const estimates = strategyCounts(payload.text, spill, ctx.profile);
-  return (c: NameCandidate) => {
-    const fileName = c.key.slice(c.key.lastIndexOf('/') + 1);
-    const message = buildMessage({
-      action, toolName: o.toolName, estimate: spill.estimate, estimateSampled: spill.sampled !== undefined, limitTokens: ctx.limit, kind,
-      bytes: payload.byteLength, sessionPath: store.location, payloadPath: store.describe(c.key), assets, summary: shown.summary,
-      preview: shown.preview, inlineText: action === 'inline-assets' ? linked?.text : undefined, inlineTokens: placed.inlineTokens, storeNote,
-      reason: placed.shownAs,
-    });
-    const meta: PayloadMeta = {
-      version: 1, id: c.stem, createdAt: parts.time.toISOString(), tool: o.toolName ?? parts.tool,
-      ...(o.toolInput !== undefined ? { toolInput: jsonSafe(o.toolInput) } : {}),
-      ...(o.intent ? { intent: o.intent } : {}),
-      action, payloadFile: fileName, payloadIsOriginal: !linked, ...(linked ? { linkedFile: fileName } : {}),
-      kind, bytes: payload.byteLength, chars: payload.text?.length ?? payload.byteLength, sha256: payload.sha256,
-      estimate: spill.estimate, estimates, limitTokens: ctx.limit, assets, message,
-      summaryRuns: shown.summary ? [shown.summary] : [],
-      ...(payload.notes.length ? { errors: [...payload.notes] } : {}),
-      origin: payload.origin,
-      ...(linked?.links.length ? { links: linked.links } : {}),
-    };
-    return { message, json: JSON.stringify(meta, null, 2) + '\n' };
-  };
-}
-
-function resultOf(placed: Placed, payload: Payload, spill: Spill, summary: SummaryRun | undefined, c: Commit, ctx: GuardContext): GuardResult {
-  const payloadPath = placed.store.describe(c.payload.key);
-  return {
-    action: placed.action, message: c.message, estimate: spill.estimate, limitTokens: ctx.limit, payloadPath,
-    ...(placed.linked ? { linkedPath: payloadPath } : {}),
-    ...(c.metaKey ? { metaPath: placed.store.describe(c.metaKey) } : {}),
-    assets: placed.linked?.assets ?? [],
-    ...(summary ? { summary } : {}),
-    errors: payload.notes,
-  };
-}
-
 /**
  * Publish through the first store that takes it: a store that is UNAVAILABLE hands the spill to
  * the next (the fallback), and the message says where it went. The summary is made once.
@@ -274,7 +193,7 @@ async function spillPayload(subject: Subject, spill: Spill, ctx: GuardContext): 
   const payload = preparePayload(subject, spill.text, spill.textBytes);
   const parts: StemParts = { time: o.now?.() ?? new Date(), tool: sanitizeToolName(o.toolName), inputHash: inputHash(o.toolInput) };
   const stores = ctx.stores();
-  let shown: { summary?: SummaryRun; preview?: string } | undefined;
+  let shown: Shown | undefined;
   let storeNote: string | undefined;
   for (let i = 0; i < stores.length; i++) {
     const store = stores[i]!;
@@ -289,14 +208,14 @@ async function spillPayload(subject: Subject, spill: Spill, ctx: GuardContext): 
       }
       return failed(err, payload, describeFormat(payload, false).kind, spill.estimate, ctx);
     }
-    shown ??= await summaryOrPreview(placed, payload, ctx);
-    const c = await commitSpill(store, placed.published, placed.fresh, recordOf(placed, payload, spill, shown, storeNote, parts, ctx));
+    const told = (shown ??= await summaryOrPreview(placed, payload, ctx));
+    const c = await commitSpill(store, placed.published, placed.fresh, recordOf(placed, payload, spill, told, storeNote, parts, ctx));
     if (c.error !== undefined && next && isStoreError(c.error, 'UNAVAILABLE')) {
       storeNote = fellBack(store, next, c.error, payload.notes);
       continue;
     }
     if (c.error !== undefined) payload.notes.push(`the sidecar (.meta.json) could not be written: ${errText(c.error)}`);
-    return resultOf(placed, payload, spill, shown.summary, c, ctx);
+    return resultOf(placed, payload, spill, told.summary, c, ctx);
   }
   return failed(new Error('no store to write to'), payload, describeFormat(payload, false).kind, spill.estimate, ctx);
 }
