@@ -38,6 +38,10 @@ export interface HandleLargeResponseArgs {
   summaryTimeoutMs?: number;
   signal?: AbortSignal;
   now?: () => Date;
+  /** As in GuardOptions: where it is written, where it goes when that store is unavailable, the deadline per call. */
+  store?: GuardOptions['store'];
+  fallbackStore?: GuardOptions['fallbackStore'];
+  storeTimeoutMs?: number;
 }
 
 /** The limit a call decides with: explicit, else default, narrowed by the context window. */
@@ -91,8 +95,8 @@ export async function guardLargeResult(result: ToolResult, options: GuardOptions
 /** Lower level: spill a text already known to be large. Never throws. */
 export async function handleLargeResponse(args: HandleLargeResponseArgs): Promise<GuardResult> {
   const c = args.context ?? {};
-  const { summarize, summaryTimeoutMs, signal, now } = args;
-  const ctx = contextOf({ sessionPath: args.sessionPath, ...c, summarize, summaryTimeoutMs, signal, now });
+  const { summarize, summaryTimeoutMs, signal, now, store, fallbackStore, storeTimeoutMs } = args;
+  const ctx = contextOf({ sessionPath: args.sessionPath, ...c, summarize, summaryTimeoutMs, signal, now, store, fallbackStore, storeTimeoutMs });
   let subject: Subject | null = null;
   let spill: Spill | null = null;
   try {
