@@ -31,6 +31,7 @@ import { safeCut } from './text.js';
  * | --- | --- |
  * | {@link decide} | null (pass) or the {@link Spill} of one subject: too large, binary, or fitting but carrying base64 |
  * | {@link inlineCuts} | which assets are cut out of a result that fits the limit |
+ * | {@link mayCarryInlineAssets} | a caller's fast path (the MCP proxy, the hook): may raw text or bytes under the limit still hold base64 to cut? |
  * | {@link measure} | the estimate of a text the guard spills whatever it measures (handleLargeResponse) |
  * | {@link measureInline} | the estimate of the text left once the assets are cut out (inline it, or not) |
  * | {@link strategyCounts} | every cheap strategy's count for the sidecar, reusing what the decision measured |
@@ -131,6 +132,15 @@ function fitsByLength(text: string, limit: number): { fits: boolean; textBytes?:
   if (text.length * 3 <= limit) return { fits: true };
   const textBytes = Buffer.byteLength(text, 'utf8');
   return { fits: textBytes <= limit, textBytes };
+}
+
+/**
+ * For a caller that passes results by size without calling the guard: false means a result of
+ * this text or these bytes (UTF-8, e.g. a JSON-RPC line) holds no base64 the guard would cut,
+ * so the size alone decides. True: call the guard. One cheap linear scan.
+ */
+export function mayCarryInlineAssets(raw: string | Uint8Array): boolean {
+  return typeof raw === 'string' ? hasBase64Run(raw, MIN_INLINE_ASSET_RUN_CHARS) : hasBase64RunBytes(raw, MIN_INLINE_ASSET_RUN_CHARS);
 }
 
 const isMedia = (a: FoundAsset) => a.source === 'mcp-image' || a.source === 'mcp-audio';

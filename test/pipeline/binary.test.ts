@@ -5,7 +5,7 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { extractAssets, guardLargeResult, readMeta, restorePayload, MAX_MESSAGE_CHARS, MIN_INLINE_ASSET_BYTES, MIN_INLINE_ASSET_RUN_CHARS } from '../../src/pipeline/index.js';
+import { extractAssets, guardLargeResult, mayCarryInlineAssets, readMeta, restorePayload, MAX_MESSAGE_CHARS, MIN_INLINE_ASSET_BYTES, MIN_INLINE_ASSET_RUN_CHARS } from '../../src/pipeline/index.js';
 import { hasBase64Run, hasBase64RunBytes } from '../../src/pipeline/base64.js';
 import { randomBytes, tmpSession } from './helpers.js';
 
@@ -283,5 +283,9 @@ describe('what is never taken for base64', () => {
     );
     expect(hasBase64Run(randomBytes(300, 1).toString('base64'), MIN_INLINE_ASSET_RUN_CHARS)).toBe(true);
     expect(hasBase64Run(randomBytes(200, 1).toString('base64'), MIN_INLINE_ASSET_RUN_CHARS)).toBe(false);
+    // the predicate a size-only fast path (an MCP proxy line) asks before skipping the guard
+    const line = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: `thumb data:image/png;base64,${randomBytes(300, 2).toString('base64')}` }] } });
+    expect(mayCarryInlineAssets(Buffer.from(line))).toBe(true);
+    expect(mayCarryInlineAssets(line.replace(/base64,.*?"/, '"'))).toBe(false);
   });
 });
