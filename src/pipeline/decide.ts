@@ -29,6 +29,7 @@ import { safeCut } from './text.js';
  *
  * | call | for |
  * | --- | --- |
+ * | {@link passesAtOnce} | the common case without a promise: fits by size and holds no base64-like run |
  * | {@link decide} | null (pass) or the {@link Spill} of one subject: too large, binary, or fitting but carrying base64 |
  * | {@link inlineCuts} | which assets are cut out of a result that fits the limit |
  * | {@link mayCarryInlineAssets} | a caller's fast path (the MCP proxy, the hook): may raw text or bytes under the limit still hold base64 to cut? |
@@ -197,6 +198,28 @@ async function decideBytes(subject: Extract<Subject, { bytes: Buffer }>, ctx: De
   const spill = await measure(b.toString('utf8'), ctx, subject.notes);
   if (force || spill.estimate.tokens > ctx.limit) return spill;
   return exact ? inlineCheck(spill.text!, ctx, subject.notes, spill) : null;
+}
+
+/**
+ * The common case, decided without a promise: a subject that fits by size alone and holds no run
+ * base64 could be made of passes. False: ask {@link decide}.
+ */
+export function passesAtOnce(subject: Subject, ctx: DecideContext): boolean {
+  switch (subject.origin) {
+    case 'string':
+      return fitsByLength(subject.text, ctx.limit).fits && !hasBase64Run(subject.text, MIN_INLINE_ASSET_RUN_CHARS);
+    case 'bytes':
+      return !subject.binary && subject.bytes.byteLength <= ctx.limit && !hasBase64RunBytes(subject.bytes, MIN_INLINE_ASSET_RUN_CHARS);
+    case 'latin1-string':
+      return false;
+    case 'json-value':
+      try {
+        const shape = jsonShape(subject.value, ctx.limit, MIN_INLINE_ASSET_RUN_CHARS);
+        return shape.bytes <= ctx.limit && !shape.longRun;
+      } catch {
+        return false; // a getter threw: decide serializes it
+      }
+  }
 }
 
 /**

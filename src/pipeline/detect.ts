@@ -28,6 +28,8 @@ const JSON_CONFIRM_MAX_CHARS = 1024 * 1024;
 // eslint-disable-next-line no-control-regex
 const BAD_CONTROL_RE = /[\x00-\x06\x0e-\x1a\x1c-\x1f\x7f]/g;
 const NON_LATIN1_RE = /[^\x00-\xff]/;
+// eslint-disable-next-line no-control-regex
+const ANY_BAD_CONTROL_RE = /[\x00-\x06\x0e-\x1a\x1c-\x1f\x7f]/;
 
 export const KIND_INFO: Record<ContentKind, { mimeType: string; ext: string }> = {
   json: { mimeType: 'application/json', ext: '.json' },
@@ -125,9 +127,12 @@ function completeUtf8End(b: Uint8Array): number {
  */
 export function isBinaryString(s: string): boolean {
   if (s.length === 0) return false;
+  const magic = hasTextLikeBinaryMagic(s);
+  // Text has none of these control characters at all (NUL is one of them): one native scan settles most strings.
+  if (!magic && s.length <= CONTROL_SAMPLE_CHARS && !ANY_BAD_CONTROL_RE.test(s)) return false;
   // NUL anywhere: a native scan of the whole string.
   const hasNul = s.indexOf('\0') !== -1;
-  if (!hasNul && !hasTextLikeBinaryMagic(s)) {
+  if (!hasNul && !magic) {
     // Control-character share: whole string when small, else spread samples (binary without a
     // single NUL is rare, and its controls are spread through it).
     const sample = s.length <= CONTROL_SAMPLE_CHARS ? s : spreadSample(s, CONTROL_SAMPLE_CHARS);

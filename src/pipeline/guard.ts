@@ -4,7 +4,7 @@ import { KIND_INFO, detectTextFormat } from './detect.js';
 import { DEFAULT_PROFILE, DEFAULT_STRATEGY } from './estimate/index.js';
 import { LINKED_SUFFIX, assetFileName, assetKey, inputHash, sanitizeToolName } from './layout.js';
 import { normalize, preparePayload, textSlices, type Payload, type Subject } from './normalize.js';
-import { decide, inlineCuts, measureInline, type DecideContext, type Spill } from './decide.js';
+import { decide, inlineCuts, measureInline, passesAtOnce, type DecideContext, type Spill } from './decide.js';
 import { extractAssets, linkAssets, linkBinary, type AssetSink, type FoundAsset, type LinkedPayload } from './extract.js';
 import { SpillStoreError, isStoreError, type SpillBody, type SpillStore } from './spill-store.js';
 import { LocalSpillStore } from './store-local.js';
@@ -84,7 +84,7 @@ export async function guardLargeResult(result: ToolResult, options: GuardOptions
   let spill: Spill | null = null;
   try {
     subject = normalize(result);
-    if (!subject) return null;
+    if (!subject || passesAtOnce(subject, ctx)) return null;
     spill = await decide(subject, ctx);
     return spill ? await spillPayload(subject, spill, ctx) : null;
   } catch (err) {
