@@ -33,7 +33,7 @@ import { safeCut } from './text.js';
  * | {@link decide} | null (pass) or the {@link Spill} of one subject: too large, binary, or fitting but carrying base64 |
  * | {@link inlineCuts} | which assets are cut out of a result that fits the limit |
  * | {@link mayCarryInlineAssets} | a caller's fast path (the MCP proxy, the hook): may raw text or bytes under the limit still hold base64 to cut? |
- * | {@link measure} | the estimate of a text the guard spills whatever it measures (handleLargeResponse) |
+ * | {@link measure} | the estimate of one text: from samples when huge and decisively over, never below what its bytes make plausible |
  * | {@link measureInline} | the estimate of the text left once the assets are cut out (inline it, or not) |
  * | {@link strategyCounts} | every cheap strategy's count for the sidecar, reusing what the decision measured |
  */
