@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { extractAssets, guardLargeResult, mayCarryInlineAssets, readMeta, restorePayload, MAX_MESSAGE_CHARS, MIN_INLINE_ASSET_BYTES, MIN_INLINE_ASSET_RUN_CHARS } from '../../src/pipeline/index.js';
 import { hasBase64Run, hasBase64RunBytes } from '../../src/pipeline/base64.js';
 import { randomBytes, tmpSession } from './helpers.js';
+import { makeWav } from '../integrations/helpers.js';
 
 const REPO = path.resolve(import.meta.dirname, '..', '..');
 const LONG_B64_RE = /[A-Za-z0-9+/]{120,}/;
@@ -34,26 +35,6 @@ function minimalPdf(): Buffer {
   const xref = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
   parts.push(Buffer.from(`${xref}trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${at}\n%%EOF\n`));
   return Buffer.concat(parts);
-}
-
-/** 0.1 s of a 440 Hz tone: 16-bit mono PCM at 8,000 Hz, with a 44-byte RIFF/WAVE header. */
-function minimalWav(): Buffer {
-  const samples = 800;
-  const b = Buffer.alloc(44 + samples * 2);
-  b.write('RIFF', 0);
-  b.writeUInt32LE(36 + samples * 2, 4);
-  b.write('WAVEfmt ', 8);
-  b.writeUInt32LE(16, 16);
-  b.writeUInt16LE(1, 20); // PCM
-  b.writeUInt16LE(1, 22); // mono
-  b.writeUInt32LE(8000, 24);
-  b.writeUInt32LE(16000, 28);
-  b.writeUInt16LE(2, 32);
-  b.writeUInt16LE(16, 34);
-  b.write('data', 36);
-  b.writeUInt32LE(samples * 2, 40);
-  for (let i = 0; i < samples; i++) b.writeInt16LE(Math.round(8000 * Math.sin((2 * Math.PI * 440 * i) / 8000)), 44 + i * 2);
-  return b;
 }
 
 /** A ZIP with one stored (uncompressed) file, local header + central directory + end record. */
@@ -94,7 +75,7 @@ function cli(args: string[]) {
 const SMALL_BINARIES = [
   { name: 'GIF', bytes: GIF, mime: 'image/gif', described: 'GIF image, 1×1 px' },
   { name: 'PDF', bytes: minimalPdf(), mime: 'application/pdf', described: 'PDF document, version 1.4, 1 page' },
-  { name: 'WAV', bytes: minimalWav(), mime: 'audio/wav', described: 'WAV audio, 1 ch, 8,000 Hz, 16-bit, 0.10 s' },
+  { name: 'WAV', bytes: makeWav(800), mime: 'audio/wav', described: 'WAV audio, 1 ch, 16,000 Hz, 16-bit, 0.05 s' },
   { name: 'ZIP', bytes: minimalZip(), mime: 'application/zip', described: 'ZIP archive, 1 entry: hello.txt' },
 ];
 
@@ -198,7 +179,7 @@ describe('MCP image and audio blocks that fit', () => {
     const s = tmpSession();
     expect(await guardLargeResult(result, { sessionPath: s })).toBeNull();
     expect(await guardLargeResult(JSON.stringify(result), { sessionPath: s })).toBeNull();
-    const audio = { content: [{ type: 'audio', data: minimalWav().toString('base64'), mimeType: 'audio/wav' }] };
+    const audio = { content: [{ type: 'audio', data: makeWav(800).toString('base64'), mimeType: 'audio/wav' }] };
     expect(await guardLargeResult(audio, { sessionPath: s })).toBeNull();
     const r = (await guardLargeResult(result, { sessionPath: s, cutMediaBlocks: true }))!;
     expect(r.action).toBe('inline-assets');
