@@ -35,6 +35,10 @@ export interface MessageParts {
   readMore?: ReadMoreTools;
   /** What the saved payload lacks, when the guard did not get the whole tool output. */
   incomplete?: string;
+  /** Where the result went when it is not where the caller asked (a fallback store), and why. */
+  storeNote?: string;
+  /** Why a spill happened when it is not the size: the result is binary, or it fits but its assets had to go and the rest is too long to show here. */
+  reason?: 'binary' | 'assets';
 }
 
 /**
@@ -106,6 +110,16 @@ export function buildMessage(p: MessageParts): string {
         `they were saved as files and replaced by references. The rest (~${fmtInt(p.inlineTokens ?? 0)} tokens) follows in full.` +
         (p.incomplete ? ` What was saved is NOT the whole result: ${p.incomplete}` : ''),
     );
+  } else if (p.reason === 'binary') {
+    out.push(
+      `[spillway] The result of ${tool} is binary data (${p.assets[0]?.mimeType ?? 'application/octet-stream'}, ${fmtBytes(p.bytes)}), which the model cannot read as text ` +
+        `(as base64 it would be ~${fmtInt(p.estimate.tokens)} tokens; limit ${fmtInt(p.limitTokens)}). It was saved as a file instead.`,
+    );
+  } else if (p.reason === 'assets') {
+    out.push(
+      `[spillway] The result of ${tool} (${size}, within the limit ${fmtInt(p.limitTokens)}) carried ${p.assets.length} binary asset${p.assets.length === 1 ? '' : 's'}, ` +
+        `saved as files; the rest (~${fmtInt(p.inlineTokens ?? 0)} tokens) is too long for this message, so it was saved in full, with references where the assets were.`,
+    );
   } else {
     out.push(
       `[spillway] The result of ${tool} is too large for the context: ${size} > limit ${fmtInt(p.limitTokens)} tokens ` +
@@ -117,6 +131,7 @@ export function buildMessage(p: MessageParts): string {
     out.push(`Saved: ${rel} (in session ${p.sessionPath})`);
     out.push(`Absolute path: ${p.payloadPath}`);
   }
+  if (p.storeNote) out.push(p.storeNote);
   if (p.assets.length) {
     out.push(`Assets (${p.assets.length}):`);
     out.push(...assetLines(p.assets));
