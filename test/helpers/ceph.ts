@@ -27,6 +27,8 @@ import { promisify } from 'node:util';
 import { describe } from 'vitest';
 
 const run = promisify(execFile);
+// The SDK's Node 20 end-of-support notice would repeat in every test file's output.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 export const CEPH_BINARIES = ['monmaptool', 'ceph-mon', 'ceph-osd', 'radosgw', 'radosgw-admin', 'ceph'] as const;
 /** Memstore's logical size: far above what any test or bench stores, so it never fills (a full memstore hangs). */

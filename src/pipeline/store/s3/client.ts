@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import { Readable } from 'node:stream';
 import {
   DeleteObjectsCommand,
@@ -11,6 +10,9 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { S3_LIST_PAGE_KEYS, S3_PART_BYTES, S3_UPLOAD_PARTS_IN_FLIGHT, redactSecrets, type S3Settings } from './config.js';
 import { formatS3Url } from './location.js';
+import { S3StoreError, type S3ErrorCode } from './errors.js';
+
+export { S3StoreError, md5Hex, type S3ErrorCode } from './errors.js';
 
 /**
  * The S3 calls the store makes, each under a deadline, each failure turned into a typed
@@ -27,19 +29,6 @@ import { formatS3Url } from './location.js';
  * | `list(prefix)`             | ListObjectsV2 pages, with continuation               |
  * | `deleteKeys(keys)`         | DeleteObjects                                        |
  */
-
-export type S3ErrorCode = 'EXISTS' | 'NOT_FOUND' | 'UNAVAILABLE' | 'DENIED';
-
-export class S3StoreError extends Error {
-  constructor(
-    readonly code: S3ErrorCode,
-    message: string,
-    readonly status?: number,
-  ) {
-    super(message);
-    this.name = 'S3StoreError';
-  }
-}
 
 export interface ObjectInfo {
   key: string;
@@ -65,10 +54,6 @@ export type Pieces = Iterable<string | Uint8Array> | AsyncIterable<string | Uint
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED']);
 const DENIED_NAMES = new Set(['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'ExpiredToken', 'InvalidToken', 'CredentialsProviderError']);
 
-export function md5Hex(body: Body): string {
-  return crypto.createHash('md5').update(body).digest('hex');
-}
-
 const unquote = (etag: string | undefined) => (etag ?? '').replace(/^W\//, '').replace(/^"|"$/g, '');
 
 export class S3Objects {
@@ -77,6 +62,9 @@ export class S3Objects {
 
   constructor(readonly settings: S3Settings) {
     this.bucket = settings.location.bucket;
+    // The SDK warns on every start under Node 20 about its releases after January 2027; this
+    // version supports Node 20, and the warning would land on the stderr of every hook run.
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     this.client = new S3Client({
       region: settings.region,
       ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),

@@ -1,6 +1,7 @@
 import crypto from 'node:crypto';
 import { S3_SINGLE_PUT_MAX_BYTES } from './config.js';
-import { S3Objects, S3StoreError, md5Hex, type CallOptions, type Pieces } from './client.js';
+import type { S3Objects, CallOptions, Pieces } from './client.js';
+import { S3StoreError, md5Hex } from './errors.js';
 import { sessionKeys, type S3Location } from './location.js';
 
 /**
