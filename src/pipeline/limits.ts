@@ -5,6 +5,8 @@
 
 /** Default token limit above which a result is spilled. */
 export const DEFAULT_LIMIT_TOKENS = 12_000;
+/** Dollars per million input tokens when nobody names a price (a mid-range frontier model's input price): what "tokens kept out" is worth. */
+export const DEFAULT_PRICE_PER_MTOK_USD = 3;
 /** Lower bound of the limit derived from a context window. */
 export const MIN_LIMIT_TOKENS = 2_000;
 /** Share of the context window a single tool result may take. */
