@@ -3,7 +3,8 @@ export * from './limits.js';
 export * from './layout.js';
 export * from './config.js';
 export * from './estimate/index.js';
-export { guardLargeResult, handleLargeResponse, resolveLimit, safeStringify, jsonBytesUpperBound, type HandleLargeResponseArgs } from './guard.js';
+export { guardLargeResult, handleLargeResponse, resolveLimit, type HandleLargeResponseArgs } from './guard.js';
+export { safeStringify, jsonBytesUpperBound } from './serialize.js';
 export { restorePayload, restoreToFile, readMeta, appendSummaryRun, metaPathFor, RestoreError } from './restore.js';
 export { buildPreview, maskBase64 } from './preview.js';
 export {

@@ -49,6 +49,31 @@ export function limitForContextWindow(contextWindowTokens?: number, baseLimitTok
 /** Smallest base64 run (chars) extracted where the context declares binary (MCP block, data URL, MIME key). */
 export const MIN_DECLARED_BASE64_ASSET_CHARS = 64;
 
+/** Longest error text kept per entry in a message or a sidecar. */
+export const MAX_ERROR_CHARS = 300;
+
+/**
+ * No tokenizer we know has a token longer than this many UTF-8 bytes, so a text of more than
+ * limit × this bytes is over the limit whatever it holds (and if one did, the error would only
+ * spill a result that fits: never the reverse).
+ */
+export const MAX_BYTES_PER_TOKEN_BOUND = 256;
+/** Texts this long that are decisively over the limit are estimated from spread samples. */
+export const SAMPLED_ESTIMATE_MIN_CHARS = 4 * 1024 * 1024;
+/** Samples taken for a sampled estimate … */
+export const SAMPLED_ESTIMATE_SAMPLES = 16;
+/** … of this many chars each (16 × 16 KB = 256 KB read). */
+export const SAMPLED_ESTIMATE_SAMPLE_CHARS = 16 * 1024;
+/** Strings are hashed and written in slices of this many chars (no whole-payload UTF-8 copy). */
+export const TEXT_SLICE_CHARS = 4 * 1024 * 1024;
+
+/** Sequence numbers tried for one payload name before giving up (names are per millisecond, tool and input). */
+export const MAX_NAME_ATTEMPTS = 1_000_000;
+/** Fresh stems tried for a sidecar whose stem another writer took with another extension. */
+export const MAX_SIDECAR_ATTEMPTS = 1_000;
+/** Stem bases (one per millisecond, tool and input) whose next sequence number this process remembers. */
+export const MAX_REMEMBERED_STEM_BASES = 4_096;
+
 /** How long a sidecar update waits for another process's lock before giving up with an error. */
 export const META_LOCK_TIMEOUT_MS = 15_000;
 /** A sidecar lock older than this is from a crashed process and is broken. Updates take milliseconds. */

@@ -2,7 +2,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import { constants as fsc } from 'node:fs';
 import path from 'node:path';
-import { assetFileName, tempNameFor } from './layout.js';
+import { META_SUFFIX, assetFileName, isInside, makeStem, sessionPaths, tempNameFor, type SessionPaths } from './layout.js';
+import { LimitError, MAX_NAME_ATTEMPTS, MAX_REMEMBERED_STEM_BASES, MAX_SIDECAR_ATTEMPTS } from './limits.js';
+import type { PayloadMeta } from './types.js';
+import { errText } from './errors.js';
 
 /**
  * Writes that never leave a half-written file under a final name and never overwrite
@@ -186,4 +189,134 @@ export async function saveAsset(
   }
   await writeFileAtomic(p, bytes);
   return { path: p, fileName, sha256, reused: false };
+}
+
+/** What a payload's name is made of; the sequence number is added by {@link nameCandidates}. */
+export interface StemParts {
+  time: Date;
+  tool: string;
+  inputHash: string;
+}
+
+/** One name a payload may take: its stem and its file name (`<stem><suffix>`). */
+export interface NameCandidate {
+  stem: string;
+  fileName: string;
+}
+
+/** Next sequence number to try per stem base in this process, so concurrent spills rarely race for a name. */
+const nextSeqByBase = new Map<string, number>();
+
+function takeSeq(base: string): number {
+  const n = nextSeqByBase.get(base) ?? 0;
+  if (nextSeqByBase.size > MAX_REMEMBERED_STEM_BASES) nextSeqByBase.clear();
+  nextSeqByBase.set(base, n + 1);
+  return n;
+}
+
+function seenSeq(base: string, seq: number): void {
+  const n = nextSeqByBase.get(base) ?? 0;
+  if (seq + 1 > n) nextSeqByBase.set(base, seq + 1);
+}
+
+/**
+ * The names a payload may take, in the order to try them: `<time>_<tool>_<input hash>_<seq><suffix>`
+ * with the lowest sequence number not yet handed out in this process. Asking for the next one
+ * means the last was taken (by another process), which this process then remembers. Throws a
+ * {@link LimitError} after MAX_NAME_ATTEMPTS.
+ */
+export function* nameCandidates(parts: StemParts, suffix: string): Generator<NameCandidate, never> {
+  const base = makeStem({ ...parts, seq: 0 }).replace(/_0$/, '');
+  for (let tries = 0; tries < MAX_NAME_ATTEMPTS; tries++) {
+    const seq = takeSeq(base);
+    const stem = makeStem({ ...parts, seq });
+    yield { stem, fileName: stem + suffix };
+    seenSeq(base, seq);
+  }
+  throw new LimitError('MAX_NAME_ATTEMPTS', MAX_NAME_ATTEMPTS, MAX_NAME_ATTEMPTS);
+}
+
+/** Publish under the first free candidate in `dir`; `publish` returns false when a name is taken. */
+async function claimName(
+  publish: (finalPath: string) => Promise<boolean>,
+  dir: string,
+  candidates: Iterable<NameCandidate>,
+): Promise<NameCandidate & { path: string }> {
+  for (const c of candidates) {
+    const p = path.join(dir, c.fileName);
+    if (await publish(p)) return { ...c, path: p };
+  }
+  throw new Error('no free file name');
+}
+
+/** The session's folders, created; refuses a long_responses/ or assets/ that leads out of the session (a symlink). */
+export async function prepareSessionDirs(sessionPath: string): Promise<SessionPaths> {
+  const paths = sessionPaths(sessionPath);
+  await fs.mkdir(paths.assets, { recursive: true });
+  const [realSession, realLong, realAssets] = await Promise.all([
+    fs.realpath(paths.session),
+    fs.realpath(paths.longResponses),
+    fs.realpath(paths.assets),
+  ]);
+  if (!isInside(realSession, realLong) || !isInside(realLong, realAssets)) {
+    throw new Error(`refusing to write: ${paths.longResponses} leads outside the session folder`);
+  }
+  return paths;
+}
+
+/** Write `data` once, then publish it under the first free candidate name in `dir` (create-only). */
+export async function publishNew(dir: string, candidates: Iterable<NameCandidate>, data: WriteData): Promise<NameCandidate & { path: string }> {
+  const staged = await StagedFile.write(dir, data);
+  try {
+    return await claimName((p) => staged.tryPublish(p), dir, candidates);
+  } finally {
+    await staged.discard();
+  }
+}
+
+/** Write the sidecar of `stem` in `dir`, create-only: its path, or null when another writer holds that name. */
+export async function publishSidecar(dir: string, stem: string, json: string): Promise<string | null> {
+  const p = path.join(dir, stem + META_SUFFIX);
+  const staged = await StagedFile.write(dir, json);
+  try {
+    return (await staged.tryPublish(p)) ? p : null;
+  } finally {
+    await staged.discard();
+  }
+}
+
+/** Move a published file to the first free candidate name in `dir` (a new link, then the old name removed). */
+export async function renamePublished(from: string, dir: string, candidates: Iterable<NameCandidate>): Promise<NameCandidate & { path: string }> {
+  const moved = await claimName((p) => linkExisting(from, p), dir, candidates);
+  await fs.unlink(from).catch(() => undefined);
+  return moved;
+}
+
+/**
+ * Write the sidecar last: it is the commit marker, and its name the final claim on the stem. When
+ * another writer holds `<stem>.meta.json` (same stem, other extension), the payload moves to a fresh
+ * stem and the message is rebuilt for it. A sidecar that cannot be written is noted, not fatal.
+ */
+export async function commitSidecar(
+  dir: string,
+  published: { stem: string; path: string },
+  fresh: Iterable<NameCandidate>,
+  messageFor: (payloadPath: string) => string,
+  metaFor: (stem: string, payloadPath: string, message: string) => PayloadMeta,
+  notes: string[],
+): Promise<{ message: string; payloadPath: string; metaPath?: string }> {
+  let { stem, path: payloadPath } = published;
+  let message = messageFor(payloadPath);
+  try {
+    for (let attempt = 0; ; attempt++) {
+      const metaPath = await publishSidecar(dir, stem, JSON.stringify(metaFor(stem, payloadPath, message), null, 2) + '\n');
+      if (metaPath) return { message, payloadPath, metaPath };
+      if (attempt > MAX_SIDECAR_ATTEMPTS) throw new Error('could not find a free name for the sidecar');
+      ({ stem, path: payloadPath } = await renamePublished(payloadPath, dir, fresh));
+      message = messageFor(payloadPath);
+    }
+  } catch (err) {
+    notes.push(`the sidecar (.meta.json) could not be written: ${errText(err)}`);
+    return { message, payloadPath };
+  }
 }
