@@ -1,14 +1,15 @@
-import path from 'node:path';
-import type { AssetRef, ContentKind, Estimate, GuardAction, GuardOptions, GuardResult, PayloadMeta, Profile, StrategyName, SummaryRun, ToolResult } from './types.js';
-import { DEFAULT_LIMIT_TOKENS, MAX_MESSAGE_CHARS, PREVIEW_CHARS, limitForContextWindow } from './limits.js';
+import type { AssetRef, ContentKind, GuardAction, GuardOptions, GuardResult, PayloadMeta, Profile, StrategyName, SummaryRun, ToolResult } from './types.js';
+import { DEFAULT_LIMIT_TOKENS, MAX_MESSAGE_CHARS, PREVIEW_CHARS, STORE_CALL_TIMEOUT_MS, limitForContextWindow } from './limits.js';
 import { KIND_INFO, detectTextFormat } from './detect.js';
 import { DEFAULT_PROFILE, DEFAULT_STRATEGY } from './estimate/index.js';
-import { LINKED_SUFFIX, inputHash, sanitizeToolName, type SessionPaths } from './layout.js';
+import { LINKED_SUFFIX, assetFileName, assetKey, inputHash, sanitizeToolName } from './layout.js';
 import { normalize, preparePayload, textSlices, type Payload, type Subject } from './normalize.js';
 import { decide, measure, measureInline, strategyCounts, type DecideContext, type Spill } from './decide.js';
 import { extractAssets, linkAssets, linkBinary, type AssetSink, type LinkedPayload } from './extract.js';
-import { commitSidecar, nameCandidates, prepareSessionDirs, publishNew, saveAsset, type StemParts, type WriteData } from './store.js';
-import { emergency, failed } from './failure.js';
+import { SpillStoreError, isStoreError, type NameCandidate, type SpillBody, type SpillStore } from './spill-store.js';
+import { LocalSpillStore } from './store-local.js';
+import { commitSpill, nameCandidates, withDeadline, type Commit, type StemParts } from './store.js';
+import { emergency, failed, fellBack } from './failure.js';
 import { buildPreview } from './preview.js';
 import { runSummary } from './summary.js';
 import { buildMessage } from './message.js';
@@ -28,8 +29,9 @@ import { fmtInt } from './text.js';
  * | {@link resolveLimit} | the limit a call decides with (explicit, default, narrowed by the context window) |
  *
  * A spill is a chain of phases, each returning what the next needs: normalize (normalize.ts) →
- * decide and describe (decide.ts) → link assets (extract.ts) → choose the action → publish the
- * payload (store.ts) → summary or preview → message, then the sidecar, written last.
+ * decide (decide.ts) → describe → link assets (extract.ts) → choose the action → publish the
+ * payload (through a SpillStore, store.ts) → summary or preview → message → the sidecar, last.
+ * When the store is UNAVAILABLE the chain from "link assets" runs again on the fallback store.
  */
 
 export interface HandleLargeResponseArgs {
@@ -50,6 +52,8 @@ export function resolveLimit(o: { limitTokens?: number; contextWindowTokens?: nu
 
 interface GuardContext extends DecideContext {
   options: GuardOptions;
+  /** The primary store, then the fallback (if any), each bounded by the store deadline. */
+  stores: () => SpillStore[];
 }
 
 function contextOf(options: GuardOptions): GuardContext {
@@ -61,7 +65,13 @@ function contextOf(options: GuardOptions): GuardContext {
   } catch {
     /* a hostile options object: the default limit */
   }
-  return { options, limit, profile, strategy };
+  let stores: SpillStore[] | undefined;
+  const storesOf = () => {
+    const ms = options?.storeTimeoutMs && options.storeTimeoutMs > 0 ? options.storeTimeoutMs : STORE_CALL_TIMEOUT_MS;
+    const list = [options?.store ?? new LocalSpillStore(options?.sessionPath), ...(options?.fallbackStore ? [options.fallbackStore] : [])];
+    return list.map((s) => withDeadline(s, ms));
+  };
+  return { options, limit, profile, strategy, stores: () => (stores ??= storesOf()) };
 }
 
 /**
@@ -106,14 +116,22 @@ function describeFormat(payload: Payload, walkedAsJson: boolean): { kind: Conten
   return { kind: format.kind, fileKind: format.wrappers.length ? 'text' : format.kind };
 }
 
-interface Linking {
-  linked?: LinkedPayload;
-  /** The text was walked as JSON while looking for assets. */
-  json: boolean;
+/** Assets saved content-addressed through the store; the reference names the key. */
+function storeSink(store: SpillStore): AssetSink {
+  return {
+    save: async (bytes, ext, sha) => {
+      const key = assetKey(assetFileName(sha, ext));
+      await store.putAsset(key, bytes, sha);
+      return { path: store.describe(key), relPath: key };
+    },
+  };
 }
 
-/** Cut the assets out of a payload; a failure here only means the payload is saved whole (and noted). */
-async function linkPhase(payload: Payload, sink: AssetSink): Promise<Linking> {
+/**
+ * Cut the assets out of a payload. A content problem only means the payload is saved whole (and
+ * noted); a store problem is thrown, so the spill can move to the fallback store.
+ */
+async function linkPhase(payload: Payload, sink: AssetSink): Promise<{ linked?: LinkedPayload; json: boolean }> {
   try {
     if (payload.binary) return { linked: await linkBinary(payload.binary, sink), json: false };
     if (payload.text === undefined) return { json: false };
@@ -124,123 +142,137 @@ async function linkPhase(payload: Payload, sink: AssetSink): Promise<Linking> {
     const { assets, json } = extractAssets(payload.text);
     return { linked: assets.length ? await linkAssets(payload.text, assets, sink) : undefined, json };
   } catch (err) {
+    if (err instanceof SpillStoreError) throw err;
     payload.notes.push(`asset extraction failed (${errText(err)}); the payload is saved whole instead`);
     return { json: false };
   }
 }
 
-function localAssetSink(paths: SessionPaths): AssetSink {
-  return {
-    save: async (bytes, ext, sha) => {
-      const saved = await saveAsset(paths.assets, bytes, ext, sha);
-      return { path: saved.path, relPath: path.relative(paths.session, saved.path).split(path.sep).join('/') };
-    },
-  };
-}
-
 /** Inline the rest when only the assets made the result too big: it fits the limit and the message. */
-async function chooseAction(payload: Payload, linked: LinkedPayload | undefined, estimate: Estimate, ctx: GuardContext) {
+async function chooseAction(payload: Payload, linked: LinkedPayload | undefined, spill: Spill, ctx: GuardContext) {
   if (!linked || payload.binary || linked.text.length >= MAX_MESSAGE_CHARS) return { action: 'spill' as const };
-  const inline = await measureInline(linked.text, ctx, estimate.strategy);
+  const inline = await measureInline(linked.text, ctx, spill.estimate.strategy);
   return inline.tokens <= ctx.limit ? { action: 'inline-assets' as const, inlineTokens: inline.tokens } : { action: 'spill' as const };
 }
 
 /** The payload file: the linked form when assets were cut out (sidecar `links` rebuild the original), else the original bytes. */
-function payloadFile(payload: Payload, fileKind: ContentKind, linked?: LinkedPayload): { suffix: string; data: WriteData } {
-  if (!linked) return { suffix: KIND_INFO[fileKind].ext, data: typeof payload.original === 'string' ? textSlices(payload.original) : payload.original };
-  return { suffix: payload.binary || fileKind === 'json' ? LINKED_SUFFIX : KIND_INFO[fileKind].ext, data: linked.pieces };
+function payloadFile(payload: Payload, fileKind: ContentKind, linked?: LinkedPayload): { suffix: string; body: () => SpillBody } {
+  const original = payload.original;
+  if (!linked) return { suffix: KIND_INFO[fileKind].ext, body: () => (typeof original === 'string' ? textSlices(original) : original) };
+  return { suffix: payload.binary || fileKind === 'json' ? LINKED_SUFFIX : KIND_INFO[fileKind].ext, body: () => linked.pieces };
+}
+
+/** A spill's payload, linked and published in one store. */
+interface Placed {
+  store: SpillStore;
+  linked?: LinkedPayload;
+  kind: ContentKind;
+  action: Exclude<GuardAction, 'pass'>;
+  inlineTokens?: number;
+  published: NameCandidate;
+  /** More names of the same stem base, if the sidecar's name turns out taken. */
+  fresh: Iterable<NameCandidate>;
+}
+
+/** Link assets, choose the action, publish the payload: the phases that write to a store. */
+async function place(payload: Payload, spill: Spill, store: SpillStore, parts: StemParts, ctx: GuardContext): Promise<Placed> {
+  const { linked, json } = await linkPhase(payload, storeSink(store));
+  const { kind, fileKind } = describeFormat(payload, json);
+  const choice = await chooseAction(payload, linked, spill, ctx);
+  const file = payloadFile(payload, fileKind, linked);
+  const fresh = nameCandidates(parts, file.suffix);
+  const published = await store.putPayload(fresh, file.body);
+  return { store, linked, kind, ...choice, published, fresh };
 }
 
 /** A summary when the model will not see the content itself; else (or when it fails) a preview. */
-async function summaryOrPreview(action: Exclude<GuardAction, 'pass'>, source: string | undefined, kind: ContentKind, payload: Payload, assets: AssetRef[], ctx: GuardContext) {
+async function summaryOrPreview(placed: Placed, payload: Payload, ctx: GuardContext): Promise<{ summary?: SummaryRun; preview?: string }> {
   const o = ctx.options;
+  const source = payload.binary ? undefined : (placed.linked?.text ?? payload.text);
   let summary: SummaryRun | undefined;
-  if (action === 'spill' && o.summarize && source !== undefined) {
+  if (placed.action === 'spill' && o.summarize && source !== undefined) {
     summary = await runSummary(o.summarize, { text: source, toolName: o.toolName, toolInput: o.toolInput, focus: o.intent, timeoutMs: o.summaryTimeoutMs, signal: o.signal });
     if (summary.status !== 'ok') payload.notes.push(`summary ${summary.status}: ${summary.error ?? ''}`.trim());
   }
-  if (action === 'inline-assets' || summary?.status === 'ok') return { summary };
-  const preview = source !== undefined ? buildPreview(source, kind, PREVIEW_CHARS) : `(binary: ${assets[0]?.mimeType ?? 'application/octet-stream'}, ${fmtInt(payload.byteLength)} bytes)`;
+  if (placed.action === 'inline-assets' || summary?.status === 'ok') return { summary };
+  const assets: AssetRef[] = placed.linked?.assets ?? [];
+  const preview = source !== undefined ? buildPreview(source, placed.kind, PREVIEW_CHARS) : `(binary: ${assets[0]?.mimeType ?? 'application/octet-stream'}, ${fmtInt(payload.byteLength)} bytes)`;
   return { summary, preview };
 }
 
-async function spillPayload(subject: Subject, spill: Spill, ctx: GuardContext): Promise<GuardResult> {
+/** The message for the payload's final name, and the sidecar that records it. */
+function recordOf(placed: Placed, payload: Payload, spill: Spill, shown: { summary?: SummaryRun; preview?: string }, storeNote: string | undefined, parts: StemParts, ctx: GuardContext) {
   const o = ctx.options;
-  const now = o.now?.() ?? new Date();
-  const payload = preparePayload(subject, spill.text, spill.textBytes);
-  const estimates = strategyCounts(payload.text, spill, ctx.profile);
-  let paths: SessionPaths;
-  try {
-    paths = await prepareSessionDirs(o.sessionPath);
-  } catch (err) {
-    return failed(err, payload, payload.text, describeFormat(payload, false).kind, spill.estimate, ctx);
-  }
-  const { linked, json } = await linkPhase(payload, localAssetSink(paths));
-  const { kind, fileKind } = describeFormat(payload, json);
-  const choice = await chooseAction(payload, linked, spill.estimate, ctx);
-  const file = payloadFile(payload, fileKind, linked);
-  const parts: StemParts = { time: now, tool: sanitizeToolName(o.toolName), inputHash: inputHash(o.toolInput) };
-  let published: { stem: string; path: string };
-  try {
-    published = await publishNew(paths.longResponses, nameCandidates(parts, file.suffix), file.data);
-  } catch (err) {
-    return failed(err, payload, linked?.text ?? payload.text, kind, spill.estimate, ctx);
-  }
+  const { store, linked, kind, action } = placed;
   const assets = linked?.assets ?? [];
-  const shown = await summaryOrPreview(choice.action, payload.binary ? undefined : (linked?.text ?? payload.text), kind, payload, assets, ctx);
-  const messageFor = (payloadPath: string) =>
-    buildMessage({
-      action: choice.action,
-      toolName: o.toolName,
-      estimate: spill.estimate,
-      estimateSampled: spill.sampled !== undefined,
-      limitTokens: ctx.limit,
-      kind,
-      bytes: payload.byteLength,
-      sessionPath: paths.session,
-      payloadPath,
-      assets,
-      summary: shown.summary,
-      preview: shown.preview,
-      inlineText: choice.action === 'inline-assets' ? linked?.text : undefined,
-      inlineTokens: choice.inlineTokens,
+  const estimates = strategyCounts(payload.text, spill, ctx.profile);
+  return (c: NameCandidate) => {
+    const fileName = c.key.slice(c.key.lastIndexOf('/') + 1);
+    const message = buildMessage({
+      action, toolName: o.toolName, estimate: spill.estimate, estimateSampled: spill.sampled !== undefined, limitTokens: ctx.limit, kind,
+      bytes: payload.byteLength, sessionPath: store.location, payloadPath: store.describe(c.key), assets, summary: shown.summary,
+      preview: shown.preview, inlineText: action === 'inline-assets' ? linked?.text : undefined, inlineTokens: placed.inlineTokens, storeNote,
     });
-  const metaFor = (stem: string, payloadPath: string, message: string): PayloadMeta => ({
-    version: 1,
-    id: stem,
-    createdAt: now.toISOString(),
-    tool: o.toolName ?? parts.tool,
-    ...(o.toolInput !== undefined ? { toolInput: jsonSafe(o.toolInput) } : {}),
-    ...(o.intent ? { intent: o.intent } : {}),
-    action: choice.action,
-    payloadFile: path.basename(payloadPath),
-    payloadIsOriginal: !linked,
-    ...(linked ? { linkedFile: path.basename(payloadPath) } : {}),
-    kind,
-    bytes: payload.byteLength,
-    chars: payload.text?.length ?? payload.byteLength,
-    sha256: payload.sha256,
-    estimate: spill.estimate,
-    estimates,
-    limitTokens: ctx.limit,
-    assets,
-    message,
-    summaryRuns: shown.summary ? [shown.summary] : [],
-    ...(payload.notes.length ? { errors: [...payload.notes] } : {}),
-    origin: payload.origin,
-    ...(linked?.links.length ? { links: linked.links } : {}),
-  });
-  const committed = await commitSidecar(paths.longResponses, published, nameCandidates(parts, file.suffix), messageFor, metaFor, payload.notes);
+    const meta: PayloadMeta = {
+      version: 1, id: c.stem, createdAt: parts.time.toISOString(), tool: o.toolName ?? parts.tool,
+      ...(o.toolInput !== undefined ? { toolInput: jsonSafe(o.toolInput) } : {}),
+      ...(o.intent ? { intent: o.intent } : {}),
+      action, payloadFile: fileName, payloadIsOriginal: !linked, ...(linked ? { linkedFile: fileName } : {}),
+      kind, bytes: payload.byteLength, chars: payload.text?.length ?? payload.byteLength, sha256: payload.sha256,
+      estimate: spill.estimate, estimates, limitTokens: ctx.limit, assets, message,
+      summaryRuns: shown.summary ? [shown.summary] : [],
+      ...(payload.notes.length ? { errors: [...payload.notes] } : {}),
+      origin: payload.origin,
+      ...(linked?.links.length ? { links: linked.links } : {}),
+    };
+    return { message, json: JSON.stringify(meta, null, 2) + '\n' };
+  };
+}
+
+function resultOf(placed: Placed, payload: Payload, spill: Spill, summary: SummaryRun | undefined, c: Commit, ctx: GuardContext): GuardResult {
+  const payloadPath = placed.store.describe(c.payload.key);
   return {
-    action: choice.action,
-    message: committed.message,
-    estimate: spill.estimate,
-    limitTokens: ctx.limit,
-    payloadPath: committed.payloadPath,
-    ...(linked ? { linkedPath: committed.payloadPath } : {}),
-    ...(committed.metaPath ? { metaPath: committed.metaPath } : {}),
-    assets,
-    ...(shown.summary ? { summary: shown.summary } : {}),
+    action: placed.action, message: c.message, estimate: spill.estimate, limitTokens: ctx.limit, payloadPath,
+    ...(placed.linked ? { linkedPath: payloadPath } : {}),
+    ...(c.metaKey ? { metaPath: placed.store.describe(c.metaKey) } : {}),
+    assets: placed.linked?.assets ?? [],
+    ...(summary ? { summary } : {}),
     errors: payload.notes,
   };
+}
+
+/**
+ * Publish through the first store that takes it: a store that is UNAVAILABLE hands the spill to
+ * the next (the fallback), and the message says where it went. The summary is made once.
+ */
+async function spillPayload(subject: Subject, spill: Spill, ctx: GuardContext): Promise<GuardResult> {
+  const o = ctx.options;
+  const payload = preparePayload(subject, spill.text, spill.textBytes);
+  const parts: StemParts = { time: o.now?.() ?? new Date(), tool: sanitizeToolName(o.toolName), inputHash: inputHash(o.toolInput) };
+  const stores = ctx.stores();
+  let shown: { summary?: SummaryRun; preview?: string } | undefined;
+  let storeNote: string | undefined;
+  for (let i = 0; i < stores.length; i++) {
+    const store = stores[i]!;
+    const next = stores[i + 1];
+    let placed: Placed;
+    try {
+      placed = await place(payload, spill, store, parts, ctx);
+    } catch (err) {
+      if (next && isStoreError(err, 'UNAVAILABLE')) {
+        storeNote = fellBack(store, next, err, payload.notes);
+        continue;
+      }
+      return failed(err, payload, describeFormat(payload, false).kind, spill.estimate, ctx);
+    }
+    shown ??= await summaryOrPreview(placed, payload, ctx);
+    const c = await commitSpill(store, placed.published, placed.fresh, recordOf(placed, payload, spill, shown, storeNote, parts, ctx));
+    if (c.error !== undefined && next && isStoreError(c.error, 'UNAVAILABLE')) {
+      storeNote = fellBack(store, next, c.error, payload.notes);
+      continue;
+    }
+    if (c.error !== undefined) payload.notes.push(`the sidecar (.meta.json) could not be written: ${errText(c.error)}`);
+    return resultOf(placed, payload, spill, shown.summary, c, ctx);
+  }
+  return failed(new Error('no store to write to'), payload, describeFormat(payload, false).kind, spill.estimate, ctx);
 }

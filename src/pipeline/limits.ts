@@ -71,6 +71,11 @@ export const TEXT_SLICE_CHARS = 4 * 1024 * 1024;
 export const MAX_NAME_ATTEMPTS = 1_000_000;
 /** Fresh stems tried for a sidecar whose stem another writer took with another extension. */
 export const MAX_SIDECAR_ATTEMPTS = 1_000;
+/**
+ * Deadline of one store call (writing a payload, an asset, a sidecar). Past it the call counts as
+ * UNAVAILABLE and the guard turns to its fallback store, or says the result could not be saved.
+ */
+export const STORE_CALL_TIMEOUT_MS = 60_000;
 /** Stem bases (one per millisecond, tool and input) whose next sequence number this process remembers. */
 export const MAX_REMEMBERED_STEM_BASES = 4_096;
 

@@ -31,6 +31,8 @@ export interface MessageParts {
   inlineTokens?: number;
   /** Why saving failed, for action `failed`. */
   failure?: string;
+  /** Where the result went when it is not where the caller asked (a fallback store), and why. */
+  storeNote?: string;
 }
 
 function strategyNote(e: Estimate, sampled?: boolean): string {
@@ -86,6 +88,7 @@ export function buildMessage(p: MessageParts): string {
     out.push(`Saved: ${rel} (in session ${p.sessionPath})`);
     out.push(`Absolute path: ${p.payloadPath}`);
   }
+  if (p.storeNote) out.push(p.storeNote);
   if (p.assets.length) {
     out.push(`Assets (${p.assets.length}):`);
     out.push(...assetLines(p.assets));

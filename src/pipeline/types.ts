@@ -1,3 +1,5 @@
+import type { SpillStore } from './spill-store.js';
+
 /**
  * Shared types of the guard. Everything under src/ may import these; the renderer may import
  * them as types only (through src/service/contract.ts).
@@ -199,6 +201,15 @@ export interface GuardOptions {
   signal?: AbortSignal;
   /** Clock, for tests. */
   now?: () => Date;
+  /** Where spills are written; default: a LocalSpillStore over `sessionPath` (store-local.ts). */
+  store?: SpillStore;
+  /**
+   * Where a spill goes when `store` fails with UNAVAILABLE (down, unreachable, slow, full); none by
+   * default. The message then says where the result really went.
+   */
+  fallbackStore?: SpillStore;
+  /** Deadline of each store call; default STORE_CALL_TIMEOUT_MS. */
+  storeTimeoutMs?: number;
 }
 
 export interface GuardResult {
@@ -207,7 +218,7 @@ export interface GuardResult {
   message: string;
   estimate: Estimate;
   limitTokens: number;
-  /** Absolute path of the saved payload (undefined only if saving failed). */
+  /** Where the payload was saved, as its store describes it: an absolute path locally (undefined only if saving failed). */
   payloadPath?: string;
   linkedPath?: string;
   metaPath?: string;
