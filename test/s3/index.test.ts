@@ -85,7 +85,7 @@ s3Suite('an S3 bucket as an index root', () => {
       expect(third.removed).toBe(1);
       expect(third.added).toBe(2);
       expect(third.warnings.join('\n')).toMatch(/incomplete spill \(no \.meta\.json sidecar/);
-      expect(index.listPayloads({ limit: 100 }).rows.some((r) => r.id === victim.id)).toBe(false);
+      expect(index.listPayloads({ limit: 100 }).rows.some((r) => r.id === victim.row.id)).toBe(false);
       expect(victim.path).toMatch(new RegExp(`^s3:/+${gw.bucket}/idx/s-one/long_responses/`));
 
       // Content comes from the bucket, never from a local path.
