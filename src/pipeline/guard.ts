@@ -8,6 +8,7 @@ import { decide, measure, measureInline, strategyCounts, type DecideContext, typ
 import { extractAssets, linkAssets, linkBinary, type AssetSink, type LinkedPayload } from './extract.js';
 import { SpillStoreError, isStoreError, type NameCandidate, type SpillBody, type SpillStore } from './spill-store.js';
 import { LocalSpillStore } from './store-local.js';
+import { configuredStores } from './store/s3/select.js';
 import { commitSpill, nameCandidates, withDeadline, type Commit, type StemParts } from './store.js';
 import { emergency, failed, fellBack } from './failure.js';
 import { buildPreview } from './preview.js';
@@ -68,7 +69,10 @@ function contextOf(options: GuardOptions): GuardContext {
   let stores: SpillStore[] | undefined;
   const storesOf = () => {
     const ms = options?.storeTimeoutMs && options.storeTimeoutMs > 0 ? options.storeTimeoutMs : STORE_CALL_TIMEOUT_MS;
-    const list = [options?.store ?? new LocalSpillStore(options?.sessionPath), ...(options?.fallbackStore ? [options.fallbackStore] : [])];
+    const list = configuredStores(options ?? {}) ?? [
+      options?.store && typeof options.store === 'object' ? options.store : new LocalSpillStore(options?.sessionPath),
+      ...(options?.fallbackStore ? [options.fallbackStore] : []),
+    ];
     return list.map((s) => withDeadline(s, ms));
   };
   return { options, limit, profile, strategy, stores: () => (stores ??= storesOf()) };

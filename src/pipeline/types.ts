@@ -201,8 +201,12 @@ export interface GuardOptions {
   signal?: AbortSignal;
   /** Clock, for tests. */
   now?: () => Date;
-  /** Where spills are written; default: a LocalSpillStore over `sessionPath` (store-local.ts). */
-  store?: SpillStore;
+  /**
+   * Where spills are written; default: SPILLWAY_STORE, else a LocalSpillStore over `sessionPath`
+   * (store-local.ts). An `s3://bucket/prefix` URL writes to the bucket (store/s3/), with the
+   * session folder as the fallback, queued for `spillway sync`.
+   */
+  store?: SpillStore | string;
   /**
    * Where a spill goes when `store` fails with UNAVAILABLE (down, unreachable, slow, full); none by
    * default. The message then says where the result really went.

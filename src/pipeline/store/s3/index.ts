@@ -20,6 +20,8 @@ export { isS3Url, parseS3Url, formatS3Url, sessionNameFor, sessionKeys, S3UrlErr
 export { resolveS3Settings, redactSecrets, S3ConfigError, S3_OP_TIMEOUT_MS, type S3Settings, type S3StoreOptions } from './config.js';
 export type { ObjectInfo, HeadInfo } from './client.js';
 export { S3StoreError, isUnusable, type S3ErrorCode } from './errors.js';
+export { S3SpillStore, downReason, resetStoreHealth } from './spill-store.js';
+export { configuredStores } from './select.js';
 export { syncPending, syncSession, queuePending, listPending, pendingDir, type PendingRecord, type SyncOutcome, type SyncReport } from './sync.js';
 
 const pool = new Map<string, Promise<S3Objects>>();

@@ -61,9 +61,10 @@ export class S3SessionWriter {
   }
 
   /**
-   * Write a file of a stem this writer has claimed. Small data: one create-only PUT. Large:
-   * streamed by multipart (safe only because the stem is claimed). `resumed`: the key may already
-   * hold this very file from an earlier run; then a key of the same size is taken as done.
+   * Write a file of a stem this writer has claimed. Small data: one create-only PUT (the same bytes
+   * already there count as written). Large: streamed by multipart (safe only because the stem is
+   * claimed). `resumed`: the claim was made by an earlier run, so what is under the key is that
+   * run's unfinished work and is written again.
    */
   async putFile(rel: string, data: WriteData, o: CallOptions & { contentType?: string; resumed?: boolean } = {}): Promise<number> {
     const key = this.keys.file(rel);
@@ -73,16 +74,13 @@ export class S3SessionWriter {
       const r = await this.objects.putIfAbsent(key, body, o);
       if (r.created) return body.byteLength;
       const h = await this.objects.head(key, o);
-      if (h && (h.etag === md5Hex(body) || (o.resumed && h.size === body.byteLength))) return body.byteLength;
-      throw new S3StoreError('EXISTS', `${this.url(rel)} already holds a different object`);
-    }
-    if (o.resumed) {
-      const h = await this.objects.head(key, o);
-      if (h) {
-        // The earlier run got this far: the claim is ours, so the key is our own upload.
-        await drain(head.rest);
-        return h.size;
+      if (h && h.etag === md5Hex(body)) return body.byteLength; // these very bytes: an earlier run got this far
+      // Under a resumed claim the key is ours (a payload the failed spill began): write it again.
+      if (o.resumed) {
+        await this.objects.putOverwrite(key, body, o);
+        return body.byteLength;
       }
+      throw new S3StoreError('EXISTS', `${this.url(rel)} already holds a different object`);
     }
     let total = 0;
     const counted = async function* (): AsyncGenerator<Uint8Array> {
@@ -94,6 +92,7 @@ export class S3SessionWriter {
         yield b;
       }
     };
+    // Multipart overwrites whatever is there: safe only because the stem is claimed by this writer.
     await this.objects.upload(key, counted() as Pieces, o);
     return total;
   }
@@ -189,7 +188,4 @@ async function* slices(s: string, size = 4 * 1024 * 1024): AsyncGenerator<string
 async function* empty(): AsyncGenerator<never> {}
 async function* single(b: Buffer): AsyncGenerator<Buffer> {
   yield b;
-}
-async function drain(it: AsyncIterable<unknown>): Promise<void> {
-  for await (const _ of it) void _;
 }
