@@ -124,12 +124,13 @@ export const MIGRATIONS: ReadonlyArray<(db: DB) => void> = [
     db.exec(`UPDATE sources SET fingerprint = '' WHERE kind = 'spillway';`);
   },
   // 4: two-phase scans (a payload is listed first; fts_pending > 0 until its full-text row is
-  //    written: a token unique to that insert), read-only and default ("auto") roots, and sessions
-  //    named the way people know them. Imports gained fields and spill forms: re-read them.
+  //    written: a token unique to that insert; no index on it, one more per insert would cost the
+  //    listing more than the full-text phase's scans of payloads_root cost), read-only and default
+  //    ("auto") roots, and sessions named the way people know them. Imports gained fields and
+  //    spill forms: re-read them.
   (db) => {
     db.exec(`
       ALTER TABLE payloads ADD COLUMN fts_pending INTEGER NOT NULL DEFAULT 0;
-      CREATE INDEX payloads_fts_pending ON payloads(root_id, rowid) WHERE fts_pending > 0;
       ALTER TABLE roots ADD COLUMN read_only INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE roots ADD COLUMN auto INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE sessions ADD COLUMN project TEXT;

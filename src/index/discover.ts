@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { LONG_RESPONSES_DIR, classifyLongResponseFile, isInside, sessionPaths } from '../pipeline/index.js';
+import { LINKED_SUFFIX, LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile, isInside, sessionPaths } from '../pipeline/index.js';
 import type { RootInfo, SessionKind } from './rows.js';
 import type { SessionSource, SourceEntry } from './source.js';
 import type { Yielder } from './yielder.js';
@@ -71,25 +71,23 @@ export function fillStat(f: FileStat, size: number | undefined, mtimeMs: number 
   }
 }
 
-/** Stat the files the reader did not open; files gone since the walk are dropped. */
-export async function completeStats(source: SessionSource, files: FileStat[]): Promise<FileStat[]> {
-  if (!files.some((f) => f.size === STAT_PENDING)) return files;
-  const out: FileStat[] = [];
-  for (const f of files) {
-    if (f.size !== STAT_PENDING) out.push(f);
-    else {
-      const st = await source.stat(f.path);
-      if (st) out.push({ path: f.path, size: st.size, mtimeMs: st.mtimeMs });
-    }
-  }
-  return out;
-}
-
+/**
+ * A unit's fingerprint: name, size and mtime of each file whose size is known, and the name of
+ * the others. A Spillway stem is fingerprinted by its sidecar (or, without one, its payload):
+ * payload and linked files are written once, by rename, and never rewritten in place, so their
+ * names say enough, and a scan need not stat them (the full-text phase opens them anyway).
+ * A hand-edited payload under an unchanged sidecar is picked up by a rebuild.
+ */
 export function fingerprint(files: FileStat[]): string {
   return files
-    .map((f) => `${path.basename(f.path)}:${f.size}:${Math.floor(f.mtimeMs)}`)
+    .map((f) => (f.size === STAT_PENDING ? path.basename(f.path) : `${path.basename(f.path)}:${f.size}:${Math.floor(f.mtimeMs)}`))
     .sort()
     .join('|');
+}
+
+/** The file of a Spillway stem its fingerprint takes size and mtime from: the sidecar, else the payload. */
+export function anchorOf(files: FileStat[]): FileStat | undefined {
+  return files.find((f) => f.path.endsWith(META_SUFFIX)) ?? files.find((f) => !f.path.endsWith(LINKED_SUFFIX)) ?? files[0];
 }
 
 /** Which agent wrote a transcript, from its name and first bytes; null when none we know. */
@@ -320,14 +318,15 @@ class Walk {
       if (!g) groups.set(c.stem, (g = []));
       g.push({ path: path.join(sp.longResponses, e.name), size: e.stat?.size ?? STAT_PENDING, mtimeMs: e.stat?.mtimeMs ?? STAT_PENDING });
     }
-    for (const [stem, pending] of groups) {
+    for (const [stem, files] of groups) {
       const key = path.join(sp.longResponses, stem);
-      let files = pending;
-      // A unit seen before is compared by size and mtime, so stat it now. A new one is read
-      // anyway: its reader takes size and mtime from the files it opens (no stat twice).
+      // A unit seen before is compared by its fingerprint, so stat its anchor now. A new one is
+      // read anyway: its reader takes size and mtime from the file it opens (no stat twice).
       if (this.o.known?.has(key)) {
-        files = await completeStats(this.src, pending);
-        if (!files.length) continue;
+        const anchor = anchorOf(files)!;
+        const st = anchor.size === STAT_PENDING ? await this.src.stat(anchor.path) : anchor;
+        if (!st) continue;
+        fillStat(anchor, st.size, st.mtimeMs);
         await this.o.yielder.maybe();
       }
       this.out.units.push({ key, kind: 'spillway', session, files, stem });

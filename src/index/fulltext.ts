@@ -97,8 +97,15 @@ export class FullText {
     private readonly opts: { bulkMinRows: number; writer: WriterMode },
   ) {}
 
+  /**
+   * Whether rows may be pending: set by every listing write, cleared when a run finds none. While
+   * it is clear, a search does not count unsearched rows (fts_pending has no index, by design).
+   */
+  mayBePending = true;
+
   /** Payloads listed but not searchable yet, among those a filter selects (`p` is payloads). */
   unsearched(where = '1', args: unknown[] = []): number {
+    if (!this.mayBePending) return 0;
     return (this.core.q(`SELECT count(*) AS n FROM payloads p WHERE p.fts_pending > 0 AND ${where}`).get(...args) as { n: number }).n;
   }
 
@@ -138,7 +145,11 @@ export class FullText {
     for (;;) {
       if (this.core.closed) return;
       const roots = this.core.q('SELECT DISTINCT root_id AS id FROM payloads WHERE fts_pending > 0').all() as Array<{ id: string }>;
-      if (!roots.length) return;
+      if (!roots.length) {
+        // Listings pause the filler, so none wrote since this query: nothing is pending.
+        if (!this.paused) this.mayBePending = false;
+        return;
+      }
       for (const r of roots) await this.fillRoot(r.id);
     }
   }

@@ -124,7 +124,7 @@ export class SpillIndex {
     this.fullText = new FullText(this.core, { bulkMinRows: opts.bulkMinRows ?? BULK_MIN_ROWS, writer: opts.bulkWriter ?? 'auto' });
     this.queries = new Queries(this.core, this.runs, this.fullText);
     this.reports = new Reports(this.core);
-    this.scanner = new Scanner(this.core, this.roots, new RowWriter(this.core, this.runs), this.fullText, (ids) => this.queries.totals(ids));
+    this.scanner = new Scanner(this.core, this.roots, new RowWriter(this.core, this.runs, () => (this.fullText.mayBePending = true)), this.fullText, (ids) => this.queries.totals(ids));
     // Full text a previous process left unfinished fills in now.
     if (this.fullText.unsearched()) setImmediate(() => void this.fullText.fill());
   }

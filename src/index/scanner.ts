@@ -15,7 +15,7 @@
 import path from 'node:path';
 import { LINKED_SUFFIX, META_SUFFIX, classifyLongResponseFile } from '../pipeline/index.js';
 import type { IndexCore } from './core.js';
-import { type Discovery, STAT_PENDING, type Unit, type UnitKind, completeStats, discover, fingerprint } from './discover.js';
+import { type Discovery, STAT_PENDING, type Unit, type UnitKind, discover, fingerprint } from './discover.js';
 import type { FullText } from './fulltext.js';
 import { type ImportContext, importClaude, importCodex, importGemini } from './importers.js';
 import type { PayloadRecord, UnitResult } from './record.js';
@@ -69,6 +69,8 @@ interface Pass {
   fresh: boolean;
   done: number;
   total: number;
+  /** Session ids by session path (one hash per session, not per unit). */
+  sessionIds: Map<string, string>;
 }
 
 export class Scanner {
@@ -146,6 +148,7 @@ export class Scanner {
       fresh,
       done: 0,
       total: 0,
+      sessionIds: new Map(),
       inScope: (p) => !scopes || scopes.some((s) => isInsidePath(s, p)),
       yielder: new Yielder(undefined, () => {
         this.writer.commitIfDue();
@@ -177,7 +180,11 @@ export class Scanner {
     this.progress(pass, opts);
     this.writer.begin();
     const liveSessions = new Set<string>();
-    for (const s of disc.sessions.values()) liveSessions.add(this.writer.upsertSession(root.id, s));
+    for (const s of disc.sessions.values()) {
+      const id = this.writer.upsertSession(root.id, s);
+      liveSessions.add(id);
+      pass.sessionIds.set(s.path, id);
+    }
     await this.listUnits(pass, disc.units, known);
     this.dropGone(pass, known, disc, liveSessions);
     this.core.q('UPDATE roots SET last_scan_at = ? WHERE id = ?').run(new Date().toISOString(), root.id);
@@ -208,7 +215,7 @@ export class Scanner {
         continue;
       }
       pass.done++;
-      const sessionId = sessionIdOf(unit.session.path);
+      const sessionId = this.sessionId(pass, unit);
       const fp = fingerprint(unit.files);
       if (ex.fingerprint === fp && ex.session_id === sessionId) pass.res.unchanged++;
       else await this.relist(pass, unit, ex, sessionId, fp);
@@ -217,12 +224,15 @@ export class Scanner {
     for (const unit of fresh) {
       pass.done++;
       const result = await this.readCounted(unit, pass);
-      if (result) {
-        unit.files = await completeStats(this.core.source, unit.files);
-        this.write(pass, unit, sessionIdOf(unit.session.path), fingerprint(unit.files), result, undefined);
-      }
+      if (result) this.write(pass, unit, this.sessionId(pass, unit), fingerprint(unit.files), result, undefined);
       if (pass.yielder.due) await pass.yielder.now();
     }
+  }
+
+  private sessionId(pass: Pass, unit: Unit): string {
+    let id = pass.sessionIds.get(unit.session.path);
+    if (!id) pass.sessionIds.set(unit.session.path, (id = sessionIdOf(unit.session.path)));
+    return id;
   }
 
   /** A known unit whose files changed: re-read it; its hash says whether the content did. */

@@ -1,10 +1,10 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { LINKED_SUFFIX, META_SUFFIX, confine, parseStem, sessionPaths } from '../pipeline/index.js';
+import { LINKED_SUFFIX, META_SUFFIX, confine, parseStem } from '../pipeline/index.js';
 import type { AssetRef, ContentKind, PayloadMeta, StrategyName, SummaryRun } from '../pipeline/types.js';
 import type { Unit } from './discover.js';
 import type { PayloadRecord, UnitResult } from './record.js';
-import { type FileStat, completeStats, fillStat } from './discover.js';
+import { type FileStat, fillStat } from './discover.js';
 import type { SessionSource } from './source.js';
 import { canonicalS3Root, isS3Path } from './s3.js';
 import {
@@ -24,6 +24,16 @@ export const MAX_META_BYTES = 16 * 1024 * 1024;
 const KINDS: ReadonlySet<string> = new Set<ContentKind>(['json', 'ndjson', 'csv', 'log', 'html', 'xml', 'markdown', 'code', 'text', 'binary']);
 const STRATEGIES: ReadonlySet<string> = new Set<StrategyName>(['chars4', 'craft-density', 'calibrated', 'o200k', 'cl100k', 'claude']);
 const INLINE_SOURCES: ReadonlySet<string> = new Set(['base64', 'base64url', 'data-url', 'mcp-image', 'mcp-audio', 'mcp-blob']);
+
+const ISO_UTC_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/** A time as canonical ISO UTC (the guard writes it so already: kept as is), or undefined. */
+function isoTime(s: string | undefined): string | undefined {
+  if (s === undefined) return undefined;
+  if (ISO_UTC_RE.test(s)) return s;
+  const t = Date.parse(s);
+  return Number.isNaN(t) ? undefined : new Date(t).toISOString();
+}
 
 /** The payload id of a Spillway payload: stable across rebuilds, derived from its location. */
 export function spillwayPayloadId(longResponsesDir: string, stem: string): string {
@@ -174,7 +184,8 @@ interface PayloadFileFacts {
 export async function readSpillwayUnit(source: SessionSource, unit: Unit, buffers?: ReadBuffers): Promise<UnitResult> {
   const warnings: string[] = [];
   const stem = unit.stem!;
-  const sp = sessionPaths(unit.session.path);
+  // The walk built the key from the resolved session folder: `<session>/long_responses/<stem>`.
+  const sp = { session: unit.session.path, longResponses: path.dirname(unit.key) };
   const byName = new Map(unit.files.map((f) => [path.basename(f.path), f]));
   const names = new Set(byName.keys());
   const metaName = stem + META_SUFFIX;
@@ -182,7 +193,7 @@ export async function readSpillwayUnit(source: SessionSource, unit: Unit, buffer
   let meta: PayloadMeta | null = null;
   const metaStat = byName.get(metaName);
   if (metaStat) {
-    const r = await readMeta(source, path.join(sp.longResponses, metaName), { hash: h, buffers });
+    const r = await readMeta(source, `${sp.longResponses}${path.sep}${metaName}`, { hash: h, buffers });
     fillStat(metaStat, r.size, r.mtimeMs);
     if (r.meta) meta = r.meta;
     else warnings.push(`${path.join(sp.longResponses, metaName)}: ${r.error}`);
@@ -199,29 +210,39 @@ export async function readSpillwayUnit(source: SessionSource, unit: Unit, buffer
   const complete = kindRaw !== undefined && KINDS.has(kindRaw) && estimates.calibrated !== undefined && estimates.chars4 !== undefined && estimates['craft-density'] !== undefined;
   let facts: PayloadFileFacts;
   try {
-    facts = await payloadFacts(source, payloadPath, byName.get(payloadName)!, complete ? undefined : { hash: h, buffers });
+    facts = await payloadFacts(source, payloadPath, byName.get(payloadName)!, m, complete ? undefined : { hash: h, buffers });
   } catch (err) {
     warnings.push(`${payloadPath}: ${(err as Error).message}`);
     return { payloads: [], hash: h.digest('hex'), warnings };
   }
   if (facts.win) estimates = { ...(await estimateFile(source, payloadPath, facts.win)), ...estimates };
   const linkedName = linkedFileOf(stem, m, names);
-  if (linkedName) h.update(`linked:${(await completeStats(source, [byName.get(linkedName)!]))[0]?.size ?? 0}`);
   const rec = spillwayRecord({ stem, sessionDir: sp.session, longResponses: sp.longResponses, m, meta, payloadName, facts, estimates });
   if (linkedName) rec.linkedPath = path.join(sp.longResponses, linkedName);
   return { payloads: [rec], hash: h.digest('hex'), warnings };
 }
 
-/** The payload file's size (stat), or its window when the sidecar left things to read from it. */
-async function payloadFacts(source: SessionSource, file: string, st: FileStat, read?: { hash: crypto.Hash; buffers?: ReadBuffers }): Promise<PayloadFileFacts> {
+/**
+ * What the listing needs from the payload file itself: nothing when the sidecar is complete (its
+ * size too), its size when the sidecar lacks it, its head and tail when the sidecar lacks the
+ * kind or the estimates.
+ */
+async function payloadFacts(
+  source: SessionSource,
+  file: string,
+  st: FileStat,
+  m: Partial<Record<keyof PayloadMeta, unknown>>,
+  read?: { hash: crypto.Hash; buffers?: ReadBuffers },
+): Promise<PayloadFileFacts> {
   if (read) {
     const win = await readWindow(source, file, read);
     fillStat(st, win.size, win.mtimeMs);
     return { size: win.size, win };
   }
-  const [done] = await completeStats(source, [st]);
+  const declared = num(m.bytes);
+  if (declared !== undefined) return { size: declared };
+  const done = await source.stat(file);
   if (!done) throw new Error('payload file is gone');
-  fillStat(st, done.size, done.mtimeMs);
   return { size: done.size };
 }
 
@@ -236,7 +257,6 @@ function spillwayRecord(o: {
   estimates: Partial<Record<StrategyName, number>>;
 }): PayloadRecord {
   const { m, facts, estimates } = o;
-  const parsed = parseStem(o.stem);
   const estimate = isObj(m.estimate) ? m.estimate : undefined;
   // The number the guard decided with is the best it had: an exact count near the limit, or the fit
   // corrected for content it misprices (Greek read 0.65x, Arabic 13x); else the calibrated estimate.
@@ -251,15 +271,16 @@ function spillwayRecord(o: {
       b64Chars += Math.ceil(a.bytes / 3) * 4;
     }
   }
-  const createdAtRaw = str(m.createdAt);
-  const createdAt =
-    createdAtRaw && !Number.isNaN(Date.parse(createdAtRaw)) ? new Date(createdAtRaw).toISOString() : (parsed?.time ?? new Date(0)).toISOString();
+  const tool = str(m.tool);
+  const createdAt = isoTime(str(m.createdAt));
+  // The stem says when and which tool when the sidecar does not.
+  const parsed = tool === undefined || createdAt === undefined ? parseStem(o.stem) : null;
   const kindRaw = str(m.kind);
   const kind: ContentKind = kindRaw && KINDS.has(kindRaw) ? (kindRaw as ContentKind) : facts.win?.binary ? 'binary' : kindFromFileName(o.payloadName);
   return {
     id: spillwayPayloadId(o.longResponses, o.stem),
-    tool: str(m.tool) ?? parsed?.tool ?? 'tool',
-    createdAt,
+    tool: tool ?? parsed?.tool ?? 'tool',
+    createdAt: createdAt ?? (parsed?.time ?? new Date(0)).toISOString(),
     bytes: num(m.bytes) ?? facts.size,
     action: m.action === 'inline-assets' ? 'inline-assets' : 'spill',
     kind,

@@ -42,7 +42,7 @@ export const ESTIMATED_SPILL_MESSAGE_TOKENS = Math.ceil((PREVIEW_CHARS + 400) / 
 
 /** Opaque, URL-safe, stable id: a prefix letter and 22 base64url chars of sha256(key). */
 export function stableId(prefix: string, key: string): string {
-  return prefix + crypto.createHash('sha256').update(key).digest('base64url').slice(0, 22);
+  return prefix + crypto.hash('sha256', key, 'base64url').slice(0, 22);
 }
 
 /** Char classes for the base64 scan: 1 = base64/base64url char, |2 upper, |4 lower, |8 digit, |16 not a hex char. */

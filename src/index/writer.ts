@@ -85,6 +85,8 @@ export class RowWriter {
   constructor(
     private readonly core: IndexCore,
     private readonly runs: SummaryRuns,
+    /** Told before every payload insert (the full-text phase then has work). */
+    private readonly onPending: () => void,
   ) {
     this.ftsToken = (core.q('SELECT coalesce(max(fts_pending), 0) + 1 AS n FROM payloads WHERE fts_pending > 0').get() as { n: number }).n;
   }
@@ -164,6 +166,7 @@ export class RowWriter {
   }
 
   private insertPayload(rootId: string, sessionId: string, sourceId: number, rec: PayloadRecord, fresh: boolean): void {
+    this.onPending();
     const values = payloadValues(rootId, sessionId, sourceId, rec, this.ftsToken++);
     let rowid: number;
     try {
