@@ -63,7 +63,7 @@ s3Suite('the guard spilling to a bucket', () => {
     // Nothing was written locally: the bucket is the home.
     expect(fs.existsSync(session)).toBe(false);
     // The CLI restores from a URL too.
-    const meta = (await s3.list('fleet/agent-1/long_responses/').next()).value!.find((o) => o.key.includes('fetch_binary') && o.key.endsWith('.meta.json'))!;
+    const meta = (await s3.list('fleet/agent-1/long_responses/').next()).value!.find((o: { key: string }) => o.key.includes('fetch_binary') && o.key.endsWith('.meta.json'))!;
     const out = path.join(tmp, 'restored.bin');
     await run('npx', ['tsx', '--conditions=source', 'src/cli/main.ts', 'restore', `s3://${gw.bucket}/${meta.key}`, '-o', out], { cwd: REPO, env: { ...process.env } });
     expect(fs.readFileSync(out).equals(inputs[2]![1] as Buffer)).toBe(true);
@@ -158,4 +158,59 @@ s3Suite('the guard spilling to a bucket', () => {
     }
     expect([...restored].sort()).toEqual([...inputs].sort());
   });
+
+  it('1,000 concurrent spills from 4 processes into one session: every name distinct, nothing lost or overwritten', async () => {
+    resetStoreHealth();
+    const session = path.join(tmp, 'race-session');
+    const perWorker = 250;
+    const big = 1; // one 17 MB payload per worker goes up by multipart, under the same race
+    const outs = await Promise.all(
+      [0, 1, 2, 3].map((w) =>
+        run('npx', ['tsx', '--conditions=source', 'test/s3/fixtures/spill-worker.ts', String(w), String(perWorker), String(big)], {
+          cwd: REPO,
+          // 1,000 spills at once on two shared cores: a call can wait seconds for its turn, which is
+          // load, not an outage; the deadline is raised so that this test measures the race only.
+          env: { ...process.env, SPILLWAY_STORE: store, SPILL_SESSION: session, SPILLWAY_STORE_TIMEOUT_MS: '60000' },
+          maxBuffer: 64 * 1024 * 1024,
+        }),
+      ),
+    );
+    const spills = outs.flatMap((o) => o.stdout.trim().split('\n').map((l) => JSON.parse(l) as { w: number; i: number; bytes: number; payloadPath: string; metaPath: string; errors: string[] }));
+    expect(spills).toHaveLength(1_000);
+    for (const s of spills) {
+      expect(s.errors, `${s.w}/${s.i}: ${JSON.stringify(s.errors)}`).toEqual([]);
+      expect(s.payloadPath).toMatch(new RegExp(`^s3://${gw.bucket}/fleet/race-session/long_responses/20261201T090000000Z_race_`));
+    }
+    expect(new Set(spills.map((s) => s.payloadPath)).size).toBe(1_000);
+    expect(fs.existsSync(session)).toBe(false); // none fell back
+
+    const sidecars: string[] = [];
+    for await (const page of s3.list('fleet/race-session/long_responses/')) sidecars.push(...page.filter((o) => o.key.endsWith('.meta.json')).map((o) => o.key));
+    expect(sidecars).toHaveLength(1_000);
+    // The same content the worker made (spill-worker.ts).
+    const expected = (w: number, i: number, bytes: number) => {
+      const head = `worker ${w} spill ${i} `;
+      return head + `${w}:${i};`.repeat(Math.ceil((bytes - head.length) / `${w}:${i};`.length));
+    };
+    // Every payload holds exactly what its own spill wrote (full bytes for the small ones, ends for the big).
+    const queue = [...spills];
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        for (let s = queue.pop(); s; s = queue.pop()) {
+          const key = s.payloadPath.replace(`s3://${gw.bucket}/`, '');
+          const want = expected(s.w, s.i, s.bytes);
+          if (s.bytes < 1_000_000) expect((await s3.get(key))!.toString(), key).toBe(want);
+          else {
+            const h = await s3.head(key);
+            expect(h!.size).toBe(Buffer.byteLength(want));
+            expect(h!.etag).toMatch(/-\d+$/);
+            const tail = await s3.getRange(key, h!.size - 64, h!.size);
+            expect(tail.bytes.toString()).toBe(want.slice(-64));
+          }
+          const meta = JSON.parse((await s3.get(s.metaPath.replace(`s3://${gw.bucket}/`, '')))!.toString());
+          expect(meta.sha256).toBe(crypto.createHash('sha256').update(want).digest('hex'));
+        }
+      }),
+    );
+  }, 300_000);
 });

@@ -1,3 +1,5 @@
+import http from 'node:http';
+import https from 'node:https';
 import { Readable } from 'node:stream';
 import {
   DeleteObjectsCommand,
@@ -8,7 +10,7 @@ import {
   S3Client,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { S3_LIST_PAGE_KEYS, S3_PART_BYTES, S3_UPLOAD_PARTS_IN_FLIGHT, redactSecrets, type S3Settings } from './config.js';
+import { S3_LIST_PAGE_KEYS, S3_MAX_SOCKETS, S3_PART_BYTES, S3_UPLOAD_PARTS_IN_FLIGHT, redactSecrets, type S3Settings } from './config.js';
 import { formatS3Url } from './location.js';
 import { S3StoreError, type S3ErrorCode } from './errors.js';
 
@@ -75,7 +77,13 @@ export class S3Objects {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
       maxAttempts: 3,
-      requestHandler: { connectionTimeout: settings.timeoutMs, requestTimeout: settings.timeoutMs },
+      requestHandler: {
+        connectionTimeout: settings.timeoutMs,
+        requestTimeout: settings.timeoutMs,
+        // An MCP proxy may spill many results at once; the SDK's default of 50 sockets queues the rest.
+        httpAgent: new http.Agent({ keepAlive: true, maxSockets: S3_MAX_SOCKETS }),
+        httpsAgent: new https.Agent({ keepAlive: true, maxSockets: S3_MAX_SOCKETS }),
+      },
     });
   }
 

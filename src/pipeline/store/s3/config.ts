@@ -14,8 +14,13 @@ import { parseS3Url, type S3Location } from './location.js';
  * | `SPILLWAY_STORE_TIMEOUT_MS`            | the deadline of one store call                              |
  */
 
-/** Deadline of one store call (a PUT, a GET, one page of a listing, one part of an upload). */
-export const S3_OP_TIMEOUT_MS = 5_000;
+/**
+ * Deadline of one store call (a PUT, a GET, one page of a listing, one part of an upload). A
+ * healthy gateway answers in milliseconds; this only has to tell "down or hung" from "busy".
+ */
+export const S3_OP_TIMEOUT_MS = 10_000;
+/** Connections per process to one endpoint. */
+export const S3_MAX_SOCKETS = 128;
 /** Smallest deadline accepted from the environment: below it, a healthy store would look down. */
 export const MIN_S3_OP_TIMEOUT_MS = 50;
 /** Payloads up to this size go up in one create-only PUT; larger ones stream through multipart upload. */

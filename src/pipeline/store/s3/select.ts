@@ -20,7 +20,7 @@ export function configuredStores(
   const local = new LocalSpillStore(o.sessionPath ?? '.');
   let primary: SpillStore;
   try {
-    if (!isS3Url(setting)) throw new Error(`the store must be an s3://bucket/prefix URL, not ${JSON.stringify(setting.slice(0, 200))}`);
+    if (!isS3Url(setting)) throw new Error(`the store must be an s3://bucket/prefix URL, not ${JSON.stringify(String(setting).slice(0, 200))}`);
     const s = S3SpillStore.forSession(setting, o.sessionPath ?? '.', { env, ...s3 });
     return [s, o.fallbackStore ?? s.fallback(local, env)];
   } catch (err) {
