@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { isInside } from '../pipeline/layout.js';
 import { EVENT_NAMES, METHOD_NAMES, ServiceError, type ErrorCode, type EventName, type InspectorEvents } from '../service/contract.js';
 import { ASSET_CSP, PDF_CSP, STATIC_TYPES, uiCsp } from '../service/web-policy.js';
+import type { ResolvedAsset } from '../service/service.js';
 
 /** Largest JSON request body (bytes): a 100 MiB dropped file, base64-encoded, plus slack. */
 export const MAX_REQUEST_BODY_BYTES = 140 * 1024 * 1024;
@@ -67,7 +68,7 @@ export interface ServedService {
   invoke(method: string, req: unknown, call?: { signal?: AbortSignal }): Promise<unknown>;
   on<E extends EventName>(event: E, listener: (payload: InspectorEvents[E]) => void): () => void;
   /** The confined file of one asset, for streaming. */
-  resolveAsset(req: { payloadId: string; sha256: string }): Promise<{ path: string; mimeType: string; bytes: number; sha256: string }>;
+  resolveAsset(req: { payloadId: string; sha256: string }): Promise<ResolvedAsset>;
 }
 
 export interface StartServerOptions {
@@ -362,7 +363,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     const asset = await service.resolveAsset({ payloadId, sha256 });
     const mime = /^[a-z]+\/[a-z0-9.+-]+$/i.test(asset.mimeType) ? asset.mimeType.toLowerCase() : 'application/octet-stream';
     const inline = INLINE_ASSET_TYPES.has(mime);
-    const st = await fs.promises.stat(asset.path);
+    const st = asset.open ? { size: asset.bytes } : await fs.promises.stat(asset.path);
     const ext = path.extname(asset.path).replace(/[^A-Za-z0-9.]/g, '');
     res.setHeader('Content-Type', mime);
     res.setHeader('Content-Security-Policy', mime === 'application/pdf' ? PDF_CSP : ASSET_CSP);
@@ -394,8 +395,8 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
       res.end();
       return;
     }
+    const stream = asset.open ? await asset.open(start, end + 1) : fs.createReadStream(asset.path, { start, end });
     await new Promise<void>((resolve, reject) => {
-      const stream = fs.createReadStream(asset.path, { start, end });
       stream.on('error', reject);
       res.on('close', () => {
         stream.destroy();

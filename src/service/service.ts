@@ -32,6 +32,9 @@ import {
 } from '../pipeline/index.js';
 import type { AssetRef, SummaryOutput, SummaryRun } from '../pipeline/types.js';
 import { IndexError, openIndex, type SpillIndex } from '../index/index.js';
+import type { Readable } from 'node:stream';
+import { RoutedSource } from '../index/s3.js';
+import { S3Reads, isS3Path } from './s3-read.js';
 import { claudeToolResultsDir } from '../index/discover.js';
 import {
   createSummarizer,
@@ -152,13 +155,22 @@ export interface InspectorService extends Methods {
   /** Validate a method name and run it: what transports call with untrusted input. */
   invoke(method: string, req: unknown, call?: CallOptions): Promise<unknown>;
   /** The confined file of an asset, for streaming (`GET /api/asset/...`). */
-  resolveAsset(req: { payloadId: string; sha256: string }): Promise<{ path: string; mimeType: string; bytes: number; sha256: string }>;
+  resolveAsset(req: { payloadId: string; sha256: string }): Promise<ResolvedAsset>;
   /** Allow reading one file the user picked (Electron's Open File dialog). */
   allowDroppedFile(p: string): void;
   /** Whether the compute worker is running a summary or an analysis now (diagnostics, tests). */
   readonly computeBusy: boolean;
   /** Stop watching, wait for the running scan, close the database. */
   close(): Promise<void>;
+}
+
+/** An asset to stream: a local file, or (`open`) an object read from a bucket, bytes [start, end). */
+export interface ResolvedAsset {
+  path: string;
+  mimeType: string;
+  bytes: number;
+  sha256: string;
+  open?: (start: number, end: number) => Promise<Readable>;
 }
 
 interface ServiceState {
@@ -267,6 +279,10 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
   const compute = createComputePool({ inlineMaxBytes: opts.computeInlineMaxBytes, onWarning: warn });
   const emitter = new InspectorEmitter((err) => warn(`event listener failed: ${err instanceof Error ? err.message : String(err)}`));
   const guard = new PathGuard();
+  // Sessions in buckets (s3:// roots): read by Range GET, confined to the registered roots.
+  const source = new RoutedSource();
+  const s3 = new S3Reads(source);
+  const confined = (p: string, o: { what: string; mustExist?: boolean }) => (isS3Path(p) ? s3.confine(p, o.what) : guard.resolve(p, o));
   const reader = new PayloadReader();
   /**
    * The linked path and assets of recently opened payloads: the viewer reads many windows and
@@ -284,6 +300,7 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
    * transcript's persisted tool-results folder.
    */
   const allowRootArea = (root: RootInfo): void => {
+    if (isS3Path(root.path)) return s3.allowRoot(root.path);
     guard.allowRoot(root.path);
     if (root.kind !== 'file') return;
     const dir = path.dirname(root.path);
@@ -302,11 +319,11 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
     const pruned = await pruneScratch(paths.scratch).catch(() => []);
     if (pruned.length) warn(`removed ${pruned.length} scratch analyses older than ${SCRATCH_MAX_AGE_DAYS} days`);
     guard.allowDir(paths.root, 'app data');
-    const index = openIndex({ dbPath, onEvent: (e) => emitter.emit(e.event, e.payload as never) });
+    const index = openIndex({ dbPath, source, onEvent: (e) => emitter.emit(e.event, e.payload as never) });
     state = { index };
     for (const w of index.warnings) warn(w);
     for (const r of opts.roots ?? []) {
-      const abs = path.resolve(r);
+      const abs = isS3Path(r) ? r : path.resolve(r);
       try {
         index.addRoot(abs);
       } catch (err) {
@@ -364,12 +381,13 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
     if (variant === 'linked') {
       const d = await filesOf(id);
       if (!d.linkedPath) throw new ServiceError('NOT_FOUND', `payload ${id} has no linked form`);
-      const real = guard.resolve(d.linkedPath, { what: 'linked payload path' });
-      return { open: () => fileSource(real), binary: false };
+      const real = confined(d.linkedPath, { what: 'linked payload path' });
+      return { open: () => (isS3Path(real) ? s3.open(real) : fileSource(real)), binary: false };
     }
     const c = await index.payloadContent(id);
     if (c.type === 'file') {
-      const real = guard.resolve(c.path, { what: 'payload path' });
+      const real = confined(c.path, { what: 'payload path' });
+      if (isS3Path(real)) return { open: () => s3.open(real), binary: undefined };
       return { open: () => fileSource(real), binary: undefined, file: real };
     }
     const buf = Buffer.from(c.text, 'utf8');
@@ -382,7 +400,7 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
     const hash = sha256.toLowerCase();
     const a = d.assets.find((x) => x.sha256 === hash) ?? (hash.length < 64 ? d.assets.find((x) => x.sha256.startsWith(hash)) : undefined);
     if (!a) throw new ServiceError('NOT_FOUND', `payload ${payloadId} has no asset ${sha256}`);
-    const realPath = guard.resolve(a.path, { what: 'asset path' });
+    const realPath = confined(a.path, { what: 'asset path' });
     return { ...a, realPath };
   };
 
@@ -425,15 +443,17 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
     async addRoot(req) {
       const { path: p } = validateRequest('addRoot', req);
       checkPathText(p);
-      if (!path.isAbsolute(p)) throw new ServiceError('BAD_REQUEST', `root must be an absolute path: ${JSON.stringify(p)}`);
+      // A bucket prefix (s3://bucket/prefix) is a read-only root; the index checks the URL.
+      const s3Root = /^s3:\/\//i.test(p);
+      if (!s3Root && !path.isAbsolute(p)) throw new ServiceError('BAD_REQUEST', `root must be an absolute path: ${JSON.stringify(p)}`);
       const index = await idx();
       let real: string;
       try {
-        real = await fs.promises.realpath(p);
+        real = s3Root ? p : await fs.promises.realpath(p);
       } catch {
         throw new ServiceError('NOT_FOUND', `no such folder or file: ${p}`);
       }
-      if (path.parse(real).root === real) throw new ServiceError('BAD_REQUEST', 'the file-system root cannot be a sessions root');
+      if (!s3Root && path.parse(real).root === real) throw new ServiceError('BAD_REQUEST', 'the file-system root cannot be a sessions root');
       if (isInside(real, paths.root) && real !== paths.root) {
         throw new ServiceError('BAD_REQUEST', `a root may not contain Spillway's app-data folder (${paths.root})`);
       }
@@ -455,7 +475,8 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       if (!root) throw new ServiceError('NOT_FOUND', `no root with id ${JSON.stringify(id)}`);
       if (isInside(root.path, paths.scratch)) throw new ServiceError('BAD_REQUEST', 'the scratch root holds dropped-file analyses and stays registered');
       index.removeRoot(id);
-      guard.forget(root.path);
+      if (isS3Path(root.path)) s3.forget(root.path);
+      else guard.forget(root.path);
       return { ok: true as const };
     },
 
@@ -482,8 +503,8 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       const { id } = validateRequest('getPayload', req);
       const d = await detailOf(id);
       // The detail names files; check them so a sidecar cannot point the UI outside the roots.
-      guard.resolve(d.path, { what: 'payload path', mustExist: false });
-      if (d.linkedPath) guard.resolve(d.linkedPath, { what: 'linked payload path', mustExist: false });
+      confined(d.path, { what: 'payload path', mustExist: false });
+      if (d.linkedPath) confined(d.linkedPath, { what: 'linked payload path', mustExist: false });
       return d;
     },
 
@@ -509,11 +530,11 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
     async readAsset(req) {
       const r: ReadAssetRequest = validateRequest('readAsset', req);
       const a = await findAsset(r.payloadId, r.sha256);
-      const st = await fs.promises.stat(a.realPath);
+      const size = isS3Path(a.realPath) ? await s3.size(a.realPath) : (await fs.promises.stat(a.realPath)).size;
       const cap = Math.min(r.maxBytes ?? DEFAULT_ASSET_INLINE_BYTES, MAX_ASSET_INLINE_BYTES);
-      const res: ReadAssetResponse = { mimeType: a.mimeType, bytes: st.size, sha256: a.sha256, path: a.realPath };
-      if (st.size <= cap) {
-        const bytes = await fs.promises.readFile(a.realPath);
+      const res: ReadAssetResponse = { mimeType: a.mimeType, bytes: size, sha256: a.sha256, path: a.realPath };
+      if (size <= cap) {
+        const bytes = isS3Path(a.realPath) ? await s3.readAll(a.realPath, size) : await fs.promises.readFile(a.realPath);
         const got = await sha256Yielding(bytes);
         // Content-addressed: a file whose bytes do not match its name is damaged, not the asset.
         if (got !== a.sha256) throw new ServiceError('NOT_FOUND', `asset file ${a.realPath} is damaged (sha256 mismatch)`);
@@ -526,7 +547,7 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       const r = validateRequest('revealPath', req);
       if (r.sha256) return { path: (await findAsset(r.payloadId, r.sha256)).realPath };
       const d = await detailOf(r.payloadId);
-      return { path: guard.resolve(d.path, { what: 'payload path' }) };
+      return { path: confined(d.path, { what: 'payload path' }) };
     },
 
     async estimate(req) {
@@ -687,7 +708,8 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       }
       // The sidecar is the record (Spillway sessions); imported read-only sessions have none, so
       // their runs go to app data. Either way the index can be rebuilt without losing a run.
-      const metaPath = detail.meta && detail.path ? metaPathOf(detail) : undefined;
+      // A bucket is never written to: runs on its payloads go to app data too.
+      const metaPath = detail.meta && detail.path && !isS3Path(detail.path) ? metaPathOf(detail) : undefined;
       if (metaPath) {
         try {
           guard.resolve(metaPath, { what: 'meta path' });
@@ -776,6 +798,10 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       try {
         const r = validateRequest('readAsset', { payloadId: req?.payloadId, sha256: req?.sha256 });
         const a = await findAsset(r.payloadId, r.sha256);
+        if (isS3Path(a.realPath)) {
+          const p = a.realPath;
+          return { path: p, mimeType: a.mimeType, bytes: await s3.size(p), sha256: a.sha256, open: (start: number, end: number) => s3.stream(p, start, end) };
+        }
         const st = await fs.promises.stat(a.realPath);
         return { path: a.realPath, mimeType: a.mimeType, bytes: st.size, sha256: a.sha256 };
       } catch (err) {
