@@ -22,6 +22,7 @@ export type { ObjectInfo, HeadInfo } from './client.js';
 export { S3StoreError, isUnusable, type S3ErrorCode } from './errors.js';
 export { S3SpillStore, downReason, resetStoreHealth } from './spill-store.js';
 export { configuredStores } from './select.js';
+export { S3Materializer } from './materialize.js';
 export { syncPending, syncSession, queuePending, listPending, pendingDir, type PendingRecord, type SyncOutcome, type SyncReport } from './sync.js';
 
 const pool = new Map<string, Promise<S3Objects>>();

@@ -34,7 +34,7 @@ export const MAX_SESSION_NAME_CHARS = 128;
 
 const BUCKET_RE = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 
-export function isS3Url(s: unknown): s is string {
+export function isS3Url(s: unknown): boolean {
   return typeof s === 'string' && /^s3:\/\//i.test(s.trim());
 }
 

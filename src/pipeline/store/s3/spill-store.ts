@@ -102,6 +102,16 @@ export class S3SpillStore implements SpillStore {
     return `${this.location}/${key}`;
   }
 
+  /** The bucket's calls (loads the SDK on first use). */
+  async objects(): Promise<S3Objects> {
+    return (await this.writer()).objects;
+  }
+
+  /** The full object key of a session key. */
+  fullKey(key: SpillKey): string {
+    return sessionKeys(this.settings.location, this.session).file(this.rel(key));
+  }
+
   private writer(): Promise<S3SessionWriter> {
     this.writerP ??= (async () => {
       const [{ openBucket }, { S3SessionWriter }] = await Promise.all([import('./index.js'), import('./writer.js')]);
