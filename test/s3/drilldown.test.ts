@@ -1,12 +1,16 @@
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { guardLargeResult } from '../../src/pipeline/index.js';
 import { closeBuckets } from '../../src/pipeline/store/s3/index.js';
 import { GREP_TOOL, QUERY_TOOL, READ_TOOL, createDrillDownTools } from '../../src/integrations/mcp/drilldown.js';
 import { s3Suite, startGateway, type Gateway } from '../helpers/ceph.js';
 
+const run = promisify(execFile);
+const REPO = path.resolve(import.meta.dirname, '..', '..');
 const textOf = (r: Record<string, unknown>) => ((r.content as Array<{ text: string }>)[0]!.text);
 
 s3Suite('the MCP drill-down tools on a spill that lives in a bucket', () => {
@@ -46,6 +50,15 @@ s3Suite('the MCP drill-down tools on a spill that lives in a bucket', () => {
     const q = await tools.call(QUERY_TOOL, { path: g.payloadPath!, where: ['status=failed'], limit: 5 }, signal);
     expect(q.isError, textOf(q)).toBeUndefined();
     expect(textOf(q)).toMatch(/failed/);
+
+    // The handle CLI takes the object's URL too (restored from the bucket, sha256-checked).
+    const { stdout } = await run('npx', ['tsx', '--conditions=source', 'src/cli/main.ts', 'handle', 'put', g.payloadPath!, '--session', path.join(tmp, 'h'), '--json'], {
+      cwd: REPO,
+      env: { ...process.env },
+    });
+    const receipt = JSON.parse(stdout);
+    expect(receipt.handle).toMatch(/^h_/);
+    expect(receipt.rows).toBe(1); // the MCP result object as received (the proxy's query unwraps it; the CLI keeps it)
 
     for (const bad of [`s3://${gw.bucket}/other/proxy-session/long_responses/${path.basename(g.payloadPath!)}`, `s3://${gw.bucket}/agents/proxy-session/long_responses/../../x.txt`]) {
       const r = await tools.call(READ_TOOL, { path: bad }, signal);
