@@ -56,4 +56,19 @@ s3Suite('S3Source: a bucket prefix as a tree, read by range', () => {
     expect(await names(`s3://${gw.bucket}/root`)).toEqual(['dir:s1', 'dir:s3']);
     expect(await src.stat(`s3://${gw.bucket}/root/s2/long_responses/b.txt`)).toBeNull();
   });
+
+  it('sidecars read in listing order come from the read-ahead, byte-exact, and a refresh drops what was read ahead', async () => {
+    const keys = Array.from({ length: 40 }, (_, i) => `ra/s/long_responses/20261201T000000${String(i).padStart(3, '0')}Z_t_00000000_0.meta.json`);
+    await Promise.all(keys.map((k, i) => s3.putIfAbsent(k, JSON.stringify({ n: i }))));
+    const src = new S3Source(s3, `s3://${gw.bucket}/ra`);
+    await src.refresh();
+    for (const [i, k] of keys.entries()) {
+      const r = await src.readRange(`s3://${gw.bucket}/${k}`, 0, 16 * 1024 * 1024);
+      expect(JSON.parse(r.bytes.toString())).toEqual({ n: i });
+    }
+    await s3.putOverwrite(keys[1]!, JSON.stringify({ n: 'changed' }));
+    await src.refresh();
+    await src.readRange(`s3://${gw.bucket}/${keys[0]}`, 0, 16 * 1024 * 1024);
+    expect(JSON.parse((await src.readRange(`s3://${gw.bucket}/${keys[1]}`, 0, 16 * 1024 * 1024)).bytes.toString())).toEqual({ n: 'changed' });
+  });
 });

@@ -27,11 +27,24 @@ export function splitS3Path(p: string): { bucket: string; key: string } | null {
 
 export const isS3Path = (p: string): boolean => /^s3:\/\/?[^/]/i.test(p);
 
+/**
+ * Sidecars fetched ahead, in parallel, once a scan reads them in listing order (a first index
+ * reads thousands one after the other; an incremental one reads a few, and gets no read-ahead).
+ */
+export const SIDECAR_READ_AHEAD = 16;
+/** Sidecars larger than this are not read ahead (the guard's are a few KB). */
+const READ_AHEAD_MAX_BYTES = 1024 * 1024;
+
 export class S3Source {
   readonly tree: S3Tree;
   readonly location: S3Location;
   readonly rootUrl: string;
   private refreshed = false;
+  /** Sidecar paths (root-relative) in listing order, and where each is in it. */
+  private sidecars: string[] = [];
+  private sidecarAt = new Map<string, number>();
+  private ahead = new Map<string, Promise<{ bytes: Buffer; total: number }>>();
+  private lastSidecar = -2;
 
   constructor(
     readonly objects: S3Objects,
@@ -47,6 +60,33 @@ export class S3Source {
   async refresh(): Promise<void> {
     await this.tree.refresh(this.call);
     this.refreshed = true;
+    this.sidecars = this.tree.keys().filter((k) => k.endsWith('.meta.json'));
+    this.sidecarAt = new Map(this.sidecars.map((k, i) => [k, i]));
+    this.ahead.clear();
+    this.lastSidecar = -2;
+  }
+
+  /** A whole sidecar: from the read-ahead when it is there; reading in order starts the read-ahead. */
+  private sidecar(rel: string, size: number): Promise<{ bytes: Buffer; total: number }> | undefined {
+    const i = this.sidecarAt.get(rel);
+    if (i === undefined || size > READ_AHEAD_MAX_BYTES) return undefined;
+    const sequential = i === this.lastSidecar + 1;
+    this.lastSidecar = i;
+    const got = this.ahead.get(rel);
+    this.ahead.delete(rel);
+    // Sidecars fetched ahead but skipped by the reader (units it already knew) are dropped.
+    if (this.ahead.size > 4 * SIDECAR_READ_AHEAD) for (const k of this.ahead.keys()) if (this.sidecarAt.get(k)! < i) this.ahead.delete(k);
+    if (sequential) {
+      for (let j = i + 1; j <= i + SIDECAR_READ_AHEAD && j < this.sidecars.length; j++) {
+        const next = this.sidecars[j]!;
+        const st = this.tree.stat(next);
+        if (this.ahead.has(next) || !st || st.size > READ_AHEAD_MAX_BYTES) continue;
+        const p = this.objects.getRange(this.tree.key(next), 0, st.size, this.call);
+        p.catch(() => undefined); // read again, and reported, when asked for
+        this.ahead.set(next, p);
+      }
+    }
+    return got;
   }
 
   /** Root-relative path of one of our paths; null when it is not under this root. */
@@ -89,7 +129,8 @@ export class S3Source {
     const known = this.tree.stat(rel);
     const key = this.tree.key(rel);
     if (known && offset >= known.size) return { bytes: Buffer.alloc(0), size: known.size, mtimeMs: known.lastModifiedMs, etag: known.etag };
-    const r = await this.objects.getRange(key, offset, offset + length, this.call);
+    const pre = known && offset === 0 && length >= known.size ? this.sidecar(rel, known.size) : undefined;
+    const r = (await pre?.catch(() => undefined)) ?? (await this.objects.getRange(key, offset, offset + length, this.call));
     const size = r.total >= 0 ? r.total : (known?.size ?? r.bytes.length);
     return { bytes: r.bytes, size, mtimeMs: known?.lastModifiedMs ?? 0, ...(known ? { etag: known.etag } : {}) };
   }

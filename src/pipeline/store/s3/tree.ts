@@ -96,6 +96,11 @@ export class S3Tree {
     return this.prefix ? `${this.prefix}/${rel}` : rel;
   }
 
+  /** Every file's root-relative path, in key order. */
+  keys(): string[] {
+    return [...this.files.keys()];
+  }
+
   get size(): number {
     return this.files.size;
   }
