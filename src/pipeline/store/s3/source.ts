@@ -44,7 +44,7 @@ export class S3Source {
   private sidecars: string[] = [];
   private sidecarAt = new Map<string, number>();
   private ahead = new Map<string, Promise<{ bytes: Buffer; total: number }>>();
-  private lastSidecar = -2;
+  private lastSidecar = -1;
 
   constructor(
     readonly objects: S3Objects,
@@ -63,7 +63,7 @@ export class S3Source {
     this.sidecars = this.tree.keys().filter((k) => k.endsWith('.meta.json'));
     this.sidecarAt = new Map(this.sidecars.map((k, i) => [k, i]));
     this.ahead.clear();
-    this.lastSidecar = -2;
+    this.lastSidecar = -1;
   }
 
   /** A whole sidecar: from the read-ahead when it is there; reading in order starts the read-ahead. */
