@@ -65,7 +65,7 @@ export interface BinaryCheckOptions {
 
 /**
  * Bytes: binary or text? The one binary check of Spillway (guard, index, reader, base64
- * extraction), cheap to expensive: a NUL; more than MAX_CONTROL_SHARE control characters that
+ * extraction), cheap to expensive: a NUL; a PDF signature; more than MAX_CONTROL_SHARE control characters that
  * text never has (ANSI colours, overstrike, form feeds are allowed); valid UTF-8 is then text;
  * other bytes are legacy 8-bit text when at most MAX_LEGACY_HIGH_SHARE of them are non-ASCII.
  * Callers that only read a head pass that head with `partial`.
@@ -74,6 +74,7 @@ export function isBinaryBytes(buf: Uint8Array, opts: BinaryCheckOptions = {}): b
   let b = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
   if (b.length === 0) return false;
   if (b.indexOf(0) !== -1) return true;
+  if (hasTextLikeBinaryMagic(b)) return true;
   const latin1 = b.toString('latin1');
   const controls = countMatches(latin1, BAD_CONTROL_RE, Math.ceil(b.length * MAX_CONTROL_SHARE));
   if (controls > b.length * MAX_CONTROL_SHARE) return true;
@@ -83,6 +84,23 @@ export function isBinaryBytes(buf: Uint8Array, opts: BinaryCheckOptions = {}): b
   let high = 0;
   for (let i = 0; i < b.length; i++) if (b[i]! >= 0x80) high++;
   return high > b.length * MAX_LEGACY_HIGH_SHARE;
+}
+
+/**
+ * Binary formats whose files can be all printable bytes (a small uncompressed PDF is ASCII with a
+ * few high bytes): their signature decides. Formats with NULs or control bytes in their header
+ * (PNG, GIF, ZIP, WAV…) are caught by the checks that follow anyway.
+ */
+const TEXT_LIKE_BINARY_MAGIC = ['%PDF-'];
+
+function hasTextLikeBinaryMagic(b: Uint8Array | string): boolean {
+  for (const m of TEXT_LIKE_BINARY_MAGIC) {
+    if (b.length < m.length) continue;
+    let ok = true;
+    for (let i = 0; i < m.length && ok; i++) ok = (typeof b === 'string' ? b.charCodeAt(i) : b[i]) === m.charCodeAt(i);
+    if (ok) return true;
+  }
+  return false;
 }
 
 /** Length of `b` without an unfinished UTF-8 character at its end. */
@@ -102,13 +120,14 @@ function completeUtf8End(b: Uint8Array): number {
 
 /**
  * A JS string that carries bytes (read with 'latin1'/'binary'): every unit ≤ 0xFF and it
- * has NULs or the control characters of binary data. Such a string is saved as those bytes.
+ * has NULs or the control characters of binary data, or starts like a PDF. Such a string is
+ * saved as those bytes.
  */
 export function isBinaryString(s: string): boolean {
   if (s.length === 0) return false;
   // NUL anywhere: a native scan of the whole string.
   const hasNul = s.indexOf('\0') !== -1;
-  if (!hasNul) {
+  if (!hasNul && !hasTextLikeBinaryMagic(s)) {
     // Control-character share: whole string when small, else spread samples (binary without a
     // single NUL is rare, and its controls are spread through it).
     const sample = s.length <= CONTROL_SAMPLE_CHARS ? s : spreadSample(s, CONTROL_SAMPLE_CHARS);

@@ -155,6 +155,30 @@ function resolveLiteral(text: string, start: number, end: number, hasEscape: boo
   };
 }
 
+/**
+ * A JWT, JWS or JWE in compact form: base64url segments joined by dots, the first a JSON header
+ * (`{"` is `eyJ`). Not anchored at the start: in a JSON string the token may follow an escape
+ * (`\neyJ…`), whose letter joins the run.
+ */
+const JWT_RE = /eyJ[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){2,4}$/;
+
+function isUrlB64OrDot(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 45 || c === 95 || c === 46;
+}
+
+/**
+ * Is `text[st:en]` a segment of a JWT? Its signature (342 chars for RS256) decodes to random
+ * bytes like any asset, but the token is text the model may need whole.
+ */
+function inJwt(text: string, st: number, en: number): boolean {
+  if (text.charCodeAt(st - 1) !== 46 && text.charCodeAt(en) !== 46) return false;
+  let a = st;
+  while (a > 0 && isUrlB64OrDot(text.charCodeAt(a - 1))) a--;
+  let b = en;
+  while (b < text.length && isUrlB64OrDot(text.charCodeAt(b))) b++;
+  return JWT_RE.test(text.slice(a, b));
+}
+
 /** Step past a JSON escape that a run would otherwise start inside (`\n`, `\u00e9`). */
 function escapeAdjust(text: string, start: number, lo: number): number {
   let n = 0;
@@ -206,7 +230,7 @@ function scanText(text: string, from: number, to: number, inJsonString: boolean,
     return di < dataUrls && found[di]!.start < en;
   };
   const push = (st: number, en: number, body: string): void => {
-    if (en - st < MIN_BASE64_ASSET_CHARS || overlapsDataUrl(st, en)) return;
+    if (en - st < MIN_BASE64_ASSET_CHARS || overlapsDataUrl(st, en) || inJwt(text, st, en)) return;
     const parsed = parseBase64(body);
     if (!parsed || !bareOk(parsed.encoding.lineWidth ? body.replace(/\r?\n/g, '') : body, parsed.bytes)) return;
     found.push({

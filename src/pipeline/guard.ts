@@ -1,22 +1,18 @@
-import type { AssetRef, ContentKind, GuardAction, GuardOptions, GuardResult, PayloadMeta, Profile, StrategyName, SummaryRun, ToolResult } from './types.js';
-import { DEFAULT_LIMIT_TOKENS, MAX_MESSAGE_CHARS, PREVIEW_CHARS, STORE_CALL_TIMEOUT_MS, limitForContextWindow } from './limits.js';
+import type { ContentKind, GuardOptions, GuardResult, Profile, StrategyName, ToolResult } from './types.js';
+import { DEFAULT_LIMIT_TOKENS, INLINE_HEADER_ROOM_CHARS, MAX_MESSAGE_CHARS, STORE_CALL_TIMEOUT_MS, limitForContextWindow } from './limits.js';
 import { KIND_INFO, detectTextFormat } from './detect.js';
 import { DEFAULT_PROFILE, DEFAULT_STRATEGY } from './estimate/index.js';
 import { LINKED_SUFFIX, assetFileName, assetKey, inputHash, sanitizeToolName } from './layout.js';
 import { normalize, preparePayload, textSlices, type Payload, type Subject } from './normalize.js';
-import { decide, measure, measureInline, strategyCounts, type DecideContext, type Spill } from './decide.js';
-import { extractAssets, linkAssets, linkBinary, type AssetSink, type LinkedPayload } from './extract.js';
-import { SpillStoreError, isStoreError, type NameCandidate, type SpillBody, type SpillStore } from './spill-store.js';
+import { decide, inlineCuts, measureInline, type DecideContext, type Spill } from './decide.js';
+import { extractAssets, linkAssets, linkBinary, type AssetSink, type FoundAsset, type LinkedPayload } from './extract.js';
+import { SpillStoreError, isStoreError, type SpillBody, type SpillStore } from './spill-store.js';
 import { LocalSpillStore } from './store-local.js';
 import { configuredStores } from './store/s3/select.js';
-import { commitSpill, nameCandidates, withDeadline, type Commit, type StemParts } from './store.js';
+import { commitSpill, nameCandidates, withDeadline, type StemParts } from './store.js';
+import { recordOf, resultOf, summaryOrPreview, type Placed, type Shown } from './record.js';
 import { emergency, failed, fellBack } from './failure.js';
-import { buildPreview } from './preview.js';
-import { runSummary } from './summary.js';
-import { buildMessage } from './message.js';
-import { jsonSafe } from './serialize.js';
 import { errText } from './errors.js';
-import { fmtInt } from './text.js';
 
 /**
  * The guard: pass a tool result through, or spill it to the session and hand back a short
@@ -43,6 +39,10 @@ export interface HandleLargeResponseArgs {
   summaryTimeoutMs?: number;
   signal?: AbortSignal;
   now?: () => Date;
+  /** As in GuardOptions: where it is written, where it goes when that store is unavailable, the deadline per call. */
+  store?: GuardOptions['store'];
+  fallbackStore?: GuardOptions['fallbackStore'];
+  storeTimeoutMs?: number;
 }
 
 /** The limit a call decides with: explicit, else default, narrowed by the context window. */
@@ -75,7 +75,7 @@ function contextOf(options: GuardOptions): GuardContext {
     ];
     return list.map((s) => withDeadline(s, ms));
   };
-  return { options, limit, profile, strategy, stores: () => (stores ??= storesOf()) };
+  return { options, limit, profile, strategy, cutMediaBlocks: options?.cutMediaBlocks === true, stores: () => (stores ??= storesOf()) };
 }
 
 /**
@@ -99,13 +99,13 @@ export async function guardLargeResult(result: ToolResult, options: GuardOptions
 /** Lower level: spill a text already known to be large. Never throws. */
 export async function handleLargeResponse(args: HandleLargeResponseArgs): Promise<GuardResult> {
   const c = args.context ?? {};
-  const { summarize, summaryTimeoutMs, signal, now } = args;
-  const ctx = contextOf({ sessionPath: args.sessionPath, ...c, summarize, summaryTimeoutMs, signal, now });
+  const { summarize, summaryTimeoutMs, signal, now, store, fallbackStore, storeTimeoutMs } = args;
+  const ctx = contextOf({ sessionPath: args.sessionPath, ...c, summarize, summaryTimeoutMs, signal, now, store, fallbackStore, storeTimeoutMs });
   let subject: Subject | null = null;
   let spill: Spill | null = null;
   try {
-    subject = { origin: 'string', text: typeof args.text === 'string' ? args.text : String(args.text), notes: [] };
-    spill = await measure(subject.text, ctx, subject.notes);
+    subject = normalize(typeof args.text === 'string' ? args.text : String(args.text))!;
+    spill = (await decide(subject, ctx, true))!;
     return await spillPayload(subject, spill, ctx);
   } catch (err) {
     return emergency(err, subject, spill, ctx);
@@ -131,11 +131,18 @@ function storeSink(store: SpillStore): AssetSink {
   };
 }
 
+/** The assets to cut: all that are found in a result over the limit; in one that fits, those the decision chose. */
+function assetsToCut(text: string, spill: Spill, ctx: GuardContext): { assets: FoundAsset[]; json: boolean } {
+  if (spill.found) return { assets: [...spill.found.assets], json: spill.found.json };
+  const found = extractAssets(text);
+  return spill.reason === 'inline-assets' ? { assets: inlineCuts(found.assets, ctx.cutMediaBlocks), json: found.json } : found;
+}
+
 /**
  * Cut the assets out of a payload. A content problem only means the payload is saved whole (and
  * noted); a store problem is thrown, so the spill can move to the fallback store.
  */
-async function linkPhase(payload: Payload, sink: AssetSink): Promise<{ linked?: LinkedPayload; json: boolean }> {
+async function linkPhase(payload: Payload, spill: Spill, sink: AssetSink, ctx: GuardContext): Promise<{ linked?: LinkedPayload; json: boolean }> {
   try {
     if (payload.binary) return { linked: await linkBinary(payload.binary, sink), json: false };
     if (payload.text === undefined) return { json: false };
@@ -143,7 +150,7 @@ async function linkPhase(payload: Payload, sink: AssetSink): Promise<{ linked?: 
       payload.notes.push('the bytes are not valid UTF-8: saved as received, without extracting assets');
       return { json: false };
     }
-    const { assets, json } = extractAssets(payload.text);
+    const { assets, json } = assetsToCut(payload.text, spill, ctx);
     return { linked: assets.length ? await linkAssets(payload.text, assets, sink) : undefined, json };
   } catch (err) {
     if (err instanceof SpillStoreError) throw err;
@@ -152,11 +159,19 @@ async function linkPhase(payload: Payload, sink: AssetSink): Promise<{ linked?: 
   }
 }
 
-/** Inline the rest when only the assets made the result too big: it fits the limit and the message. */
+/**
+ * Inline the rest when the assets were what made it a spill: the text left fits the limit and,
+ * whole, the message. A result that fit from the start but whose rest is too long for a message
+ * is spilled with a long preview (`shownAs: 'assets'`).
+ */
 async function chooseAction(payload: Payload, linked: LinkedPayload | undefined, spill: Spill, ctx: GuardContext) {
-  if (!linked || payload.binary || linked.text.length >= MAX_MESSAGE_CHARS) return { action: 'spill' as const };
+  if (payload.binary) return { action: 'spill' as const, shownAs: 'binary' as const };
+  const fitsMessage = linked !== undefined && linked.text.length <= MAX_MESSAGE_CHARS - INLINE_HEADER_ROOM_CHARS;
+  // A big linked text is not measured: it cannot be inlined, and counting 40 MB would be slow.
+  if (!linked || (!fitsMessage && spill.reason !== 'inline-assets')) return { action: 'spill' as const };
   const inline = await measureInline(linked.text, ctx, spill.estimate.strategy);
-  return inline.tokens <= ctx.limit ? { action: 'inline-assets' as const, inlineTokens: inline.tokens } : { action: 'spill' as const };
+  if (fitsMessage && inline.tokens <= ctx.limit) return { action: 'inline-assets' as const, inlineTokens: inline.tokens };
+  return spill.reason === 'inline-assets' ? { action: 'spill' as const, shownAs: 'assets' as const, inlineTokens: inline.tokens } : { action: 'spill' as const };
 }
 
 /** The payload file: the linked form when assets were cut out (sidecar `links` rebuild the original), else the original bytes. */
@@ -166,83 +181,15 @@ function payloadFile(payload: Payload, fileKind: ContentKind, linked?: LinkedPay
   return { suffix: payload.binary || fileKind === 'json' ? LINKED_SUFFIX : KIND_INFO[fileKind].ext, body: () => linked.pieces };
 }
 
-/** A spill's payload, linked and published in one store. */
-interface Placed {
-  store: SpillStore;
-  linked?: LinkedPayload;
-  kind: ContentKind;
-  action: Exclude<GuardAction, 'pass'>;
-  inlineTokens?: number;
-  published: NameCandidate;
-  /** More names of the same stem base, if the sidecar's name turns out taken. */
-  fresh: Iterable<NameCandidate>;
-}
-
 /** Link assets, choose the action, publish the payload: the phases that write to a store. */
 async function place(payload: Payload, spill: Spill, store: SpillStore, parts: StemParts, ctx: GuardContext): Promise<Placed> {
-  const { linked, json } = await linkPhase(payload, storeSink(store));
+  const { linked, json } = await linkPhase(payload, spill, storeSink(store), ctx);
   const { kind, fileKind } = describeFormat(payload, json);
   const choice = await chooseAction(payload, linked, spill, ctx);
   const file = payloadFile(payload, fileKind, linked);
   const fresh = nameCandidates(parts, file.suffix);
   const published = await store.putPayload(fresh, file.body);
   return { store, linked, kind, ...choice, published, fresh };
-}
-
-/** A summary when the model will not see the content itself; else (or when it fails) a preview. */
-async function summaryOrPreview(placed: Placed, payload: Payload, ctx: GuardContext): Promise<{ summary?: SummaryRun; preview?: string }> {
-  const o = ctx.options;
-  const source = payload.binary ? undefined : (placed.linked?.text ?? payload.text);
-  let summary: SummaryRun | undefined;
-  if (placed.action === 'spill' && o.summarize && source !== undefined) {
-    summary = await runSummary(o.summarize, { text: source, toolName: o.toolName, toolInput: o.toolInput, focus: o.intent, timeoutMs: o.summaryTimeoutMs, signal: o.signal });
-    if (summary.status !== 'ok') payload.notes.push(`summary ${summary.status}: ${summary.error ?? ''}`.trim());
-  }
-  if (placed.action === 'inline-assets' || summary?.status === 'ok') return { summary };
-  const assets: AssetRef[] = placed.linked?.assets ?? [];
-  const preview = source !== undefined ? buildPreview(source, placed.kind, PREVIEW_CHARS) : `(binary: ${assets[0]?.mimeType ?? 'application/octet-stream'}, ${fmtInt(payload.byteLength)} bytes)`;
-  return { summary, preview };
-}
-
-/** The message for the payload's final name, and the sidecar that records it. */
-function recordOf(placed: Placed, payload: Payload, spill: Spill, shown: { summary?: SummaryRun; preview?: string }, storeNote: string | undefined, parts: StemParts, ctx: GuardContext) {
-  const o = ctx.options;
-  const { store, linked, kind, action } = placed;
-  const assets = linked?.assets ?? [];
-  const estimates = strategyCounts(payload.text, spill, ctx.profile);
-  return (c: NameCandidate) => {
-    const fileName = c.key.slice(c.key.lastIndexOf('/') + 1);
-    const message = buildMessage({
-      action, toolName: o.toolName, estimate: spill.estimate, estimateSampled: spill.sampled !== undefined, limitTokens: ctx.limit, kind,
-      bytes: payload.byteLength, sessionPath: store.location, payloadPath: store.describe(c.key), assets, summary: shown.summary,
-      preview: shown.preview, inlineText: action === 'inline-assets' ? linked?.text : undefined, inlineTokens: placed.inlineTokens, storeNote,
-    });
-    const meta: PayloadMeta = {
-      version: 1, id: c.stem, createdAt: parts.time.toISOString(), tool: o.toolName ?? parts.tool,
-      ...(o.toolInput !== undefined ? { toolInput: jsonSafe(o.toolInput) } : {}),
-      ...(o.intent ? { intent: o.intent } : {}),
-      action, payloadFile: fileName, payloadIsOriginal: !linked, ...(linked ? { linkedFile: fileName } : {}),
-      kind, bytes: payload.byteLength, chars: payload.text?.length ?? payload.byteLength, sha256: payload.sha256,
-      estimate: spill.estimate, estimates, limitTokens: ctx.limit, assets, message,
-      summaryRuns: shown.summary ? [shown.summary] : [],
-      ...(payload.notes.length ? { errors: [...payload.notes] } : {}),
-      origin: payload.origin,
-      ...(linked?.links.length ? { links: linked.links } : {}),
-    };
-    return { message, json: JSON.stringify(meta, null, 2) + '\n' };
-  };
-}
-
-function resultOf(placed: Placed, payload: Payload, spill: Spill, summary: SummaryRun | undefined, c: Commit, ctx: GuardContext): GuardResult {
-  const payloadPath = placed.store.describe(c.payload.key);
-  return {
-    action: placed.action, message: c.message, estimate: spill.estimate, limitTokens: ctx.limit, payloadPath,
-    ...(placed.linked ? { linkedPath: payloadPath } : {}),
-    ...(c.metaKey ? { metaPath: placed.store.describe(c.metaKey) } : {}),
-    assets: placed.linked?.assets ?? [],
-    ...(summary ? { summary } : {}),
-    errors: payload.notes,
-  };
 }
 
 /**
@@ -254,7 +201,7 @@ async function spillPayload(subject: Subject, spill: Spill, ctx: GuardContext): 
   const payload = preparePayload(subject, spill.text, spill.textBytes);
   const parts: StemParts = { time: o.now?.() ?? new Date(), tool: sanitizeToolName(o.toolName), inputHash: inputHash(o.toolInput) };
   const stores = ctx.stores();
-  let shown: { summary?: SummaryRun; preview?: string } | undefined;
+  let shown: Shown | undefined;
   let storeNote: string | undefined;
   for (let i = 0; i < stores.length; i++) {
     const store = stores[i]!;
@@ -269,14 +216,14 @@ async function spillPayload(subject: Subject, spill: Spill, ctx: GuardContext): 
       }
       return failed(err, payload, describeFormat(payload, false).kind, spill.estimate, ctx);
     }
-    shown ??= await summaryOrPreview(placed, payload, ctx);
-    const c = await commitSpill(store, placed.published, placed.fresh, recordOf(placed, payload, spill, shown, storeNote, parts, ctx));
+    const told = (shown ??= await summaryOrPreview(placed, payload, ctx));
+    const c = await commitSpill(store, placed.published, placed.fresh, recordOf(placed, payload, spill, told, storeNote, parts, ctx));
     if (c.error !== undefined && next && isStoreError(c.error, 'UNAVAILABLE')) {
       storeNote = fellBack(store, next, c.error, payload.notes);
       continue;
     }
     if (c.error !== undefined) payload.notes.push(`the sidecar (.meta.json) could not be written: ${errText(c.error)}`);
-    return resultOf(placed, payload, spill, shown.summary, c, ctx);
+    return resultOf(placed, payload, spill, told.summary, c, ctx);
   }
   return failed(new Error('no store to write to'), payload, describeFormat(payload, false).kind, spill.estimate, ctx);
 }

@@ -5,6 +5,8 @@ export * from './config.js';
 export * from './estimate/index.js';
 export { guardLargeResult, handleLargeResponse, resolveLimit, type HandleLargeResponseArgs } from './guard.js';
 export { safeStringify, jsonBytesUpperBound } from './serialize.js';
+export { mayCarryInlineAssets } from './decide.js';
+export { describeBinary } from './media.js';
 export { restorePayload, restoreToFile, restoreFromStore, readMeta, appendSummaryRun, metaPathFor, RestoreError } from './restore.js';
 export { buildPreview, maskBase64 } from './preview.js';
 export {

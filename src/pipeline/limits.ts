@@ -23,8 +23,18 @@ export const PREVIEW_CHARS = 2_000;
 
 /** Smallest base64 run (chars) that may be extracted as an asset. */
 export const MIN_BASE64_ASSET_CHARS = 256;
-/** Smallest raw binary (bytes) saved as an asset. */
+/** Smallest raw binary (bytes) saved as an asset: any size, since the model cannot read bytes as text. */
 export const MIN_BINARY_ASSET_BYTES = 1;
+/**
+ * Smallest asset (decoded bytes) cut out of a result that fits the limit: below it, base64 costs
+ * about as many tokens as the reference that would replace it (~40). Above the limit every
+ * asset the extractor finds is cut.
+ */
+export const MIN_INLINE_ASSET_BYTES = 256;
+/** Chars of base64 that {@link MIN_INLINE_ASSET_BYTES} take (unpadded): the run a fitting result is scanned for. */
+export const MIN_INLINE_ASSET_RUN_CHARS = Math.ceil((MIN_INLINE_ASSET_BYTES * 4) / 3);
+/** Room kept in a message for its header and asset list when a text is shown in full after it (inline-assets). */
+export const INLINE_HEADER_ROOM_CHARS = 3_000;
 
 /** Hard cap on the message the model receives, whatever else happens. */
 export const MAX_MESSAGE_CHARS = 16_000;

@@ -33,6 +33,8 @@ export interface MessageParts {
   failure?: string;
   /** Where the result went when it is not where the caller asked (a fallback store), and why. */
   storeNote?: string;
+  /** Why a spill happened when it is not the size: the result is binary, or it fits but its assets had to go and the rest is too long to show here. */
+  reason?: 'binary' | 'assets';
 }
 
 function strategyNote(e: Estimate, sampled?: boolean): string {
@@ -77,6 +79,16 @@ export function buildMessage(p: MessageParts): string {
     out.push(
       `[spillway] The result of ${tool} (${size}, limit ${fmtInt(p.limitTokens)}) carried ${p.assets.length} binary asset${p.assets.length === 1 ? '' : 's'}; ` +
         `they were saved as files and replaced by references. The rest (~${fmtInt(p.inlineTokens ?? 0)} tokens) follows in full.`,
+    );
+  } else if (p.reason === 'binary') {
+    out.push(
+      `[spillway] The result of ${tool} is binary data (${p.assets[0]?.mimeType ?? 'application/octet-stream'}, ${fmtBytes(p.bytes)}), which the model cannot read as text ` +
+        `(as base64 it would be ~${fmtInt(p.estimate.tokens)} tokens; limit ${fmtInt(p.limitTokens)}). It was saved as a file instead.`,
+    );
+  } else if (p.reason === 'assets') {
+    out.push(
+      `[spillway] The result of ${tool} (${size}, within the limit ${fmtInt(p.limitTokens)}) carried ${p.assets.length} binary asset${p.assets.length === 1 ? '' : 's'}, ` +
+        `saved as files; the rest (~${fmtInt(p.inlineTokens ?? 0)} tokens) is too long for this message, so it was saved in full, with references where the assets were.`,
     );
   } else {
     out.push(

@@ -15,10 +15,12 @@ import { isWellFormed, safeCut, toWellFormed } from './text.js';
  * | {@link textSlices} | a big string in surrogate-safe slices, to hash or write it without one whole UTF-8 copy |
  */
 
-/** A tool result as the guard works on it. */
+/** A tool result as the guard works on it. Binary is told apart here, whatever the size. */
 export type Subject =
   | { origin: 'string'; text: string; notes: string[] }
   | { origin: 'bytes'; bytes: Buffer; binary: boolean; notes: string[] }
+  /** Bytes carried in a JS string (read as 'latin1'/'binary'): saved as those bytes. */
+  | { origin: 'latin1-string'; bytes: Buffer; binary: true; notes: string[] }
   | { origin: 'json-value'; value: unknown; notes: string[] };
 
 /** What a spill saves: the original bytes, exactly, and the text the other phases read. */
@@ -48,7 +50,9 @@ function asBuffer(v: Uint8Array | ArrayBuffer): Buffer {
 export function normalize(result: ToolResult): Subject | null {
   if (result === null || result === undefined || typeof result === 'number' || typeof result === 'boolean') return null;
   const notes: string[] = [];
-  if (typeof result === 'string') return { origin: 'string', text: result, notes };
+  if (typeof result === 'string') {
+    return isBinaryString(result) ? { origin: 'latin1-string', bytes: Buffer.from(result, 'latin1'), binary: true, notes } : { origin: 'string', text: result, notes };
+  }
   if (result instanceof Uint8Array || result instanceof ArrayBuffer) {
     const bytes = asBuffer(result);
     return { origin: 'bytes', bytes, binary: isBinaryBytes(bytes), notes };
@@ -79,22 +83,17 @@ function hashData(data: string | Buffer): string {
 /**
  * The payload of a subject being spilled. `text` is the text the decision measured (the string,
  * the bytes decoded, or the JSON of a parsed value), and `textBytes` its UTF-8 size when known.
- * Binary carried in a latin1 string is saved as those bytes; lone surrogates, which UTF-8 cannot
- * hold, are saved as U+FFFD and noted.
+ * Lone surrogates, which UTF-8 cannot hold, are saved as U+FFFD and noted.
  */
 export function preparePayload(subject: Subject, text: string | undefined, textBytes?: number): Payload {
   const notes = subject.notes;
-  if (subject.origin === 'bytes') {
+  if (subject.origin === 'bytes' || subject.origin === 'latin1-string') {
     const b = subject.bytes;
-    if (subject.binary) return { origin: 'bytes', binary: b, original: b, byteLength: b.byteLength, sha256: hashData(b), textIsExact: false, notes };
-    const decoded = text ?? b.toString('utf8');
-    return { origin: 'bytes', text: decoded, original: b, byteLength: b.byteLength, sha256: hashData(b), textIsExact: isUtf8(b), notes };
+    const base = { origin: subject.origin, original: b, byteLength: b.byteLength, sha256: hashData(b), notes };
+    if (subject.binary) return { ...base, binary: b, textIsExact: false };
+    return { ...base, text: text ?? b.toString('utf8'), textIsExact: isUtf8(b) };
   }
   let t = text ?? (subject.origin === 'string' ? subject.text : '');
-  if (isBinaryString(t)) {
-    const b = Buffer.from(t, 'latin1');
-    return { origin: 'latin1-string', binary: b, original: b, byteLength: b.byteLength, sha256: hashData(b), textIsExact: false, notes };
-  }
   const byteLength = textBytes ?? Buffer.byteLength(t, 'utf8');
   // Pure ASCII (UTF-8 length = length) cannot hold a lone surrogate: skip the scan.
   if (byteLength !== t.length && !isWellFormed(t)) {

@@ -1,4 +1,5 @@
 import { errText } from './errors.js';
+import { hasBase64Run } from './base64.js';
 
 /**
  * JSON for the guard: a size bound that never builds the string, and serializers that never throw.
@@ -6,6 +7,7 @@ import { errText } from './errors.js';
  * | call | for |
  * | --- | --- |
  * | {@link jsonBytesUpperBound} | "can this value be over the limit?" without serializing it |
+ * | {@link jsonShape} | the same bound, and whether a string in it may hold base64, in one walk |
  * | {@link serializeValue} | the text of a parsed tool result: JSON.stringify, else {@link safeStringify} with a note |
  * | {@link safeStringify} | JSON of values JSON.stringify refuses (cycles, BigInt, 100,000-deep nesting) |
  * | {@link jsonSafe} | a tool input made storable in a sidecar |
@@ -16,19 +18,32 @@ import { errText } from './errors.js';
  * stops as soon as it passes `cap`. Infinity when it cannot tell (toJSON, cycles, BigInt…).
  */
 export function jsonBytesUpperBound(value: unknown, cap: number): number {
+  return jsonShape(value, cap).bytes;
+}
+
+/**
+ * {@link jsonBytesUpperBound}, and whether a string value holds a run of `runChars` chars base64
+ * could be made of (see hasBase64Run), found on the same walk. `longRun` is only complete when
+ * `bytes` is within `cap` (the walk stops past it).
+ */
+export function jsonShape(value: unknown, cap: number, runChars = Infinity): { bytes: number; longRun: boolean } {
   let total = 0;
+  let longRun = false;
   const stack: unknown[] = [value];
   let visited = 0;
   while (stack.length) {
     const v = stack.pop();
-    if (++visited > cap) return Infinity;
+    if (++visited > cap) return { bytes: Infinity, longRun };
     const t = typeof v;
-    if (t === 'string') total += plainJsonChars(v as string) + 2;
+    if (t === 'string') {
+      total += plainJsonChars(v as string) + 2;
+      if (!longRun && (v as string).length >= runChars) longRun = hasBase64Run(v as string, runChars);
+    }
     else if (t === 'number') total += numberChars(v as number);
     else if (t === 'boolean') total += 5;
     else if (v === null || t === 'undefined' || t === 'function' || t === 'symbol') total += 4; // "null" (or dropped)
     else if (t === 'object') {
-      if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return Infinity;
+      if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return { bytes: Infinity, longRun };
       if (Array.isArray(v)) {
         total += 2 + v.length;
         for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
@@ -41,10 +56,10 @@ export function jsonBytesUpperBound(value: unknown, cap: number): number {
           stack.push((v as Record<string, unknown>)[k]);
         }
       }
-    } else return Infinity;
-    if (total > cap) return total;
+    } else return { bytes: Infinity, longRun };
+    if (total > cap) return { bytes: total, longRun };
   }
-  return total;
+  return { bytes: total, longRun };
 }
 
 /** Bytes of a string's JSON text without its quotes: exact for printable ASCII, else at most 6 per char. */

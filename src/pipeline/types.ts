@@ -214,6 +214,11 @@ export interface GuardOptions {
   fallbackStore?: SpillStore;
   /** Deadline of each store call; default STORE_CALL_TIMEOUT_MS. */
   storeTimeoutMs?: number;
+  /**
+   * Also cut MCP `image`/`audio` blocks out of results that fit the limit. Off by default:
+   * multimodal clients show those blocks to the model as media, not text.
+   */
+  cutMediaBlocks?: boolean;
 }
 
 export interface GuardResult {

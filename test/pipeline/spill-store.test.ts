@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   guardLargeResult,
+  handleLargeResponse,
   LocalSpillStore,
   nameCandidates,
   readMeta,
@@ -188,6 +189,10 @@ describe('the guard writes through the store it is given', () => {
     expect(r.message).toContain('in session mem://bucket/session');
     const metaKey = keys.at(-1)!;
     expect((await restoreFromStore(mem, metaKey)).toString()).toBe(JSON.stringify(value));
+    // handleLargeResponse takes the same store
+    const h = await handleLargeResponse({ text: 'small text', sessionPath: s, store: mem, context: { toolName: 'h' } });
+    expect(h.payloadPath).toMatch(/^mem:\/\/bucket\/session\/long_responses\/\d{8}T\d{9}Z_h_[0-9a-f]{8}_0\.txt$/);
+    expect(listLong(s)).toEqual([]);
   });
 });
 
