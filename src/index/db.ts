@@ -4,16 +4,8 @@ import Database from 'better-sqlite3';
 
 export type DB = Database.Database;
 
-/**
- * Schema migrations, applied in order; `PRAGMA user_version` holds how many ran.
- * Everything but `roots` and DB-only summary runs is derived from the files, so a migration
- * that changes derived data may simply mark every source stale (`fingerprint = ''`) and let the
- * next scan re-read it.
- */
-export const MIGRATIONS: ReadonlyArray<(db: DB) => void> = [
-  // 1: roots, sessions, sources (one unit of incremental indexing), payloads, assets, FTS.
-  (db) => {
-    db.exec(`
+/** Migration 1: the tables as they were first made (later migrations alter them). */
+const SCHEMA_1_SQL = `
       CREATE TABLE roots (
         id TEXT PRIMARY KEY,
         path TEXT NOT NULL UNIQUE,
@@ -93,8 +85,17 @@ export const MIGRATIONS: ReadonlyArray<(db: DB) => void> = [
       CREATE TRIGGER payloads_ad AFTER DELETE ON payloads BEGIN
         DELETE FROM payload_fts WHERE rowid = old.rowid;
       END;
-    `);
-  },
+    `;
+
+/**
+ * Schema migrations, applied in order; `PRAGMA user_version` holds how many ran.
+ * Everything but `roots` and DB-only summary runs is derived from the files, so a migration
+ * that changes derived data may simply mark every source stale (`fingerprint = ''`) and let the
+ * next scan re-read it.
+ */
+export const MIGRATIONS: ReadonlyArray<(db: DB) => void> = [
+  // 1: roots, sessions, sources (one unit of incremental indexing), payloads, assets, FTS.
+  (db) => db.exec(SCHEMA_1_SQL),
   // 2: summary runs (some exist only here: runs made on read-only imported sessions), searchable;
   //    inline base64 bookkeeping for the waste report. Derived columns changed: re-read everything.
   (db) => {

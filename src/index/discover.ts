@@ -21,11 +21,20 @@ const SKIP_DIRS = new Set(['node_modules', '.git', 'tool-results']);
  */
 const GEMINI_HOME_DIRS = new Set(['tmp']);
 
+/** A path inside a `.gemini` folder but outside the parts of it that hold chats. */
+function outsideGeminiChats(p: string): boolean {
+  const segs = p.split(path.sep);
+  const i = segs.lastIndexOf('.gemini');
+  return i !== -1 && i < segs.length - 1 && !GEMINI_HOME_DIRS.has(segs[i + 1]!);
+}
+
 type RootKind = RootInfo['kind'];
 export type UnitKind = 'spillway' | 'claude-code' | 'codex' | 'gemini';
 
 export interface FileStat {
   path: string;
+  /** Its base name (kept: fingerprints and readers look files up by it). */
+  name: string;
   size: number;
   mtimeMs: number;
 }
@@ -80,7 +89,7 @@ export function fillStat(f: FileStat, size: number | undefined, mtimeMs: number 
  */
 export function fingerprint(files: FileStat[]): string {
   return files
-    .map((f) => (f.size === STAT_PENDING ? path.basename(f.path) : `${path.basename(f.path)}:${f.size}:${Math.floor(f.mtimeMs)}`))
+    .map((f) => (f.size === STAT_PENDING ? f.name : `${f.name}:${f.size}:${Math.floor(f.mtimeMs)}`))
     .sort()
     .join('|');
 }
@@ -246,6 +255,7 @@ class Walk {
   }
 
   private async scope(scope: string): Promise<void> {
+    if (outsideGeminiChats(scope)) return;
     const depth = posixRel(this.o.root, scope).split('/').filter(Boolean).length;
     const entries = await this.src.list(scope);
     if (entries) await this.walk(scope, depth, entries);
@@ -285,7 +295,7 @@ class Walk {
     const st = await this.src.stat(p);
     if (!st) return;
     const session: SessionRef = { path: p, name, kind, readOnly: true };
-    const files: FileStat[] = [{ path: p, size: st.size, mtimeMs: st.mtimeMs }];
+    const files: FileStat[] = [{ path: p, name: path.basename(p), size: st.size, mtimeMs: st.mtimeMs }];
     let toolResultsDir: string | undefined;
     if (kind === 'claude-code') {
       session.parentPath = claudeParentTranscript(p);
@@ -295,7 +305,7 @@ class Walk {
         if (e.type !== 'file' || e.name.startsWith('.')) continue;
         const fp = path.join(toolResultsDir, e.name);
         const fst = e.stat ?? (await this.src.stat(fp));
-        if (fst) files.push({ path: fp, size: fst.size, mtimeMs: fst.mtimeMs });
+        if (fst) files.push({ path: fp, name: e.name, size: fst.size, mtimeMs: fst.mtimeMs });
       }
     }
     this.out.sessions.set(p, session);
@@ -316,10 +326,10 @@ class Walk {
       if (!c || (onlyStem && c.stem !== onlyStem)) continue;
       let g = groups.get(c.stem);
       if (!g) groups.set(c.stem, (g = []));
-      g.push({ path: path.join(sp.longResponses, e.name), size: e.stat?.size ?? STAT_PENDING, mtimeMs: e.stat?.mtimeMs ?? STAT_PENDING });
+      g.push({ path: `${sp.longResponses}${path.sep}${e.name}`, name: e.name, size: e.stat?.size ?? STAT_PENDING, mtimeMs: e.stat?.mtimeMs ?? STAT_PENDING });
     }
     for (const [stem, files] of groups) {
-      const key = path.join(sp.longResponses, stem);
+      const key = `${sp.longResponses}${path.sep}${stem}`;
       // A unit seen before is compared by its fingerprint, so stat its anchor now. A new one is
       // read anyway: its reader takes size and mtime from the file it opens (no stat twice).
       if (this.o.known?.has(key)) {

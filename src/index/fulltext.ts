@@ -85,6 +85,8 @@ export class FullText {
   private task: Promise<FullTextRun> | null = null;
   private current: FullTextRun = { writer: 'main', rows: 0 };
   private paused = 0;
+  /** The index is closing: stop at the next batch (what is left fills in at the next open). */
+  private stopped = false;
   private wakeResume: Array<() => void> = [];
   private bulk: BulkWriter<Item[]> | null = null;
   private readonly buffers = new ReadBuffers();
@@ -129,6 +131,10 @@ export class FullText {
     if (this.bulk) this.requeue(await this.bulk.settle());
   }
 
+  stop(): void {
+    this.stopped = true;
+  }
+
   resume(): void {
     this.paused = Math.max(0, this.paused - 1);
     if (this.paused) return;
@@ -143,7 +149,7 @@ export class FullText {
 
   private async run(): Promise<void> {
     for (;;) {
-      if (this.core.closed) return;
+      if (this.stopped) return;
       const roots = this.core.q('SELECT DISTINCT root_id AS id FROM payloads WHERE fts_pending > 0').all() as Array<{ id: string }>;
       if (!roots.length) {
         // Listings pause the filler, so none wrote since this query: nothing is pending.
@@ -177,7 +183,7 @@ export class FullText {
     let after = 0;
     try {
       for (;;) {
-        if (this.core.closed) return;
+        if (this.stopped) return;
         const rows = select.all(rootId, after, FTS_BATCH_ROWS) as PendingRow[];
         if (!rows.length) break;
         const items: Item[] = [];

@@ -142,7 +142,7 @@ export function spillReader(source: SessionSource): (p: string) => Promise<strin
 
 function spillFilesOf(unit: Unit): Map<string, string> {
   const m = new Map<string, string>();
-  for (const f of unit.files) if (f.path !== unit.key) m.set(path.basename(f.path), f.path);
+  for (const f of unit.files) if (f.path !== unit.key) m.set(f.name, f.path);
   return m;
 }
 
@@ -217,7 +217,10 @@ class ClaudeTranscript {
     const call = toolUseId ? this.calls.get(toolUseId) : undefined;
     const x = await extractClaudeResult(o, b, this.spill, this.readFile);
     const id = importedPayloadId(transcript, toolUseId ?? `line${at.index}`);
+    // The MCP proxy says where it saved the payload in its result's `_meta`; Claude Code keeps that in mcpMeta.
+    const spill = isObj(o.mcpMeta) && isObj(o.mcpMeta._meta) && isObj(o.mcpMeta._meta['spillway/spill']) ? o.mcpMeta._meta['spillway/spill'] : undefined;
     const rec = await spilledOrImported(this.ctx, {
+      spillwayPath: str(spill?.payloadPath),
       id,
       tool: call?.name ?? 'unknown',
       input: call?.input,
@@ -269,7 +272,7 @@ export async function importClaude(ctx: ImportContext, unit: Unit): Promise<Unit
   if (t.badLines) warnings.push(`${unit.key}: ${t.badLines} unparsable line(s) skipped`);
   if (scan.skippedLongLines) warnings.push(`${unit.key}: ${scan.skippedLongLines} over-long line(s) skipped`);
   let hash = scan.hash;
-  for (const f of unit.files) if (f.path !== unit.key) hash += `|${path.basename(f.path)}:${f.size}`;
+  for (const f of unit.files) if (f.path !== unit.key) hash += `|${f.name}:${f.size}`;
   return { payloads: [...t.out.values()], hash, warnings, session: t.facts };
 }
 

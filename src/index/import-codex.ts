@@ -6,12 +6,13 @@
  * Codex cuts what it keeps: the `function_call_output` the model saw holds about 12 K tokens with
  * "…N tokens truncated…" in the middle, and the `item_completed` event (0.17x; `exec_command_end`
  * before) keeps up to 64 KB more. So the text indexed is the fullest of those, and the size is
- * the one Codex itself states: "Original token count: N" in an exec header, or the visible
- * tokens plus the N it says it cut (bytes then scale with tokens: an estimate).
+ * the one Codex itself states, turned back into bytes: Codex counts 4 bytes a token when it cuts
+ * (APPROX_BYTES_PER_TOKEN in codex-rs/core/src/truncate.rs), so "Original token count: N" in an
+ * exec header is about 4N bytes, and "…N tokens truncated…" is 4N bytes gone. The estimates of
+ * what is visible then scale by the bytes (an estimate, marked by nothing but its size).
  *
  * Records of types this importer does not know are skipped: the format changes often.
  */
-import { estimateTokens } from '../pipeline/index.js';
 import type { Unit } from './discover.js';
 import { type Call, MAX_FACT_LINES, factsComplete, importedPayloadId, isObj, isoOr, parseMaybeJson, str, titleOf } from './import-common.js';
 import { type ImportContext, spilledOrImported } from './import-link.js';
@@ -52,13 +53,20 @@ function eventOutput(o: Record<string, unknown>): { callId: string; text: string
   return null;
 }
 
-/** What Codex says the output was before it cut it, in tokens (null when it did not cut). */
-export function codexOriginalTokens(output: string): number | null {
+/** Bytes a token stands for when Codex cuts an output (codex-rs: APPROX_BYTES_PER_TOKEN). */
+export const CODEX_BYTES_PER_TOKEN = 4;
+
+/** What Codex says the output was before it cut it, in bytes (null when it did not cut). */
+export function codexOriginalBytes(output: string): number | null {
   const original = /^Original token count: (\d+)$/m.exec(output.slice(0, 1024));
-  if (original) return Number(original[1]);
-  const cut = /…(\d+) tokens truncated…/.exec(output);
-  if (cut) return estimateTokens(output).tokens + Number(cut[1]);
-  return null;
+  if (original) return Number(original[1]) * CODEX_BYTES_PER_TOKEN;
+  let bytes = Buffer.byteLength(output);
+  let cut = false;
+  for (const m of output.matchAll(/…(\d+) (tokens|chars) truncated…/g)) {
+    cut = true;
+    bytes += Number(m[1]) * (m[2] === 'tokens' ? CODEX_BYTES_PER_TOKEN : 1) - Buffer.byteLength(m[0]);
+  }
+  return cut ? bytes : null;
 }
 
 /** Codex's model-facing header on a call's output (`Chunk ID`/`Wall time`/`Output:`), before the body. */
@@ -169,7 +177,7 @@ async function outputRecord(ctx: ImportContext, transcript: string, r: Rollout, 
     action: 'pass',
     path: transcript,
     source,
-    originalTokens: codexOriginalTokens(out.text) ?? undefined,
+    originalBytes: codexOriginalBytes(out.text) ?? undefined,
   });
   const kind = rec.action === 'pass' ? codexKind(call, out.text) : undefined;
   if (kind) rec.kind = kind;

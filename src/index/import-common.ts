@@ -56,28 +56,28 @@ export interface ResultFields {
   /** Readable file: a spill file, or the transcript. */
   path: string;
   source: SourceLocation;
-  /** The result's size in tokens before the client cut it, when it says (Codex does): sizes are scaled up to it. */
-  originalTokens?: number;
+  /** The result's size in bytes before the client cut it, when it says (Codex does): estimates scale up to it. */
+  originalBytes?: number;
 }
 
 /** One imported tool result as a payload record: size, kind, checked token count, base64 runs, lines. */
 export async function importedRecord(o: ResultFields): Promise<PayloadRecord> {
   const checked = await checkedEstimates(o.text);
   const visibleBytes = Buffer.byteLength(o.text);
-  // A cut result: the client's own count of the original, and bytes and estimates in proportion.
-  const scale = o.originalTokens !== undefined && o.originalTokens > checked.tokens ? o.originalTokens / Math.max(1, checked.tokens) : 1;
+  // A cut result: its original size as the client states it, and the estimates of what is visible in proportion.
+  const scale = o.originalBytes !== undefined && o.originalBytes > visibleBytes ? o.originalBytes / Math.max(1, visibleBytes) : 1;
   const estimates = scale === 1 ? checked.estimates : Object.fromEntries(Object.entries(checked.estimates).map(([k, v]) => [k, Math.ceil((v ?? 0) * scale)]));
   return {
     id: o.id,
     tool: o.tool,
     createdAt: o.createdAt,
-    bytes: Math.ceil(visibleBytes * scale),
+    bytes: scale === 1 ? visibleBytes : o.originalBytes!,
     action: o.action,
     kind: detectTextKind(o.text),
     assets: [],
     input: o.input,
     estimates,
-    tokens: scale === 1 ? checked.tokens : o.originalTokens!,
+    tokens: Math.ceil(checked.tokens * scale),
     path: o.path,
     message: clip(o.seen, MAX_MESSAGE_CHARS_INDEXED),
     binary: false,

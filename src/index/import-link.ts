@@ -24,21 +24,24 @@ export interface ImportContext {
 /** Spillway's message names the payload as `Absolute path: <path>` (as text, or JSON-escaped inside structured content). */
 const ABSOLUTE_PATH_RE = /Absolute path: ((?:[A-Za-z]:)?[\\/][^\n"]*?)(?=\\n|\\"|\n|"|$)/;
 
+/** `p` if it names a Spillway payload file (`…/long_responses/<stem>.<ext>`, absolute), else null. */
+export function asSpillwayPayloadPath(p: string | undefined): string | null {
+  if (!p || !path.isAbsolute(p)) return null;
+  const c = classifyLongResponseFile(path.basename(p));
+  return c && c.kind === 'payload' && path.basename(path.dirname(p)) === LONG_RESPONSES_DIR ? p : null;
+}
+
 /** The payload a Spillway message points to: its path, when `text` is such a message. */
 export function spillwayPayloadPath(text: string): string | null {
   if (!text.includes('[spillway]')) return null;
   const m = ABSOLUTE_PATH_RE.exec(text);
-  if (!m) return null;
   // Inside JSON a backslash is doubled: a Windows path comes out as C:\\Users\\…
-  const p = m[1]!.trim().replace(/\\\\/g, '\\');
-  const c = classifyLongResponseFile(path.basename(p));
-  if (!c || c.kind !== 'payload' || path.basename(path.dirname(p)) !== LONG_RESPONSES_DIR || !path.isAbsolute(p)) return null;
-  return p;
+  return m ? asSpillwayPayloadPath(m[1]!.trim().replace(/\\\\/g, '\\')) : null;
 }
 
 /** The payload record for one imported result: linked to Spillway's saved payload when the result is Spillway's message. */
-export async function spilledOrImported(ctx: ImportContext, f: ResultFields): Promise<PayloadRecord> {
-  const target = spillwayPayloadPath(f.seen);
+export async function spilledOrImported(ctx: ImportContext, f: ResultFields & { spillwayPath?: string }): Promise<PayloadRecord> {
+  const target = asSpillwayPayloadPath(f.spillwayPath) ?? spillwayPayloadPath(f.seen);
   const linked = target ? await ctx.resolveSpill(target) : null;
   if (!linked) return importedRecord(f);
   return {

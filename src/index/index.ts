@@ -254,6 +254,7 @@ export class SpillIndex {
   /** Stop watching, finish the running listing, stop the full-text filler (it resumes at the next open), close the database. */
   async close(): Promise<void> {
     if (this.core.closed) return;
+    this.fullText.stop();
     await this.unwatch();
     await this.scanner.listed();
     this.core.closed = true;

@@ -44,8 +44,9 @@ function isDir(p: string): boolean {
 /**
  * The agents' own session folders under a home folder, where they exist: Claude Code's
  * `projects` (under `$CLAUDE_CONFIG_DIR`, default `~/.claude`), Codex's `sessions` (under
- * `$CODEX_HOME`, default `~/.codex`) and Gemini CLI's `~/.gemini`. Hidden folders are never
- * walked into inside a root; these are roots of their own, so they are.
+ * `$CODEX_HOME`, default `~/.codex`) and Gemini CLI's `~/.gemini/tmp` (its chats; the rest of
+ * `~/.gemini` is settings and credentials, which a root would let the inspector read). Hidden
+ * folders are never walked into inside a root; these are roots of their own, so they are.
  */
 export function agentHomeRoots(env: { HOME?: string; USERPROFILE?: string; CLAUDE_CONFIG_DIR?: string; CODEX_HOME?: string }): string[] {
   const home = env.HOME || env.USERPROFILE;
@@ -53,7 +54,7 @@ export function agentHomeRoots(env: { HOME?: string; USERPROFILE?: string; CLAUD
   const candidates = [
     path.join(env.CLAUDE_CONFIG_DIR ? path.resolve(env.CLAUDE_CONFIG_DIR) : path.join(home, '.claude'), 'projects'),
     path.join(env.CODEX_HOME ? path.resolve(env.CODEX_HOME) : path.join(home, '.codex'), 'sessions'),
-    path.join(home, '.gemini'),
+    path.join(home, '.gemini', 'tmp'),
   ];
   return candidates.filter(isDir);
 }
@@ -169,6 +170,8 @@ export class Roots {
   syncAuto(paths: string[] | null): RootInfo[] {
     const wanted = new Set<string>();
     for (const p of paths ?? []) {
+      // The user's own root at that path stays as the user made it.
+      if (this.rootFor(p)?.auto === false) continue;
       try {
         const r = this.add(p, { readOnly: true, auto: true });
         if (r.auto) wanted.add(r.id);

@@ -20,7 +20,7 @@ export interface RootInfo {
   readOnly?: boolean;
   /**
    * Opened by default (an agent's own sessions folder found in $HOME: `~/.claude/projects`,
-   * `~/.codex/sessions`, `~/.gemini`), not chosen by the user; `--no-default-roots` drops it.
+   * `~/.codex/sessions`, `~/.gemini/tmp`), not chosen by the user; `--no-default-roots` drops it.
    */
   auto?: boolean;
 }

@@ -88,9 +88,17 @@ export class Scanner {
   /** Both phases; with `waitForFullText` false, resolves once listed (full text fills in behind). */
   scan(opts: ScanOptions = {}, waitForFullText = true): Promise<ScanResult> {
     const t0 = performance.now();
+    // Listening from the start: the filler begins as soon as the listing ends.
+    const mine = opts.rootId ? new Set([opts.rootId]) : null;
+    const listener = (p: IndexProgressEvent) => {
+      if (!mine || mine.has(p.rootId)) opts.onProgress?.(p);
+    };
+    const listen = Boolean(opts.onProgress) && waitForFullText;
+    if (listen) this.fullText.listeners.add(listener);
     const listed = this.queue.then(() => this.list(opts, t0));
     this.queue = listed.catch(() => undefined);
-    return waitForFullText ? listed.then((res) => this.search(res, opts, t0)) : listed;
+    if (!waitForFullText) return listed;
+    return listed.then((res) => this.search(res, t0)).finally(() => this.fullText.listeners.delete(listener));
   }
 
   /** Resolves when the listing scans queued so far are done. */
@@ -123,18 +131,9 @@ export class Scanner {
     return res;
   }
 
-  /** Phase 2: wait for full-text search of what was listed, reporting its progress for the scanned roots. */
-  private async search(res: ScanResult, opts: ScanOptions, t0: number): Promise<ScanResult> {
-    const mine = opts.rootId ? new Set([opts.rootId]) : null;
-    const listener = (p: IndexProgressEvent) => {
-      if (!mine || mine.has(p.rootId)) opts.onProgress?.(p);
-    };
-    if (opts.onProgress) this.fullText.listeners.add(listener);
-    try {
-      res.writer = (await this.fullText.fill()).writer;
-    } finally {
-      this.fullText.listeners.delete(listener);
-    }
+  /** Phase 2: wait for full-text search of what was listed. */
+  private async search(res: ScanResult, t0: number): Promise<ScanResult> {
+    res.writer = (await this.fullText.fill()).writer;
     res.seconds = (performance.now() - t0) / 1000;
     return res;
   }
@@ -309,7 +308,7 @@ export class Scanner {
     if (!c) return null;
     const files = [];
     for (const p of [payloadPath, path.join(dir, c.stem + META_SUFFIX), path.join(dir, c.stem + LINKED_SUFFIX)]) {
-      if (await this.core.source.stat(p)) files.push({ path: p, size: STAT_PENDING, mtimeMs: STAT_PENDING });
+      if (await this.core.source.stat(p)) files.push({ path: p, name: path.basename(p), size: STAT_PENDING, mtimeMs: STAT_PENDING });
     }
     const session = { path: path.dirname(dir), name: path.basename(path.dirname(dir)), kind: 'spillway' as const, readOnly: true };
     const unit: Unit = { key: path.join(dir, c.stem), kind: 'spillway', session, files, stem: c.stem };

@@ -1,4 +1,3 @@
-import crypto from 'node:crypto';
 import path from 'node:path';
 import { LINKED_SUFFIX, META_SUFFIX, confine, parseStem } from '../pipeline/index.js';
 import type { AssetRef, ContentKind, PayloadMeta, StrategyName, SummaryRun } from '../pipeline/types.js';
@@ -16,7 +15,7 @@ import {
   scaleEstimates,
   stableId,
 } from './text.js';
-import { type FileWindow, type ReadBuffers, readWindow } from './window.js';
+import { type FileWindow, type ReadBuffers, UnitHash, readWindow } from './window.js';
 
 /** Largest sidecar read; a bigger one is not something the guard wrote. */
 export const MAX_META_BYTES = 16 * 1024 * 1024;
@@ -60,7 +59,7 @@ export interface MetaRead {
  * Parse a sidecar defensively: a hand-edited or half-written meta must not break a scan. One
  * ranged read; with `hash`, the raw bytes are fed to it too.
  */
-export async function readMeta(source: SessionSource, file: string, o: { hash?: crypto.Hash; buffers?: ReadBuffers } = {}): Promise<MetaRead> {
+export async function readMeta(source: SessionSource, file: string, o: { hash?: UnitHash; buffers?: ReadBuffers } = {}): Promise<MetaRead> {
   let text: string;
   let size: number;
   let mtimeMs: number;
@@ -186,10 +185,10 @@ export async function readSpillwayUnit(source: SessionSource, unit: Unit, buffer
   const stem = unit.stem!;
   // The walk built the key from the resolved session folder: `<session>/long_responses/<stem>`.
   const sp = { session: unit.session.path, longResponses: path.dirname(unit.key) };
-  const byName = new Map(unit.files.map((f) => [path.basename(f.path), f]));
+  const byName = new Map(unit.files.map((f) => [f.name, f]));
   const names = new Set(byName.keys());
   const metaName = stem + META_SUFFIX;
-  const h = crypto.createHash('sha256');
+  const h = new UnitHash();
   let meta: PayloadMeta | null = null;
   const metaStat = byName.get(metaName);
   if (metaStat) {
@@ -201,7 +200,7 @@ export async function readSpillwayUnit(source: SessionSource, unit: Unit, buffer
   const m = (meta ?? {}) as Partial<Record<keyof PayloadMeta, unknown>>;
   const payloadName = payloadFileOf(stem, m, names);
   // A sidecar without its payload: deleted by hand, or not written yet. Nothing to show.
-  if (!payloadName) return { payloads: [], hash: h.digest('hex'), warnings };
+  if (!payloadName) return { payloads: [], hash: h.digest(), warnings };
   const payloadPath = path.join(sp.longResponses, payloadName);
   // The sidecar is written last, as the commit marker: without it the spill did not finish.
   if (!metaStat) warnings.push(`${payloadPath}: incomplete spill (no ${META_SUFFIX} sidecar: still being written, or its writer stopped)`);
@@ -213,13 +212,13 @@ export async function readSpillwayUnit(source: SessionSource, unit: Unit, buffer
     facts = await payloadFacts(source, payloadPath, byName.get(payloadName)!, m, complete ? undefined : { hash: h, buffers });
   } catch (err) {
     warnings.push(`${payloadPath}: ${(err as Error).message}`);
-    return { payloads: [], hash: h.digest('hex'), warnings };
+    return { payloads: [], hash: h.digest(), warnings };
   }
   if (facts.win) estimates = { ...(await estimateFile(source, payloadPath, facts.win)), ...estimates };
   const linkedName = linkedFileOf(stem, m, names);
   const rec = spillwayRecord({ stem, sessionDir: sp.session, longResponses: sp.longResponses, m, meta, payloadName, facts, estimates });
   if (linkedName) rec.linkedPath = path.join(sp.longResponses, linkedName);
-  return { payloads: [rec], hash: h.digest('hex'), warnings };
+  return { payloads: [rec], hash: h.digest(), warnings };
 }
 
 /**
@@ -232,7 +231,7 @@ async function payloadFacts(
   file: string,
   st: FileStat,
   m: Partial<Record<keyof PayloadMeta, unknown>>,
-  read?: { hash: crypto.Hash; buffers?: ReadBuffers },
+  read?: { hash: UnitHash; buffers?: ReadBuffers },
 ): Promise<PayloadFileFacts> {
   if (read) {
     const win = await readWindow(source, file, read);
@@ -278,7 +277,8 @@ function spillwayRecord(o: {
   const kindRaw = str(m.kind);
   const kind: ContentKind = kindRaw && KINDS.has(kindRaw) ? (kindRaw as ContentKind) : facts.win?.binary ? 'binary' : kindFromFileName(o.payloadName);
   return {
-    id: spillwayPayloadId(o.longResponses, o.stem),
+    // o.longResponses is resolved already (the walk built it so): the id spillwayPayloadId gives, without resolving again.
+    id: stableId('p', `${o.longResponses}/${o.stem}`),
     tool: tool ?? parsed?.tool ?? 'tool',
     createdAt: createdAt ?? (parsed?.time ?? new Date(0)).toISOString(),
     bytes: num(m.bytes) ?? facts.size,

@@ -39,11 +39,27 @@ export class ReadBuffers {
   }
 }
 
+/**
+ * A unit's content fingerprint, built from its pieces: each buffer hashed once with `crypto.hash`
+ * (setting up a streaming Hash costs more than hashing a 4 KB sidecar), strings kept as they are.
+ * It only tells "changed" from "same", so SHA-1 is plenty.
+ */
+export class UnitHash {
+  private readonly parts: string[] = [];
+  update(data: Buffer | string): this {
+    this.parts.push(typeof data === 'string' ? data : crypto.hash('sha1', data, 'base64'));
+    return this;
+  }
+  digest(): string {
+    return this.parts.join('|');
+  }
+}
+
 export interface WindowOptions {
   headBytes?: number;
   tailBytes?: number;
-  /** Fed every byte read (and the size): one digest per unit instead of several. */
-  hash?: crypto.Hash;
+  /** Fed every byte read (and the size). */
+  hash?: UnitHash;
   buffers?: ReadBuffers;
 }
 

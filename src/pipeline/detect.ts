@@ -294,8 +294,8 @@ export interface TextFormat {
   wrappers: TextWrapper[];
 }
 
-/** Claude Code's Read prefix (`→`, right-aligned number), or cat -n / nl's (space-padded number, tab). */
-const NUMBERED_LINE_RE = /^ *(\d{1,9})→|^ +(\d{1,9})\t/;
+/** Claude Code's Read prefix (`→`, right-aligned number; since 2.1.x a bare number and a tab), or cat -n / nl's (space-padded number, tab). */
+const NUMBERED_LINE_RE = /^ *(\d{1,9})→|^ *(\d{1,9})\t/;
 /** Lines sampled to decide that a text is a numbered listing. */
 const NUMBERED_SNIFF_LINES = 200;
 /**
@@ -306,8 +306,8 @@ const NUMBERED_SNIFF_LINES = 200;
 const MIN_NUMBERED_SHARE = 0.6;
 /** Share of consecutive numbered lines counting up by one: a real listing, not a column of ids. */
 const MIN_SEQUENTIAL_SHARE = 0.9;
-/** Codex CLI's exec header; the command's output follows `Output:` (and its own line count). */
-const EXEC_HEADER_RE = /^Chunk ID: [^\n]*\nWall time: [^\n]*\n(?:(?!Output:)[^\n]*\n){0,4}Output:\n(?:Total output lines: \d+\n\n?)?/;
+/** Codex CLI's exec header (an MCP call's output has no `Chunk ID:` line); the output follows `Output:` (and its own line count). */
+const EXEC_HEADER_RE = /^(?:Chunk ID: [^\n]*\n)?Wall time: [^\n]*\n(?:(?!Output:)[^\n]*\n){0,4}Output:\n(?:Total output lines: \d+\n\n?)?/;
 /** Chars of a text searched for the exec header. */
 const EXEC_HEADER_MAX_CHARS = 1024;
 /** Wrappers unwrapped at most (an exec output holding a numbered listing is two). */
@@ -331,6 +331,8 @@ function isNumberedListing(head: string): boolean {
     lines++;
     const m = NUMBERED_LINE_RE.exec(line);
     if (!m) continue;
+    // A bare `1\t` (Claude Code's Read since 2.1.x) must start the text: a TSV's running-id column follows its header.
+    if (m[2] !== undefined && !line.startsWith(' ') && numbered === 0 && lines > 1) return false;
     numbered++;
     const n = Number(m[1] ?? m[2]);
     if (prev !== -1) {

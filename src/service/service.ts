@@ -31,7 +31,7 @@ import {
   stemTime,
 } from '../pipeline/index.js';
 import type { AssetRef, SummaryOutput, SummaryRun } from '../pipeline/types.js';
-import { IndexError, openIndex, type SpillIndex } from '../index/index.js';
+import { IndexError, agentHomeRoots, openIndex, type SpillIndex } from '../index/index.js';
 import type { Readable } from 'node:stream';
 import { RoutedSource } from '../index/s3.js';
 import { S3Reads, isS3Path } from './s3-read.js';
@@ -114,6 +114,12 @@ export interface CreateServiceOptions {
   dbPath?: string;
   /** Roots to register (persisted in the index). With none given and none registered, the app-data sessions root. */
   roots?: string[];
+  /**
+   * The agents' own session folders in $HOME (`~/.claude/projects`, `~/.codex/sessions`,
+   * `~/.gemini/tmp`, where they exist): true opens them read-only, marked auto; false drops the ones
+   * opened so before; unset leaves them as they are. From the CLI or config, never the HTTP API.
+   */
+  defaultRoots?: boolean;
   /** App-data folder; default `appPaths(env).root` ($SPILLWAY_HOME or the OS default). */
   appDataDir?: string;
   env?: NodeJS.ProcessEnv;
@@ -330,8 +336,9 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
         throw new ServiceError('BAD_REQUEST', `cannot add root ${abs}: ${(err as Error).message}`);
       }
     }
-    const userRoots = () => index.listRoots().filter((r) => !isInside(paths.scratch, r.path));
+    const userRoots = () => index.listRoots().filter((r) => !r.auto && !isInside(paths.scratch, r.path));
     if (userRoots().length === 0) index.addRoot(paths.sessions);
+    if (opts.defaultRoots !== undefined) index.syncAutoRoots(opts.defaultRoots ? agentHomeRoots(env) : null);
     // Scratch sessions (dropped files) live in their own root, so the viewer can open them.
     if (!index.listRoots().some((r) => isInside(r.path, paths.scratch))) index.addRoot(paths.scratch);
     for (const r of index.listRoots()) allowRootArea(r);
@@ -708,8 +715,8 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
       }
       // The sidecar is the record (Spillway sessions); imported read-only sessions have none, so
       // their runs go to app data. Either way the index can be rebuilt without losing a run.
-      // A bucket is never written to: runs on its payloads go to app data too.
-      const metaPath = detail.meta && detail.path && !isS3Path(detail.path) ? metaPathOf(detail) : undefined;
+      // A bucket is never written to (S3 roots are read-only): runs on its payloads go to app data too.
+      const metaPath = detail.meta && detail.path && !detail.readOnly && !isS3Path(detail.path) ? metaPathOf(detail) : undefined;
       if (metaPath) {
         try {
           guard.resolve(metaPath, { what: 'meta path' });

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { appPaths } from '../../pipeline/index.js';
 import { openIndex } from '../../index/index.js';
-import type { IndexStats } from '../../service/contract.js';
+import type { IndexProgressEvent, IndexStats } from '../../service/contract.js';
 
 /** Redraw the progress bar at most this often (a TTY write per unit would cost more than the unit). */
 const PROGRESS_REDRAW_MS = 80;
@@ -19,10 +19,66 @@ function human(bytes: number): string {
   return `${v.toFixed(i === 0 ? 0 : 1)} ${units[i]}`;
 }
 
+/** What `spillway index` shows while a root is scanned: a bar per phase on a terminal, a line per phase otherwise. */
+class Progress {
+  private lastDraw = 0;
+  private phase: IndexProgressEvent['phase'] | null = null;
+  private last = { done: 0, total: 0 };
+  private readonly t0 = performance.now();
+
+  constructor(
+    private readonly label: string,
+    private readonly tty: boolean,
+    private readonly quiet: boolean,
+  ) {}
+
+  private static title(phase: IndexProgressEvent['phase']): string {
+    return phase === 'fulltext' ? 'full-text search' : 'listing';
+  }
+
+  update(p: IndexProgressEvent): void {
+    if (this.quiet) return;
+    const phase = p.phase ?? 'list';
+    if (phase !== this.phase) {
+      if (this.phase) this.end();
+      this.phase = phase;
+    }
+    this.last = { done: p.done, total: p.total };
+    this.draw(false);
+  }
+
+  private draw(force: boolean): void {
+    if (!this.tty || !this.phase) return;
+    const now = Date.now();
+    if (!force && now - this.lastDraw < PROGRESS_REDRAW_MS) return;
+    this.lastDraw = now;
+    const { done, total } = this.last;
+    const cells = Math.round((total ? Math.min(1, done / total) : 0) * BAR_CELLS);
+    process.stderr.write(`\r\x1b[2K${this.label} ${Progress.title(this.phase)} [${'#'.repeat(cells)}${'.'.repeat(BAR_CELLS - cells)}] ${done}/${total}`);
+  }
+
+  /** The phase in progress is over: finish its bar, or print its line. */
+  end(): void {
+    if (this.quiet || !this.phase) return;
+    const seconds = ((performance.now() - this.t0) / 1000).toFixed(2);
+    if (this.tty) {
+      this.last.done = this.last.total;
+      this.draw(true);
+      process.stderr.write(` ${seconds} s\n`);
+    } else {
+      const what = this.phase === 'fulltext' ? `${this.last.total} payload(s) searchable` : `${this.last.total} unit(s) listed`;
+      process.stderr.write(`spillway: ${this.label}: ${Progress.title(this.phase)} done, ${what}, at ${seconds} s\n`);
+    }
+    this.phase = null;
+  }
+}
+
 /**
  * `spillway index DIR... [--db FILE] [--json]`: register each DIR as a root (a folder of
  * sessions, one session, one file, or Claude Code's `~/.claude/projects`) and bring the index up
- * to date. Progress goes to stderr on a TTY; `--json` prints the totals as one JSON line.
+ * to date: every payload listed first, then full-text search. Progress of both phases goes to
+ * stderr (a bar on a terminal, one line per phase otherwise); `--json` prints only the totals,
+ * as one JSON line.
  */
 export function register(program: Command): void {
   program
@@ -30,21 +86,11 @@ export function register(program: Command): void {
     .description('index sessions (Spillway, Claude Code, Codex, Gemini) into the inspector\'s SQLite database')
     .argument('<dir...>', 'sessions folder, session folder, single file, or ~/.claude/projects')
     .option('--db <file>', 'index database (default: the app-data folder\'s index.sqlite)')
-    .option('--json', 'print {"sessions","payloads","assets","bytes","seconds"} as JSON')
+    .option('--json', 'print {"sessions","payloads","assets","bytes","seconds"} as JSON (and no progress)')
     .action(async (dirs: string[], opts: { db?: string; json?: boolean }) => {
       const dbPath = path.resolve(opts.db ?? appPaths().db);
       const index = openIndex({ dbPath });
-      const tty = Boolean(process.stderr.isTTY) && !opts.json;
-      let lastDraw = 0;
-      const draw = (label: string, done: number, total: number, force = false) => {
-        if (!tty) return;
-        const now = Date.now();
-        if (!force && now - lastDraw < PROGRESS_REDRAW_MS) return;
-        lastDraw = now;
-        const share = total ? Math.min(1, done / total) : 0;
-        const cells = Math.round(share * BAR_CELLS);
-        process.stderr.write(`\r\x1b[2K${label} [${'#'.repeat(cells)}${'.'.repeat(BAR_CELLS - cells)}] ${done}/${total}`);
-      };
+      const tty = Boolean(process.stderr.isTTY);
       try {
         for (const w of index.warnings) process.stderr.write(`spillway: ${w}\n`);
         const rootIds: string[] = [];
@@ -58,17 +104,9 @@ export function register(program: Command): void {
         const total: IndexStats = { sessions: 0, payloads: 0, assets: 0, bytes: 0, seconds: 0 };
         for (const rootId of rootIds) {
           const root = index.listRoots().find((r) => r.id === rootId)!;
-          const label = path.basename(root.path) || root.path;
-          let last = { done: 0, total: 0 };
-          const res = await index.scan({
-            rootId,
-            onProgress: (p) => {
-              last = p;
-              draw(label, p.done, p.total);
-            },
-          });
-          draw(label, last.total, last.total, true);
-          if (tty) process.stderr.write('\n');
+          const progress = new Progress(path.basename(root.path) || root.path, tty, Boolean(opts.json));
+          const res = await index.scan({ rootId, onProgress: (p) => progress.update(p) });
+          progress.end();
           for (const w of res.warnings) process.stderr.write(`spillway: ${w}\n`);
           total.sessions += res.sessions;
           total.payloads += res.payloads;

@@ -12,6 +12,20 @@ function parsePort(v: string): number {
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 
+/** Set (to anything but empty, 0, false or no) to not open the agents' own session folders by default. */
+export const NO_DEFAULT_ROOTS_ENV = 'SPILLWAY_NO_DEFAULT_ROOTS';
+
+/**
+ * Whether to open the agents' session folders in $HOME (see CreateServiceOptions.defaultRoots):
+ * off when the flag or the env var says so (and the ones opened before are dropped), on when no
+ * --root is given, left as they are otherwise.
+ */
+export function defaultRootsChoice(flag: boolean, roots: string[], env: NodeJS.ProcessEnv): boolean | undefined {
+  const envOff = /^(?!(0|false|no)$).+/i.test((env[NO_DEFAULT_ROOTS_ENV] ?? '').trim());
+  if (!flag || envOff) return false;
+  return roots.length === 0 ? true : undefined;
+}
+
 /** A second stop signal within this window is the same Ctrl+C delivered twice, not "force quit". */
 const DUPLICATE_SIGNAL_MS = 1_000;
 
@@ -43,6 +57,7 @@ export function register(program: Command): void {
     .option('--port <n>', 'port (0 = a free one)', parsePort, 0)
     .option('--db <file>', 'index database (default: <app data>/index.sqlite)')
     .option('--open', 'open the system browser at the URL')
+    .option('--no-default-roots', `do not open ~/.claude/projects, ~/.codex/sessions and ~/.gemini/tmp (read-only) when no --root is given; also ${NO_DEFAULT_ROOTS_ENV}=1`)
     .addOption(new Option('--token <token>', 'use this token instead of a random one (16+ URL-safe chars)').env('SPILLWAY_TOKEN').hideHelp())
     .addOption(new Option('--static-dir <dir>', 'serve this built UI instead of dist/renderer').hideHelp())
     .addHelpText(
@@ -50,14 +65,17 @@ export function register(program: Command): void {
       `
 Prints the URL (with its token) on the first line of stdout, then keeps serving until
 SIGINT/SIGTERM. Without --root and with no root registered yet, the app-data sessions
-folder is used. Requests without the token get 401; only loopback Host/Origin are accepted.`,
+folder is used. Without --root, the agents' own session folders that exist in $HOME are
+opened too, read-only: ~/.claude/projects, ~/.codex/sessions and ~/.gemini/tmp.
+Requests without the token get 401; only loopback Host/Origin are accepted.`,
     )
-    .action(async (opts: { root: string[]; port: number; db?: string; open?: boolean; token?: string; staticDir?: string }) => {
+    .action(async (opts: { root: string[]; port: number; db?: string; open?: boolean; defaultRoots: boolean; token?: string; staticDir?: string }) => {
       const warn = (m: string) => process.stderr.write(`spillway serve: ${m}\n`);
       const service = createInspectorService({
         transport: 'http',
         // A bucket root stays a URL (s3://bucket/prefix); folders are resolved.
         roots: opts.root.map((r) => (/^s3:\/\//i.test(r) ? r : path.resolve(r))),
+        defaultRoots: defaultRootsChoice(opts.defaultRoots, opts.root, process.env),
         dbPath: opts.db ? path.resolve(opts.db) : undefined,
         onWarning: warn,
       });
@@ -82,9 +100,11 @@ folder is used. Requests without the token get 401; only loopback Host/Origin ar
       }
       process.stdout.write(`${server.url}\n`);
       const roots = await service.listRoots({});
+      const auto = roots.filter((r) => r.auto);
       process.stderr.write(
         `spillway serve: index ${service.dbPath}\n` +
-          roots.map((r) => `spillway serve: root ${r.path} (${r.kind})\n`).join('') +
+          roots.map((r) => `spillway serve: root ${r.path} (${r.kind}${r.readOnly ? ', read-only' : ''}${r.auto ? ', opened by default' : ''})\n`).join('') +
+          (auto.length ? `spillway serve: ${auto.length} agent session folder(s) opened read-only by default; --no-default-roots or ${NO_DEFAULT_ROOTS_ENV}=1 turns that off\n` : '') +
           'spillway serve: press Ctrl+C to stop\n',
       );
       if (opts.open) openBrowser(server.url, warn);
