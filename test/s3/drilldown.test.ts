@@ -3,33 +3,22 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { guardLargeResult } from '../../src/pipeline/index.js';
-import { closeBuckets } from '../../src/pipeline/store/s3/index.js';
 import { GREP_TOOL, QUERY_TOOL, READ_TOOL, createDrillDownTools } from '../../src/integrations/mcp/drilldown.js';
-import { s3Suite, startGateway, type Gateway } from '../helpers/ceph.js';
+import { s3Suite } from '../helpers/ceph.js';
+import { useGateway } from '../helpers/ceph-fixture.js';
 
 const run = promisify(execFile);
 const REPO = path.resolve(import.meta.dirname, '..', '..');
 const textOf = (r: Record<string, unknown>) => ((r.content as Array<{ text: string }>)[0]!.text);
 
 s3Suite('the MCP drill-down tools on a spill that lives in a bucket', () => {
-  let gw: Gateway;
-  let tmp: string;
-  beforeAll(async () => {
-    gw = await startGateway();
-    Object.assign(process.env, gw.env);
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-s3drill-'));
-  });
-  afterAll(async () => {
-    await closeBuckets();
-    await gw?.stop();
-    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-  });
+  const f = useGateway('s3drill');
 
   it('reads, greps and queries the object by its URL and by its file name; other URLs are refused', async () => {
-    const store = `s3://${gw.bucket}/agents`;
-    const sessionDir = path.join(tmp, 'proxy-session');
+    const store = `s3://${f.gw.bucket}/agents`;
+    const sessionDir = path.join(f.tmp, 'proxy-session');
     const rows = Array.from({ length: 3_000 }, (_, i) => ({ id: i, name: `item-${i}`, status: i % 7 === 0 ? 'failed' : 'ok' }));
     const result = { content: [{ type: 'text', text: JSON.stringify(rows) }] };
     const g = (await guardLargeResult(result, { sessionPath: sessionDir, toolName: 'list_items', store }))!;
@@ -52,7 +41,7 @@ s3Suite('the MCP drill-down tools on a spill that lives in a bucket', () => {
     expect(textOf(q)).toMatch(/failed/);
 
     // The handle CLI takes the object's URL too (restored from the bucket, sha256-checked).
-    const { stdout } = await run('npx', ['tsx', '--conditions=source', 'src/cli/main.ts', 'handle', 'put', g.payloadPath!, '--session', path.join(tmp, 'h'), '--json'], {
+    const { stdout } = await run('npx', ['tsx', '--conditions=source', 'src/cli/main.ts', 'handle', 'put', g.payloadPath!, '--session', path.join(f.tmp, 'h'), '--json'], {
       cwd: REPO,
       env: { ...process.env },
     });
@@ -60,7 +49,7 @@ s3Suite('the MCP drill-down tools on a spill that lives in a bucket', () => {
     expect(receipt.handle).toMatch(/^h_/);
     expect(receipt.rows).toBe(1); // the MCP result object as received (the proxy's query unwraps it; the CLI keeps it)
 
-    for (const bad of [`s3://${gw.bucket}/other/proxy-session/long_responses/${path.basename(g.payloadPath!)}`, `s3://${gw.bucket}/agents/proxy-session/long_responses/../../x.txt`]) {
+    for (const bad of [`s3://${f.gw.bucket}/other/proxy-session/long_responses/${path.basename(g.payloadPath!)}`, `s3://${f.gw.bucket}/agents/proxy-session/long_responses/../../x.txt`]) {
       const r = await tools.call(READ_TOOL, { path: bad }, signal);
       expect(r.isError, bad).toBe(true);
     }

@@ -2,45 +2,28 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { guardLargeResult } from '../../src/pipeline/index.js';
-import { resolveS3Settings } from '../../src/pipeline/store/s3/config.js';
-import { S3Objects } from '../../src/pipeline/store/s3/client.js';
-import { closeBuckets } from '../../src/pipeline/store/s3/index.js';
 import { openIndex } from '../../src/index/index.js';
 import { runSync } from '../../src/cli/commands/sync.js';
-import { s3Suite, startGateway, type Gateway } from '../helpers/ceph.js';
+import { s3Suite } from '../helpers/ceph.js';
+import { useGateway } from '../helpers/ceph-fixture.js';
 
 s3Suite('an S3 bucket as an index root', () => {
-  let gw: Gateway;
-  let s3: S3Objects;
-  let tmp: string;
+  const f = useGateway('s3idx');
   const allKeys = async (prefix: string) => {
     const out: string[] = [];
-    for await (const page of s3.list(prefix)) out.push(...page.map((o) => `${o.key} ${o.etag}`));
+    for await (const page of f.s3.list(prefix)) out.push(...page.map((o) => `${o.key} ${o.etag}`));
     return out.sort();
   };
-  beforeAll(async () => {
-    gw = await startGateway();
-    Object.assign(process.env, gw.env);
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-s3idx-'));
-    process.env.SPILLWAY_HOME = path.join(tmp, 'home');
-    s3 = new S3Objects(resolveS3Settings(`s3://${gw.bucket}`, { env: gw.env }));
-  });
-  afterAll(async () => {
-    s3?.destroy();
-    await closeBuckets();
-    await gw?.stop();
-    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-  });
 
   async function upload(session: string, n: number, bytes = 60_000) {
-    const dir = path.join(tmp, session);
+    const dir = path.join(f.tmp, session);
     for (let i = 0; i < n; i++) {
       const text = `${session} payload ${i} ` + crypto.randomBytes(bytes / 2).toString('hex');
       await guardLargeResult(text, { sessionPath: dir, toolName: `tool_${i % 3}` });
     }
-    const r = await runSync({ store: `s3://${gw.bucket}/idx`, session: [dir] });
+    const r = await runSync({ store: `s3://${f.gw.bucket}/idx`, session: [dir] });
     expect(r.failed).toBe(0);
     return dir;
   }
@@ -49,10 +32,10 @@ s3Suite('an S3 bucket as an index root', () => {
     await upload('s-one', 5);
     await upload('s-two', 3, 3 * 1024 * 1024);
     const before = await allKeys('idx/');
-    const index = openIndex({ dbPath: path.join(tmp, 'index.sqlite') });
+    const index = openIndex({ dbPath: path.join(f.tmp, 'index.sqlite') });
     try {
-      const root = index.addRoot(`s3://${gw.bucket}/idx/`);
-      expect(root.path).toBe(`s3://${gw.bucket}/idx`);
+      const root = index.addRoot(`s3://${f.gw.bucket}/idx/`);
+      expect(root.path).toBe(`s3://${f.gw.bucket}/idx`);
       expect(root.readOnly).toBe(true);
       const first = await index.scan({ rootId: root.id });
       expect(first.warnings).toEqual([]);
@@ -78,15 +61,15 @@ s3Suite('an S3 bucket as an index root', () => {
       const one = sessions.find((x) => x.name === 's-one')!;
       const victim = (await index.getPayload(rows.find((r) => r.tool === 'tool_1' && r.sessionId === one.id)!.id))!;
       const key = (p: string) => p.replace(/^s3:\/\/?[^/]+\//, '');
-      await s3.deleteKeys([key(victim.path), key(victim.path).replace(/\.[^./]+$/, '.meta.json')]);
-      await s3.putIfAbsent('idx/s-two/long_responses/20261201T000000000Z_half_00000000_0.txt', 'half written');
+      await f.s3.deleteKeys([key(victim.path), key(victim.path).replace(/\.[^./]+$/, '.meta.json')]);
+      await f.s3.putIfAbsent('idx/s-two/long_responses/20261201T000000000Z_half_00000000_0.txt', 'half written');
       const mark = await allKeys('idx/');
       const third = await index.scan({ rootId: root.id });
       expect(third.removed).toBe(1);
       expect(third.added).toBe(2);
       expect(third.warnings.join('\n')).toMatch(/incomplete spill \(no \.meta\.json sidecar/);
       expect(index.listPayloads({ limit: 100 }).rows.some((r) => r.id === victim.row.id)).toBe(false);
-      expect(victim.path).toMatch(new RegExp(`^s3:/+${gw.bucket}/idx/s-one/long_responses/`));
+      expect(victim.path).toMatch(new RegExp(`^s3:/+${f.gw.bucket}/idx/s-one/long_responses/`));
 
       // Content comes from the bucket, never from a local path.
       const big = index.listPayloads({ limit: 100 }).rows.find((r) => r.bytes > 1_000_000)!;

@@ -5,30 +5,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { guardLargeResult } from '../../src/pipeline/index.js';
-import { closeBuckets, openBucket } from '../../src/pipeline/store/s3/index.js';
+import { openBucket } from '../../src/pipeline/store/s3/index.js';
 import { createInspectorService, type InspectorService } from '../../src/service/service.js';
 import { startServer } from '../../src/server/server.js';
-import { s3Suite, startGateway, type Gateway } from '../helpers/ceph.js';
+import { s3Suite } from '../helpers/ceph.js';
+import { useGateway } from '../helpers/ceph-fixture.js';
 
 const REPO = path.resolve(import.meta.dirname, '..', '..');
 const png = (n: number) => Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), crypto.randomBytes(n)]);
 
 s3Suite('the inspector on a bucket root', () => {
-  let gw: Gateway;
-  let tmp: string;
-  let store: string;
-  const children: ChildProcess[] = [];
-  /** Every S3 request the process makes: method, key, Range header. */
-  const requests: Array<{ method: string; path: string; range?: string }> = [];
-  let bigText: string;
-  let image: Buffer;
-
+  const f = useGateway('s3serve');
   beforeAll(async () => {
-    gw = await startGateway();
-    Object.assign(process.env, gw.env);
-    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-s3serve-'));
-    process.env.SPILLWAY_HOME = path.join(tmp, 'home');
-    store = `s3://${gw.bucket}/team`;
+    store = `s3://${f.gw.bucket}/team`;
     const objects = await openBucket(store);
     objects.client.middlewareStack.add(
       (next) => async (args) => {
@@ -38,7 +27,7 @@ s3Suite('the inspector on a bucket root', () => {
       },
       { step: 'finalizeRequest', name: 'testRequestLog' },
     );
-    const session = path.join(tmp, 'agent-7');
+    const session = path.join(f.tmp, 'agent-7');
     bigText = Array.from({ length: 400_000 }, (_, i) => `line ${i} ${'x'.repeat(90)}`).join('\n');
     image = png(80_000);
     await guardLargeResult(bigText, { sessionPath: session, toolName: 'read_log', store });
@@ -50,17 +39,21 @@ s3Suite('the inspector on a bucket root', () => {
   });
   afterAll(async () => {
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-    await closeBuckets();
-    await gw?.stop();
-    if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
   });
+  let store: string;
+  const children: ChildProcess[] = [];
+  /** Every S3 request the process makes: method, key, Range header. */
+  const requests: Array<{ method: string; path: string; range?: string }> = [];
+  let bigText: string;
+  let image: Buffer;
+
 
   it('lists, reads windows by Range GET (never the whole object), streams assets, polls for new spills, writes nothing', async () => {
     process.env.SPILLWAY_S3_POLL_MS = '300';
     let service: InspectorService | undefined;
     let server: Awaited<ReturnType<typeof startServer>> | undefined;
     try {
-      service = createInspectorService({ transport: 'http', roots: [store], dbPath: path.join(tmp, 'index.sqlite'), scanOnStart: false });
+      service = createInspectorService({ transport: 'http', roots: [store], dbPath: path.join(f.tmp, 'index.sqlite'), scanOnStart: false });
       await service.ready;
       const roots = await service.listRoots({});
       const root = roots.find((r) => r.path === store)!;
@@ -107,7 +100,7 @@ s3Suite('the inspector on a bucket root', () => {
 
       // A new spill shows up by polling, with no call from us.
       const seen = new Promise<void>((resolve) => service!.on('onDidIndex', () => resolve()));
-      await guardLargeResult('late result ' + 'z'.repeat(100_000), { sessionPath: path.join(tmp, 'agent-8'), toolName: 'late', store });
+      await guardLargeResult('late result ' + 'z'.repeat(100_000), { sessionPath: path.join(f.tmp, 'agent-8'), toolName: 'late', store });
       await seen;
       expect((await service.listPayloads({ limit: 10 })).rows.map((r) => r.tool).sort()).toEqual(['late', 'read_log', 'screenshot']);
       // Only the guard above wrote (its PUTs); the service made none.
@@ -121,9 +114,9 @@ s3Suite('the inspector on a bucket root', () => {
   });
 
   it('`spillway serve --root s3://…` registers the bucket as a read-only root', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', path.join(REPO, 'src/cli/main.ts'), 'serve', '--root', store, '--db', path.join(tmp, 'cli.sqlite')], {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', path.join(REPO, 'src/cli/main.ts'), 'serve', '--root', store, '--db', path.join(f.tmp, 'cli.sqlite')], {
       cwd: REPO,
-      env: { ...process.env, SPILLWAY_HOME: path.join(tmp, 'home-cli') },
+      env: { ...process.env, SPILLWAY_HOME: path.join(f.tmp, 'home-cli') },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     children.push(child);

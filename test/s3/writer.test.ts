@@ -1,29 +1,19 @@
 import crypto from 'node:crypto';
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { resolveS3Settings } from '../../src/pipeline/store/s3/config.js';
-import { S3Objects } from '../../src/pipeline/store/s3/client.js';
+import { expect, it } from 'vitest';
 import { S3SessionWriter, newClaimToken } from '../../src/pipeline/store/s3/writer.js';
 import { S3_SINGLE_PUT_MAX_BYTES } from '../../src/pipeline/store/s3/config.js';
-import { s3Suite, startGateway, type Gateway } from '../helpers/ceph.js';
+import { s3Suite } from '../helpers/ceph.js';
+import { useGateway } from '../helpers/ceph-fixture.js';
 
 s3Suite('S3SessionWriter: claims, create-only files, sidecar last', () => {
-  let gw: Gateway;
-  let objects: S3Objects;
-  beforeAll(async () => {
-    gw = await startGateway();
-    objects = new S3Objects(resolveS3Settings(`s3://${gw.bucket}/w`, { env: gw.env }));
-  });
-  afterAll(async () => {
-    objects?.destroy();
-    await gw?.stop();
-  });
+  const f = useGateway('s3writer');
 
   it('multipart payloads racing for the same names never overwrite each other', async () => {
     // Each writer walks the same candidate stems; Ceph ignores If-None-Match on multipart, so only
     // the claim keeps them apart. Every payload is over the single-PUT size: all go up in parts.
     const writers = 6;
     const size = S3_SINGLE_PUT_MAX_BYTES + 1024 * 1024;
-    const writer = new S3SessionWriter(objects, { bucket: gw.bucket, prefix: 'w' }, 'race');
+    const writer = new S3SessionWriter(f.s3, { bucket: f.gw.bucket, prefix: 'w' }, 'race');
     const outcomes = await Promise.all(
       Array.from({ length: writers }, async (_, w) => {
         const body = Buffer.alloc(size, w + 1);
@@ -39,18 +29,18 @@ s3Suite('S3SessionWriter: claims, create-only files, sidecar last', () => {
     );
     expect(new Set(outcomes.map((o) => o.stem)).size).toBe(writers);
     for (const { w, stem } of outcomes) {
-      const head = await objects.head(writer.keys.file(`${stem}.txt`));
+      const head = await f.s3.head(writer.keys.file(`${stem}.txt`));
       expect(head!.size).toBe(size);
       expect(head!.etag).toMatch(/-\d+$/);
-      const { bytes } = await objects.getRange(writer.keys.file(`${stem}.txt`), size - 8, size);
+      const { bytes } = await f.s3.getRange(writer.keys.file(`${stem}.txt`), size - 8, size);
       expect([...bytes]).toEqual(new Array(8).fill(w + 1));
-      const meta = JSON.parse((await objects.get(writer.keys.file(`${stem}.meta.json`)))!.toString());
+      const meta = JSON.parse((await f.s3.get(writer.keys.file(`${stem}.meta.json`)))!.toString());
       expect(meta.writer).toBe(w);
     }
   });
 
   it('a claim with the same token resumes; another token is refused', async () => {
-    const writer = new S3SessionWriter(objects, { bucket: gw.bucket, prefix: 'w' }, 'resume');
+    const writer = new S3SessionWriter(f.s3, { bucket: f.gw.bucket, prefix: 'w' }, 'resume');
     const t = newClaimToken();
     expect(await writer.claim('s_1', t)).toBe('new');
     expect(await writer.claim('s_1', t)).toBe('resumed');
@@ -62,18 +52,18 @@ s3Suite('S3SessionWriter: claims, create-only files, sidecar last', () => {
     await writer.putSidecar('s_1.meta.json', '{"a":1}');
     await writer.putSidecar('s_1.meta.json', '{"a":1}', { resumed: true });
     await expect(writer.putSidecar('s_1.meta.json', '{"a":2}', { resumed: true })).rejects.toMatchObject({ code: 'EXISTS' });
-    expect((await objects.get(writer.keys.file('s_1.txt')))!.toString()).toBe('payload');
+    expect((await f.s3.get(writer.keys.file('s_1.txt')))!.toString()).toBe('payload');
   });
 
   it('assets: identical bytes are reused, a damaged object under the name is repaired', async () => {
-    const writer = new S3SessionWriter(objects, { bucket: gw.bucket, prefix: 'w' }, 'assets');
+    const writer = new S3SessionWriter(f.s3, { bucket: f.gw.bucket, prefix: 'w' }, 'assets');
     const bytes = crypto.randomBytes(50_000);
     const sha = crypto.createHash('sha256').update(bytes).digest('hex');
     const name = `${sha.slice(0, 32)}.png`;
     expect(await writer.putAsset(name, bytes, sha)).toEqual({ reused: false });
     expect(await writer.putAsset(name, bytes, sha)).toEqual({ reused: true });
-    await objects.putOverwrite(writer.keys.file(`assets/${name}`), bytes.subarray(0, 100)); // truncated by someone
+    await f.s3.putOverwrite(writer.keys.file(`assets/${name}`), bytes.subarray(0, 100)); // truncated by someone
     expect(await writer.putAsset(name, bytes, sha)).toEqual({ reused: false });
-    expect((await objects.get(writer.keys.file(`assets/${name}`)))!.equals(bytes)).toBe(true);
+    expect((await f.s3.get(writer.keys.file(`assets/${name}`)))!.equals(bytes)).toBe(true);
   });
 });

@@ -51,6 +51,7 @@ export interface CallOptions {
 }
 
 export type Body = string | Uint8Array;
+export type PutOptions = CallOptions & { contentType?: string; metadata?: Record<string, string> };
 export type Pieces = Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>;
 
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED']);
@@ -139,20 +140,17 @@ export class S3Objects {
     return new S3StoreError(code, redactSecrets(`${where}: ${why}`, this.settings.secrets).slice(0, 300), status);
   }
 
+  /** One PutObject; `createOnly` adds `If-None-Match: *`. Returns the ETag. */
+  private async put(key: string, body: Body, createOnly: boolean, o: PutOptions): Promise<string> {
+    const input = { Bucket: this.bucket, Key: key, Body: body, ContentType: o.contentType, Metadata: o.metadata, ...(createOnly ? { IfNoneMatch: '*' } : {}) };
+    const r = await this.call('PUT', key, (abortSignal) => this.client.send(new PutObjectCommand(input), { abortSignal }), o);
+    return unquote(r.ETag);
+  }
+
   /** Create-only PUT. True when created, false when the key already existed (412). */
-  async putIfAbsent(key: string, body: Body, o: CallOptions & { contentType?: string; metadata?: Record<string, string> } = {}): Promise<{ created: boolean; etag: string }> {
+  async putIfAbsent(key: string, body: Body, o: PutOptions = {}): Promise<{ created: boolean; etag: string }> {
     try {
-      const r = await this.call(
-        'PUT',
-        key,
-        (abortSignal) =>
-          this.client.send(
-            new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, IfNoneMatch: '*', ContentType: o.contentType, Metadata: o.metadata }),
-            { abortSignal },
-          ),
-        o,
-      );
-      return { created: true, etag: unquote(r.ETag) };
+      return { created: true, etag: await this.put(key, body, true, o) };
     } catch (err) {
       if (err instanceof S3StoreError && err.code === 'EXISTS') return { created: false, etag: '' };
       throw err;
@@ -160,17 +158,8 @@ export class S3Objects {
   }
 
   /** Unconditional PUT: only for content-addressed keys, where the right bytes are defined by the name. */
-  async putOverwrite(key: string, body: Body, o: CallOptions & { contentType?: string; metadata?: Record<string, string> } = {}): Promise<string> {
-    const r = await this.call(
-      'PUT',
-      key,
-      (abortSignal) =>
-        this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: body, ContentType: o.contentType, Metadata: o.metadata }), {
-          abortSignal,
-        }),
-      o,
-    );
-    return unquote(r.ETag);
+  putOverwrite(key: string, body: Body, o: PutOptions = {}): Promise<string> {
+    return this.put(key, body, false, o);
   }
 
   /**
@@ -179,7 +168,7 @@ export class S3Objects {
    * is aborted when no part finishes within it. Ceph 16 ignores If-None-Match here, so the caller
    * must own the name first.
    */
-  async upload(key: string, pieces: Pieces, o: CallOptions & { contentType?: string; metadata?: Record<string, string> } = {}): Promise<void> {
+  async upload(key: string, pieces: Pieces, o: PutOptions = {}): Promise<void> {
     const ms = o.timeoutMs ?? this.settings.timeoutMs;
     const controller = new AbortController();
     const body = Readable.from(toBuffers(pieces), { objectMode: false, highWaterMark: 1024 * 1024 });
