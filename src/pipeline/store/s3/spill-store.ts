@@ -66,7 +66,11 @@ export class S3SpillStore implements SpillStore {
   readonly location: string;
   readonly settings: S3Settings;
   readonly storeUrl: string;
+  /** Which store's health this is (the same URL on another endpoint is another store). */
+  readonly healthKey: string;
   private writerP?: Promise<S3SessionWriter>;
+  /** Claim tokens of payloads written and not yet committed, by stem. */
+  private readonly tokens = new Map<string, string>();
 
   constructor(
     url: string | S3Location,
@@ -76,6 +80,7 @@ export class S3SpillStore implements SpillStore {
   ) {
     this.settings = resolveS3Settings(url, opts);
     this.storeUrl = formatS3Url(this.settings.location);
+    this.healthKey = `${this.settings.endpoint ?? this.settings.region} ${this.storeUrl}`;
     this.location = formatS3Url(this.settings.location, sessionKeys(this.settings.location, session).session);
   }
 
@@ -132,7 +137,7 @@ export class S3SpillStore implements SpillStore {
 
   /** Run one store operation; S3 errors become SpillStoreErrors, and a store found unusable is skipped for a while. */
   private async op<T>(key: SpillKey | undefined, fn: (w: S3SessionWriter) => Promise<T>): Promise<T> {
-    const skip = downReason(this.storeUrl);
+    const skip = downReason(this.healthKey);
     if (skip) throw new SpillStoreError('UNAVAILABLE', `${this.storeUrl} is unavailable: ${skip}`, key);
     try {
       return await fn(await this.writer());
@@ -140,12 +145,12 @@ export class S3SpillStore implements SpillStore {
       if (err instanceof SpillStoreError) throw err;
       if (err instanceof S3StoreError) {
         const code = err.code === 'EXISTS' ? 'EXISTS' : err.code === 'NOT_FOUND' ? 'NOT_FOUND' : 'UNAVAILABLE';
-        if (code === 'UNAVAILABLE') markDown(this.storeUrl, err.message);
+        if (code === 'UNAVAILABLE') markDown(this.healthKey, err.message);
         throw new SpillStoreError(code, err.message, key);
       }
       // The SDK failing to load or to sign (no credentials found): the store cannot be used now.
       const msg = (err as Error)?.message ?? String(err);
-      markDown(this.storeUrl, msg);
+      markDown(this.healthKey, msg);
       throw new SpillStoreError('UNAVAILABLE', `${this.storeUrl}: ${msg}`.slice(0, 300), key);
     }
   }
@@ -160,10 +165,10 @@ export class S3SpillStore implements SpillStore {
           await w.putFile(rel, body(), o);
         } catch (err) {
           // The stem is ours but the payload did not make it: sync can resume the claim.
-          const k = `${this.storeUrl}\n${this.session}\n${baseOf(c.stem)}`;
-          abandoned.set(k, [...(abandoned.get(k) ?? []), { stem: c.stem, token }]);
+          this.abandon(c.stem, token);
           throw err;
         }
+        this.tokens.set(c.stem, token);
         return c;
       }
       throw new SpillStoreError('FAILED', 'no free name');
@@ -172,8 +177,23 @@ export class S3SpillStore implements SpillStore {
 
   async putSidecar(key: SpillKey, json: string, o: StoreCallOptions = {}): Promise<void> {
     const rel = this.rel(key);
-    await this.op(key, (w) => w.putSidecar(rel, json, o));
-    markUp(this.storeUrl);
+    const stem = rel.slice(0, -META_SUFFIX.length);
+    const token = this.tokens.get(stem);
+    this.tokens.delete(stem);
+    try {
+      await this.op(key, (w) => w.putSidecar(rel, json, o));
+    } catch (err) {
+      // The sidecar may even have landed (an answer lost on the way back): sync resumes this
+      // claim, and finds it, instead of uploading the spill a second time under another name.
+      if (token) this.abandon(stem, token);
+      throw err;
+    }
+    markUp(this.healthKey);
+  }
+
+  private abandon(stem: string, token: string): void {
+    const k = `${this.storeUrl}\n${this.session}\n${baseOf(stem)}`;
+    abandoned.set(k, [...(abandoned.get(k) ?? []), { stem, token }]);
   }
 
   /** Only after a sidecar name was taken by a writer that did not claim the stem (claims make this rare). */
@@ -189,6 +209,7 @@ export class S3SpillStore implements SpillStore {
         const { stream } = await w.objects.getStream(w.keys.file(fromRel), undefined, o);
         await w.putFile(rel, stream as AsyncIterable<Uint8Array>, o);
         await w.objects.deleteKeys([w.keys.file(fromRel)], o);
+        this.tokens.set(c.stem, token);
         return c;
       }
       throw new SpillStoreError('FAILED', 'no free name');
@@ -244,7 +265,7 @@ export class S3SpillStore implements SpillStore {
               stem,
               remoteSession: store.session,
               ...(claim && parseStem(claim.stem) ? { remoteStem: claim.stem, token: claim.token } : {}),
-              reason: downReason(store.storeUrl) ?? 'the store was unavailable',
+              reason: downReason(store.healthKey) ?? 'the store was unavailable',
               at: new Date().toISOString(),
             },
             env,
