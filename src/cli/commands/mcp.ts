@@ -49,7 +49,7 @@ export function register(program: Command): void {
         focusArg: opts.focusArg,
         guard: guardWith(opts),
         client: opts.client,
-        localTools: opts.drillDown === false ? undefined : (session, sessionDir) => createDrillDownTools({ session, sessionDir }),
+        localTools: opts.drillDown === false ? undefined : (session, sessionDir) => createDrillDownTools({ session, sessionDir, store: opts.store }),
         quiet: opts.quiet,
       });
       const onSignal = (sig: NodeJS.Signals) => proxy.signal(sig);
