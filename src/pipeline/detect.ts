@@ -258,7 +258,7 @@ export function detectDelimiter(lines: string[]): string | null {
     if (cells.filter((c) => c.length === first).length < rows.length * MIN_CSV_CONSISTENT_SHARE) continue;
     if (first === 2 && cells.some((c) => c.some((f) => f.trim().split(/\s+/).length > 3))) continue;
     // A delimiter that only ends the lines (`key: value,` in a dump) makes no second column.
-    if (first === 2 && cells.filter((c) => c[1]!.trim() === '').length * 2 > rows.length) continue;
+    if (first === 2 && cells.filter((c) => (c[1] ?? '').trim() === '').length * 2 > rows.length) continue;
     best = d;
     bestCols = first;
   }

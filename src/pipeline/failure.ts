@@ -6,7 +6,7 @@ import type { Spill } from './decide.js';
 import { nameCandidates, type StemParts } from './store.js';
 import { isStoreError, type SpillStore } from './spill-store.js';
 import { buildPreview } from './preview.js';
-import { buildMessage, capMessage } from './message.js';
+import { buildMessage, capMessage, readMoreAdvice } from './message.js';
 import { errText } from './errors.js';
 import { fmtInt } from './text.js';
 
@@ -91,7 +91,7 @@ export async function emergency(err: unknown, subject: Subject | null, spill: Sp
   const message = capMessage(
     `[spillway] The tool result${o?.toolName ? ` of \`${o.toolName}\`` : ''} was withheld because the guard hit an internal error (${why}).` +
       (bytes !== undefined ? ` It was ${fmtInt(bytes)} bytes.` : '') +
-      (saved ? ` The raw result was saved to ${saved} (read it with Read/Grep).` : ' It could not be saved.'),
+      (saved ? ` The raw result was saved to ${saved}. ${readMoreAdvice(o?.readMore)}` : ' It could not be saved.'),
   );
   return {
     action: 'spill',

@@ -57,17 +57,22 @@ describe('the hook inside real Claude Code: built-in tools', () => {
   const readText = makeText(70_000, (i) => `line ${i}: the quarterly report lists revenue ${i * 13} for region ${i % 17}`);
   const csv = Buffer.from(makeText(400_000, (i) => `row ${i},${Math.sin(i).toFixed(6)},value-${i * 7},${i % 3 ? 'ok' : 'FAIL'}`));
   const small = 'hello world\n'.repeat(10);
+  // Under the limit by size, but most of it a base64 blob the model could only read as text.
+  const blob = Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 2654435761) >>> 24));
+  const withBlob = `thumbnail follows\n${blob.toString('base64')}\nend of listing\n`;
 
   beforeAll(async () => {
     cwd = tmpDir('spillway-cc-hook-cwd-');
     fs.writeFileSync(path.join(cwd, 'report70k.txt'), readText);
     fs.writeFileSync(path.join(cwd, 'rows400k.csv'), csv);
     fs.writeFileSync(path.join(cwd, 'small.txt'), small);
+    fs.writeFileSync(path.join(cwd, 'blob.txt'), withBlob);
     web = await startWebPage(tmpDir('spillway-web-'), `<html><body>${'<p>paragraph</p>'.repeat(1000)}</body></html>`);
     const steps: AnthropicStep[] = [
       { toolUses: [{ id: 'toolu_01read70k', name: 'Read', input: { file_path: path.join(cwd, 'report70k.txt') } }] },
       { toolUses: [{ id: 'toolu_01bashcat', name: 'Bash', input: { command: `cat ${path.join(cwd, 'rows400k.csv')}`, description: 'rows that FAIL' } }] },
       { toolUses: [{ id: 'toolu_01readsmall', name: 'Read', input: { file_path: path.join(cwd, 'small.txt') } }] },
+      { toolUses: [{ id: 'toolu_01bashblob', name: 'Bash', input: { command: `cat ${path.join(cwd, 'blob.txt')}`, description: 'show the listing' } }] },
       { toolUses: [{ id: 'toolu_01grep', name: 'Grep', input: { pattern: 'FAIL', path: cwd, output_mode: 'content', head_limit: 0 } }] },
       { toolUses: [{ id: 'toolu_01webfetch', name: 'WebFetch', input: { url: web.url, prompt: 'list the paragraphs' } }] },
       { toolUses: [{ id: 'toolu_01websearch', name: 'WebSearch', input: { query: 'spillway dam design' } }] },
@@ -152,6 +157,17 @@ describe('the hook inside real Claude Code: built-in tools', () => {
     expect(got).not.toContain('[spillway]');
     expect(got).toContain('1\thello world\n2\thello world');
     expect(hookAttachments(run).find((a) => a.toolUseID === 'toolu_01readsmall')?.stdout ?? '').toBe('');
+  });
+
+  it('a small Bash output carrying base64: the model receives the text with the blob replaced by an asset reference', async () => {
+    const got = textOf(received(d, 'toolu_01bashblob'));
+    expect(got).toContain('[spillway]');
+    expect(got).toContain('thumbnail follows');
+    expect(got).toContain('end of listing');
+    expect(got).toContain('[spillway asset: ');
+    expect(got).not.toContain(blob.toString('base64').slice(0, 120));
+    // Byte for byte what Bash gave the hook (Claude Code trims the output's final newline).
+    expect((await restorePayload(savedFile(got))).toString('utf8')).toBe(withBlob.trimEnd());
   });
 
   it('Grep, WebFetch, WebSearch and Agent: each answer in its own shape reaches the model', () => {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { guardLargeResult, MAX_MESSAGE_CHARS } from '../../src/pipeline/index.js';
+import { guardLargeResult, MAX_MESSAGE_CHARS, restorePayload } from '../../src/pipeline/index.js';
 import { handleClaudeCodeHook, readPersisted, toolResultsDir, type ClaudeCodeHookOutcome } from '../../src/integrations/hooks/claude-code.js';
 import { cliArgs, makeLog, makePng, testEnv, tmpDir } from './helpers.js';
 
@@ -277,6 +277,26 @@ describe('spillway hook claude-code: answers in each tool’s own shape', () => 
     const other = await hook(event('mcp__fs__read_text_file', {}, notice.replace(file, '/etc/passwd'), transcript));
     expect(other.output).toBeUndefined();
     expect(other.note).toMatch(/saved copy could not be read/);
+  });
+
+  it('small Bash output carrying base64: the blob is cut out to an asset and the rest shown (inline-assets), restorable', async () => {
+    const png = makePng(24, 5);
+    const stdout = `$ cat thumb.b64\n${png.toString('base64')}\n$ echo done\ndone\n`;
+    const r = await hook(event('Bash', { command: 'cat thumb.b64; echo done' }, bash(stdout)));
+    const answer = r.output!.hookSpecificOutput.updatedToolOutput as { stdout: string };
+    expect(r.guard!.action).toBe('inline-assets');
+    expect(answer.stdout).not.toContain(png.toString('base64').slice(0, 100));
+    expect(answer.stdout).toContain('$ echo done');
+    expect(fs.readFileSync(r.guard!.assets[0]!.path).equals(png)).toBe(true);
+    expect((await restorePayload(r.guard!.payloadPath!)).toString('utf8')).toBe(stdout);
+  });
+
+  it('small Bash output that is binary (cat of a GIF): saved as an asset and described, never shown as text', async () => {
+    const gif = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+    const stdout = gif.toString('latin1').repeat(4);
+    const r = await hook(event('Bash', { command: 'cat pixel.gif' }, bash(stdout)));
+    expect(r.output, 'a binary string must not reach the model').toBeDefined();
+    expect(messageIn(r)).toMatch(/binary|GIF/i);
   });
 
   it('small results: no output', async () => {

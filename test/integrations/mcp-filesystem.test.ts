@@ -184,6 +184,30 @@ describe('spillway mcp in front of @modelcontextprotocol/server-filesystem', () 
     expect(answer.rows.length).toBe(3);
   });
 
+  it('a small text carrying a data URL: the blob is cut out to an asset, the rest reaches the client (inline-assets)', async () => {
+    const thumb = makePng(24, 7);
+    const note = `note: thumbnail attached\n<img src="data:image/png;base64,${thumb.toString('base64')}">\nend of note\n`;
+    fs.writeFileSync(path.join(data, 'note.md'), note);
+    expect(Buffer.byteLength(note)).toBeLessThan(12_000); // under the limit by size: it used to pass as is
+    const [r, d] = await both('read_text_file', { path: path.join(data, 'note.md') });
+    expect(JSON.stringify(d)).toContain(thumb.toString('base64'));
+    expect(JSON.stringify(r)).not.toContain(thumb.toString('base64').slice(0, 200));
+    expect(textOf(r)).toContain('note: thumbnail attached');
+    expect(textOf(r)).toContain('end of note');
+    const spill = spillOf(r)!;
+    expect(spill.action).toBe('inline-assets');
+    const meta = JSON.parse(fs.readFileSync(spill.metaPath!, 'utf8')) as { assets: Array<{ path: string; mimeType: string }> };
+    expect(fs.readFileSync(meta.assets.find((a) => a.mimeType === 'image/png')!.path).equals(thumb)).toBe(true);
+    expectBoundedAndValid('read_text_file', r);
+  });
+
+  it('a small image that fits passes untouched (clients show it as media)', async () => {
+    const small = makePng(8, 3);
+    fs.writeFileSync(path.join(data, 'small.png'), small);
+    const [r, d] = await both('read_media_file', { path: path.join(data, 'small.png') });
+    expect(r).toEqual(d);
+  });
+
   it('passes small results untouched', async () => {
     fs.writeFileSync(path.join(data, 'small.txt'), 'tiny file\n');
     const [r, d] = await both('read_text_file', { path: path.join(data, 'small.txt') });

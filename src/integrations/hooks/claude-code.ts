@@ -5,7 +5,9 @@ import {
   buildPreview,
   handleLargeResponse,
   fmtBytes,
+  isBinaryString,
   isInside,
+  mayCarryInlineAssets,
   resolveLimit,
   MAX_MESSAGE_CHARS,
   PREVIEW_CHARS,
@@ -106,6 +108,14 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 /** The session folder a hook event spills into. */
 export function claudeCodeSessionDir(sessionId: string | undefined, sessionsRoot = appPaths().sessions): string {
   return path.join(sessionsRoot, `claude-code_${sanitizeToolName(sessionId || 'unknown')}`);
+}
+
+/**
+ * A text under the limit still goes to the guard when it may hold base64 worth cutting out or is
+ * binary carried in a string (`cat` of an image): the model can use neither as text, at any size.
+ */
+function fitsAsText(text: string, limit: number): boolean {
+  return sizeOf(text) <= limit && !mayCarryInlineAssets(text) && !isBinaryString(text);
 }
 
 function sizeOf(v: unknown): number {
@@ -227,12 +237,12 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
   }
   if (reading.kind === 'mcp-blocks') {
     // What the model reads as text, plus what its images cost (by pixels, not base64).
-    if (sizeOf(reading.text) + reading.images.length * MCP_IMAGE_TOKENS <= limit) return {};
-  } else if (!reading.persisted && sizeOf(reading.text) <= limit) return {};
+    if (fitsAsText(reading.text, limit - reading.images.length * MCP_IMAGE_TOKENS)) return {};
+  } else if (!reading.persisted && fitsAsText(reading.text, limit)) return {};
 
   const subject = await subjectOf(input, reading);
   if (subject.skip) return { note: `${toolName}: left unchanged: ${subject.skip}` };
-  if (!subject.knownLarge && sizeOf(subject.value) <= limit) return {};
+  if (!subject.knownLarge && (typeof subject.value === 'string' ? fitsAsText(subject.value, limit) : sizeOf(subject.value) <= limit)) return {};
 
   const sessionPath = opts.sessionDir ? path.resolve(opts.sessionDir) : claudeCodeSessionDir(input.session_id, opts.sessionsRoot);
   const isMcp = toolName.startsWith('mcp__');

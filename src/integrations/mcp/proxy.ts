@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { resolveLimit } from '../../pipeline/index.js';
+import { mayCarryInlineAssets, resolveLimit } from '../../pipeline/index.js';
 import type { GuardResult, SummarizeHook } from '../../pipeline/index.js';
 import { LineSplitter, LineWriter } from './lines.js';
 import { ErrorCode, errorResponse, idKey, peekLine, resultResponse, tryParse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
@@ -417,7 +417,7 @@ export class McpProxy {
           this.pending.delete(key);
           return; // the client gave up on it: no response, as the spec asks
         }
-        if (line.length <= this.fastPassBytes || (pending.toolName !== undefined && this.tools.get(pending.toolName)?.app)) {
+        if (this.fitsAsIs(line) || (pending.toolName !== undefined && this.tools.get(pending.toolName)?.app)) {
           this.pending.delete(key);
           return this.toClient.writeLine(line);
         }
@@ -487,14 +487,22 @@ export class McpProxy {
     this.toClient.writeLine(JSON.stringify(msg));
   }
 
+  /**
+   * Cheap bound: a tokenizer never makes more tokens than the bytes it reads, so a line no longer
+   * than the limit in bytes cannot be over it, and most results stop here without being parsed. One
+   * linear scan sends a small line that may carry base64 to the guard anyway: the model can only read
+   * it as text (MCP image and audio blocks that fit still pass: the guard leaves media alone).
+   */
+  private fitsAsIs(line: Buffer): boolean {
+    return line.length <= this.fastPassBytes && !mayCarryInlineAssets(line);
+  }
+
   private onToolResult(pending: Pending, result: Obj, line: Buffer): void {
     const toolName = pending.toolName ?? 'tool';
     const info = this.tools.get(toolName);
     if (pending.cancelled) return; // the client gave up on it: no response, as the spec asks
     if (info?.app) return this.toClient.writeLine(line);
-    // Cheap bound: a tokenizer never makes more tokens than the bytes it reads, so a line no longer
-    // than the limit in bytes cannot be over it. Most results stop here without being measured.
-    if (line.length <= this.fastPassBytes) return this.toClient.writeLine(line);
+    if (this.fitsAsIs(line)) return this.toClient.writeLine(line);
     const work = (async () => {
       const ctx: ToolCallContext = { toolName, toolInput: pending.toolInput, intent: pending.intent };
       if (info?.outputSchema && result.structuredContent !== undefined) {

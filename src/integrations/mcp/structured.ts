@@ -40,6 +40,8 @@ export interface ShrinkOptions {
   message: string;
   /** Largest serialized size (chars) accepted. */
   budgetChars: number;
+  /** Whether a small, valid value may be kept as it is (false when it still holds what was cut out). */
+  keepSmall?: boolean;
 }
 
 type Path = Array<string>;
@@ -92,7 +94,7 @@ export function shrinkStructured(value: unknown, opts: ShrinkOptions): ShrinkRes
   };
   // Already small: the bulk was in `content`, and a client that shows structuredContent sees exactly
   // what it would have seen without Spillway.
-  if (jsonSize(value) <= STRUCTURED_EXTRA_BUDGET_CHARS && ok(value)) return { value, strategy: 'original' };
+  if (opts.keepSmall !== false && jsonSize(value) <= STRUCTURED_EXTRA_BUDGET_CHARS && ok(value)) return { value, strategy: 'original' };
   for (const at of stringFieldsOutsideArrays(value).slice(0, MAX_MESSAGE_FIELD_TRIES)) {
     const candidate = skeleton(value, at, opts.message, [], 0);
     if (ok(candidate)) return { value: candidate, strategy: 'message-in-field' };

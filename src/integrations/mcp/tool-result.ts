@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { buildPreview, MAX_MESSAGE_CHARS, PREVIEW_CHARS, truncate } from '../../pipeline/index.js';
 import type { GuardOptions, GuardResult, ReadMoreTools, SummarizeHook } from '../../pipeline/index.js';
 import { STRUCTURED_EXTRA_BUDGET_CHARS, shrinkStructured, type Validate } from './structured.js';
@@ -111,6 +112,18 @@ function jsonValueOf(result: Obj): unknown {
   return result.structuredContent;
 }
 
+/** The structuredContent of a spilled result's linked form (assets replaced by references), if it has one. */
+async function linkedStructured(g: GuardResult): Promise<unknown> {
+  const file = g.linkedPath ?? g.payloadPath;
+  if (!file?.endsWith('.linked.json')) return undefined;
+  try {
+    const v = JSON.parse(await fs.promises.readFile(file, 'utf8')) as unknown;
+    return isObj(v) ? v.structuredContent : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Guard one tools/call (or tasks/result) result. Returns the result the client should get instead,
  * or null to forward the original untouched. Never throws: when the guard itself fails, the client
@@ -182,10 +195,14 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
 
   if (result.structuredContent !== undefined && ctx.outputSchema) {
     // structuredContent is what Claude Code and Codex show the model: it carries the whole message.
-    const kept = shrinkStructured(result.structuredContent, {
+    // When assets were cut out of a result that fits, its linked form (references instead of the
+    // base64) may stand as it is; the original never does, or the model reads the blob after all.
+    const linked = g?.action === 'inline-assets' ? await linkedStructured(g) : undefined;
+    const kept = shrinkStructured(linked ?? result.structuredContent, {
       validate: ctx.outputSchema.validate,
       message,
       budgetChars: message.length + STRUCTURED_EXTRA_BUDGET_CHARS,
+      keepSmall: g?.action !== 'inline-assets' || linked !== undefined,
     });
     if (kept) out.structuredContent = kept.value;
     else if (!out.isError) {
