@@ -114,11 +114,13 @@ export class Scanner {
     const q = this.core.q('SELECT EXISTS(SELECT 1 FROM sources) OR EXISTS(SELECT 1 FROM payloads) OR EXISTS(SELECT 1 FROM summary_runs) AS n');
     const fresh = (q.get() as { n: number }).n === 0;
     await this.fullText.pause();
+    const releaseCheckpoints = this.core.holdCheckpoints();
     try {
       for (const root of roots) await this.listRoot(root, opts, res, touched, fresh);
     } finally {
       // A failed scan keeps what it finished: every unit's rows were replaced in one synchronous step.
       this.writer.commit();
+      releaseCheckpoints();
       this.fullText.resume();
       void this.fullText.fill();
     }
