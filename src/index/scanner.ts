@@ -284,15 +284,14 @@ export class Scanner {
       return undefined;
     }
     pass.res.read++;
-    pass.res.warnings.push(...result.warnings);
+    if (result.warnings.length) pass.res.warnings.push(...result.warnings);
     return result;
   }
 
   private readUnit(unit: Unit, yielder: Yielder): Promise<UnitResult> {
+    if (unit.kind === 'spillway') return readSpillwayUnit(this.core.source, unit, this.buffers);
     const ctx: ImportContext = { source: this.core.source, yielder, resolveSpill: (p) => this.resolveSpill(p) };
     switch (unit.kind) {
-      case 'spillway':
-        return readSpillwayUnit(this.core.source, unit, this.buffers);
       case 'claude-code':
         return importClaude(ctx, unit);
       case 'codex':

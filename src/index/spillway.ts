@@ -23,7 +23,7 @@ export const MAX_META_BYTES = 16 * 1024 * 1024;
 const KINDS: ReadonlySet<string> = new Set<ContentKind>(['json', 'ndjson', 'csv', 'log', 'html', 'xml', 'markdown', 'code', 'text', 'binary']);
 /** A tokenizer's number (an exact count, or one counted until the limit was crossed and extrapolated). */
 const EXACT_NAMES: ReadonlySet<string> = new Set<StrategyName>(['o200k', 'cl100k', 'claude']);
-const STRATEGIES: ReadonlySet<string> = new Set<StrategyName>(['chars4', 'craft-density', 'calibrated', 'o200k', 'cl100k', 'claude']);
+const STRATEGY_NAMES: readonly StrategyName[] = ['chars4', 'craft-density', 'calibrated', 'o200k', 'cl100k', 'claude'];
 const INLINE_SOURCES: ReadonlySet<string> = new Set(['base64', 'base64url', 'data-url', 'mcp-image', 'mcp-audio', 'mcp-blob']);
 
 const ISO_UTC_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -129,9 +129,10 @@ function validRuns(v: unknown): SummaryRun[] {
 function validEstimates(v: unknown): Partial<Record<StrategyName, number>> {
   const out: Partial<Record<StrategyName, number>> = {};
   if (!isObj(v)) return out;
-  for (const [k, n] of Object.entries(v)) {
-    const x = num(n);
-    if (STRATEGIES.has(k) && x !== undefined) out[k as StrategyName] = Math.round(x);
+  // The known names looked up (six), not every key the sidecar has walked: listing's hot path.
+  for (const k of STRATEGY_NAMES) {
+    const x = Object.hasOwn(v, k) ? num(v[k]) : undefined;
+    if (x !== undefined) out[k] = Math.round(x);
   }
   return out;
 }
@@ -151,22 +152,31 @@ async function estimateFile(source: SessionSource, file: string, win: FileWindow
   return scaleEstimates(cheapEstimates(sample), win.size / Math.max(1, Buffer.byteLength(sample)));
 }
 
-/** The payload file of a stem: the one the sidecar names (if it is one of this stem's regular files), else the stem's payload file, else its linked form. */
-function payloadFileOf(stem: string, m: Partial<Record<keyof PayloadMeta, unknown>>, names: Set<string>): string | undefined {
-  const declared = str(m.payloadFile);
-  if (declared && path.basename(declared) === declared && names.has(declared)) return declared;
+/** The file of this stem with this name (a name a sidecar declares must be one of them). */
+const fileNamed = (files: FileStat[], name: string | undefined): FileStat | undefined =>
+  name === undefined ? undefined : files.find((f) => f.name === name);
+
+/** The payload file of a stem: the one the sidecar names (if it is one of this stem's regular files), else the stem's payload file (the first by name), else its linked form. */
+function payloadFileOf(stem: string, m: Partial<Record<keyof PayloadMeta, unknown>>, files: FileStat[]): FileStat | undefined {
+  const declared = fileNamed(files, str(m.payloadFile));
+  if (declared) return declared;
   const metaName = stem + META_SUFFIX;
   const linkedName = stem + LINKED_SUFFIX;
-  const plain = [...names].filter((n) => n !== metaName && n !== linkedName).sort()[0];
-  return plain ?? (names.has(linkedName) ? linkedName : undefined);
+  let plain: FileStat | undefined;
+  for (const f of files) if (f.name !== metaName && f.name !== linkedName && (!plain || f.name < plain.name)) plain = f;
+  return plain ?? fileNamed(files, linkedName);
 }
 
 /** The linked form of a stem: the one the sidecar names, else `<stem>.linked.json`, if the stem has it. */
-function linkedFileOf(stem: string, m: Partial<Record<keyof PayloadMeta, unknown>>, names: Set<string>): string | undefined {
-  const declared = str(m.linkedFile);
-  if (declared && path.basename(declared) === declared && names.has(declared)) return declared;
-  return names.has(stem + LINKED_SUFFIX) ? stem + LINKED_SUFFIX : undefined;
+function linkedFileOf(stem: string, m: Partial<Record<keyof PayloadMeta, unknown>>, files: FileStat[]): string | undefined {
+  return (fileNamed(files, str(m.linkedFile)) ?? fileNamed(files, stem + LINKED_SUFFIX))?.name;
 }
+
+/**
+ * `dir/name` as path.join makes it, for a folder path.join already made (the walk builds every
+ * `long_responses/` path so) and a name from its listing: no normalizing pass per file.
+ */
+const inDir = (dir: string, name: string) => `${dir}${path.sep}${name}`;
 
 /** What the sidecar does not say about the payload, read from the payload file itself. */
 interface PayloadFileFacts {
@@ -186,24 +196,22 @@ export async function readSpillwayUnit(source: SessionSource, unit: Unit, buffer
   const warnings: string[] = [];
   const stem = unit.stem!;
   // The walk built the key from the resolved session folder: `<session>/long_responses/<stem>`.
-  const sp = { session: unit.session.path, longResponses: path.dirname(unit.key) };
-  const byName = new Map(unit.files.map((f) => [f.name, f]));
-  const names = new Set(byName.keys());
+  const longResponses = path.dirname(unit.key);
   const metaName = stem + META_SUFFIX;
   const h = new UnitHash();
   let meta: PayloadMeta | null = null;
-  const metaStat = byName.get(metaName);
+  const metaStat = fileNamed(unit.files, metaName);
   if (metaStat) {
-    const r = await readMeta(source, `${sp.longResponses}${path.sep}${metaName}`, { hash: h, buffers });
+    const r = await readMeta(source, inDir(longResponses, metaName), { hash: h, buffers });
     fillStat(metaStat, r.size, r.mtimeMs);
     if (r.meta) meta = r.meta;
-    else warnings.push(`${path.join(sp.longResponses, metaName)}: ${r.error}`);
+    else warnings.push(`${inDir(longResponses, metaName)}: ${r.error}`);
   }
   const m = (meta ?? {}) as Partial<Record<keyof PayloadMeta, unknown>>;
-  const payloadName = payloadFileOf(stem, m, names);
+  const payloadStat = payloadFileOf(stem, m, unit.files);
   // A sidecar without its payload: deleted by hand, or not written yet. Nothing to show.
-  if (!payloadName) return { payloads: [], hash: h.digest(), warnings };
-  const payloadPath = path.join(sp.longResponses, payloadName);
+  if (!payloadStat) return { payloads: [], hash: h.digest(), warnings };
+  const payloadPath = inDir(longResponses, payloadStat.name);
   // The sidecar is written last, as the commit marker: without it the spill did not finish.
   if (!metaStat) warnings.push(`${payloadPath}: incomplete spill (no ${META_SUFFIX} sidecar: still being written, or its writer stopped)`);
   let estimates = validEstimates(m.estimates);
@@ -211,15 +219,15 @@ export async function readSpillwayUnit(source: SessionSource, unit: Unit, buffer
   const complete = kindRaw !== undefined && KINDS.has(kindRaw) && estimates.calibrated !== undefined && estimates.chars4 !== undefined && estimates['craft-density'] !== undefined;
   let facts: PayloadFileFacts;
   try {
-    facts = await payloadFacts(source, payloadPath, byName.get(payloadName)!, m, complete ? undefined : { hash: h, buffers });
+    facts = await payloadFacts(source, payloadPath, payloadStat, m, complete ? undefined : { hash: h, buffers });
   } catch (err) {
     warnings.push(`${payloadPath}: ${(err as Error).message}`);
     return { payloads: [], hash: h.digest(), warnings };
   }
   if (facts.win) estimates = { ...(await estimateFile(source, payloadPath, facts.win)), ...estimates };
-  const linkedName = linkedFileOf(stem, m, names);
-  const rec = spillwayRecord({ stem, sessionDir: sp.session, longResponses: sp.longResponses, m, meta, payloadName, facts, estimates });
-  if (linkedName) rec.linkedPath = path.join(sp.longResponses, linkedName);
+  const linkedName = linkedFileOf(stem, m, unit.files);
+  const rec = spillwayRecord({ stem, sessionDir: unit.session.path, longResponses, m, meta, payloadName: payloadStat.name, payloadPath, facts, estimates });
+  if (linkedName) rec.linkedPath = inDir(longResponses, linkedName);
   return { payloads: [rec], hash: h.digest(), warnings };
 }
 
@@ -254,6 +262,7 @@ function spillwayRecord(o: {
   m: Partial<Record<keyof PayloadMeta, unknown>>;
   meta: PayloadMeta | null;
   payloadName: string;
+  payloadPath: string;
   facts: PayloadFileFacts;
   estimates: Partial<Record<StrategyName, number>>;
 }): PayloadRecord {
@@ -291,8 +300,8 @@ function spillwayRecord(o: {
     intent: str(m.intent),
     estimates,
     tokens,
-    path: path.join(o.longResponses, o.payloadName),
-    metaPath: o.meta ? path.join(o.longResponses, o.stem + META_SUFFIX) : undefined,
+    path: o.payloadPath,
+    metaPath: o.meta ? inDir(o.longResponses, o.stem + META_SUFFIX) : undefined,
     // The message stays in the sidecar (getPayload reads it there): no second copy per row.
     binary: facts.win ? facts.win.binary : kind === 'binary',
     lines: facts.win?.whole != null ? countLinesIn(facts.win.whole) : undefined,
