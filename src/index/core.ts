@@ -4,7 +4,7 @@
  * text, queries, summary runs, reports) each take it.
  */
 import type { Statement } from 'better-sqlite3';
-import { BUSY_TIMEOUT_MS, type DB, Statements, openDatabase } from './db.js';
+import { BUSY_TIMEOUT_MS, type DB, READ_INDEXES, Statements, createReadIndex, dropReadIndexes, openDatabase } from './db.js';
 import type { DidIndexEvent, IndexProgressEvent } from './rows.js';
 import type { SessionSource } from './source.js';
 
@@ -35,6 +35,9 @@ export class IndexCore {
   closed = false;
   private readonly statements: Statements;
   private checkpointHolds = 0;
+  /** The read indexes (db.ts READ_INDEXES) are down: a first listing dropped them. */
+  private indexesDown = false;
+  private building: Promise<void> | null = null;
 
   constructor(
     readonly dbPath: string,
@@ -63,6 +66,34 @@ export class IndexCore {
       held = false;
       if (--this.checkpointHolds === 0 && this.db.open) this.db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
     };
+  }
+
+  /** Drop the read indexes for a first listing into an empty index: no query or delete needs them until it is done. */
+  dropIndexes(): void {
+    if (this.indexesDown || this.building) return;
+    dropReadIndexes(this.db);
+    this.indexesDown = true;
+  }
+
+  /** Build the read indexes a first listing dropped, one per event-loop turn (each blocks for the time it takes). */
+  buildIndexes(): Promise<void> {
+    if (!this.indexesDown) return Promise.resolve();
+    this.building ??= (async () => {
+      for (const ix of READ_INDEXES) {
+        if (!this.indexesDown) break;
+        createReadIndex(this.db, ix);
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      this.indexesDown = false;
+    })().finally(() => (this.building = null));
+    return this.building;
+  }
+
+  /** The same, now: a delete that cascades must not scan a table for every row it removes. */
+  buildIndexesNow(): void {
+    if (!this.indexesDown) return;
+    for (const ix of READ_INDEXES) createReadIndex(this.db, ix);
+    this.indexesDown = false;
   }
 
   emit(e: IndexEvent): void {

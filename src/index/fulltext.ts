@@ -150,6 +150,9 @@ export class FullText {
   }
 
   private async run(): Promise<void> {
+    // Listings pause this filler: the read indexes a first listing dropped are built between them.
+    await this.gate();
+    await this.core.buildIndexes();
     for (;;) {
       if (this.stopped) return;
       const roots = this.core.q('SELECT DISTINCT root_id AS id FROM payloads WHERE fts_pending > 0').all() as Array<{ id: string }>;

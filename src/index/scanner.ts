@@ -114,6 +114,9 @@ export class Scanner {
     const q = this.core.q('SELECT EXISTS(SELECT 1 FROM sources) OR EXISTS(SELECT 1 FROM payloads) OR EXISTS(SELECT 1 FROM summary_runs) AS n');
     const fresh = (q.get() as { n: number }).n === 0;
     await this.fullText.pause();
+    // A first listing writes rows only; the full-text phase begins by building the read indexes.
+    if (fresh) this.core.dropIndexes();
+    else await this.core.buildIndexes();
     const releaseCheckpoints = this.core.holdCheckpoints();
     try {
       for (const root of roots) await this.listRoot(root, opts, res, touched, fresh);
