@@ -49,7 +49,7 @@ export class ReadBuffers {
 export class UnitHash {
   private readonly parts: string[] = [];
   update(data: Buffer | string): this {
-    this.parts.push(typeof data === 'string' ? data : `${data.length}.${zlib.crc32(data).toString(36)}`);
+    this.parts.push(typeof data === 'string' ? data : `${data.length}.${zlib.crc32(data)}`);
     return this;
   }
   digest(): string {
