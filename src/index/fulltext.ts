@@ -150,9 +150,15 @@ export class FullText {
   }
 
   private async run(): Promise<void> {
-    // Listings pause this filler: the read indexes a first listing dropped are built between them.
+    // Listings pause this filler: the read indexes a first listing dropped are built between them
+    // (their pages go into the WAL with the listing's, for one checkpoint after).
     await this.gate();
-    await this.core.buildIndexes();
+    const release = this.core.holdCheckpoints();
+    try {
+      await this.core.buildIndexes();
+    } finally {
+      release();
+    }
     for (;;) {
       if (this.stopped) return;
       const roots = this.core.q('SELECT DISTINCT root_id AS id FROM payloads WHERE fts_pending > 0').all() as Array<{ id: string }>;

@@ -153,8 +153,10 @@ async function estimateFile(source: SessionSource, file: string, win: FileWindow
 }
 
 /** The file of this stem with this name (a name a sidecar declares must be one of them). */
-const fileNamed = (files: FileStat[], name: string | undefined): FileStat | undefined =>
-  name === undefined ? undefined : files.find((f) => f.name === name);
+function fileNamed(files: FileStat[], name: string | undefined): FileStat | undefined {
+  if (name !== undefined) for (const f of files) if (f.name === name) return f;
+  return undefined;
+}
 
 /** The payload file of a stem: the one the sidecar names (if it is one of this stem's regular files), else the stem's payload file (the first by name), else its linked form. */
 function payloadFileOf(stem: string, m: Partial<Record<keyof PayloadMeta, unknown>>, files: FileStat[]): FileStat | undefined {

@@ -177,16 +177,17 @@ export class RowWriter {
     this.onPending();
     const values = payloadValues(rootId, sessionId, sourceId, rec, this.ftsToken++);
     let rowid: number;
+    // Values spread as arguments: better-sqlite3 reads an array argument element by element through the slow API.
     try {
-      rowid = Number(this.core.q(INSERT_PAYLOAD_SQL).run(values).lastInsertRowid);
+      rowid = Number(this.core.q(INSERT_PAYLOAD_SQL).run(...values).lastInsertRowid);
     } catch (err) {
       // Skipping the clash lookup on a fresh index is a bet; a lost one costs a retry, never the scan.
       if (!fresh || (err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
       this.core.q('DELETE FROM payloads WHERE id = ?').run(rec.id);
-      rowid = Number(this.core.q(INSERT_PAYLOAD_SQL).run(values).lastInsertRowid);
+      rowid = Number(this.core.q(INSERT_PAYLOAD_SQL).run(...values).lastInsertRowid);
     }
     const insAsset = this.core.q(INSERT_ASSET_SQL);
-    for (const a of rec.assets) insAsset.run(assetValues(rowid, a));
+    for (const a of rec.assets) insAsset.run(...assetValues(rowid, a));
     if (!fresh || rec.summaryRuns.length) this.runs.replaceMeta(rowid, rec.id, rec.summaryRuns);
   }
 
