@@ -152,27 +152,38 @@ async function estimateFile(source: SessionSource, file: string, win: FileWindow
   return scaleEstimates(cheapEstimates(sample), win.size / Math.max(1, Buffer.byteLength(sample)));
 }
 
-/** The file of this stem with this name (a name a sidecar declares must be one of them). */
-function fileNamed(files: FileStat[], name: string | undefined): FileStat | undefined {
-  if (name !== undefined) for (const f of files) if (f.name === name) return f;
+/** One stem's files by role (a unit's files all share its stem, so the suffix says which is which). */
+interface StemFiles {
+  all: FileStat[];
+  meta?: FileStat;
+  linked?: FileStat;
+  /** The first by name of the others. */
+  plain?: FileStat;
+}
+
+function stemFiles(files: FileStat[]): StemFiles {
+  const out: StemFiles = { all: files };
+  for (const f of files) {
+    if (f.name.endsWith(META_SUFFIX)) out.meta = f;
+    else if (f.name.endsWith(LINKED_SUFFIX)) out.linked = f;
+    else if (!out.plain || f.name < out.plain.name) out.plain = f;
+  }
+  return out;
+}
+
+/** The file of this stem a sidecar names, if it is one of them. */
+function declaredFile(files: StemFiles, name: unknown): FileStat | undefined {
+  if (typeof name !== 'string') return undefined;
+  if (name === files.plain?.name) return files.plain;
+  for (const f of files.all) if (f.name === name) return f;
   return undefined;
 }
 
 /** The payload file of a stem: the one the sidecar names (if it is one of this stem's regular files), else the stem's payload file (the first by name), else its linked form. */
-function payloadFileOf(stem: string, m: Partial<Record<keyof PayloadMeta, unknown>>, files: FileStat[]): FileStat | undefined {
-  const declared = fileNamed(files, str(m.payloadFile));
-  if (declared) return declared;
-  const metaName = stem + META_SUFFIX;
-  const linkedName = stem + LINKED_SUFFIX;
-  let plain: FileStat | undefined;
-  for (const f of files) if (f.name !== metaName && f.name !== linkedName && (!plain || f.name < plain.name)) plain = f;
-  return plain ?? fileNamed(files, linkedName);
-}
+const payloadFileOf = (m: Partial<Record<keyof PayloadMeta, unknown>>, files: StemFiles) => declaredFile(files, m.payloadFile) ?? files.plain ?? files.linked;
 
 /** The linked form of a stem: the one the sidecar names, else `<stem>.linked.json`, if the stem has it. */
-function linkedFileOf(stem: string, m: Partial<Record<keyof PayloadMeta, unknown>>, files: FileStat[]): string | undefined {
-  return (fileNamed(files, str(m.linkedFile)) ?? fileNamed(files, stem + LINKED_SUFFIX))?.name;
-}
+const linkedFileOf = (m: Partial<Record<keyof PayloadMeta, unknown>>, files: StemFiles) => declaredFile(files, m.linkedFile) ?? files.linked;
 
 /**
  * `dir/name` as path.join makes it, for a folder path.join already made (the walk builds every
@@ -202,7 +213,8 @@ export async function readSpillwayUnit(source: SessionSource, unit: Unit, buffer
   const metaName = stem + META_SUFFIX;
   const h = new UnitHash();
   let meta: PayloadMeta | null = null;
-  const metaStat = fileNamed(unit.files, metaName);
+  const files = stemFiles(unit.files);
+  const metaStat = files.meta;
   if (metaStat) {
     const r = await readMeta(source, inDir(longResponses, metaName), { hash: h, buffers });
     fillStat(metaStat, r.size, r.mtimeMs);
@@ -210,7 +222,7 @@ export async function readSpillwayUnit(source: SessionSource, unit: Unit, buffer
     else warnings.push(`${inDir(longResponses, metaName)}: ${r.error}`);
   }
   const m = (meta ?? {}) as Partial<Record<keyof PayloadMeta, unknown>>;
-  const payloadStat = payloadFileOf(stem, m, unit.files);
+  const payloadStat = payloadFileOf(m, files);
   // A sidecar without its payload: deleted by hand, or not written yet. Nothing to show.
   if (!payloadStat) return { payloads: [], hash: h.digest(), warnings };
   const payloadPath = inDir(longResponses, payloadStat.name);
@@ -227,7 +239,7 @@ export async function readSpillwayUnit(source: SessionSource, unit: Unit, buffer
     return { payloads: [], hash: h.digest(), warnings };
   }
   if (facts.win) estimates = { ...(await estimateFile(source, payloadPath, facts.win)), ...estimates };
-  const linkedName = linkedFileOf(stem, m, unit.files);
+  const linkedName = linkedFileOf(m, files)?.name;
   const rec = spillwayRecord({ stem, sessionDir: unit.session.path, longResponses, m, meta, payloadName: payloadStat.name, payloadPath, facts, estimates });
   if (linkedName) rec.linkedPath = inDir(longResponses, linkedName);
   return { payloads: [rec], hash: h.digest(), warnings };
