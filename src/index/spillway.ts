@@ -162,7 +162,8 @@ interface StemFiles {
 }
 
 function stemFiles(files: FileStat[]): StemFiles {
-  const out: StemFiles = { all: files };
+  // Every field set from the start: one object shape, whichever files the stem has.
+  const out: StemFiles = { all: files, meta: undefined, linked: undefined, plain: undefined };
   for (const f of files) {
     if (f.name.endsWith(META_SUFFIX)) out.meta = f;
     else if (f.name.endsWith(LINKED_SUFFIX)) out.linked = f;
@@ -240,8 +241,8 @@ export async function readSpillwayUnit(source: SessionSource, unit: Unit, buffer
   }
   if (facts.win) estimates = { ...(await estimateFile(source, payloadPath, facts.win)), ...estimates };
   const linkedName = linkedFileOf(m, files)?.name;
-  const rec = spillwayRecord({ stem, sessionDir: unit.session.path, longResponses, m, meta, payloadName: payloadStat.name, payloadPath, facts, estimates });
-  if (linkedName) rec.linkedPath = inDir(longResponses, linkedName);
+  const linkedPath = linkedName === undefined ? undefined : inDir(longResponses, linkedName);
+  const rec = spillwayRecord({ stem, sessionDir: unit.session.path, longResponses, m, meta, payloadName: payloadStat.name, payloadPath, linkedPath, facts, estimates });
   return { payloads: [rec], hash: h.digest(), warnings };
 }
 
@@ -277,6 +278,7 @@ function spillwayRecord(o: {
   meta: PayloadMeta | null;
   payloadName: string;
   payloadPath: string;
+  linkedPath: string | undefined;
   facts: PayloadFileFacts;
   estimates: Partial<Record<StrategyName, number>>;
 }): PayloadRecord {
@@ -315,6 +317,7 @@ function spillwayRecord(o: {
     estimates,
     tokens,
     path: o.payloadPath,
+    linkedPath: o.linkedPath,
     metaPath: o.meta ? inDir(o.longResponses, o.stem + META_SUFFIX) : undefined,
     // The message stays in the sidecar (getPayload reads it there): no second copy per row.
     binary: facts.win ? facts.win.binary : kind === 'binary',
