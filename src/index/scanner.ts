@@ -17,6 +17,7 @@ import { LINKED_SUFFIX, META_SUFFIX, classifyLongResponseFile } from '../pipelin
 import type { IndexCore } from './core.js';
 import { type Discovery, STAT_PENDING, type Unit, type UnitKind, discover, fingerprint } from './discover.js';
 import type { FullText } from './fulltext.js';
+import { type Awaitable, andThen, isPromiseLike } from './source.js';
 import { type ImportContext, importClaude, importCodex, importGemini } from './importers.js';
 import type { PayloadRecord, UnitResult } from './record.js';
 import { type RootRow, type Roots, isInsidePath } from './roots.js';
@@ -79,6 +80,17 @@ interface Pass {
  * fifth off a first listing of 10,000 payloads).
  */
 const LIST_BATCH_UNITS = 256;
+
+function counted(pass: Pass, result: UnitResult): UnitResult {
+  pass.res.read++;
+  if (result.warnings.length) pass.res.warnings.push(...result.warnings);
+  return result;
+}
+
+function unreadable(unit: Unit, pass: Pass, err: unknown): undefined {
+  pass.res.warnings.push(`${unit.key}: ${(err as Error).message}`);
+  return undefined;
+}
 
 const byKey = (a: Unit, b: Unit) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
@@ -248,7 +260,8 @@ export class Scanner {
       while (i < units.length && batch.length < LIST_BATCH_UNITS && !pass.yielder.due) {
         const unit = units[i++]!;
         pass.done++;
-        const result = await this.readCounted(unit, pass);
+        const read = this.readCounted(unit, pass);
+        const result = isPromiseLike(read) ? await read : read;
         if (result) batch.push([unit, result]);
       }
       for (const [unit, result] of batch) this.write(pass, unit, this.sessionId(pass, unit), fingerprint(unit.files), result, undefined);
@@ -301,21 +314,21 @@ export class Scanner {
     }
   }
 
-  /** Read a unit, counted in the scan's result; one that cannot be read becomes a warning (undefined). */
-  private async readCounted(unit: Unit, pass: Pass): Promise<UnitResult | undefined> {
-    let result: UnitResult;
+  /**
+   * Read a unit, counted in the scan's result; one that cannot be read becomes a warning
+   * (undefined). A promise only when its reader returned one (a local Spillway stem is read at once).
+   */
+  private readCounted(unit: Unit, pass: Pass): Awaitable<UnitResult | undefined> {
+    let r: Awaitable<UnitResult>;
     try {
-      result = await this.readUnit(unit, pass.yielder);
+      r = this.readUnit(unit, pass.yielder);
     } catch (err) {
-      pass.res.warnings.push(`${unit.key}: ${(err as Error).message}`);
-      return undefined;
+      return unreadable(unit, pass, err);
     }
-    pass.res.read++;
-    if (result.warnings.length) pass.res.warnings.push(...result.warnings);
-    return result;
+    return andThen(r, (result) => counted(pass, result), (err) => unreadable(unit, pass, err));
   }
 
-  private readUnit(unit: Unit, yielder: Yielder): Promise<UnitResult> {
+  private readUnit(unit: Unit, yielder: Yielder): Awaitable<UnitResult> {
     if (unit.kind === 'spillway') return readSpillwayUnit(this.core.source, unit, this.buffers);
     const ctx: ImportContext = { source: this.core.source, yielder, resolveSpill: (p) => this.resolveSpill(p) };
     switch (unit.kind) {
@@ -340,7 +353,10 @@ export class Scanner {
     }
     const session = { path: path.dirname(dir), name: path.basename(path.dirname(dir)), kind: 'spillway' as const, readOnly: true };
     const unit: Unit = { key: path.join(dir, c.stem), kind: 'spillway', session, files, stem: c.stem };
-    const r = await readSpillwayUnit(this.core.source, unit).catch(() => null);
-    return r?.payloads[0] ?? null;
+    try {
+      return (await readSpillwayUnit(this.core.source, unit)).payloads[0] ?? null;
+    } catch {
+      return null;
+    }
   }
 }

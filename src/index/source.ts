@@ -12,12 +12,27 @@
  * files, and the sync calls cost a fraction of the promise ones; the scanner yields between
  * time slices instead). Another storage (S3: ListObjectsV2 gives size + ETag per key, a ranged
  * GetObject gives bytes + total size) implements the same three calls and returns promises; the
- * scanner awaits every call, so it works unchanged. Paths are the source's own keys, joined
+ * scanner awaits every promise (and takes a plain answer at once), so it works unchanged. Paths are the source's own keys, joined
  * with `path.join`; a source never follows a link out of what it lists.
  */
 import fs from 'node:fs';
 
 export type Awaitable<T> = T | Promise<T>;
+
+/**
+ * `f(v)` at once when `v` is a value, after it when it is a promise (`onError` then handles its
+ * rejection): a synchronous source's answers take no trip through the microtask queue, which
+ * cost a first listing of 10,000 local payloads about 3 µs each. (Not named `then`: a module
+ * exporting `then` is a thenable, and `await import()` of it calls that.)
+ */
+export function andThen<T, U>(v: Awaitable<T>, f: (t: T) => Awaitable<U>, onError?: (err: unknown) => Awaitable<U>): Awaitable<U> {
+  return isPromiseLike(v) ? Promise.resolve(v).then(f, onError) : f(v);
+}
+
+/** A promise, or another storage's thenable. */
+export function isPromiseLike<T>(v: Awaitable<T> | PromiseLike<T>): v is Promise<T> {
+  return typeof (v as { then?: unknown } | null)?.then === 'function';
+}
 
 export interface SourceStat {
   size: number;

@@ -4,7 +4,7 @@ import type { AssetRef, ContentKind, PayloadMeta, StrategyName, SummaryRun } fro
 import type { Unit } from './discover.js';
 import type { PayloadRecord, UnitResult } from './record.js';
 import { type FileStat, fillStat } from './discover.js';
-import type { SessionSource } from './source.js';
+import { type Awaitable, type RangeRead, type SessionSource, andThen } from './source.js';
 import { canonicalS3Root, isS3Path } from './s3.js';
 import {
   MAX_ESTIMATE_READ_BYTES,
@@ -59,18 +59,25 @@ export interface MetaRead {
 
 /**
  * Parse a sidecar defensively: a hand-edited or half-written meta must not break a scan. One
- * ranged read; with `hash`, the raw bytes are fed to it too.
+ * ranged read; with `hash`, the raw bytes are fed to it too. A promise only when the source
+ * answers with one.
  */
-export async function readMeta(source: SessionSource, file: string, o: { hash?: UnitHash; buffers?: ReadBuffers } = {}): Promise<MetaRead> {
-  let text: string;
-  let size: number;
-  let mtimeMs: number;
+export function readMeta(source: SessionSource, file: string, o: { hash?: UnitHash; buffers?: ReadBuffers } = {}): Awaitable<MetaRead> {
+  let r: Awaitable<RangeRead>;
   try {
-    const r = await source.readRange(file, 0, MAX_META_BYTES, o.buffers?.headOf(META_SCRATCH_BYTES));
-    size = r.size;
-    mtimeMs = r.mtimeMs;
-    if (size > MAX_META_BYTES) return { meta: null, error: `meta over ${MAX_META_BYTES} bytes`, size, mtimeMs };
-    o.hash?.update(r.bytes);
+    r = source.readRange(file, 0, MAX_META_BYTES, o.buffers?.headOf(META_SCRATCH_BYTES));
+  } catch (err) {
+    return { meta: null, error: (err as Error).message };
+  }
+  return andThen(r, (read) => metaOf(read, o.hash), (err) => ({ meta: null, error: (err as Error).message }));
+}
+
+function metaOf(r: RangeRead, hash: UnitHash | undefined): MetaRead {
+  const { size, mtimeMs } = r;
+  if (size > MAX_META_BYTES) return { meta: null, error: `meta over ${MAX_META_BYTES} bytes`, size, mtimeMs };
+  let text: string;
+  try {
+    hash?.update(r.bytes);
     text = r.bytes.toString('utf8');
   } catch (err) {
     return { meta: null, error: (err as Error).message };
@@ -204,46 +211,83 @@ interface PayloadFileFacts {
  * listing phase. The sidecar says nearly everything (tool, size, kind, estimates, assets), so a
  * payload whose sidecar is complete is listed without opening the payload file; its head and
  * tail are read later, for full-text search. The unit's hash covers the sidecar's bytes and the
- * payload's size (payload files are written once, never rewritten in place).
+ * payload's size (payload files are written once, never rewritten in place). A promise only
+ * when the source answers with one (see `andThen`).
  */
-export async function readSpillwayUnit(source: SessionSource, unit: Unit, buffers?: ReadBuffers): Promise<UnitResult> {
-  const warnings: string[] = [];
-  const stem = unit.stem!;
+export function readSpillwayUnit(source: SessionSource, unit: Unit, buffers?: ReadBuffers): Awaitable<UnitResult> {
   // The walk built the key from the resolved session folder: `<session>/long_responses/<stem>`.
-  const longResponses = path.dirname(unit.key);
-  const metaName = stem + META_SUFFIX;
-  const h = new UnitHash();
+  const s: StemRead = { source, unit, buffers, files: stemFiles(unit.files), longResponses: path.dirname(unit.key), hash: new UnitHash(), warnings: [] };
+  const metaStat = s.files.meta;
+  if (!metaStat) return withMeta(s, null);
+  return andThen(readMeta(source, inDir(s.longResponses, metaStat.name), { hash: s.hash, buffers }), (r) => withMeta(s, r));
+}
+
+/** One stem being read. */
+interface StemRead {
+  source: SessionSource;
+  unit: Unit;
+  buffers: ReadBuffers | undefined;
+  files: StemFiles;
+  longResponses: string;
+  hash: UnitHash;
+  warnings: string[];
+}
+
+const noPayload = (s: StemRead): UnitResult => ({ payloads: [], hash: s.hash.digest(), warnings: s.warnings });
+
+/** The stem once its sidecar is read (`r`), or known to be missing (null). */
+function withMeta(s: StemRead, r: MetaRead | null): Awaitable<UnitResult> {
   let meta: PayloadMeta | null = null;
-  const files = stemFiles(unit.files);
-  const metaStat = files.meta;
-  if (metaStat) {
-    const r = await readMeta(source, inDir(longResponses, metaName), { hash: h, buffers });
-    fillStat(metaStat, r.size, r.mtimeMs);
+  if (r) {
+    fillStat(s.files.meta!, r.size, r.mtimeMs);
     if (r.meta) meta = r.meta;
-    else warnings.push(`${inDir(longResponses, metaName)}: ${r.error}`);
+    else s.warnings.push(`${inDir(s.longResponses, s.files.meta!.name)}: ${r.error}`);
   }
   const m = (meta ?? {}) as Partial<Record<keyof PayloadMeta, unknown>>;
-  const payloadStat = payloadFileOf(m, files);
+  const payloadStat = payloadFileOf(m, s.files);
   // A sidecar without its payload: deleted by hand, or not written yet. Nothing to show.
-  if (!payloadStat) return { payloads: [], hash: h.digest(), warnings };
-  const payloadPath = inDir(longResponses, payloadStat.name);
+  if (!payloadStat) return noPayload(s);
+  const payloadPath = inDir(s.longResponses, payloadStat.name);
   // The sidecar is written last, as the commit marker: without it the spill did not finish.
-  if (!metaStat) warnings.push(`${payloadPath}: incomplete spill (no ${META_SUFFIX} sidecar: still being written, or its writer stopped)`);
-  let estimates = validEstimates(m.estimates);
+  if (!r) s.warnings.push(`${payloadPath}: incomplete spill (no ${META_SUFFIX} sidecar: still being written, or its writer stopped)`);
+  const estimates = validEstimates(m.estimates);
   const kindRaw = str(m.kind);
   const complete = kindRaw !== undefined && KINDS.has(kindRaw) && estimates.calibrated !== undefined && estimates.chars4 !== undefined && estimates['craft-density'] !== undefined;
-  let facts: PayloadFileFacts;
+  const p: StemPayload = { m, meta, payloadStat, payloadPath, estimates };
+  let facts: Awaitable<PayloadFileFacts>;
   try {
-    facts = await payloadFacts(source, payloadPath, payloadStat, m, complete ? undefined : { hash: h, buffers });
+    facts = payloadFacts(s.source, payloadPath, payloadStat, m, complete ? undefined : { hash: s.hash, buffers: s.buffers });
   } catch (err) {
-    warnings.push(`${payloadPath}: ${(err as Error).message}`);
-    return { payloads: [], hash: h.digest(), warnings };
+    return payloadUnreadable(s, p, err);
   }
-  if (facts.win) estimates = { ...(await estimateFile(source, payloadPath, facts.win)), ...estimates };
-  const linkedName = linkedFileOf(m, files)?.name;
-  const linkedPath = linkedName === undefined ? undefined : inDir(longResponses, linkedName);
-  const rec = spillwayRecord({ stem, sessionDir: unit.session.path, longResponses, m, meta, payloadName: payloadStat.name, payloadPath, linkedPath, facts, estimates });
-  return { payloads: [rec], hash: h.digest(), warnings };
+  return andThen(facts, (f) => withFacts(s, p, f), (err) => payloadUnreadable(s, p, err));
+}
+
+function payloadUnreadable(s: StemRead, p: StemPayload, err: unknown): UnitResult {
+  s.warnings.push(`${p.payloadPath}: ${(err as Error).message}`);
+  return noPayload(s);
+}
+
+/** A stem's sidecar as read, and its payload file. */
+interface StemPayload {
+  m: Partial<Record<keyof PayloadMeta, unknown>>;
+  meta: PayloadMeta | null;
+  payloadStat: FileStat;
+  payloadPath: string;
+  estimates: Partial<Record<StrategyName, number>>;
+}
+
+function withFacts(s: StemRead, p: StemPayload, facts: PayloadFileFacts): Awaitable<UnitResult> {
+  if (!facts.win) return stemResult(s, p, facts, p.estimates);
+  return estimateFile(s.source, p.payloadPath, facts.win).then((e) => stemResult(s, p, facts, { ...e, ...p.estimates }));
+}
+
+function stemResult(s: StemRead, p: StemPayload, facts: PayloadFileFacts, estimates: Partial<Record<StrategyName, number>>): UnitResult {
+  const linkedName = linkedFileOf(p.m, s.files)?.name;
+  const linkedPath = linkedName === undefined ? undefined : inDir(s.longResponses, linkedName);
+  const { unit, longResponses } = s;
+  const rec = spillwayRecord({ stem: unit.stem!, sessionDir: unit.session.path, longResponses, m: p.m, meta: p.meta, payloadName: p.payloadStat.name, payloadPath: p.payloadPath, linkedPath, facts, estimates });
+  return { payloads: [rec], hash: s.hash.digest(), warnings: s.warnings };
 }
 
 /**
@@ -251,23 +295,25 @@ export async function readSpillwayUnit(source: SessionSource, unit: Unit, buffer
  * size too), its size when the sidecar lacks it, its head and tail when the sidecar lacks the
  * kind or the estimates.
  */
-async function payloadFacts(
+function payloadFacts(
   source: SessionSource,
   file: string,
   st: FileStat,
   m: Partial<Record<keyof PayloadMeta, unknown>>,
   read?: { hash: UnitHash; buffers?: ReadBuffers },
-): Promise<PayloadFileFacts> {
+): Awaitable<PayloadFileFacts> {
   if (read) {
-    const win = await readWindow(source, file, read);
-    fillStat(st, win.size, win.mtimeMs);
-    return { size: win.size, win };
+    return readWindow(source, file, read).then((win) => {
+      fillStat(st, win.size, win.mtimeMs);
+      return { size: win.size, win };
+    });
   }
   const declared = num(m.bytes);
   if (declared !== undefined) return { size: declared };
-  const done = await source.stat(file);
-  if (!done) throw new Error('payload file is gone');
-  return { size: done.size };
+  return andThen(source.stat(file), (done) => {
+    if (!done) throw new Error('payload file is gone');
+    return { size: done.size };
+  });
 }
 
 function spillwayRecord(o: {
