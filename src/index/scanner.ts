@@ -17,7 +17,7 @@ import { LINKED_SUFFIX, META_SUFFIX, classifyLongResponseFile } from '../pipelin
 import type { IndexCore } from './core.js';
 import { type Discovery, STAT_PENDING, type Unit, type UnitKind, discover, fingerprint } from './discover.js';
 import type { FullText } from './fulltext.js';
-import { type Awaitable, andThen, isPromiseLike } from './source.js';
+import { type Awaitable, isPromiseLike } from './source.js';
 import { type ImportContext, importClaude, importCodex, importGemini } from './importers.js';
 import type { PayloadRecord, UnitResult } from './record.js';
 import { type RootRow, type Roots, isInsidePath } from './roots.js';
@@ -325,7 +325,11 @@ export class Scanner {
     } catch (err) {
       return unreadable(unit, pass, err);
     }
-    return andThen(r, (result) => counted(pass, result), (err) => unreadable(unit, pass, err));
+    if (!isPromiseLike(r)) return counted(pass, r);
+    return r.then(
+      (result) => counted(pass, result),
+      (err: unknown) => unreadable(unit, pass, err),
+    );
   }
 
   private readUnit(unit: Unit, yielder: Yielder): Awaitable<UnitResult> {

@@ -4,7 +4,7 @@ import type { AssetRef, ContentKind, PayloadMeta, StrategyName, SummaryRun } fro
 import type { Unit } from './discover.js';
 import type { PayloadRecord, UnitResult } from './record.js';
 import { type FileStat, fillStat } from './discover.js';
-import { type Awaitable, type RangeRead, type SessionSource, andThen } from './source.js';
+import { type Awaitable, type RangeRead, type SessionSource, type SourceStat, isPromiseLike } from './source.js';
 import { canonicalS3Root, isS3Path } from './s3.js';
 import {
   MAX_ESTIMATE_READ_BYTES,
@@ -69,7 +69,11 @@ export function readMeta(source: SessionSource, file: string, o: { hash?: UnitHa
   } catch (err) {
     return { meta: null, error: (err as Error).message };
   }
-  return andThen(r, (read) => metaOf(read, o.hash), (err) => ({ meta: null, error: (err as Error).message }));
+  if (!isPromiseLike(r)) return metaOf(r, o.hash);
+  return Promise.resolve(r).then(
+    (read) => metaOf(read, o.hash),
+    (err: unknown) => ({ meta: null, error: (err as Error).message }),
+  );
 }
 
 function metaOf(r: RangeRead, hash: UnitHash | undefined): MetaRead {
@@ -212,14 +216,15 @@ interface PayloadFileFacts {
  * payload whose sidecar is complete is listed without opening the payload file; its head and
  * tail are read later, for full-text search. The unit's hash covers the sidecar's bytes and the
  * payload's size (payload files are written once, never rewritten in place). A promise only
- * when the source answers with one (see `andThen`).
+ * when the source answers with one (see `isPromiseLike`).
  */
 export function readSpillwayUnit(source: SessionSource, unit: Unit, buffers?: ReadBuffers): Awaitable<UnitResult> {
   // The walk built the key from the resolved session folder: `<session>/long_responses/<stem>`.
   const s: StemRead = { source, unit, buffers, files: stemFiles(unit.files), longResponses: path.dirname(unit.key), hash: new UnitHash(), warnings: [] };
   const metaStat = s.files.meta;
   if (!metaStat) return withMeta(s, null);
-  return andThen(readMeta(source, inDir(s.longResponses, metaStat.name), { hash: s.hash, buffers }), (r) => withMeta(s, r));
+  const r = readMeta(source, inDir(s.longResponses, metaStat.name), { hash: s.hash, buffers });
+  return isPromiseLike(r) ? r.then((read) => withMeta(s, read)) : withMeta(s, r);
 }
 
 /** One stem being read. */
@@ -260,7 +265,11 @@ function withMeta(s: StemRead, r: MetaRead | null): Awaitable<UnitResult> {
   } catch (err) {
     return payloadUnreadable(s, p, err);
   }
-  return andThen(facts, (f) => withFacts(s, p, f), (err) => payloadUnreadable(s, p, err));
+  if (!isPromiseLike(facts)) return withFacts(s, p, facts);
+  return facts.then(
+    (f) => withFacts(s, p, f),
+    (err: unknown) => payloadUnreadable(s, p, err),
+  );
 }
 
 function payloadUnreadable(s: StemRead, p: StemPayload, err: unknown): UnitResult {
@@ -310,10 +319,13 @@ function payloadFacts(
   }
   const declared = num(m.bytes);
   if (declared !== undefined) return { size: declared };
-  return andThen(source.stat(file), (done) => {
-    if (!done) throw new Error('payload file is gone');
-    return { size: done.size };
-  });
+  const stat = source.stat(file);
+  return isPromiseLike(stat) ? stat.then(sizeOf) : sizeOf(stat);
+}
+
+function sizeOf(st: SourceStat | null): PayloadFileFacts {
+  if (!st) throw new Error('payload file is gone');
+  return { size: st.size };
 }
 
 function spillwayRecord(o: {
