@@ -3,7 +3,9 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { MIGRATIONS, READ_INDEXES, SCHEMA_VERSION, dropReadIndexes, migrate } from '../../src/index/db.js';
+import { IndexCore } from '../../src/index/core.js';
 import { openIndex } from '../../src/index/index.js';
+import { localSource } from '../../src/index/source.js';
 import { generateSessionsRoot } from '../helpers/gen-sessions.js';
 import { tmpDir } from './helpers.js';
 
@@ -175,6 +177,21 @@ describe('the index database', () => {
     expect(readIndexes().sort()).toEqual(expect.arrayContaining(READ_INDEXES.map((ix) => ix.name)));
     expect(reopened.listPayloads({ limit: 100 }).total).toBe(8);
     await reopened.close();
+  });
+
+  it('holds WAL checkpoints while a listing or a writer thread runs, and gives them back after the last hold', () => {
+    const core = new IndexCore(path.join(tmpDir(), 'index.sqlite'), localSource);
+    const value = () => core.db.pragma('wal_autocheckpoint', { simple: true });
+    expect(value()).toBe(1000);
+    const listing = core.holdCheckpoints();
+    const writer = core.holdCheckpoints();
+    expect(value()).toBe(0);
+    listing();
+    listing();
+    expect(value()).toBe(0);
+    writer();
+    expect(value()).toBe(1000);
+    core.db.close();
   });
 
   it('refuses a database inside a sessions root', async () => {
