@@ -187,19 +187,50 @@ const isKnown = (h: number): boolean => {
   return (KNOWN[a >>> 3]! & (1 << (a & 7))) !== 0 && (KNOWN[b >>> 3]! & (1 << (b & 7))) !== 0;
 };
 
-const isHexAt = (text: string, i: number): boolean => {
-  const c = text.charCodeAt(i);
+/**
+ * The scan reads UTF-16 code units from this buffer, block by block, not from the string: V8's
+ * charCodeAt dispatches on the string's representation (flat one- or two-byte, sliced, cons), and a
+ * process that has met several kinds (every guard does) ran the loop up to ~1.7x slower than on one.
+ * A block is copied in by Buffer.write with utf16le (a native copy of the code units, lone
+ * surrogates included), so the loop reads one typed array whatever the string. UNITS[i - unitBase] is
+ * text.charCodeAt(i) for i in [blockStart - UNIT_BEHIND, blockEnd + UNIT_AHEAD); NO_UNIT past the text.
+ */
+const UNIT_BLOCK = 16 * 1024;
+/** The UUID check looks 8 chars back from where a run ends, and 28 ahead. */
+const UNIT_BEHIND = 16;
+const UNIT_AHEAD = 64;
+const UNITS = new Uint16Array(UNIT_BEHIND + UNIT_BLOCK + UNIT_AHEAD + 1);
+const unitBytes = Buffer.from(UNITS.buffer, UNITS.byteOffset, UNITS.byteLength);
+const BIG_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 0;
+let unitBase = 0;
+/** Stands for "no char" past the end (charCodeAt's NaN): not ASCII, so no test on it matches. */
+const NO_UNIT = 0xffff;
+
+/** Load the block of text[from..) the scan of [.., n) reads next; returns where the block ends. */
+function loadBlock(text: string, from: number, n: number): number {
+  const blockEnd = Math.min(n, from + UNIT_BLOCK);
+  const lo = Math.max(0, from - UNIT_BEHIND);
+  const hi = Math.min(text.length, blockEnd + UNIT_AHEAD);
+  const written = unitBytes.write(lo === 0 && hi === text.length ? text : text.slice(lo, hi), 0, 'utf16le');
+  if (BIG_ENDIAN) unitBytes.subarray(0, written).swap16();
+  UNITS[hi - lo] = NO_UNIT;
+  unitBase = lo;
+  return blockEnd;
+}
+
+const isHexAt = (i: number): boolean => {
+  const c = UNITS[i - unitBase]!;
   return c < 128 && IS_HEX[c] === 1;
 };
 
 /** True when text[start..start+36) is an 8-4-4-4-12 hex UUID. Called only at a hex run of 8 followed by '-'. */
-function isUuidAt(text: string, start: number): boolean {
-  if (start < 0 || start + 36 > text.length) return false;
+function isUuidAt(textLength: number, start: number): boolean {
+  if (start < 0 || start + 36 > textLength) return false;
   for (let k = 0; k < 36; k++) {
     const dash = k === 8 || k === 13 || k === 18 || k === 23;
-    if (dash ? text.charCodeAt(start + k) !== 45 : !isHexAt(text, start + k)) return false;
+    if (dash ? UNITS[start + k - unitBase] !== 45 : !isHexAt(start + k)) return false;
   }
-  const after = text.charCodeAt(start + 36);
+  const after = UNITS[start + 36 - unitBase]!;
   return !(after < 128 && ASCII_CLASS[after]! <= DIG);
 }
 
@@ -249,8 +280,18 @@ export function addRangeFeatures(text: string, start: number, end: number, out: 
   let punctLen = 0;
   let prevScript = 0; // 1 cyrillic, 2 cjk
 
+  const u = UNITS;
+  let base = 0;
+  // reads of the current block stop at `lim` (where the next block starts, or the end)
+  let blockEnd = Math.max(0, start);
+  let lim = blockEnd;
   for (let i = Math.max(0, start); i <= n; i++) {
-    const c = i < n ? text.charCodeAt(i) : 32;
+    if (i >= blockEnd && i < n) {
+      blockEnd = loadBlock(text, i, n);
+      base = unitBase;
+      lim = blockEnd;
+    }
+    const c = i < n ? u[i - base]! : 32;
     // accented Latin letters (U+00C0..U+024F but × and ÷) are letters of the word they are in
     const k = c < 128 ? ASCII_CLASS[c]! : c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7 ? latinCase(c) : NONASCII;
 
@@ -316,7 +357,8 @@ export function addRangeFeatures(text: string, start: number, end: number, out: 
         runLen++;
         // hot path: the lower case letters that follow (most of any text) in a tight loop
         let j = i + 1;
-        let d = j < n ? text.charCodeAt(j) : 0;
+        // a lower case run cut at a block's end goes on through the general path: the same features
+        let d = j < lim ? u[j - base]! : 0;
         if (d >= 97 && d <= 122) {
           if (k === UP) runTrans++;
           runCls = LOW;
@@ -327,7 +369,7 @@ export function addRangeFeatures(text: string, start: number, end: number, out: 
             wh = Math.imul(wh ^ d, 16777619);
             runNonHex += IS_NOT_HEX_LOWER[l]!;
             j++;
-            d = j < n ? text.charCodeAt(j) : 0;
+            d = j < lim ? u[j - base]! : 0;
           } while (d >= 97 && d <= 122);
           const more = j - i - 1;
           wl += more;
@@ -366,7 +408,7 @@ export function addRangeFeatures(text: string, start: number, end: number, out: 
         (runDigits >= 2 || runCaps >= 2) &&
         (runNonHex === 0 || tRare >= 2);
       if (!random && gapGlue && (mixed || runTrans * 4 >= runLen || runLen <= 3)) random = true;
-      if (runNonHex === 0 && runLen === 8 && c === 45 && isUuidAt(text, i - 8)) {
+      if (runNonHex === 0 && runLen === 8 && c === 45 && isUuidAt(text.length, i - 8)) {
         uuids++;
         // resume right after the UUID (the loop's i++ lands on its 37th char)
         i = i - 8 + 35;
@@ -414,7 +456,7 @@ export function addRangeFeatures(text: string, start: number, end: number, out: 
       if (B64_GLUE[c] === 0) lastRandom = false;
       if (c === 92) {
         // \uXXXX: one escape, not a backslash plus a mixed run
-        if (i + 5 < n && (text.charCodeAt(i + 1) | 32) === 117 && isHexAt(text, i + 2) && isHexAt(text, i + 3) && isHexAt(text, i + 4) && isHexAt(text, i + 5)) {
+        if (i + 5 < n && (u[i + 1 - base]! | 32) === 117 && isHexAt(i + 2) && isHexAt(i + 3) && isHexAt(i + 4) && isHexAt(i + 5)) {
           if (punctLen > 0) { punctRuns++; punctChars += punctLen; punctLen = 0; }
           uEscapes++;
           i += 5;
@@ -485,7 +527,7 @@ export function addRangeFeatures(text: string, start: number, end: number, out: 
     }
     else if (c >= 0x2000 && c < 0x2c00) { if (c === 0x200d) emojiGlue++; else if (c >= 0x2500 && c < 0x25a0) boxDrawing++; else symbols++; prevScript = 0; prevWord = 0; }
     else if (c >= 0xd800 && c <= 0xdbff) {
-      const d = i + 1 < n ? text.charCodeAt(i + 1) : 0;
+      const d = i + 1 < n ? u[i + 1 - base]! : 0;
       if (d >= 0xdc00 && d <= 0xdfff) {
         // U+1F000..U+1FAFF: high surrogate D83C..D83E
         if (c >= 0xd83c && c <= 0xd83e) emoji++;
