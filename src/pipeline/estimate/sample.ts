@@ -73,10 +73,13 @@ const THREE_BYTE: FeatureName[] = [
   'devanagari', 'indic', 'thai', 'georgian', 'ethiopic', 'latinExtAdd', 'emojiGlue', 'boxDrawing',
 ];
 /** UTF-8 bytes beyond one per UTF-16 char that a window's features imply (an astral pair: 4 bytes for 2 chars). */
+const TWO_BYTE_AT = Int32Array.from(TWO_BYTE, (k) => FI[k]);
+const THREE_BYTE_AT = Int32Array.from(THREE_BYTE, (k) => FI[k]);
 function utf8ExtraBytes(f: Float64Array): number {
+  // indices, not names: this runs once per sampled window
   let x = 0;
-  for (const k of TWO_BYTE) x += f[FI[k]]!;
-  for (const k of THREE_BYTE) x += 2 * f[FI[k]]!;
+  for (let i = 0; i < TWO_BYTE_AT.length; i++) x += f[TWO_BYTE_AT[i]!]!;
+  for (let i = 0; i < THREE_BYTE_AT.length; i++) x += 2 * f[THREE_BYTE_AT[i]!]!;
   return x;
 }
 
