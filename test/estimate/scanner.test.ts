@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCorpus, type CorpusSample } from '../../scripts/build-corpus.js';
 import { addRangeFeatures, FEATURE_COUNT, FEATURE_NAMES } from '../../src/pipeline/estimate/internal.js';
+import { windowIn } from '../../src/pipeline/estimate/sample.js';
 import * as reference from './reference-features.js';
 
 const a = new Float64Array(FEATURE_COUNT);
@@ -90,5 +91,38 @@ describe('the block-buffered scanner', () => {
       const text = 'q'.repeat(BLOCK + k) + ' 550e8400-e29b-41d4-a716-446655440000 \\u00e9😀';
       expect(differs(text)).toBeUndefined();
     }
+  });
+
+  it('sample windows snap to whitespace exactly as the charCodeAt loop did', () => {
+    // the loop sample.ts had: past the next whitespace within 32 chars, else off a low surrogate
+    const snapRef = (text: string, i: number, limit: number) => {
+      const stop = Math.min(limit, i + 32);
+      for (let j = i; j < stop; j++) {
+        const c = text.charCodeAt(j);
+        if (c === 32 || c === 10 || c === 9 || c === 13) return j + 1;
+      }
+      const c = text.charCodeAt(i);
+      return c >= 0xdc00 && c <= 0xdfff ? i + 1 : i;
+    };
+    const jitterRef = (k: number, r: number) => {
+      let h = Math.imul(k + 1, 0x9e3779b1) ^ Math.imul(r + 7, 0x85ebca77);
+      h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
+      h ^= h >>> 12;
+      return (h >>> 0) / 4294967296;
+    };
+    const windowRef = (text: string, k: number, windows: number, chars: number, round: number): [number, number] => {
+      const n = text.length;
+      const lo = Math.floor(k * (n / windows));
+      const hi = Math.floor((k + 1) * (n / windows));
+      const at = lo + Math.floor(jitterRef(k, round) * Math.max(0, hi - lo - chars));
+      const start = snapRef(text, at, hi);
+      return [start, Math.min(n, snapRef(text, Math.min(n, start + chars), n))];
+    };
+    fc.assert(
+      fc.property(fc.oneof(texty, codeUnits), fc.integer({ min: 1, max: 30 }), fc.integer({ min: 1, max: 300 }), fc.nat({ max: 3 }), (t, windows, chars, round) => {
+        for (let k = 0; k < windows; k++) expect(windowIn(t, k, windows, chars, round)).toEqual(windowRef(t, k, windows, chars, round));
+      }),
+      { numRuns: 300 },
+    );
   });
 });
