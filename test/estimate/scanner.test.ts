@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCorpus, type CorpusSample } from '../../scripts/build-corpus.js';
 import { addRangeFeatures, FEATURE_COUNT, FEATURE_NAMES } from '../../src/pipeline/estimate/internal.js';
+import { holdUnits, releaseUnits } from '../../src/pipeline/estimate/features.js';
 import { windowIn } from '../../src/pipeline/estimate/sample.js';
 import * as reference from './reference-features.js';
 
@@ -24,7 +25,7 @@ function differs(text: string, start = 0, end = text.length): string | undefined
 }
 
 /** Block size of the scanner's buffer (features.ts UNIT_BLOCK): the edges worth cutting at. */
-const BLOCK = 16 * 1024;
+const BLOCK = 64 * 1024;
 
 let corpus: CorpusSample[] = [];
 beforeAll(async () => {
@@ -82,6 +83,30 @@ describe('the block-buffered scanner', () => {
       }),
       { numRuns: 600 },
     );
+  });
+
+  it('windows of a held text (loaded once for the sampler) give the same features, and another text never reads it', () => {
+    const texts = corpus.slice(0, 60).map((s) => s.text);
+    const bad: string[] = [];
+    for (let i = 0; i + 1 < texts.length; i++) {
+      const [t, other] = [texts[i]!, texts[i + 1]!];
+      holdUnits(t);
+      try {
+        for (let k = 0; k < 8; k++) {
+          const start = k < 4 ? Math.floor((k * t.length) / 8) : (k - 4) * 50;
+          const d = differs(t, start, start + 200);
+          if (d) bad.push(d);
+          // a scan of another text in between takes the buffer; the held one must be reloaded after
+          if (k === 3) {
+            const e = differs(other);
+            if (e) bad.push(e);
+          }
+        }
+      } finally {
+        releaseUnits();
+      }
+    }
+    expect(bad).toEqual([]);
   });
 
   it('a lower case run longer than a block, and a UUID right at a block edge, are priced as before', () => {

@@ -118,7 +118,7 @@ export async function estimateForDecision(text: string, limitTokens: number, opt
   let bytes = opts.utf8Bytes;
   const utf8 = () => (bytes ??= Buffer.byteLength(text, 'utf8'));
   if (text.length >= QUICK_CHECK_MIN_CHARS) {
-    const quick = quickLook(text, limitTokens, profile, margin, headroomOf, opts);
+    const quick = quickLook(text, limitTokens, profile, margin, headroomOf, utf8(), opts);
     if (quick.pass) return quick.est;
     // Inside the band even at the sample's best and worst: a full pass could not leave it, so count now.
     if (quick.surelyNear && opts.exactNearLimit !== false && utf8() <= MAX_PLAUSIBLE_BYTES_PER_TOKEN * limitTokens) {
@@ -211,9 +211,10 @@ function quickLook(
   profile: Profile,
   margin: number,
   headroomOf: (f: Float64Array) => number | undefined,
+  utf8Bytes: number,
   opts: DecisionOptions,
 ): { pass: boolean; surelyNear: boolean; est: Estimate; risk: number; headroom: number | undefined } {
-  const info = quickSample(text, quickScratch, profile);
+  const info = quickSample(text, quickScratch, profile, utf8Bytes);
   const est = pricedEstimate(quickScratch, text, profile, opts);
   const headroom = headroomOf(quickScratch);
   if (!info.trusted || info.relStdErr > QUICK_CHECK_MAX_REL_STDERR) return { pass: false, surelyNear: false, est, risk: 0, headroom };

@@ -195,7 +195,7 @@ const isKnown = (h: number): boolean => {
  * surrogates included), so the loop reads one typed array whatever the string. UNITS[i - unitBase] is
  * text.charCodeAt(i) for i in [blockStart - UNIT_BEHIND, blockEnd + UNIT_AHEAD); NO_UNIT past the text.
  */
-const UNIT_BLOCK = 16 * 1024;
+const UNIT_BLOCK = 64 * 1024;
 /** The UUID check looks 8 chars back from where a run ends, and 28 ahead. */
 const UNIT_BEHIND = 16;
 const UNIT_AHEAD = 64;
@@ -206,8 +206,29 @@ let unitBase = 0;
 /** Stands for "no char" past the end (charCodeAt's NaN): not ASCII, so no test on it matches. */
 const NO_UNIT = 0xffff;
 
+/** A text loaded whole by {@link holdUnits}: scans of windows of it read the buffer as it is. */
+let held: string | undefined;
+
+/**
+ * Load all of `text` once, when it fits the buffer, for many scans of windows of it (the sampler),
+ * until {@link releaseUnits}. Without it each window would copy its own block.
+ */
+export function holdUnits(text: string): void {
+  held = undefined;
+  if (text.length > UNIT_BLOCK) return;
+  loadBlock(text, 0, text.length);
+  held = text;
+}
+
+/** Forget the held text (the buffer never keeps a result alive past the call that scanned it). */
+export function releaseUnits(): void {
+  held = undefined;
+}
+
 /** Load the block of text[from..) the scan of [.., n) reads next; returns where the block ends. */
 function loadBlock(text: string, from: number, n: number): number {
+  if (held === text) return n; // all of it is loaded: unitBase 0, NO_UNIT past its end
+  held = undefined; // another text takes the buffer
   const blockEnd = Math.min(n, from + UNIT_BLOCK);
   const lo = Math.max(0, from - UNIT_BEHIND);
   const hi = Math.min(text.length, blockEnd + UNIT_AHEAD);

@@ -14,7 +14,7 @@
  */
 import type { Profile } from '../types.js';
 import { WEIGHTS } from './constants.js';
-import { addRangeFeatures, FEATURE_COUNT, FEATURE_NAMES, scanFeatures, type FeatureName } from './features.js';
+import { addRangeFeatures, FEATURE_COUNT, FEATURE_NAMES, holdUnits, releaseUnits, scanFeatures, type FeatureName } from './features.js';
 
 /** Texts up to this many UTF-16 chars are always scanned whole. */
 export const SAMPLE_MIN_CHARS = 64 * 1024;
@@ -108,6 +108,16 @@ interface Round {
  */
 function sampleRound(text: string, out: Float64Array, w: readonly number[], windows: number, windowChars: number, round: number, utf8ExtraPerChar: number): Round {
   out.fill(0);
+  // one copy of a text that fits the scanner's buffer, instead of one per window
+  holdUnits(text);
+  try {
+    return sampleWindows(text, out, w, windows, windowChars, round, utf8ExtraPerChar);
+  } finally {
+    releaseUnits();
+  }
+}
+
+function sampleWindows(text: string, out: Float64Array, w: readonly number[], windows: number, windowChars: number, round: number, utf8ExtraPerChar: number): Round {
   let scanned = 0;
   let sumD = 0;
   let sampledExtra = 0;
@@ -202,13 +212,13 @@ export const QUICK_WINDOW_CHARS = 128;
  * of QUICK_WINDOWS windows, scaled to the whole text. The caller must widen its margin by the returned
  * relative standard error, and not trust it at all when the UTF-8 check fails (`trusted` false).
  */
-export function quickSample(text: string, out: Float64Array, profile: Profile): SampleInfo & { trusted: boolean } {
+export function quickSample(text: string, out: Float64Array, profile: Profile, utf8Bytes?: number): SampleInfo & { trusted: boolean } {
   const n = text.length;
   if (n <= QUICK_WINDOWS * QUICK_WINDOW_CHARS * 2) {
     scanFeatures(text, out);
     return { scanned: n, full: true, relStdErr: 0, trusted: true };
   }
-  const extra = (Buffer.byteLength(text, 'utf8') - n) / n;
+  const extra = ((utf8Bytes ?? Buffer.byteLength(text, 'utf8')) - n) / n;
   const r = sampleRound(text, out, WEIGHTS[profile], QUICK_WINDOWS, QUICK_WINDOW_CHARS, 0, extra);
   if (r.scanned > 0) scale(out, n / r.scanned);
   return { scanned: r.scanned, full: false, relStdErr: r.relStdErr, trusted: r.scanned > 0 && r.utf8Gap <= SAMPLE_MAX_UTF8_GAP && Number.isFinite(r.relStdErr) };
