@@ -14,8 +14,8 @@ import { priceFeatures, roundTokens } from './calibrated.js';
 import { estimateTokens } from './cheap.js';
 import { EXACT_MARGIN } from './constants.js';
 import { HEADROOM } from './headroom.js';
-import { countExactDetailed, countTokens, PATHOLOGICAL_RUN_CHARS, type CountOptions } from './exact.js';
-import { addRangeFeatures, FEATURE_COUNT } from './features.js';
+import { countExactDetailed, countTokens, hasLongRun, PATHOLOGICAL_RUN_CHARS, type CountOptions } from './exact.js';
+import { addRangeFeatures, countPieceCuts, FEATURE_COUNT } from './features.js';
 import { corrected, claudeCorrectionFor, DEFAULT_STRATEGY, isExactStrategy, profileOf, type EstimateOptions } from './options.js';
 import { riskTokens } from './risk.js';
 import { quickSample, sampleFeatures, windowIn } from './sample.js';
@@ -160,11 +160,18 @@ async function countOrWorst(text: string, limitTokens: number, profile: Profile,
  */
 async function countToDecide(text: string, limitTokens: number, profile: Profile, bytes: number, fitTokens: number, opts: DecisionOptions): Promise<Estimate> {
   const f = claudeCorrectionFor(opts);
+  const n = text.length;
   let countedBytes = 0;
   let at = 0;
   let verdict: 'over' | 'under' | undefined;
+  // The spill side's proof counts the uncounted rest too: it holds at least one token per piece, and
+  // at least (certain piece boundaries inside it) + 1 pieces (countPieceCuts). Never for an unbroken
+  // run (counted in pieces, where a seam may fall inside a piece); and the rest is read only once
+  // that minimum could settle it (a rest of r chars has at most r/2 boundaries), so near the end.
+  const useCuts = !hasLongRun(text, PATHOLOGICAL_RUN_CHARS);
+  let restCutDensity = -1; // not read yet
   // First chunk: up to where the fit's estimate says the count could first prove an answer.
-  const density = Math.max(1e-9, fitTokens / Math.max(1, text.length));
+  const density = Math.max(1e-9, fitTokens / Math.max(1, n));
   const firstChunk = Math.max(DECIDE_CHUNK_CHARS, Math.floor((0.8 * limitTokens) / density));
   const counted = await countExactDetailed(text, profile, {
     signal: opts.signal,
@@ -173,14 +180,23 @@ async function countToDecide(text: string, limitTokens: number, profile: Profile
       countedBytes += Buffer.byteLength(text.slice(at, end), 'utf8');
       at = end;
       const rest = bytes - countedBytes;
-      if (Math.ceil(tokens * f) > limitTokens) verdict = 'over';
+      const restChars = n - end;
+      let restMin = 0;
+      // read the rest when its minimum could settle it: at most 1 boundary per 2 chars, then at the
+      // density the last reading found (one more reading near the end, not one per chunk)
+      if (useCuts && restChars > 0 && Math.ceil((tokens + (restCutDensity < 0 ? 0.5 : restCutDensity) * restChars + 1) * f) > limitTokens) {
+        restMin = countPieceCuts(text, end + 1, n) + 1;
+        restCutDensity = (restMin - 1) / restChars;
+      }
+      if (Math.ceil((tokens + restMin) * f) > limitTokens) verdict = 'over';
       else if ((tokens + rest) * f <= limitTokens) verdict = 'under';
       if (verdict !== undefined) return true;
       // The next chunk reaches about where the count so far says the answer will be proven, so a
       // result far from the limit is counted in a few big calls and a close one in small ones near the end.
       const perChar = tokens / end;
       const bytesPerChar = countedBytes / end;
-      const toOver = (limitTokens / f - tokens) / Math.max(1e-9, perChar);
+      const cutsPerChar = Math.max(0, restCutDensity);
+      const toOver = perChar > cutsPerChar ? (limitTokens / f - tokens - restMin) / (perChar - cutsPerChar) : Infinity;
       const toUnder = bytesPerChar > perChar ? (tokens + rest - limitTokens / f) / (bytesPerChar - perChar) : Infinity;
       return Math.max(DECIDE_CHUNK_CHARS, 0.9 * Math.min(toOver, toUnder));
     },

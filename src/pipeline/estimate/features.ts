@@ -587,3 +587,37 @@ export function addRangeFeatures(text: string, start: number, end: number, out: 
   out[F.devanagari]! += devanagari; out[F.indic]! += indic; out[F.indicWords]! += indicWords; out[F.thai]! += thai;
   out[F.georgian]! += georgian; out[F.ethiopic]! += ethiopic; out[F.latinExtAdd]! += latinExtAdd; out[F.emoji]! += emoji; out[F.emojiGlue]! += emojiGlue; out[F.cyrillicNonRu]! += cyrillicNonRu; out[F.boxDrawing]! += boxDrawing;
 }
+
+/** ASCII punctuation after which no tokenizer we use joins with the letter before (exact.ts's SAFE_PUNCT). */
+const CUT_PUNCT = new Uint8Array(128);
+for (const ch of '!"#$%&()*+,-./:;=?@[\\]^`{|}~') CUT_PUNCT[ch.charCodeAt(0)] = 1;
+const isAsciiLetterUnit = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+
+/**
+ * How many positions p in [from, to) (p >= 1) are a certain piece boundary for every tokenizer we
+ * use: an ASCII letter at p-1 followed by ASCII punctuation from CUT_PUNCT at p, or by a space at p
+ * and an ASCII letter at p+1. These are the ASCII cases of exact.ts's isSafeCut (no pattern lets a
+ * letter piece take the punctuation or space after it; a space always starts the next word's piece),
+ * so a text whose [a, b) holds k of them strictly inside splits into at least k + 1 pieces, and a
+ * byte-level BPE spends at least one token per piece: tokens(text[a..b)) >= k + 1, for any text.
+ * Read through the same block buffer as the scan (one pass, no charCodeAt).
+ */
+export function countPieceCuts(text: string, from: number, to: number): number {
+  const n = Math.min(to, text.length);
+  const u = UNITS;
+  let cuts = 0;
+  let base = 0;
+  let blockEnd = Math.max(1, from);
+  for (let p = blockEnd; p < n; p++) {
+    // a block holds UNIT_BEHIND units before it and UNIT_AHEAD after: p - 1 and p + 1 are in it
+    if (p >= blockEnd) {
+      blockEnd = loadBlock(text, p, n);
+      base = unitBase;
+    }
+    const c = u[p - base]!;
+    if (c === 32) {
+      if (isAsciiLetterUnit(u[p - 1 - base]!) && isAsciiLetterUnit(u[p + 1 - base]!)) cuts++;
+    } else if (c < 128 && CUT_PUNCT[c] === 1 && isAsciiLetterUnit(u[p - 1 - base]!)) cuts++;
+  }
+  return cuts;
+}
