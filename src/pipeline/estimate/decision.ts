@@ -195,8 +195,10 @@ async function countToDecide(text: string, limitTokens: number, profile: Profile
       // result far from the limit is counted in a few big calls and a close one in small ones near the end.
       const perChar = tokens / end;
       const bytesPerChar = countedBytes / end;
+      // the rest's minimum as last read, or as expected at the density last read
       const cutsPerChar = Math.max(0, restCutDensity);
-      const toOver = perChar > cutsPerChar ? (limitTokens / f - tokens - restMin) / (perChar - cutsPerChar) : Infinity;
+      const expectedMin = restMin > 0 ? restMin : cutsPerChar * restChars;
+      const toOver = perChar > cutsPerChar ? (limitTokens / f - tokens - expectedMin) / (perChar - cutsPerChar) : Infinity;
       const toUnder = bytesPerChar > perChar ? (tokens + rest - limitTokens / f) / (bytesPerChar - perChar) : Infinity;
       return Math.max(DECIDE_CHUNK_CHARS, 0.9 * Math.min(toOver, toUnder));
     },

@@ -34,6 +34,8 @@ export const SAMPLE_MAX_REL_STDERR = 0.02;
 export const SAMPLE_MAX_UTF8_GAP = 0.02;
 /** How far a window's edges move to reach whitespace, so no word is cut in two. */
 const SNAP_CHARS = 32;
+/** Chars the scanner copies around a window besides the window (its look-behind and look-ahead). */
+const WINDOW_COPY_EXTRA_CHARS = 80;
 
 export interface SampleInfo {
   /** Chars actually scanned (the whole text when `full`). */
@@ -108,8 +110,9 @@ interface Round {
  */
 function sampleRound(text: string, out: Float64Array, w: readonly number[], windows: number, windowChars: number, round: number, utf8ExtraPerChar: number): Round {
   out.fill(0);
-  // one copy of a text that fits the scanner's buffer, instead of one per window
-  holdUnits(text);
+  // one copy of a text that fits the scanner's buffer, instead of one per window, when the windows
+  // cover much of it (a few windows of a long text copy less each on their own)
+  if (windows * (windowChars + 2 * WINDOW_COPY_EXTRA_CHARS) * 2 >= text.length) holdUnits(text);
   try {
     return sampleWindows(text, out, w, windows, windowChars, round, utf8ExtraPerChar);
   } finally {
