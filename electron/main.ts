@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { app, BrowserWindow, dialog, ipcMain, Menu, protocol, screen, session, shell, type IpcMainEvent, type IpcMainInvokeEvent, type MenuItemConstructorOptions } from 'electron';
 import { channelFor, EVENT_CHANNEL, EVENT_NAMES, HOST_DROPPED_FILE_CHANNEL, HOST_MENU_CHANNEL, HOST_OPEN_EXTERNAL_CHANNEL, METHOD_NAMES, ServiceError } from '../src/service/contract.js';
-import { createInspectorService, type InspectorService } from '../src/service/service.js';
+import { createInspectorService, defaultRootsChoice, type InspectorService } from '../src/service/service.js';
 import { createAppProtocolHandler } from '../src/service/shell/app-protocol.js';
 import { appMenu } from '../src/service/shell/menu.js';
 import { APP_ORIGIN, APP_SCHEME, checkDroppedPath, devUrlFor, ExternalLinkGate, isAppUrl, isPlainObject, isTrustedSender, MIN_WINDOW, restoreBounds } from '../src/service/shell/policy.js';
@@ -198,7 +198,9 @@ if (!app.requestSingleInstanceLock()) {
   void app.whenReady().then(() => {
     // Roots are remembered by the index; folders on the command line (`npm start -- ~/sessions`) are added (trusted: the user typed them).
     const roots = process.argv.slice(IS_DEV ? 2 : 1).filter((a) => !a.startsWith('-') && fs.existsSync(a)).map((a) => path.resolve(a));
-    service = createInspectorService({ transport: 'electron', roots, onWarning: (m) => console.warn(`spillway: ${m}`) });
+    // Like `spillway serve`: with no folder given, the agents' own session folders open read-only.
+    const defaultRoots = defaultRootsChoice(!process.argv.includes('--no-default-roots'), roots, process.env);
+    service = createInspectorService({ transport: 'electron', roots, defaultRoots, onWarning: (m) => console.warn(`spillway: ${m}`) });
     hardenSession();
     protocol.handle(APP_SCHEME, createAppProtocolHandler({ service, rendererDir: RENDERER_DIR }));
     wireIpc();

@@ -2,7 +2,101 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-// DESIGN.md's layering rules, checked by reading every import in the tree.
+/**
+ * Layering as data (DESIGN.md; VS Code's `code-layering`): one row per layer says which other layers it may
+ * import, which of their modules count as their public face, and which npm packages only it may use. An
+ * exception is a row entry with its reason, never a special case in the checks below.
+ */
+interface Layer {
+  /** Layers this one may import. */
+  may: string[];
+  /** Imports of other layers must be type-only (the renderer never runs our Node code). */
+  typeOnly?: boolean;
+  /** Why a `may` entry that DESIGN.md does not name is there. */
+  why?: Record<string, string>;
+  /** Modules a type-only layer may still import values from, each with its reason. */
+  values?: Record<string, string>;
+}
+
+const LAYERS: Record<string, Layer> = {
+  'src/version': { may: [] },
+  'src/pipeline': { may: [] },
+  'src/summarize': { may: ['src/pipeline'] },
+  'src/compress': { may: ['src/pipeline'] },
+  'src/index': { may: ['src/pipeline'] },
+  'src/integrations': {
+    may: ['src/pipeline', 'src/summarize', 'src/compress'],
+    why: {
+      'src/summarize': 'the proxy and the hook write the summary in the message with the configured provider',
+      'src/compress': 'the proxy answers spillway_read/grep/query from the saved payload with the drill-down queries',
+    },
+  },
+  'src/service': { may: ['src/pipeline', 'src/index', 'src/summarize', 'src/compress', 'src/version'] },
+  'src/server': { may: ['src/service', 'src/pipeline'] },
+  'src/cli': {
+    may: ['src/service', 'src/pipeline', 'src/integrations', 'src/server', 'src/version'],
+    why: {
+      'src/integrations': 'the mcp, hook and setup verbs start the proxy, the hook and the client set-up',
+      'src/server': 'the serve verb starts the HTTP server over the service',
+    },
+  },
+  electron: { may: ['src/service'] },
+  app: {
+    may: ['src/service/contract'],
+    typeOnly: true,
+    values: {
+      'src/service/contract':
+        'the contract is data: its method and event lists and window caps are plain constants, and it imports nothing at run time (checked below), so the renderer and the service cannot drift',
+    },
+  },
+};
+
+/**
+ * What another layer may import of a layer: its front door(s). Anything else is that layer's inside.
+ * A layer absent here exposes every module (small leaves).
+ */
+const PUBLIC: Record<string, { modules: string[]; why?: string }> = {
+  'src/pipeline': {
+    modules: [
+      'src/pipeline/index',
+      'src/pipeline/types',
+      'src/pipeline/layout',
+      'src/pipeline/limits',
+      'src/pipeline/config',
+      'src/pipeline/detect',
+      'src/pipeline/prompt',
+      'src/pipeline/terminal',
+      'src/pipeline/estimate/index',
+    ],
+    why: 'index.ts is the package root; the other layers may also take the shared words (types, layout, limits, config, detect, prompt) and the estimator\'s four verbs, never its internals or the guard\'s phases',
+  },
+  'src/index': { modules: ['src/index/index', 'src/index/rows'] },
+  'src/summarize': { modules: ['src/summarize/index'] },
+  'src/compress': { modules: ['src/compress/index'] },
+  'src/service': {
+    modules: [
+      'src/service/contract',
+      'src/service/service',
+      'src/service/web-policy',
+      'src/service/offline',
+      'src/service/shell/app-protocol',
+      'src/service/shell/ipc',
+      'src/service/shell/menu',
+      'src/service/shell/policy',
+      'src/service/shell/window-state',
+    ],
+    why: 'service.ts for the inspector; offline.ts is the CLI verbs\' way in (index, summarize, project, handle without a running inspector); shell/* is what electron/ wires, one module each so the sandboxed preload bundles only ipc.ts',
+  },
+};
+
+/** npm packages that only some layers may import. */
+const PACKAGES: Array<{ re: RegExp; only: string[]; why: string }> = [
+  { re: /^better-sqlite3$/, only: ['src/index', 'src/compress'], why: 'the index; handles live in <session>/handles.sqlite (layer 3), owned by compress' },
+  { re: /^electron(\/|$)/, only: ['electron'], why: 'the shell stays thin; logic is tested under Node' },
+  { re: /^(react|react-dom|zustand|monaco-editor|@monaco-editor\/|@tanstack\/|uplot)(\/|$)/, only: ['app'], why: 'src/ is framework-free' },
+  { re: /^(node:|fs$|path$|child_process$|os$|worker_threads$)/, only: Object.keys(LAYERS).filter((l) => l !== 'app'), why: 'the renderer runs in a sandboxed page' },
+];
+
 const ROOT = path.resolve(import.meta.dirname, '..');
 
 function walk(dir: string): string[] {
@@ -20,71 +114,92 @@ interface Imp {
   file: string;
   spec: string;
   typeOnly: boolean;
-  resolved?: string;
+  /** Repo-relative module path without extension, for relative imports. */
+  target?: string;
 }
 
 function importsOf(file: string): Imp[] {
   const src = fs.readFileSync(file, 'utf8');
-  const out: Imp[] = [];
-  for (const m of src.matchAll(IMPORT_RE)) {
+  return [...src.matchAll(IMPORT_RE)].map((m) => {
     const spec = m[3] ?? m[4]!;
-    const typeOnly = Boolean(m[2]);
-    const resolved = spec.startsWith('.') ? path.relative(ROOT, path.resolve(path.dirname(file), spec)) : undefined;
-    out.push({ file: path.relative(ROOT, file), spec, typeOnly, resolved });
-  }
-  return out;
+    const target = spec.startsWith('.')
+      ? path.relative(ROOT, path.resolve(path.dirname(file), spec)).replace(/\.(js|ts|tsx|mjs)$/, '')
+      : undefined;
+    return { file: path.relative(ROOT, file), spec, typeOnly: Boolean(m[2]), target };
+  });
 }
 
+const layerOf = (file: string): string | undefined => {
+  const p = file.replace(/\.(ts|tsx|mts)$/, '');
+  return Object.keys(LAYERS)
+    .filter((l) => p === l || p.startsWith(l + '/'))
+    .sort((a, b) => b.length - a.length)[0];
+};
+
 const all = ['src', 'electron', 'app'].flatMap((d) => walk(path.join(ROOT, d))).flatMap(importsOf);
-const inDir = (p: string | undefined, dir: string) => p !== undefined && (p === dir || p.startsWith(dir + '/'));
+const show = (i: Imp) => `${i.file} imports ${i.spec}`;
 
-describe('layering (DESIGN.md)', () => {
-  it('found the source tree', () => {
+describe('layering (DESIGN.md, as the table above)', () => {
+  it('found the source tree, and every source file belongs to a layer', () => {
     expect(all.filter((i) => i.file.startsWith('src/pipeline/')).length).toBeGreaterThan(5);
+    const files = new Set(all.map((i) => i.file));
+    const orphans = [...files].filter((f) => !layerOf(f) && f !== 'src/index.ts');
+    expect(orphans, 'a file outside every layer: add a row').toEqual([]);
   });
 
-  it('src/pipeline imports nothing else of ours', () => {
-    const bad = all.filter((i) => i.file.startsWith('src/pipeline/') && i.resolved && !inDir(i.resolved, 'src/pipeline'));
-    expect(bad).toEqual([]);
-  });
-
-  it('index, summarize and compress never import each other', () => {
-    const layers = ['src/index', 'src/summarize', 'src/compress'];
+  it('every import of another layer is one the table allows', () => {
     const bad = all.filter((i) => {
-      const own = layers.find((l) => i.file.startsWith(l + '/'));
-      return own && layers.some((l) => l !== own && inDir(i.resolved, l));
+      if (!i.target) return false;
+      const from = layerOf(i.file);
+      const to = layerOf(i.target);
+      if (!from || !to || from === to) return false;
+      return !LAYERS[from]!.may.some((m) => i.target === m || i.target!.startsWith(m + '/') || to === m);
     });
-    expect(bad).toEqual([]);
+    expect(bad.map(show)).toEqual([]);
   });
 
-  it('src/ never imports electron, react or DOM-only code', () => {
-    const bad = all.filter(
-      (i) => i.file.startsWith('src/') && /^(electron|react|react-dom|zustand|monaco-editor|@monaco-editor\/)/.test(i.spec),
-    );
-    expect(bad).toEqual([]);
+  it('no deep import into another layer\'s inside: only its front door', () => {
+    const bad = all.filter((i) => {
+      if (!i.target) return false;
+      const from = layerOf(i.file);
+      const to = layerOf(i.target);
+      if (!from || !to || from === to || !PUBLIC[to]) return false;
+      return !PUBLIC[to]!.modules.includes(i.target);
+    });
+    expect(bad.map(show)).toEqual([]);
   });
 
-  it('better-sqlite3 only under src/index and the handle store', () => {
-    const bad = all.filter(
-      (i) => i.spec === 'better-sqlite3' && !i.file.startsWith('src/index/') && !i.file.startsWith('src/compress/handles'),
-    );
-    expect(bad).toEqual([]);
+  it('a type-only layer imports nothing of ours at run time', () => {
+    const bad = all.filter((i) => {
+      const from = layerOf(i.file);
+      if (!from || !LAYERS[from]!.typeOnly || !i.target) return false;
+      return layerOf(i.target) !== from && !i.typeOnly && !(i.target in (LAYERS[from]!.values ?? {}));
+    });
+    expect(bad.map(show)).toEqual([]);
   });
 
-  it('electron only under electron/', () => {
-    const bad = all.filter((i) => /^electron(\/|$)/.test(i.spec) && !i.file.startsWith('electron/'));
-    expect(bad).toEqual([]);
+  it('a module a type-only layer takes values from imports nothing at run time itself', () => {
+    const valueModules = Object.values(LAYERS).flatMap((l) => Object.keys(l.values ?? {}));
+    expect(valueModules.length).toBeGreaterThan(0);
+    const bad = all.filter((i) => valueModules.some((m) => i.file.replace(/\.tsx?$/, '') === m) && !i.typeOnly);
+    expect(bad.map(show)).toEqual([]);
   });
 
-  it('app/ imports only types from src/, and only from the contract', () => {
-    const bad = all.filter(
-      (i) =>
-        i.file.startsWith('app/') &&
-        inDir(i.resolved, 'src') &&
-        !(i.resolved === 'src/service/contract.js' || i.resolved === 'src/service/contract'),
-    );
-    expect(bad).toEqual([]);
-    const nodeBuiltins = all.filter((i) => i.file.startsWith('app/') && /^(node:|fs$|path$|child_process$|better-sqlite3$)/.test(i.spec));
-    expect(nodeBuiltins).toEqual([]);
+  it('npm packages stay in the layers that own them', () => {
+    const bad = all.filter((i) => {
+      if (i.target) return false;
+      const from = layerOf(i.file);
+      const rule = PACKAGES.find((p) => p.re.test(i.spec));
+      return rule !== undefined && from !== undefined && !rule.only.includes(from);
+    });
+    expect(bad.map(show)).toEqual([]);
+  });
+
+  it('the table itself is sound: every exception names a reason, every layer exists', () => {
+    for (const [name, l] of Object.entries(LAYERS)) {
+      expect(fs.existsSync(path.join(ROOT, name)) || fs.existsSync(path.join(ROOT, name + '.ts')), name).toBe(true);
+      for (const m of l.may) expect(layerOf(m) ?? m.split('/').slice(0, 2).join('/'), `${name} may import ${m}`).toBeTruthy();
+      for (const k of Object.keys(l.why ?? {})) expect(l.may, `${name}: a reason for an import it may not make`).toContain(k);
+    }
   });
 });

@@ -1,37 +1,30 @@
 /**
- * A second SQLite writer for big scans (a first index, a rebuild, a root full of new sessions).
+ * A second SQLite writer for big loads: the full-text phase of a first index, a rebuild, a root
+ * full of new sessions.
  *
- * FTS5 tokenizing and the row inserts are the larger half of indexing a new payload, and they
- * are synchronous. For a big batch of NEW units the scan hands ready-made rows (ids assigned up
- * front) to this worker thread, which owns its own connection to the same database file and
- * inserts them, one transaction per batch, while the main thread reads and parses the next
- * payloads. On two cores the two halves overlap, and the main thread stays free for the UI.
+ * FTS5 tokenizing is the larger half of indexing a payload, and it is synchronous. For a big
+ * batch the main thread reads payload windows and hands ready-made rows to this worker thread,
+ * which owns its own connection to the same database file and runs them, one transaction per
+ * commit interval, while the main thread reads the next ones. On two cores the two halves
+ * overlap, and the main thread stays free for the UI.
  *
  * The worker is plain CommonJS evaluated from a string (like src/compress/match.ts), so it runs
  * the same from TypeScript sources, the compiled library and a bundled Electron main process.
- * It knows no schema: the SQL comes from the caller. Anything that is not a plain insert of a new
- * unit (a changed source, an id clash, summary runs) stays on the main thread.
+ * It knows no schema: the statements come from the caller, and a batch holds, for each
+ * statement in order, the argument lists to run it with.
  *
  * If the worker cannot start or fails, every batch it did not confirm is handed back, and the
- * caller writes those units on the main thread: the worker is a speed-up, never a requirement.
+ * caller writes those on the main thread: the worker is a speed-up, never a requirement.
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { BUSY_TIMEOUT_MS } from './db.js';
 
-/** Rows of one batch, in insert order: sources, payloads, assets, then full-text rows (one FTS5 flush per batch). */
-export interface BulkRows {
-  sources: unknown[][];
-  payloads: unknown[][];
-  assets: unknown[][];
-  fts: unknown[][];
-}
+/** One batch: for each statement (in BulkStatements.sql order), the argument lists to run it with. */
+export type BulkRows = unknown[][][];
 
 export interface BulkStatements {
-  source: string;
-  payload: string;
-  asset: string;
-  fts: string;
+  sql: string[];
   /** Run once in the first transaction (settings for the load; the caller undoes them after `settle`). */
   setup?: string[];
 }
@@ -49,14 +42,6 @@ let began = 0;
 let lastApplied = 0;
 let broken = false;
 let setUp = false;
-// Full-text rows are inserted in runs of ftsRun rows: any other write in between (a foreign key
-// check needs a statement journal) makes FTS5 flush its pending terms, and one small segment
-// per batch would mean many merges; one run per commit would leave all the work for the end.
-let fts = [];
-function flushFts() {
-  for (const a of fts) st.fts.run(a);
-  fts = [];
-}
 function open() {
   const Database = require(workerData.sqlitePath);
   db = new Database(workerData.dbPath, { fileMustExist: true });
@@ -68,15 +53,18 @@ function open() {
   db.pragma('temp_store = MEMORY');
   // One checkpoint at the end instead of one every 4 MB of WAL while the bulk load runs.
   db.pragma('wal_autocheckpoint = 0');
-  const s = workerData.statements;
-  st = { source: db.prepare(s.source), payload: db.prepare(s.payload), asset: db.prepare(s.asset), fts: db.prepare(s.fts) };
+  st = workerData.statements.sql.map((sql) => db.prepare(sql));
 }
 function commit() {
   if (db && db.inTransaction) {
-    flushFts();
     db.exec('COMMIT');
     parentPort.postMessage({ type: 'committed', upTo: lastApplied });
   }
+}
+function fail(upTo, err) {
+  broken = true;
+  try { if (db && db.inTransaction) db.exec('ROLLBACK'); } catch {}
+  parentPort.postMessage({ type: 'failed', upTo, message: String((err && err.message) || err) });
 }
 parentPort.on('message', (m) => {
   if (m.type === 'batch') {
@@ -91,27 +79,15 @@ parentPort.on('message', (m) => {
           setUp = true;
         }
       }
-      for (const a of m.rows.sources) st.source.run(a);
-      for (const a of m.rows.payloads) st.payload.run(a);
-      for (const a of m.rows.assets) st.asset.run(a);
-      for (const a of m.rows.fts) fts.push(a);
-      if (fts.length >= workerData.ftsRun) flushFts();
+      m.rows.forEach((list, i) => { for (const a of list) st[i].run(a); });
       lastApplied = m.id;
       parentPort.postMessage({ type: 'applied', id: m.id });
       if (Date.now() - began >= workerData.commitMs) commit();
     } catch (err) {
-      broken = true;
-      fts = [];
-      try { if (db && db.inTransaction) db.exec('ROLLBACK'); } catch {}
-      parentPort.postMessage({ type: 'failed', upTo: m.id, message: String((err && err.message) || err) });
+      fail(m.id, err);
     }
   } else if (m.type === 'flush') {
-    try { commit(); } catch (err) {
-      broken = true;
-      fts = [];
-      try { if (db && db.inTransaction) db.exec('ROLLBACK'); } catch {}
-      parentPort.postMessage({ type: 'failed', upTo: lastApplied, message: String((err && err.message) || err) });
-    }
+    try { commit(); } catch (err) { fail(lastApplied, err); }
   } else if (m.type === 'finish') {
     try {
       if (db) {
@@ -161,10 +137,10 @@ export class BulkWriter<T> {
     return this.broken;
   }
 
-  constructor(dbPath: string, statements: BulkStatements, opts: { cacheKiB?: number; commitMs?: number; ftsRun?: number } = {}) {
+  constructor(dbPath: string, statements: BulkStatements, opts: { cacheKiB?: number; commitMs?: number } = {}) {
     this.worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { dbPath, statements, sqlitePath: betterSqlitePath(), busyTimeoutMs: BUSY_TIMEOUT_MS, cacheKiB: opts.cacheKiB ?? 64_000, commitMs: opts.commitMs ?? 1_000, ftsRun: opts.ftsRun ?? 512 },
+      workerData: { dbPath, statements, sqlitePath: betterSqlitePath(), busyTimeoutMs: BUSY_TIMEOUT_MS, cacheKiB: opts.cacheKiB ?? 64_000, commitMs: opts.commitMs ?? 1_000 },
       // Batches are short-lived strings (KBs of text each): a roomier young generation lets
       // them die there instead of being copied into the old one.
       resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },

@@ -4,16 +4,8 @@ import Database from 'better-sqlite3';
 
 export type DB = Database.Database;
 
-/**
- * Schema migrations, applied in order; `PRAGMA user_version` holds how many ran.
- * Everything but `roots` and DB-only summary runs is derived from the files, so a migration
- * that changes derived data may simply mark every source stale (`fingerprint = ''`) and let the
- * next scan re-read it.
- */
-export const MIGRATIONS: ReadonlyArray<(db: DB) => void> = [
-  // 1: roots, sessions, sources (one unit of incremental indexing), payloads, assets, FTS.
-  (db) => {
-    db.exec(`
+/** Migration 1: the tables as they were first made (later migrations alter them). */
+const SCHEMA_1_SQL = `
       CREATE TABLE roots (
         id TEXT PRIMARY KEY,
         path TEXT NOT NULL UNIQUE,
@@ -93,8 +85,17 @@ export const MIGRATIONS: ReadonlyArray<(db: DB) => void> = [
       CREATE TRIGGER payloads_ad AFTER DELETE ON payloads BEGIN
         DELETE FROM payload_fts WHERE rowid = old.rowid;
       END;
-    `);
-  },
+    `;
+
+/**
+ * Schema migrations, applied in order; `PRAGMA user_version` holds how many ran.
+ * Everything but `roots` and DB-only summary runs is derived from the files, so a migration
+ * that changes derived data may simply mark every source stale (`fingerprint = ''`) and let the
+ * next scan re-read it.
+ */
+export const MIGRATIONS: ReadonlyArray<(db: DB) => void> = [
+  // 1: roots, sessions, sources (one unit of incremental indexing), payloads, assets, FTS.
+  (db) => db.exec(SCHEMA_1_SQL),
   // 2: summary runs (some exist only here: runs made on read-only imported sessions), searchable;
   //    inline base64 bookkeeping for the waste report. Derived columns changed: re-read everything.
   (db) => {
@@ -123,9 +124,44 @@ export const MIGRATIONS: ReadonlyArray<(db: DB) => void> = [
   (db) => {
     db.exec(`UPDATE sources SET fingerprint = '' WHERE kind = 'spillway';`);
   },
+  // 4: two-phase scans (a payload is listed first; fts_pending > 0 until its full-text row is
+  //    written: a token unique to that insert; no index on it, one more per insert would cost the
+  //    listing more than the full-text phase's scans of payloads_root cost), read-only and default
+  //    ("auto") roots, and sessions named the way people know them. Imports gained fields and
+  //    spill forms: re-read them.
+  (db) => {
+    db.exec(`
+      ALTER TABLE payloads ADD COLUMN fts_pending INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE roots ADD COLUMN read_only INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE roots ADD COLUMN auto INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE sessions ADD COLUMN project TEXT;
+      ALTER TABLE sessions ADD COLUMN title TEXT;
+      ALTER TABLE sessions ADD COLUMN client TEXT;
+      ALTER TABLE sessions ADD COLUMN parent_id TEXT;
+      UPDATE sources SET fingerprint = '' WHERE kind != 'spillway';
+    `);
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Prepared statements cached beyond this many are dropped (all at once: the cache is small). */
+const MAX_CACHED_STATEMENTS = 256;
+
+/** Prepared statements, cached by SQL text (preparing costs more than running most of them). */
+export class Statements {
+  private readonly cache = new Map<string, Database.Statement>();
+  constructor(private readonly db: DB) {}
+  q(sql: string): Database.Statement {
+    let st = this.cache.get(sql);
+    if (!st) {
+      if (this.cache.size > MAX_CACHED_STATEMENTS) this.cache.clear();
+      st = this.db.prepare(sql);
+      this.cache.set(sql, st);
+    }
+    return st;
+  }
+}
 
 /** Run the migrations from the DB's `user_version` up to `target` (default: all). */
 export function migrate(db: DB, target = SCHEMA_VERSION): void {
@@ -212,8 +248,8 @@ export function openDatabase(dbPath: string, warnings: string[] = []): DB {
       throw err;
     }
     const db = attempt();
-    const insert = db.prepare('INSERT OR IGNORE INTO roots (id, path, kind, added_at) VALUES (?, ?, ?, ?)');
-    for (const r of roots) insert.run(r.id, r.path, r.kind, r.added_at);
+    const insert = db.prepare('INSERT OR IGNORE INTO roots (id, path, kind, added_at, read_only, auto) VALUES (?, ?, ?, ?, ?, ?)');
+    for (const r of roots) insert.run(r.id, r.path, r.kind, r.added_at, r.read_only ? 1 : 0, r.auto ? 1 : 0);
     if (roots.length) warnings.push(`kept ${roots.length} registered root(s) from the old database`);
     return db;
   }
@@ -224,6 +260,9 @@ interface RootRecord {
   path: string;
   kind: string;
   added_at: string;
+  /** Absent in databases older than migration 4. */
+  read_only?: number;
+  auto?: number;
 }
 
 /** Best effort: the registered roots are the one thing the files cannot tell us, so try to read them back. */
@@ -231,7 +270,7 @@ function salvageRoots(dbPath: string): RootRecord[] {
   let db: DB | undefined;
   try {
     db = new Database(dbPath, { readonly: true, fileMustExist: true });
-    const rows = db.prepare('SELECT id, path, kind, added_at FROM roots').all() as RootRecord[];
+    const rows = db.prepare('SELECT * FROM roots').all() as RootRecord[];
     return rows.filter((r) => typeof r.id === 'string' && typeof r.path === 'string' && typeof r.kind === 'string');
   } catch {
     return [];

@@ -1,8 +1,13 @@
+/**
+ * Finding sessions: what a root is (detectRootKind), which agent wrote a transcript (sniff), and
+ * every unit of incremental indexing under a root (discover), read through a SessionSource.
+ */
 import fs from 'node:fs';
 import path from 'node:path';
-import { LONG_RESPONSES_DIR, classifyLongResponseFile, isInside, sessionPaths } from '../pipeline/index.js';
-import type { RootInfo, SessionKind } from '../service/contract.js';
-import { Yielder } from './yielder.js';
+import { LINKED_SUFFIX, LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile, isInside, sessionPaths } from '../pipeline/index.js';
+import type { RootInfo, SessionKind } from './rows.js';
+import type { SessionSource, SourceEntry } from './source.js';
+import type { Yielder } from './yielder.js';
 
 /** How deep below a root the walker looks for sessions (`~/.claude/projects/<p>/<s>/subagents/x.jsonl` is 3). */
 export const MAX_WALK_DEPTH = 8;
@@ -10,12 +15,26 @@ export const MAX_WALK_DEPTH = 8;
 export const SNIFF_BYTES = 64 * 1024;
 /** Folders never walked into: they hold no sessions and can be huge. */
 const SKIP_DIRS = new Set(['node_modules', '.git', 'tool-results']);
+/**
+ * In Gemini CLI's home only `tmp/<project hash>/chats/` holds chats; the rest is settings and
+ * credentials (`oauth_creds.json`), which the walker must not even open to sniff.
+ */
+const GEMINI_HOME_DIRS = new Set(['tmp']);
 
-export type RootKind = RootInfo['kind'];
+/** A path inside a `.gemini` folder but outside the parts of it that hold chats. */
+function outsideGeminiChats(p: string): boolean {
+  const segs = p.split(path.sep);
+  const i = segs.lastIndexOf('.gemini');
+  return i !== -1 && i < segs.length - 1 && !GEMINI_HOME_DIRS.has(segs[i + 1]!);
+}
+
+type RootKind = RootInfo['kind'];
 export type UnitKind = 'spillway' | 'claude-code' | 'codex' | 'gemini';
 
 export interface FileStat {
   path: string;
+  /** Its base name (kept: fingerprints and readers look files up by it). */
+  name: string;
   size: number;
   mtimeMs: number;
 }
@@ -25,6 +44,8 @@ export interface SessionRef {
   name: string;
   kind: SessionKind;
   readOnly: boolean;
+  /** A sub-agent transcript: its parent session's path (`<project>/<session>.jsonl`). */
+  parentPath?: string;
 }
 
 /**
@@ -39,7 +60,7 @@ export interface Unit {
   files: FileStat[];
   /** Spillway: the stem. */
   stem?: string;
-  /** Claude Code: folder holding `<tool_use_id>.txt` spill files. */
+  /** Claude Code: the folder holding this session's spill files (`tool-results/`). */
   toolResultsDir?: string;
 }
 
@@ -59,47 +80,53 @@ export function fillStat(f: FileStat, size: number | undefined, mtimeMs: number 
   }
 }
 
-/** lstat one file the walk left unstat'ed (size stays STAT_PENDING if it is gone). */
-export function ensureStat(f: FileStat): FileStat {
-  if (f.size === STAT_PENDING) {
-    const st = statFile(f.path);
-    if (st) fillStat(f, st.size, st.mtimeMs);
-  }
-  return f;
-}
-
-/** lstat the files the reader did not open; files gone since the walk are dropped. */
-export function completeStats(files: FileStat[]): FileStat[] {
-  if (!files.some((f) => f.size === STAT_PENDING)) return files;
-  const out: FileStat[] = [];
-  for (const f of files) {
-    if (f.size !== STAT_PENDING) out.push(f);
-    else {
-      const st = statFile(f.path);
-      if (st) out.push(st);
-    }
-  }
-  return out;
-}
-
+/**
+ * A unit's fingerprint: name, size and mtime of each file whose size is known, and the name of
+ * the others. A Spillway stem is fingerprinted by its sidecar (or, without one, its payload):
+ * payload and linked files are written once, by rename, and never rewritten in place, so their
+ * names say enough, and a scan need not stat them (the full-text phase opens them anyway).
+ * A hand-edited payload under an unchanged sidecar is picked up by a rebuild.
+ */
 export function fingerprint(files: FileStat[]): string {
   return files
-    .map((f) => `${path.basename(f.path)}:${f.size}:${Math.floor(f.mtimeMs)}`)
+    .map((f) => (f.size === STAT_PENDING ? f.name : `${f.name}:${f.size}:${Math.floor(f.mtimeMs)}`))
     .sort()
     .join('|');
 }
 
-function statFile(p: string): FileStat | null {
+/** The file of a Spillway stem its fingerprint takes size and mtime from: the sidecar, else the payload. */
+export function anchorOf(files: FileStat[]): FileStat | undefined {
+  return files.find((f) => f.path.endsWith(META_SUFFIX)) ?? files.find((f) => !f.path.endsWith(LINKED_SUFFIX)) ?? files[0];
+}
+
+/** Which agent wrote a transcript, from its name and first bytes; null when none we know. */
+export function sniffHead(name: string, head: string): Exclude<UnitKind, 'spillway'> | null {
+  if (name.endsWith('.jsonl')) {
+    if (/"type"\s*:\s*"(session_meta|response_item|turn_context|event_msg)"/.test(head)) return 'codex';
+    if (name.startsWith('rollout-') && /"(record_type|call_id|instructions)"/.test(head)) return 'codex';
+    if (/"(parentUuid|sessionId|leafUuid)"\s*:/.test(head) || /"type"\s*:\s*"(summary|file-history-snapshot)"/.test(head)) {
+      return 'claude-code';
+    }
+    return null;
+  }
+  if (name.endsWith('.json') && /^\s*\{/.test(head) && /"sessionId"\s*:/.test(head) && /"messages"\s*:/.test(head)) return 'gemini';
+  return null;
+}
+
+const isTranscriptName = (name: string) => name.endsWith('.jsonl') || name.endsWith('.json');
+
+/** Sniff a file through a source (the walker). */
+async function sniff(source: SessionSource, p: string): Promise<Exclude<UnitKind, 'spillway'> | null> {
+  if (!isTranscriptName(p)) return null;
   try {
-    const st = fs.lstatSync(p);
-    if (!st.isFile()) return null;
-    return { path: p, size: st.size, mtimeMs: st.mtimeMs };
+    const r = await source.readRange(p, 0, SNIFF_BYTES);
+    return sniffHead(path.basename(p), r.bytes.toString('utf8'));
   } catch {
     return null;
   }
 }
 
-/** What a path given as a root is. Throws a clear error when it is none of them. */
+/** What a local path given as a root is. Throws a clear error when it is none of them. */
 export function detectRootKind(p: string): RootKind {
   let st: fs.Stats;
   try {
@@ -109,16 +136,30 @@ export function detectRootKind(p: string): RootKind {
   }
   if (st.isFile()) {
     if (path.basename(path.dirname(p)) === LONG_RESPONSES_DIR && classifyLongResponseFile(path.basename(p))) return 'file';
-    if (sniffFile(p)) return 'file';
+    if (isTranscriptName(p) && sniffHead(path.basename(p), readHeadSync(p))) return 'file';
     throw new Error(`not a session file (a payload in long_responses/, a Claude Code or Codex .jsonl, or a Gemini chat .json): ${p}`);
   }
   if (!st.isDirectory()) throw new Error(`root is neither a folder nor a file: ${p}`);
-  if (isDir(path.join(p, LONG_RESPONSES_DIR))) return 'session';
+  if (isDirSync(path.join(p, LONG_RESPONSES_DIR))) return 'session';
   if (looksLikeClaudeProjects(p)) return 'claude-projects';
   return 'sessions';
 }
 
-function isDir(p: string): boolean {
+function readHeadSync(p: string): string {
+  try {
+    const fd = fs.openSync(p, 'r');
+    try {
+      const buf = Buffer.alloc(SNIFF_BYTES);
+      return buf.subarray(0, fs.readSync(fd, buf, 0, buf.length, 0)).toString('utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return '';
+  }
+}
+
+function isDirSync(p: string): boolean {
   try {
     return fs.statSync(p).isDirectory();
   } catch {
@@ -146,42 +187,19 @@ function looksLikeClaudeProjects(p: string): boolean {
   return hits > 0 && hits >= dirs.length / 2;
 }
 
-/** Which agent wrote a transcript, from its name and first bytes; null when none we know. */
-export function sniffFile(p: string): Exclude<UnitKind, 'spillway'> | null {
-  const name = path.basename(p);
-  const isJsonl = name.endsWith('.jsonl');
-  const isJson = name.endsWith('.json');
-  if (!isJsonl && !isJson) return null;
-  let head: string;
-  try {
-    const fd = fs.openSync(p, 'r');
-    try {
-      const buf = Buffer.alloc(SNIFF_BYTES);
-      const n = fs.readSync(fd, buf, 0, buf.length, 0);
-      head = buf.subarray(0, n).toString('utf8');
-    } finally {
-      fs.closeSync(fd);
-    }
-  } catch {
-    return null;
-  }
-  if (isJsonl) {
-    if (/"type"\s*:\s*"(session_meta|response_item|turn_context|event_msg)"/.test(head)) return 'codex';
-    if (name.startsWith('rollout-') && /"(record_type|call_id|instructions)"/.test(head)) return 'codex';
-    if (/"(parentUuid|sessionId|leafUuid)"\s*:/.test(head) || /"type"\s*:\s*"(summary|file-history-snapshot)"/.test(head)) {
-      return 'claude-code';
-    }
-    return null;
-  }
-  if (/^\s*\{/.test(head) && /"sessionId"\s*:/.test(head) && /"messages"\s*:/.test(head)) return 'gemini';
-  return null;
-}
-
-/** Where Claude Code keeps `<tool_use_id>.txt` spill files for a transcript. */
+/** Where Claude Code keeps a transcript's spill files (`<project>/<session id>/tool-results/`; sub-agents share their session's). */
 export function claudeToolResultsDir(transcript: string): string {
   const dir = path.dirname(transcript);
   if (path.basename(dir) === 'subagents') return path.join(path.dirname(dir), 'tool-results');
   return path.join(dir, path.basename(transcript, '.jsonl'), 'tool-results');
+}
+
+/** A sub-agent transcript's parent (`<project>/<session>/subagents/x.jsonl` → `<project>/<session>.jsonl`). */
+function claudeParentTranscript(transcript: string): string | undefined {
+  const dir = path.dirname(transcript);
+  if (path.basename(dir) !== 'subagents') return undefined;
+  const sessionDir = path.dirname(dir);
+  return `${sessionDir}.jsonl`;
 }
 
 function posixRel(from: string, to: string): string {
@@ -189,8 +207,11 @@ function posixRel(from: string, to: string): string {
 }
 
 export interface DiscoverOptions {
+  source: SessionSource;
   root: string;
   kind: RootKind;
+  /** The root is read-only: its Spillway sessions are listed read-only too. */
+  readOnly?: boolean;
   /** Limit discovery to these folders/files inside the root (watch events); null = everything. */
   scopes?: string[] | null;
   /** Known unit kinds by key, so unchanged transcripts are not sniffed again. */
@@ -200,126 +221,125 @@ export interface DiscoverOptions {
 
 /** Find every session and indexing unit under a root (or under some scopes of it). */
 export async function discover(o: DiscoverOptions): Promise<Discovery> {
-  const out: Discovery = { units: [], sessions: new Map() };
-  const root = o.root;
-  const sniff = (p: string) => o.known?.get(p) ?? sniffFile(p);
+  return new Walk(o).run();
+}
 
-  const addTranscript = (p: string, kind: Exclude<UnitKind, 'spillway'>, name: string) => {
-    const st = statFile(p);
-    if (!st) return;
-    const session: SessionRef = { path: p, name, kind, readOnly: true };
-    const files = [st];
-    let toolResultsDir: string | undefined;
-    if (kind === 'claude-code') {
-      toolResultsDir = claudeToolResultsDir(p);
-      try {
-        for (const n of fs.readdirSync(toolResultsDir)) {
-          if (!n.endsWith('.txt') || n.startsWith('.')) continue;
-          const fst = statFile(path.join(toolResultsDir, n));
-          if (fst) files.push(fst);
-        }
-      } catch {
-        /* no spill files */
-      }
+class Walk {
+  readonly out: Discovery = { units: [], sessions: new Map() };
+  private readonly src: SessionSource;
+  constructor(private readonly o: DiscoverOptions) {
+    this.src = o.source;
+  }
+
+  async run(): Promise<Discovery> {
+    const { o } = this;
+    if (o.kind === 'file') await this.fileRoot(o.root);
+    else if (o.kind === 'session') await this.spillwaySession(o.root, path.basename(o.root));
+    else {
+      const scopes = o.scopes?.filter((s) => isInside(o.root, s)) ?? null;
+      if (!scopes) await this.walk(o.root, 0);
+      else for (const scope of scopes) await this.scope(scope);
     }
-    out.sessions.set(p, session);
-    out.units.push({ key: p, kind, session, files, toolResultsDir });
-  };
+    return this.out;
+  }
 
-  const addSpillwaySession = async (dir: string, name: string, onlyStem?: string) => {
-    const sp = sessionPaths(dir);
-    const session: SessionRef = { path: sp.session, name, kind: 'spillway', readOnly: false };
-    out.sessions.set(sp.session, session);
-    let entries: fs.Dirent[];
-    try {
-      // A long_responses/ that is a symlink could lead anywhere: not followed.
-      if (!fs.lstatSync(sp.longResponses).isDirectory()) return;
-      entries = fs.readdirSync(sp.longResponses, { withFileTypes: true });
-    } catch {
+  private async fileRoot(file: string): Promise<void> {
+    const dir = path.dirname(file);
+    const c = path.basename(dir) === LONG_RESPONSES_DIR ? classifyLongResponseFile(path.basename(file)) : null;
+    if (c) {
+      const sessionDir = path.dirname(dir);
+      await this.spillwaySession(sessionDir, path.basename(sessionDir), c.stem);
       return;
     }
+    await this.maybeTranscript(file, path.basename(file).replace(/\.jsonl?$/, ''));
+  }
+
+  private async scope(scope: string): Promise<void> {
+    if (outsideGeminiChats(scope)) return;
+    const depth = posixRel(this.o.root, scope).split('/').filter(Boolean).length;
+    const entries = await this.src.list(scope);
+    if (entries) await this.walk(scope, depth, entries);
+    else if (await this.src.stat(scope)) await this.maybeTranscript(scope, this.nameOf(scope));
+  }
+
+  private nameOf(p: string): string {
+    return posixRel(this.o.root, p).replace(/\.jsonl?$/, '');
+  }
+
+  private async maybeTranscript(p: string, name: string): Promise<void> {
+    const kind = this.o.known?.get(p) ?? (await sniff(this.src, p));
+    if (kind && kind !== 'spillway') await this.transcript(p, kind, name);
+  }
+
+  private async walk(dir: string, depth: number, listed?: SourceEntry[]): Promise<void> {
+    const entries = listed ?? (await this.src.list(dir));
+    if (!entries) return;
+    await this.o.yielder.maybe();
+    if (entries.some((e) => e.type === 'dir' && e.name === LONG_RESPONSES_DIR)) {
+      await this.spillwaySession(dir, posixRel(this.o.root, dir) || path.basename(dir));
+    }
+    const geminiHome = path.basename(dir) === '.gemini';
+    for (const e of entries) {
+      if (e.name.startsWith('.')) continue;
+      const p = path.join(dir, e.name);
+      if (e.type === 'dir') {
+        if (e.name === LONG_RESPONSES_DIR || SKIP_DIRS.has(e.name) || (geminiHome && !GEMINI_HOME_DIRS.has(e.name))) continue;
+        if (depth < MAX_WALK_DEPTH) await this.walk(p, depth + 1);
+      } else if (e.type === 'file' && isTranscriptName(e.name) && !geminiHome) {
+        await this.maybeTranscript(p, this.nameOf(p));
+      }
+    }
+  }
+
+  private async transcript(p: string, kind: Exclude<UnitKind, 'spillway'>, name: string): Promise<void> {
+    const st = await this.src.stat(p);
+    if (!st) return;
+    const session: SessionRef = { path: p, name, kind, readOnly: true };
+    const files: FileStat[] = [{ path: p, name: path.basename(p), size: st.size, mtimeMs: st.mtimeMs }];
+    let toolResultsDir: string | undefined;
+    if (kind === 'claude-code') {
+      session.parentPath = claudeParentTranscript(p);
+      toolResultsDir = claudeToolResultsDir(p);
+      // Every spill file, whatever its name (`<tool_use_id>.txt`, Bash's `b1x2y3z4.txt`, MCP's `mcp-…-<id>.txt`).
+      for (const e of (await this.src.list(toolResultsDir)) ?? []) {
+        if (e.type !== 'file' || e.name.startsWith('.')) continue;
+        const fp = path.join(toolResultsDir, e.name);
+        const fst = e.stat ?? (await this.src.stat(fp));
+        if (fst) files.push({ path: fp, name: e.name, size: fst.size, mtimeMs: fst.mtimeMs });
+      }
+    }
+    this.out.sessions.set(p, session);
+    this.out.units.push({ key: p, kind, session, files, toolResultsDir });
+  }
+
+  private async spillwaySession(dir: string, name: string, onlyStem?: string): Promise<void> {
+    const sp = sessionPaths(dir);
+    const session: SessionRef = { path: sp.session, name, kind: 'spillway', readOnly: this.o.readOnly === true };
+    this.out.sessions.set(sp.session, session);
+    // Symlinks are never payloads, and a long_responses/ that is a symlink is not followed (listed as `other`).
+    const entries = await this.src.list(sp.longResponses);
+    if (!entries) return;
     const groups = new Map<string, FileStat[]>();
     for (const e of entries) {
-      // Symlinks and folders are never payloads (the reader opens with O_NOFOLLOW as well).
-      if (!e.isFile()) continue;
+      if (e.type !== 'file') continue;
       const c = classifyLongResponseFile(e.name);
       if (!c || (onlyStem && c.stem !== onlyStem)) continue;
       let g = groups.get(c.stem);
       if (!g) groups.set(c.stem, (g = []));
-      g.push({ path: path.join(sp.longResponses, e.name), size: STAT_PENDING, mtimeMs: STAT_PENDING });
+      g.push({ path: `${sp.longResponses}${path.sep}${e.name}`, name: e.name, size: e.stat?.size ?? STAT_PENDING, mtimeMs: e.stat?.mtimeMs ?? STAT_PENDING });
     }
-    for (const [stem, pending] of groups) {
-      const key = path.join(sp.longResponses, stem);
-      let files = pending;
-      // A unit seen before is compared by size and mtime, so stat it now. A new one is read
-      // anyway: its reader takes size and mtime from the files it opens (no stat twice).
-      if (o.known?.has(key)) {
-        files = completeStats(pending);
-        if (!files.length) continue;
-        await o.yielder.maybe();
+    for (const [stem, files] of groups) {
+      const key = `${sp.longResponses}${path.sep}${stem}`;
+      // A unit seen before is compared by its fingerprint, so stat its anchor now. A new one is
+      // read anyway: its reader takes size and mtime from the file it opens (no stat twice).
+      if (this.o.known?.has(key)) {
+        const anchor = anchorOf(files)!;
+        const st = anchor.size === STAT_PENDING ? await this.src.stat(anchor.path) : anchor;
+        if (!st) continue;
+        fillStat(anchor, st.size, st.mtimeMs);
+        await this.o.yielder.maybe();
       }
-      out.units.push({ key, kind: 'spillway', session, files, stem });
-    }
-  };
-
-  const walk = async (dir: string, depth: number): Promise<void> => {
-    let entries: fs.Dirent[];
-    try {
-      entries = fs.readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return;
-    }
-    await o.yielder.maybe();
-    if (entries.some((e) => e.isDirectory() && e.name === LONG_RESPONSES_DIR)) {
-      await addSpillwaySession(dir, posixRel(root, dir) || path.basename(dir));
-    }
-    for (const e of entries) {
-      if (e.name.startsWith('.')) continue;
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) {
-        if (e.name === LONG_RESPONSES_DIR || SKIP_DIRS.has(e.name)) continue;
-        if (depth < MAX_WALK_DEPTH) await walk(p, depth + 1);
-      } else if (e.isFile() && (e.name.endsWith('.jsonl') || e.name.endsWith('.json'))) {
-        const kind = sniff(p);
-        if (kind && kind !== 'spillway') addTranscript(p, kind, posixRel(root, p).replace(/\.jsonl?$/, ''));
-      }
-    }
-  };
-
-  if (o.kind === 'file') {
-    const dir = path.dirname(root);
-    const c = path.basename(dir) === LONG_RESPONSES_DIR ? classifyLongResponseFile(path.basename(root)) : null;
-    if (c) {
-      const sessionDir = path.dirname(dir);
-      await addSpillwaySession(sessionDir, path.basename(sessionDir), c.stem);
-    } else {
-      const kind = sniff(root);
-      if (kind && kind !== 'spillway') addTranscript(root, kind, path.basename(root).replace(/\.jsonl?$/, ''));
-    }
-    return out;
-  }
-  if (o.kind === 'session') {
-    await addSpillwaySession(root, path.basename(root));
-    return out;
-  }
-  const scopes = o.scopes?.filter((s) => isInside(root, s)) ?? null;
-  if (!scopes) {
-    await walk(root, 0);
-    return out;
-  }
-  for (const scope of scopes) {
-    const depth = posixRel(root, scope).split('/').filter(Boolean).length;
-    let st: fs.Stats | null = null;
-    try {
-      st = fs.lstatSync(scope);
-    } catch {
-      st = null;
-    }
-    if (st?.isDirectory()) await walk(scope, depth);
-    else if (st?.isFile()) {
-      const kind = sniff(scope);
-      if (kind && kind !== 'spillway') addTranscript(scope, kind, posixRel(root, scope).replace(/\.jsonl?$/, ''));
+      this.out.units.push({ key, kind: 'spillway', session, files, stem });
     }
   }
-  return out;
 }

@@ -9,9 +9,14 @@ export interface SourceLocation {
   offset?: number;
   length?: number;
   toolUseId?: string;
-  /** Which field held the text the payload was measured from. */
-  field: 'content' | 'toolUseResult' | 'persisted' | 'output' | 'result';
-  /** Claude Code spill file (`tool-results/<id>.txt`) when the result was persisted. */
+  /**
+   * Which field held the text the payload was measured from: a tool_result's `content`, the
+   * line's `toolUseResult` or `mcpMeta` (Claude Code), a spill file (`persisted`), a Codex
+   * `output` or a fuller copy in an `event` line, a Gemini `result`, or the payload a Spillway
+   * message in the result points to (`spillway`, read from `persistedPath`).
+   */
+  field: 'content' | 'toolUseResult' | 'mcpMeta' | 'persisted' | 'output' | 'event' | 'result' | 'spillway';
+  /** A file that holds the whole result: Claude Code's spill file in `tool-results/` (any name). */
   persistedPath?: string;
   /** Gemini: index of the call within the message. */
   call?: number;
@@ -40,14 +45,27 @@ export interface PayloadRecord {
   binary: boolean;
   lines?: number;
   source?: SourceLocation;
-  /** Bounded text for full-text search. */
-  ftsBody: string;
+  /**
+   * Inline base64 in the result (the waste report). A Spillway payload's count here covers the
+   * assets its sidecar lists; the full-text phase adds runs it finds in the payload's head and tail.
+   */
   b64: { runs: number; chars: number; tokens: number };
   summaryRuns: SummaryRun[];
 }
 
+/** What a transcript says about its session: how people recognise it. */
+export interface SessionFacts {
+  /** The working directory the agent ran in. */
+  project?: string;
+  /** The first user prompt, one line, clipped. */
+  title?: string;
+  /** Agent and version, e.g. "Claude Code 2.1.328". */
+  client?: string;
+}
+
 export interface UnitResult {
   payloads: PayloadRecord[];
+  session?: SessionFacts;
   /** Content hash of the unit (compared when size/mtime changed). */
   hash: string;
   /** Problems worth telling the user (unreadable meta, skipped lines). */

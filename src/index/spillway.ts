@@ -1,26 +1,20 @@
-import crypto from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
-import { LINKED_SUFFIX, META_SUFFIX, confine, parseStem, sessionPaths } from '../pipeline/index.js';
+import { LINKED_SUFFIX, META_SUFFIX, confine, parseStem } from '../pipeline/index.js';
 import type { AssetRef, ContentKind, PayloadMeta, StrategyName, SummaryRun } from '../pipeline/types.js';
 import type { Unit } from './discover.js';
 import type { PayloadRecord, UnitResult } from './record.js';
-import { ensureStat, fillStat } from './discover.js';
+import { type FileStat, fillStat } from './discover.js';
+import type { SessionSource } from './source.js';
 import {
-  FTS_GAP,
-  FTS_HEAD_BYTES,
-  FTS_TAIL_BYTES,
   MAX_ESTIMATE_READ_BYTES,
-  READ_NOFOLLOW,
   base64TokensForChars,
   cheapEstimates,
   countLinesIn,
   kindFromFileName,
-  readWindow,
   scaleEstimates,
   stableId,
-  stripAndScanBase64,
 } from './text.js';
+import { type FileWindow, type ReadBuffers, UnitHash, readWindow } from './window.js';
 
 /** Largest sidecar read; a bigger one is not something the guard wrote. */
 export const MAX_META_BYTES = 16 * 1024 * 1024;
@@ -31,6 +25,16 @@ const EXACT_NAMES: ReadonlySet<string> = new Set<StrategyName>(['o200k', 'cl100k
 const STRATEGIES: ReadonlySet<string> = new Set<StrategyName>(['chars4', 'craft-density', 'calibrated', 'o200k', 'cl100k', 'claude']);
 const INLINE_SOURCES: ReadonlySet<string> = new Set(['base64', 'base64url', 'data-url', 'mcp-image', 'mcp-audio', 'mcp-blob']);
 
+const ISO_UTC_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/** A time as canonical ISO UTC (the guard writes it so already: kept as is), or undefined. */
+function isoTime(s: string | undefined): string | undefined {
+  if (s === undefined) return undefined;
+  if (ISO_UTC_RE.test(s)) return s;
+  const t = Date.parse(s);
+  return Number.isNaN(t) ? undefined : new Date(t).toISOString();
+}
+
 /** The payload id of a Spillway payload: stable across rebuilds, derived from its location. */
 export function spillwayPayloadId(longResponsesDir: string, stem: string): string {
   return stableId('p', `${path.resolve(longResponsesDir)}/${stem}`);
@@ -40,45 +44,32 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
-/** Sidecars up to this size are read into a reused buffer (the guard's are a few KB). */
+/** Sidecars up to this size are read into the scan's reused buffer (the guard's are a few KB). */
 const META_SCRATCH_BYTES = 64 * 1024;
-let metaScratch = Buffer.allocUnsafe(META_SCRATCH_BYTES);
 
 export interface MetaRead {
   meta: PayloadMeta | null;
   error?: string;
-  /** Size and mtime of the sidecar that was read (from the open file), when it could be opened. */
+  /** Size and mtime of the sidecar that was read, when it could be opened. */
   size?: number;
   mtimeMs?: number;
 }
 
 /**
  * Parse a sidecar defensively: a hand-edited or half-written meta must not break a scan. One
- * open, one fstat, one read; with `hash`, the raw bytes are fed to it too.
+ * ranged read; with `hash`, the raw bytes are fed to it too.
  */
-export function readMeta(file: string, hash?: crypto.Hash): MetaRead {
+export async function readMeta(source: SessionSource, file: string, o: { hash?: UnitHash; buffers?: ReadBuffers } = {}): Promise<MetaRead> {
   let text: string;
   let size: number;
   let mtimeMs: number;
   try {
-    const fd = fs.openSync(file, READ_NOFOLLOW);
-    try {
-      const st = fs.fstatSync(fd);
-      size = st.size;
-      mtimeMs = st.mtimeMs;
-      if (size > MAX_META_BYTES) return { meta: null, error: `meta over ${MAX_META_BYTES} bytes`, size, mtimeMs };
-      const buf = size <= metaScratch.length ? metaScratch : Buffer.allocUnsafe(size);
-      let n = 0;
-      while (n < size) {
-        const r = fs.readSync(fd, buf, n, size - n, n);
-        if (r === 0) break;
-        n += r;
-      }
-      hash?.update(buf.subarray(0, n));
-      text = buf.toString('utf8', 0, n);
-    } finally {
-      fs.closeSync(fd);
-    }
+    const r = await source.readRange(file, 0, MAX_META_BYTES, o.buffers?.headOf(META_SCRATCH_BYTES));
+    size = r.size;
+    mtimeMs = r.mtimeMs;
+    if (size > MAX_META_BYTES) return { meta: null, error: `meta over ${MAX_META_BYTES} bytes`, size, mtimeMs };
+    o.hash?.update(r.bytes);
+    text = r.bytes.toString('utf8');
   } catch (err) {
     return { meta: null, error: (err as Error).message };
   }
@@ -136,83 +127,132 @@ function validEstimates(v: unknown): Partial<Record<StrategyName, number>> {
   return out;
 }
 
-/** Estimates for a payload file whose sidecar has none: read it whole when reasonable, else sample head + tail. */
-function estimateFile(file: string, size: number, sample: string): Partial<Record<StrategyName, number>> {
-  if (size <= MAX_ESTIMATE_READ_BYTES) {
+/** Estimates for a payload file whose sidecar has none: read it whole when reasonable, else scale its head + tail. */
+async function estimateFile(source: SessionSource, file: string, win: FileWindow): Promise<Partial<Record<StrategyName, number>>> {
+  if (win.binary) return {};
+  if (win.whole !== null) return cheapEstimates(win.whole);
+  if (win.size <= MAX_ESTIMATE_READ_BYTES) {
     try {
-      return cheapEstimates(fs.readFileSync(file, 'utf8'));
+      return cheapEstimates((await source.readRange(file, 0, MAX_ESTIMATE_READ_BYTES)).bytes.toString('utf8'));
     } catch {
       /* fall through to the sample */
     }
   }
-  const sampleBytes = Math.max(1, Buffer.byteLength(sample));
-  return scaleEstimates(cheapEstimates(sample), size / sampleBytes);
+  const sample = `${win.head}\n${win.tail}`;
+  return scaleEstimates(cheapEstimates(sample), win.size / Math.max(1, Buffer.byteLength(sample)));
 }
 
-/** Read one stem of a Spillway session into a payload record (zero records when incomplete). */
-export function readSpillwayUnit(unit: Unit): UnitResult {
-  const warnings: string[] = [];
-  const stem = unit.stem!;
-  const sp = sessionPaths(unit.session.path);
-  const byName = new Map(unit.files.map((f) => [path.basename(f.path), f]));
+/** The payload file of a stem: the one the sidecar names (if it is one of this stem's regular files), else the stem's payload file, else its linked form. */
+function payloadFileOf(stem: string, m: Partial<Record<keyof PayloadMeta, unknown>>, names: Set<string>): string | undefined {
+  const declared = str(m.payloadFile);
+  if (declared && path.basename(declared) === declared && names.has(declared)) return declared;
   const metaName = stem + META_SUFFIX;
   const linkedName = stem + LINKED_SUFFIX;
-  const h = crypto.createHash('sha256');
+  const plain = [...names].filter((n) => n !== metaName && n !== linkedName).sort()[0];
+  return plain ?? (names.has(linkedName) ? linkedName : undefined);
+}
 
+/** The linked form of a stem: the one the sidecar names, else `<stem>.linked.json`, if the stem has it. */
+function linkedFileOf(stem: string, m: Partial<Record<keyof PayloadMeta, unknown>>, names: Set<string>): string | undefined {
+  const declared = str(m.linkedFile);
+  if (declared && path.basename(declared) === declared && names.has(declared)) return declared;
+  return names.has(stem + LINKED_SUFFIX) ? stem + LINKED_SUFFIX : undefined;
+}
+
+/** What the sidecar does not say about the payload, read from the payload file itself. */
+interface PayloadFileFacts {
+  size: number;
+  /** Read only when the sidecar lacks the kind or the estimates (a hand-made session, a sidecar not written yet). */
+  win?: FileWindow;
+}
+
+/**
+ * Read one stem of a Spillway session into a payload record (zero records when incomplete): the
+ * listing phase. The sidecar says nearly everything (tool, size, kind, estimates, assets), so a
+ * payload whose sidecar is complete is listed without opening the payload file; its head and
+ * tail are read later, for full-text search. The unit's hash covers the sidecar's bytes and the
+ * payload's size (payload files are written once, never rewritten in place).
+ */
+export async function readSpillwayUnit(source: SessionSource, unit: Unit, buffers?: ReadBuffers): Promise<UnitResult> {
+  const warnings: string[] = [];
+  const stem = unit.stem!;
+  // The walk built the key from the resolved session folder: `<session>/long_responses/<stem>`.
+  const sp = { session: unit.session.path, longResponses: path.dirname(unit.key) };
+  const byName = new Map(unit.files.map((f) => [f.name, f]));
+  const names = new Set(byName.keys());
+  const metaName = stem + META_SUFFIX;
+  const h = new UnitHash();
   let meta: PayloadMeta | null = null;
   const metaStat = byName.get(metaName);
   if (metaStat) {
-    const r = readMeta(path.join(sp.longResponses, metaName), h);
+    const r = await readMeta(source, `${sp.longResponses}${path.sep}${metaName}`, { hash: h, buffers });
     fillStat(metaStat, r.size, r.mtimeMs);
     if (r.meta) meta = r.meta;
     else warnings.push(`${path.join(sp.longResponses, metaName)}: ${r.error}`);
   }
   const m = (meta ?? {}) as Partial<Record<keyof PayloadMeta, unknown>>;
-
-  // The payload file: the one the sidecar names (if it is one of this stem's regular files), else
-  // the stem's payload file, else its linked form.
-  let payloadName: string | undefined;
-  const declared = str(m.payloadFile);
-  if (declared && path.basename(declared) === declared && byName.has(declared)) payloadName = declared;
-  if (!payloadName) {
-    payloadName = [...byName.keys()].filter((n) => n !== metaName && n !== linkedName).sort()[0];
-  }
-  if (!payloadName && byName.has(linkedName)) payloadName = linkedName;
-  if (!payloadName) {
-    // A sidecar without its payload: deleted by hand, or not written yet. Nothing to show.
-    return { payloads: [], hash: h.digest('hex'), warnings };
-  }
+  const payloadName = payloadFileOf(stem, m, names);
+  // A sidecar without its payload: deleted by hand, or not written yet. Nothing to show.
+  if (!payloadName) return { payloads: [], hash: h.digest(), warnings };
   const payloadPath = path.join(sp.longResponses, payloadName);
-  let win;
+  let estimates = validEstimates(m.estimates);
+  const kindRaw = str(m.kind);
+  const complete = kindRaw !== undefined && KINDS.has(kindRaw) && estimates.calibrated !== undefined && estimates.chars4 !== undefined && estimates['craft-density'] !== undefined;
+  let facts: PayloadFileFacts;
   try {
-    win = readWindow(payloadPath, FTS_HEAD_BYTES, FTS_TAIL_BYTES, h);
+    facts = await payloadFacts(source, payloadPath, byName.get(payloadName)!, m, complete ? undefined : { hash: h, buffers });
   } catch (err) {
     warnings.push(`${payloadPath}: ${(err as Error).message}`);
-    return { payloads: [], hash: h.digest('hex'), warnings };
+    return { payloads: [], hash: h.digest(), warnings };
   }
-  fillStat(byName.get(payloadName)!, win.size, win.mtimeMs);
-  const declaredLinked = str(m.linkedFile);
-  const linkedPath =
-    declaredLinked && path.basename(declaredLinked) === declaredLinked && byName.has(declaredLinked)
-      ? path.join(sp.longResponses, declaredLinked)
-      : byName.has(linkedName)
-        ? path.join(sp.longResponses, linkedName)
-        : undefined;
-  if (linkedPath) h.update(`linked:${ensureStat(byName.get(path.basename(linkedPath))!).size}`);
+  if (facts.win) estimates = { ...(await estimateFile(source, payloadPath, facts.win)), ...estimates };
+  const linkedName = linkedFileOf(stem, m, names);
+  const rec = spillwayRecord({ stem, sessionDir: sp.session, longResponses: sp.longResponses, m, meta, payloadName, facts, estimates });
+  if (linkedName) rec.linkedPath = path.join(sp.longResponses, linkedName);
+  return { payloads: [rec], hash: h.digest(), warnings };
+}
 
-  const parsed = parseStem(stem);
-  const sample = win.whole ?? `${win.head}\n${win.tail}`;
-  let estimates = validEstimates(m.estimates);
-  const estimate = isObj(m.estimate) ? m.estimate : undefined;
-  if (estimates.calibrated === undefined || estimates.chars4 === undefined || estimates['craft-density'] === undefined) {
-    const computed = win.binary ? {} : estimateFile(payloadPath, win.size, sample);
-    estimates = { ...computed, ...estimates };
+/**
+ * What the listing needs from the payload file itself: nothing when the sidecar is complete (its
+ * size too), its size when the sidecar lacks it, its head and tail when the sidecar lacks the
+ * kind or the estimates.
+ */
+async function payloadFacts(
+  source: SessionSource,
+  file: string,
+  st: FileStat,
+  m: Partial<Record<keyof PayloadMeta, unknown>>,
+  read?: { hash: UnitHash; buffers?: ReadBuffers },
+): Promise<PayloadFileFacts> {
+  if (read) {
+    const win = await readWindow(source, file, read);
+    fillStat(st, win.size, win.mtimeMs);
+    return { size: win.size, win };
   }
+  const declared = num(m.bytes);
+  if (declared !== undefined) return { size: declared };
+  const done = await source.stat(file);
+  if (!done) throw new Error('payload file is gone');
+  return { size: done.size };
+}
+
+function spillwayRecord(o: {
+  stem: string;
+  sessionDir: string;
+  longResponses: string;
+  m: Partial<Record<keyof PayloadMeta, unknown>>;
+  meta: PayloadMeta | null;
+  payloadName: string;
+  facts: PayloadFileFacts;
+  estimates: Partial<Record<StrategyName, number>>;
+}): PayloadRecord {
+  const { m, facts, estimates } = o;
+  const estimate = isObj(m.estimate) ? m.estimate : undefined;
   // The number the guard decided with is the best it had: an exact count near the limit, or the fit
   // corrected for content it misprices (Greek read 0.65x, Arabic 13x); else the calibrated estimate.
   const decided = estimate?.exact === true || estimate?.strategy === 'calibrated' || EXACT_NAMES.has(String(estimate?.strategy)) ? num(estimate?.tokens) : undefined;
-  const tokens = decided ?? estimates.calibrated ?? num(estimate?.tokens) ?? estimates.chars4 ?? Math.ceil(win.size / 4);
-  const assets = validAssets(m.assets, sp.session);
+  const tokens = decided ?? estimates.calibrated ?? num(estimate?.tokens) ?? estimates.chars4 ?? Math.ceil(facts.size / 4);
+  const assets = validAssets(m.assets, o.sessionDir);
   let b64Chars = 0;
   let b64Runs = 0;
   for (const a of assets) {
@@ -221,39 +261,31 @@ export function readSpillwayUnit(unit: Unit): UnitResult {
       b64Chars += Math.ceil(a.bytes / 3) * 4;
     }
   }
-  const ftsText = win.binary ? '' : (win.whole ?? win.head + FTS_GAP + win.tail);
-  const fts = win.mayHoldBase64 ? stripAndScanBase64(ftsText) : { text: ftsText, scan: { runs: 0, chars: 0, tokens: 0 } };
-  const leftover = fts.scan;
-  const createdAtRaw = str(m.createdAt);
-  const createdAt =
-    createdAtRaw && !Number.isNaN(Date.parse(createdAtRaw)) ? new Date(createdAtRaw).toISOString() : (parsed?.time ?? new Date(0)).toISOString();
+  const tool = str(m.tool);
+  const createdAt = isoTime(str(m.createdAt));
+  // The stem says when and which tool when the sidecar does not.
+  const parsed = tool === undefined || createdAt === undefined ? parseStem(o.stem) : null;
   const kindRaw = str(m.kind);
-  const action = m.action === 'inline-assets' ? 'inline-assets' : 'spill';
-  const rec: PayloadRecord = {
-    id: spillwayPayloadId(sp.longResponses, stem),
-    tool: str(m.tool) ?? parsed?.tool ?? 'tool',
-    createdAt,
-    bytes: num(m.bytes) ?? win.size,
-    action,
-    kind: kindRaw && KINDS.has(kindRaw) ? (kindRaw as ContentKind) : win.binary ? 'binary' : kindFromFileName(payloadName),
+  const kind: ContentKind = kindRaw && KINDS.has(kindRaw) ? (kindRaw as ContentKind) : facts.win?.binary ? 'binary' : kindFromFileName(o.payloadName);
+  return {
+    // o.longResponses is resolved already (the walk built it so): the id spillwayPayloadId gives, without resolving again.
+    id: stableId('p', `${o.longResponses}/${o.stem}`),
+    tool: tool ?? parsed?.tool ?? 'tool',
+    createdAt: createdAt ?? (parsed?.time ?? new Date(0)).toISOString(),
+    bytes: num(m.bytes) ?? facts.size,
+    action: m.action === 'inline-assets' ? 'inline-assets' : 'spill',
+    kind,
     assets,
     input: m.toolInput,
     intent: str(m.intent),
     estimates,
     tokens,
-    path: payloadPath,
-    linkedPath,
-    metaPath: meta ? path.join(sp.longResponses, metaName) : undefined,
+    path: path.join(o.longResponses, o.payloadName),
+    metaPath: o.meta ? path.join(o.longResponses, o.stem + META_SUFFIX) : undefined,
     // The message stays in the sidecar (getPayload reads it there): no second copy per row.
-    binary: win.binary,
-    lines: win.whole !== null ? countLinesIn(win.whole) : undefined,
-    ftsBody: fts.text,
-    b64: {
-      runs: b64Runs + leftover.runs,
-      chars: b64Chars + leftover.chars,
-      tokens: base64TokensForChars(b64Chars) + leftover.tokens,
-    },
+    binary: facts.win ? facts.win.binary : kind === 'binary',
+    lines: facts.win?.whole != null ? countLinesIn(facts.win.whole) : undefined,
+    b64: { runs: b64Runs, chars: b64Chars, tokens: base64TokensForChars(b64Chars) },
     summaryRuns: validRuns(m.summaryRuns),
   };
-  return { payloads: [rec], hash: h.digest('hex'), warnings };
 }

@@ -5,7 +5,6 @@ import {
   PREVIEW_CHARS,
   describeTokens,
   estimateTokens,
-  isBinaryBytes,
 } from '../pipeline/index.js';
 import type { ContentKind, StrategyName } from '../pipeline/types.js';
 
@@ -42,7 +41,7 @@ export const ESTIMATED_SPILL_MESSAGE_TOKENS = Math.ceil((PREVIEW_CHARS + 400) / 
 
 /** Opaque, URL-safe, stable id: a prefix letter and 22 base64url chars of sha256(key). */
 export function stableId(prefix: string, key: string): string {
-  return prefix + crypto.createHash('sha256').update(key).digest('base64url').slice(0, 22);
+  return prefix + crypto.hash('sha256', key, 'base64url').slice(0, 22);
 }
 
 /** Char classes for the base64 scan: 1 = base64/base64url char, |2 upper, |4 lower, |8 digit, |16 not a hex char. */
@@ -217,77 +216,6 @@ export function ftsWindow(text: string): string {
   return stripBase64(text.slice(0, headChars)) + FTS_GAP + stripBase64(text.slice(text.length - tailChars));
 }
 
-export interface FileWindow {
-  head: string;
-  tail: string;
-  /** The whole file when it fit in head + tail. */
-  whole: string | null;
-  size: number;
-  mtimeMs: number;
-  binary: boolean;
-  /** sha256 of (size, head bytes, tail bytes): a cheap content fingerprint. */
-  hash: string;
-  /**
-   * False when no base64 run long enough to be an asset can be in head or tail (checked on the
-   * bytes, before decoding): the text needs no base64 stripping, the common case by far.
-   */
-  mayHoldBase64: boolean;
-}
-
-/**
- * Read buffers reused across calls: a scan reads thousands of small windows, and one
- * allocation each mostly feeds the garbage collector. Safe because every use is synchronous
- * and the bytes are copied out (decoded, hashed) before returning.
- */
-let scratch = Buffer.allocUnsafe(FTS_HEAD_BYTES + FTS_TAIL_BYTES);
-function scratchOf(bytes: number): Buffer {
-  if (scratch.length < bytes) scratch = Buffer.allocUnsafe(bytes);
-  return scratch;
-}
-
-/** Open flags for reading a file found by a directory walk: a symlink swapped in since is refused. */
-export const READ_NOFOLLOW = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0);
-
-/**
- * Read the head and tail of a file (never the middle of a big one). With `hash`, the bytes are
- * fed to it as well (the returned `hash` is then empty): one digest per unit instead of several.
- */
-export function readWindow(file: string, headBytes = FTS_HEAD_BYTES, tailBytes = FTS_TAIL_BYTES, hash?: crypto.Hash): FileWindow {
-  const fd = fs.openSync(file, READ_NOFOLLOW);
-  try {
-    const st = fs.fstatSync(fd);
-    const size = st.size;
-    const h = hash ?? crypto.createHash('sha256');
-    h.update(String(size));
-    if (size <= headBytes + tailBytes) {
-      const buf = scratchOf(size);
-      const n = readFully(fd, buf.subarray(0, size), 0);
-      const b = buf.subarray(0, n);
-      h.update(b);
-      const binary = isBinaryBytes(b);
-      const whole = binary ? '' : b.toString('utf8');
-      return { head: whole, tail: '', whole, size, mtimeMs: st.mtimeMs, binary, hash: hash ? '' : h.digest('hex'), mayHoldBase64: !binary && hasBase64Run(b) };
-    }
-    const buf = scratchOf(headBytes + tailBytes);
-    const head = buf.subarray(0, readFully(fd, buf.subarray(0, headBytes), 0));
-    const tail = buf.subarray(headBytes, headBytes + readFully(fd, buf.subarray(headBytes, headBytes + tailBytes), size - tailBytes));
-    h.update(head).update(tail);
-    const binary = isBinaryBytes(head, { partial: true });
-    return {
-      head: binary ? '' : decodeSnapped(head, 'end'),
-      tail: binary ? '' : decodeSnapped(tail, 'start'),
-      whole: null,
-      size,
-      mtimeMs: st.mtimeMs,
-      binary,
-      hash: hash ? '' : h.digest('hex'),
-      mayHoldBase64: !binary && (hasBase64Run(head) || hasBase64Run(tail)),
-    };
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
 /**
  * Whether `bytes` holds a run of at least MIN_BASE64_ASSET_CHARS base64 characters, the only
  * thing base64Spans can report. UTF-8 continuation and lead bytes are never base64 characters,
@@ -315,40 +243,6 @@ export function hasBase64Run(bytes: Uint8Array): boolean {
     i = k + 1;
   }
   return false;
-}
-
-function readFully(fd: number, buf: Buffer, position: number): number {
-  let off = 0;
-  while (off < buf.length) {
-    const n = fs.readSync(fd, buf, off, buf.length - off, position + off);
-    if (n === 0) break;
-    off += n;
-  }
-  return off;
-}
-
-/** Decode UTF-8 without a broken character at the cut side. */
-function decodeSnapped(buf: Buffer, cut: 'start' | 'end'): string {
-  let b = buf;
-  if (cut === 'start') {
-    let i = 0;
-    while (i < 4 && i < b.length && (b[i]! & 0xc0) === 0x80) i++;
-    b = b.subarray(i);
-  } else {
-    let i = b.length;
-    let back = 0;
-    while (back < 4 && i > 0 && (b[i - 1]! & 0xc0) === 0x80) {
-      i--;
-      back++;
-    }
-    // i-1 is now the lead byte (or ASCII); drop it if its sequence is incomplete.
-    if (i > 0 && b[i - 1]! >= 0xc0) {
-      const lead = b[i - 1]!;
-      const need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
-      if (back + 1 < need) b = b.subarray(0, i - 1);
-    }
-  }
-  return b.toString('utf8');
 }
 
 /** Count `\n` in a file (async, chunked, so a 500 MB file does not block the event loop). */

@@ -160,3 +160,55 @@ export function base64Statistics(body: string): boolean {
     share(sym) <= 0.1
   );
 }
+
+/**
+ * Chars that may continue a base64 run as it stands in a text: both alphabets and `=`, plus the
+ * line breaks of wrapped base64 (`\n`, `\r`) and the backslash of their JSON escapes (`\n`, `\/`).
+ */
+const RUN_CHAR = new Uint8Array(128);
+for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_=\n\r\\') RUN_CHAR[c.charCodeAt(0)] = 1;
+
+/**
+ * Is there a run of at least `minChars` chars that base64 could be made of? A cheap, linear
+ * pre-filter before the strict parse (no regex, no backtracking): it looks at the LAST char of
+ * each window first, so in prose or code, where runs are short, it reads about one char in
+ * (minChars / word length) and jumps. Each char is read at most once. It never misses a base64
+ * body of `minChars` or more, wrapped or JSON-escaped; what it finds may still be no base64.
+ */
+export function hasBase64Run(s: string, minChars: number): boolean {
+  const n = s.length;
+  let start = 0; // the window [start, start + minChars) is the candidate run
+  let verifiedEnd = 0; // s[start, verifiedEnd) are known run chars
+  while (start + minChars <= n) {
+    const end = start + minChars;
+    let j = end - 1;
+    for (; j >= verifiedEnd; j--) {
+      const c = s.charCodeAt(j);
+      if (c >= 128 || RUN_CHAR[c] === 0) break;
+    }
+    if (j < verifiedEnd) return true;
+    // No run of minChars can contain s[j]: the next candidate starts after it, and s(j, end) are run chars.
+    start = j + 1;
+    verifiedEnd = end;
+  }
+  return false;
+}
+
+/** {@link hasBase64Run} over bytes (ASCII is all it looks for, so UTF-8 needs no decoding). */
+export function hasBase64RunBytes(b: Uint8Array, minChars: number): boolean {
+  const n = b.length;
+  let start = 0;
+  let verifiedEnd = 0;
+  while (start + minChars <= n) {
+    const end = start + minChars;
+    let j = end - 1;
+    for (; j >= verifiedEnd; j--) {
+      const c = b[j]!;
+      if (c >= 128 || RUN_CHAR[c] === 0) break;
+    }
+    if (j < verifiedEnd) return true;
+    start = j + 1;
+    verifiedEnd = end;
+  }
+  return false;
+}

@@ -28,6 +28,8 @@ const JSON_CONFIRM_MAX_CHARS = 1024 * 1024;
 // eslint-disable-next-line no-control-regex
 const BAD_CONTROL_RE = /[\x00-\x06\x0e-\x1a\x1c-\x1f\x7f]/g;
 const NON_LATIN1_RE = /[^\x00-\xff]/;
+// eslint-disable-next-line no-control-regex
+const ANY_BAD_CONTROL_RE = /[\x00-\x06\x0e-\x1a\x1c-\x1f\x7f]/;
 
 export const KIND_INFO: Record<ContentKind, { mimeType: string; ext: string }> = {
   json: { mimeType: 'application/json', ext: '.json' },
@@ -65,7 +67,7 @@ export interface BinaryCheckOptions {
 
 /**
  * Bytes: binary or text? The one binary check of Spillway (guard, index, reader, base64
- * extraction), cheap to expensive: a NUL; more than MAX_CONTROL_SHARE control characters that
+ * extraction), cheap to expensive: a NUL; a PDF signature; more than MAX_CONTROL_SHARE control characters that
  * text never has (ANSI colours, overstrike, form feeds are allowed); valid UTF-8 is then text;
  * other bytes are legacy 8-bit text when at most MAX_LEGACY_HIGH_SHARE of them are non-ASCII.
  * Callers that only read a head pass that head with `partial`.
@@ -74,6 +76,7 @@ export function isBinaryBytes(buf: Uint8Array, opts: BinaryCheckOptions = {}): b
   let b = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
   if (b.length === 0) return false;
   if (b.indexOf(0) !== -1) return true;
+  if (hasTextLikeBinaryMagic(b)) return true;
   const latin1 = b.toString('latin1');
   const controls = countMatches(latin1, BAD_CONTROL_RE, Math.ceil(b.length * MAX_CONTROL_SHARE));
   if (controls > b.length * MAX_CONTROL_SHARE) return true;
@@ -83,6 +86,23 @@ export function isBinaryBytes(buf: Uint8Array, opts: BinaryCheckOptions = {}): b
   let high = 0;
   for (let i = 0; i < b.length; i++) if (b[i]! >= 0x80) high++;
   return high > b.length * MAX_LEGACY_HIGH_SHARE;
+}
+
+/**
+ * Binary formats whose files can be all printable bytes (a small uncompressed PDF is ASCII with a
+ * few high bytes): their signature decides. Formats with NULs or control bytes in their header
+ * (PNG, GIF, ZIP, WAV…) are caught by the checks that follow anyway.
+ */
+const TEXT_LIKE_BINARY_MAGIC = ['%PDF-'];
+
+function hasTextLikeBinaryMagic(b: Uint8Array | string): boolean {
+  for (const m of TEXT_LIKE_BINARY_MAGIC) {
+    if (b.length < m.length) continue;
+    let ok = true;
+    for (let i = 0; i < m.length && ok; i++) ok = (typeof b === 'string' ? b.charCodeAt(i) : b[i]) === m.charCodeAt(i);
+    if (ok) return true;
+  }
+  return false;
 }
 
 /** Length of `b` without an unfinished UTF-8 character at its end. */
@@ -102,13 +122,17 @@ function completeUtf8End(b: Uint8Array): number {
 
 /**
  * A JS string that carries bytes (read with 'latin1'/'binary'): every unit ≤ 0xFF and it
- * has NULs or the control characters of binary data. Such a string is saved as those bytes.
+ * has NULs or the control characters of binary data, or starts like a PDF. Such a string is
+ * saved as those bytes.
  */
 export function isBinaryString(s: string): boolean {
   if (s.length === 0) return false;
+  const magic = hasTextLikeBinaryMagic(s);
+  // Text has none of these control characters at all (NUL is one of them): one native scan settles most strings.
+  if (!magic && s.length <= CONTROL_SAMPLE_CHARS && !ANY_BAD_CONTROL_RE.test(s)) return false;
   // NUL anywhere: a native scan of the whole string.
   const hasNul = s.indexOf('\0') !== -1;
-  if (!hasNul) {
+  if (!hasNul && !magic) {
     // Control-character share: whole string when small, else spread samples (binary without a
     // single NUL is rare, and its controls are spread through it).
     const sample = s.length <= CONTROL_SAMPLE_CHARS ? s : spreadSample(s, CONTROL_SAMPLE_CHARS);
@@ -234,7 +258,7 @@ export function detectDelimiter(lines: string[]): string | null {
     if (cells.filter((c) => c.length === first).length < rows.length * MIN_CSV_CONSISTENT_SHARE) continue;
     if (first === 2 && cells.some((c) => c.some((f) => f.trim().split(/\s+/).length > 3))) continue;
     // A delimiter that only ends the lines (`key: value,` in a dump) makes no second column.
-    if (first === 2 && cells.filter((c) => c[1]!.trim() === '').length * 2 > rows.length) continue;
+    if (first === 2 && cells.filter((c) => (c[1] ?? '').trim() === '').length * 2 > rows.length) continue;
     best = d;
     bestCols = first;
   }
@@ -275,8 +299,8 @@ export interface TextFormat {
   wrappers: TextWrapper[];
 }
 
-/** Claude Code's Read prefix (`→`, right-aligned number), or cat -n / nl's (space-padded number, tab). */
-const NUMBERED_LINE_RE = /^ *(\d{1,9})→|^ +(\d{1,9})\t/;
+/** Claude Code's Read prefix (`→`, right-aligned number; since 2.1.x a bare number and a tab), or cat -n / nl's (space-padded number, tab). */
+const NUMBERED_LINE_RE = /^ *(\d{1,9})→|^ *(\d{1,9})\t/;
 /** Lines sampled to decide that a text is a numbered listing. */
 const NUMBERED_SNIFF_LINES = 200;
 /**
@@ -287,8 +311,8 @@ const NUMBERED_SNIFF_LINES = 200;
 const MIN_NUMBERED_SHARE = 0.6;
 /** Share of consecutive numbered lines counting up by one: a real listing, not a column of ids. */
 const MIN_SEQUENTIAL_SHARE = 0.9;
-/** Codex CLI's exec header; the command's output follows `Output:` (and its own line count). */
-const EXEC_HEADER_RE = /^Chunk ID: [^\n]*\nWall time: [^\n]*\n(?:(?!Output:)[^\n]*\n){0,4}Output:\n(?:Total output lines: \d+\n\n?)?/;
+/** Codex CLI's exec header (an MCP call's output has no `Chunk ID:` line); the output follows `Output:` (and its own line count). */
+const EXEC_HEADER_RE = /^(?:Chunk ID: [^\n]*\n)?Wall time: [^\n]*\n(?:(?!Output:)[^\n]*\n){0,4}Output:\n(?:Total output lines: \d+\n\n?)?/;
 /** Chars of a text searched for the exec header. */
 const EXEC_HEADER_MAX_CHARS = 1024;
 /** Wrappers unwrapped at most (an exec output holding a numbered listing is two). */
@@ -312,6 +336,8 @@ function isNumberedListing(head: string): boolean {
     lines++;
     const m = NUMBERED_LINE_RE.exec(line);
     if (!m) continue;
+    // A bare `1\t` (Claude Code's Read since 2.1.x) must start the text: a TSV's running-id column follows its header.
+    if (m[2] !== undefined && !line.startsWith(' ') && numbered === 0 && lines > 1) return false;
     numbered++;
     const n = Number(m[1] ?? m[2]);
     if (prev !== -1) {

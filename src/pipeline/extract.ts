@@ -1,13 +1,20 @@
-import type { AssetEncoding, AssetRef } from './types.js';
+import crypto from 'node:crypto';
+import type { AssetEncoding, AssetRef, PayloadLink } from './types.js';
 import { MIN_BASE64_ASSET_CHARS, MIN_DECLARED_BASE64_ASSET_CHARS } from './limits.js';
 import { base64Statistics, encodeSpan, parseBase64 } from './base64.js';
-import { isBinaryBytes, isValidMime } from './detect.js';
+import { extForMime, isBinaryBytes, isValidMime, sniffBinary } from './detect.js';
 
 /**
- * Finding assets in text: base64 runs (standard, URL-safe, MIME/PEM-wrapped), data URLs, and
- * MCP/Anthropic/OpenAI content blocks inside JSON. Every find is an exact span of the input
- * plus the encoding that re-creates it, checked by re-encoding, so replacing spans with
- * references is lossless.
+ * Assets in a tool result: finding them, then linking them (saved as files, replaced by references).
+ *
+ * | call | for |
+ * | --- | --- |
+ * | {@link extractAssets} | the assets in a text: base64 runs (standard, URL-safe, MIME/PEM-wrapped), data URLs, MCP/Anthropic/OpenAI blocks in JSON |
+ * | {@link linkAssets} | save what was found through an {@link AssetSink} and build the linked text plus the links restore needs |
+ * | {@link linkBinary} | the same for a result that is raw bytes: one asset, and a reference as the linked text |
+ *
+ * Every find is an exact span of the input plus the encoding that re-creates it, checked by
+ * re-encoding, so replacing spans with references is lossless.
  */
 
 export interface FoundAsset {
@@ -148,6 +155,30 @@ function resolveLiteral(text: string, start: number, end: number, hasEscape: boo
   };
 }
 
+/**
+ * A JWT, JWS or JWE in compact form: base64url segments joined by dots, the first a JSON header
+ * (`{"` is `eyJ`). Not anchored at the start: in a JSON string the token may follow an escape
+ * (`\neyJ…`), whose letter joins the run.
+ */
+const JWT_RE = /eyJ[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*){2,4}$/;
+
+function isUrlB64OrDot(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 45 || c === 95 || c === 46;
+}
+
+/**
+ * Is `text[st:en]` a segment of a JWT? Its signature (342 chars for RS256) decodes to random
+ * bytes like any asset, but the token is text the model may need whole.
+ */
+function inJwt(text: string, st: number, en: number): boolean {
+  if (text.charCodeAt(st - 1) !== 46 && text.charCodeAt(en) !== 46) return false;
+  let a = st;
+  while (a > 0 && isUrlB64OrDot(text.charCodeAt(a - 1))) a--;
+  let b = en;
+  while (b < text.length && isUrlB64OrDot(text.charCodeAt(b))) b++;
+  return JWT_RE.test(text.slice(a, b));
+}
+
 /** Step past a JSON escape that a run would otherwise start inside (`\n`, `\u00e9`). */
 function escapeAdjust(text: string, start: number, lo: number): number {
   let n = 0;
@@ -199,7 +230,7 @@ function scanText(text: string, from: number, to: number, inJsonString: boolean,
     return di < dataUrls && found[di]!.start < en;
   };
   const push = (st: number, en: number, body: string): void => {
-    if (en - st < MIN_BASE64_ASSET_CHARS || overlapsDataUrl(st, en)) return;
+    if (en - st < MIN_BASE64_ASSET_CHARS || overlapsDataUrl(st, en) || inJwt(text, st, en)) return;
     const parsed = parseBase64(body);
     if (!parsed || !bareOk(parsed.encoding.lineWidth ? body.replace(/\r?\n/g, '') : body, parsed.bytes)) return;
     found.push({
@@ -249,7 +280,7 @@ interface Frame {
   key: string;
   index: number;
   sib?: Map<string, string>;
-  pend?: Array<{ start: number; end: number; hasEscape: boolean; key: string; path: string }>;
+  pend?: Pending[];
 }
 
 const enum St {
@@ -267,51 +298,122 @@ const NOT_B64_VALUE_RE = /[^A-Za-z0-9+/=_\\-]/;
 
 const NUM_RE = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
-/**
- * Walk JSON text once, without building values, and collect assets from string values.
- * Returns null when the text is not JSON. Iterative, so nesting depth is bounded only by memory.
- */
-function scanJson(text: string, out: FoundAsset[]): boolean {
-  const n = text.length;
-  const stack: Frame[] = [];
-  const found: FoundAsset[] = [];
-  let st: St = St.Value;
-  let i = 0;
-  let nextBackslash = -2;
+/** One pending string of an object, resolved when the object closes (its siblings may declare it binary). */
+interface Pending {
+  start: number;
+  end: number;
+  hasEscape: boolean;
+  key: string;
+  path: string;
+}
 
-  const pathNow = (): string => {
+/**
+ * Walks JSON text once, without building values, and collects assets from string values.
+ * Iterative, so nesting depth is bounded only by memory. {@link scanJson} runs it.
+ */
+class JsonAssetWalker {
+  private readonly n: number;
+  private readonly stack: Frame[] = [];
+  readonly found: FoundAsset[] = [];
+  private st: St = St.Value;
+  private i = 0;
+  private nextBackslash = -2;
+  private nextDataUrl = -2;
+
+  constructor(private readonly text: string) {
+    this.n = text.length;
+  }
+
+  /** True when the whole text is one JSON value. */
+  run(): boolean {
+    const { text, n } = this;
+    for (;;) {
+      this.skipWs();
+      if (this.i >= n) return this.st === St.Done;
+      const c = text.charCodeAt(this.i);
+      let ok: boolean;
+      switch (this.st) {
+        case St.Done:
+          return false;
+        case St.Colon:
+          ok = c === 58;
+          if (ok) {
+            this.i++;
+            this.st = St.Value;
+          }
+          break;
+        case St.CommaOrEnd:
+          ok = this.commaOrEnd(c);
+          break;
+        case St.KeyOrEnd:
+        case St.Key:
+          ok = this.keyOrEnd(c);
+          break;
+        case St.ValueOrEnd:
+          if (c === 93) {
+            this.i++;
+            this.stack.pop();
+            this.afterValue();
+            ok = true;
+            break;
+          }
+          ok = this.value(c);
+          break;
+        case St.Value:
+          ok = this.value(c);
+          break;
+      }
+      if (!ok) return false;
+    }
+  }
+
+  private pathNow(): string {
     let p = '$';
-    for (const f of stack) p += f.obj ? pathSegment(f.key) : `[${f.index}]`;
+    for (const f of this.stack) p += f.obj ? pathSegment(f.key) : `[${f.index}]`;
     return p;
-  };
-  const decodeLiteral = (s: number, e: number, hasEscape: boolean): string | null => {
-    if (!hasEscape) return text.slice(s + 1, e - 1);
+  }
+
+  private decodeLiteral(s: number, e: number, hasEscape: boolean): string | null {
+    if (!hasEscape) return this.text.slice(s + 1, e - 1);
     try {
-      return JSON.parse(text.slice(s, e)) as string;
+      return JSON.parse(this.text.slice(s, e)) as string;
     } catch {
       return null;
     }
-  };
-  let nextDataUrl = -2;
-  const hasDataUrlIn = (s: number, e: number): boolean => {
-    if (nextDataUrl < s) {
-      nextDataUrl = text.indexOf('base64,', s);
-      if (nextDataUrl === -1) nextDataUrl = n + 1;
+  }
+
+  private hasDataUrlIn(s: number, e: number): boolean {
+    if (this.nextDataUrl < s) {
+      this.nextDataUrl = this.text.indexOf('base64,', s);
+      if (this.nextDataUrl === -1) this.nextDataUrl = this.n + 1;
     }
-    return nextDataUrl < e;
-  };
+    return this.nextDataUrl < e;
+  }
+
+  private hasEscapeIn(s: number, e: number): boolean {
+    if (this.nextBackslash < s) this.nextBackslash = this.text.indexOf('\\', s);
+    if (this.nextBackslash === -1) {
+      this.nextBackslash = this.n + 1;
+      return false;
+    }
+    return this.nextBackslash < e;
+  }
+
   /** A string value with no declared context: whole-value base64 or data URL, else runs inside it. */
-  const generic = (s: number, e: number, hasEscape: boolean, path: string) => {
+  private generic(s: number, e: number, hasEscape: boolean, path: string): void {
+    const { text } = this;
     const len = e - s - 2;
-    const dataUrl = hasDataUrlIn(s, e);
+    const dataUrl = this.hasDataUrlIn(s, e);
     // cheap filters first: most strings are too short or plainly not base64
     if (len < MIN_BASE64_ASSET_CHARS && !dataUrl) return;
     const wholeCandidate = dataUrl ? text.startsWith('"data:', s) : !NOT_B64_VALUE_RE.test(text.slice(s + 1, e - 1));
     const whole = wholeCandidate ? resolveLiteral(text, s, e, hasEscape, { declared: false, jsonPath: path }) : null;
-    if (whole) found.push(whole);
-    else scanText(text, s + 1, e - 1, true, path, found);
-  };
-  const closeObject = (f: Frame) => {
+    if (whole) this.found.push(whole);
+    else scanText(text, s + 1, e - 1, true, path, this.found);
+  }
+
+  /** The strings of a closed object, now that its `type` and MIME keys are known. */
+  private closeObject(f: Frame): void {
     if (!f.pend) return;
     const type = f.sib?.get('type');
     let mime: string | undefined;
@@ -328,24 +430,25 @@ function scanJson(text: string, out: FoundAsset[]): boolean {
       if (p.key === 'blob') source = 'mcp-blob';
       else if (type === 'image') source = 'mcp-image';
       else if (type === 'audio') source = 'mcp-audio';
-      const a = declared
-        ? resolveLiteral(text, p.start, p.end, p.hasEscape, { declared, declaredMime: mime, source, jsonPath: p.path })
-        : null;
-      if (a) found.push(a);
+      const a = declared ? resolveLiteral(this.text, p.start, p.end, p.hasEscape, { declared, declaredMime: mime, source, jsonPath: p.path }) : null;
+      if (a) this.found.push(a);
       // A declared binary slot that does not decode is a damaged blob: leave it whole rather than cut out fragments.
-      else if (!declared) generic(p.start, p.end, p.hasEscape, p.path);
+      else if (!declared) this.generic(p.start, p.end, p.hasEscape, p.path);
     }
-  };
+  }
 
-  const skipWs = () => {
-    while (i < n) {
-      const c = text.charCodeAt(i);
-      if (c === 32 || c === 10 || c === 13 || c === 9) i++;
+  private skipWs(): void {
+    const { text, n } = this;
+    while (this.i < n) {
+      const c = text.charCodeAt(this.i);
+      if (c === 32 || c === 10 || c === 13 || c === 9) this.i++;
       else break;
     }
-  };
+  }
+
   /** End (exclusive, after the closing quote) of the string literal opening at i, or -1. */
-  const stringEnd = (): number => {
+  private stringEnd(): number {
+    const { text, i } = this;
     let j = i + 1;
     for (;;) {
       const q = text.indexOf('"', j);
@@ -355,126 +458,101 @@ function scanJson(text: string, out: FoundAsset[]): boolean {
       if (b % 2 === 0) return q + 1;
       j = q + 1;
     }
-  };
-  const hasEscapeIn = (s: number, e: number): boolean => {
-    if (nextBackslash < s) nextBackslash = text.indexOf('\\', s);
-    if (nextBackslash === -1) {
-      nextBackslash = n + 1;
-      return false;
-    }
-    return nextBackslash < e;
-  };
-  const afterValue = () => {
-    st = stack.length === 0 ? St.Done : St.CommaOrEnd;
-  };
-
-  while (true) {
-    skipWs();
-    if (i >= n) return (st as St) === St.Done && (out.push(...found.sort((a, b) => a.start - b.start)), true);
-    const c = text.charCodeAt(i);
-    switch (st as St) {
-      case St.Done:
-        return false;
-      case St.Colon:
-        if (c !== 58) return false;
-        i++;
-        st = St.Value;
-        continue;
-      case St.CommaOrEnd: {
-        const top = stack[stack.length - 1]!;
-        if (c === 44) {
-          i++;
-          if (top.obj) st = St.Key;
-          else {
-            top.index++;
-            st = St.Value;
-          }
-          continue;
-        }
-        if ((top.obj && c === 125) || (!top.obj && c === 93)) {
-          i++;
-          stack.pop();
-          if (top.obj) closeObject(top);
-          afterValue();
-          continue;
-        }
-        return false;
-      }
-      case St.KeyOrEnd:
-      case St.Key: {
-        if (st === St.KeyOrEnd && c === 125) {
-          i++;
-          const top = stack.pop()!;
-          closeObject(top);
-          afterValue();
-          continue;
-        }
-        if (c !== 34) return false;
-        const e = stringEnd();
-        if (e === -1) return false;
-        const key = decodeLiteral(i, e, hasEscapeIn(i, e));
-        if (key === null) return false;
-        stack[stack.length - 1]!.key = key;
-        i = e;
-        st = St.Colon;
-        continue;
-      }
-      case St.ValueOrEnd:
-        if (c === 93) {
-          i++;
-          stack.pop();
-          afterValue();
-          continue;
-        }
-      // falls through
-      case St.Value: {
-        if (c === 123) {
-          stack.push({ obj: true, key: '', index: 0 });
-          i++;
-          st = St.KeyOrEnd;
-          continue;
-        }
-        if (c === 91) {
-          stack.push({ obj: false, key: '', index: 0 });
-          i++;
-          st = St.ValueOrEnd;
-          continue;
-        }
-        if (c === 34) {
-          const e = stringEnd();
-          if (e === -1) return false;
-          const len = e - i - 2;
-          const top = stack[stack.length - 1];
-          if (top?.obj && MIME_KEYS.has(top.key) || top?.obj && top.key === 'type') {
-            if (len < MAX_SIBLING_CHARS) {
-              const v = decodeLiteral(i, e, hasEscapeIn(i, e));
-              if (v !== null) (top.sib ??= new Map()).set(top.key, v);
-            }
-          }
-          if (len >= MIN_DECLARED_BASE64_ASSET_CHARS) {
-            const hasEscape = hasEscapeIn(i, e);
-            const path = pathNow();
-            if (top?.obj && DATA_KEYS.has(top.key)) (top.pend ??= []).push({ start: i, end: e, hasEscape, key: top.key, path });
-            else generic(i, e, hasEscape, path);
-          }
-          i = e;
-          afterValue();
-          continue;
-        }
-        if (c === 116 && text.startsWith('true', i)) i += 4;
-        else if (c === 102 && text.startsWith('false', i)) i += 5;
-        else if (c === 110 && text.startsWith('null', i)) i += 4;
-        else {
-          NUM_RE.lastIndex = i;
-          const m = NUM_RE.exec(text);
-          if (!m) return false;
-          i += m[0].length;
-        }
-        afterValue();
-        continue;
-      }
-    }
   }
+
+  private afterValue(): void {
+    this.st = this.stack.length === 0 ? St.Done : St.CommaOrEnd;
+  }
+
+  private commaOrEnd(c: number): boolean {
+    const top = this.stack[this.stack.length - 1]!;
+    if (c === 44) {
+      this.i++;
+      if (top.obj) this.st = St.Key;
+      else {
+        top.index++;
+        this.st = St.Value;
+      }
+      return true;
+    }
+    if ((top.obj && c === 125) || (!top.obj && c === 93)) {
+      this.i++;
+      this.stack.pop();
+      if (top.obj) this.closeObject(top);
+      this.afterValue();
+      return true;
+    }
+    return false;
+  }
+
+  private keyOrEnd(c: number): boolean {
+    if (this.st === St.KeyOrEnd && c === 125) {
+      this.i++;
+      this.closeObject(this.stack.pop()!);
+      this.afterValue();
+      return true;
+    }
+    if (c !== 34) return false;
+    const e = this.stringEnd();
+    if (e === -1) return false;
+    const key = this.decodeLiteral(this.i, e, this.hasEscapeIn(this.i, e));
+    if (key === null) return false;
+    this.stack[this.stack.length - 1]!.key = key;
+    this.i = e;
+    this.st = St.Colon;
+    return true;
+  }
+
+  private value(c: number): boolean {
+    if (c === 123 || c === 91) {
+      this.stack.push({ obj: c === 123, key: '', index: 0 });
+      this.i++;
+      this.st = c === 123 ? St.KeyOrEnd : St.ValueOrEnd;
+      return true;
+    }
+    if (c === 34) return this.stringValue();
+    const { text } = this;
+    if (c === 116 && text.startsWith('true', this.i)) this.i += 4;
+    else if (c === 102 && text.startsWith('false', this.i)) this.i += 5;
+    else if (c === 110 && text.startsWith('null', this.i)) this.i += 4;
+    else {
+      NUM_RE.lastIndex = this.i;
+      const m = NUM_RE.exec(text);
+      if (!m) return false;
+      this.i += m[0].length;
+    }
+    this.afterValue();
+    return true;
+  }
+
+  private stringValue(): boolean {
+    const i = this.i;
+    const e = this.stringEnd();
+    if (e === -1) return false;
+    const len = e - i - 2;
+    const top = this.stack[this.stack.length - 1];
+    if (top?.obj && (MIME_KEYS.has(top.key) || top.key === 'type') && len < MAX_SIBLING_CHARS) {
+      const v = this.decodeLiteral(i, e, this.hasEscapeIn(i, e));
+      if (v !== null) (top.sib ??= new Map()).set(top.key, v);
+    }
+    if (len >= MIN_DECLARED_BASE64_ASSET_CHARS) {
+      const hasEscape = this.hasEscapeIn(i, e);
+      const path = this.pathNow();
+      if (top?.obj && DATA_KEYS.has(top.key)) (top.pend ??= []).push({ start: i, end: e, hasEscape, key: top.key, path });
+      else this.generic(i, e, hasEscape, path);
+    }
+    this.i = e;
+    this.afterValue();
+    return true;
+  }
+}
+
+/** Collect the assets of a JSON text into `out`; false (and nothing added) when the text is not JSON. */
+function scanJson(text: string, out: FoundAsset[]): boolean {
+  const w = new JsonAssetWalker(text);
+  if (!w.run()) return false;
+  for (const f of w.found.sort((a, b) => a.start - b.start)) out.push(f);
+  return true;
 }
 
 /**
@@ -494,4 +572,90 @@ export function extractAssets(text: string, opts: ExtractOptions = {}): ExtractR
   }
   scanText(text, 0, text.length, false, null, assets);
   return { assets, json: false };
+}
+
+/** Where linked assets go: saves bytes content-addressed and says where they went. */
+export interface AssetSink {
+  /** Save `bytes` (sha256 already computed) with extension `ext`; `path` is printable, `relPath` is session-relative. */
+  save(bytes: Uint8Array, ext: string, sha256: string): Promise<{ path: string; relPath: string }>;
+}
+
+/** A payload with its assets cut out. */
+export interface LinkedPayload {
+  assets: AssetRef[];
+  /** Byte spans of the references in the linked form, and how to re-create what they replaced. */
+  links: PayloadLink[];
+  /** The linked form, in the pieces it is written from (no whole-payload copy before writing). */
+  pieces: string[];
+  /** The linked form joined: for estimates, the preview and the message. */
+  text: string;
+}
+
+function sha256Hex(b: Uint8Array): string {
+  return crypto.createHash('sha256').update(b).digest('hex');
+}
+
+/** Type the bytes by their magic numbers, save them (once per spill per content), and make the reference. */
+async function saveOne(
+  sink: AssetSink,
+  saved: Map<string, { path: string; relPath: string }>,
+  bytes: Uint8Array,
+  found: Pick<FoundAsset, 'declaredMime' | 'jsonPath' | 'source'>,
+): Promise<AssetRef> {
+  const sniff = await sniffBinary(bytes);
+  const mimeType = sniff?.mimeType ?? found.declaredMime ?? 'application/octet-stream';
+  const ext = sniff?.ext ?? extForMime(found.declaredMime);
+  const sha256 = sha256Hex(bytes);
+  let where = saved.get(sha256 + ext);
+  if (!where) {
+    where = await sink.save(bytes, ext, sha256);
+    saved.set(sha256 + ext, where);
+  }
+  return { path: where.path, relPath: where.relPath, mimeType, bytes: bytes.byteLength, sha256, jsonPath: found.jsonPath, source: found.source, sniffed: Boolean(sniff) };
+}
+
+/** The reference that replaces an asset where a JSON value stood. */
+export function linkedRefJson(ref: AssetRef): string {
+  return JSON.stringify({ $spillwayAsset: { path: ref.relPath, mimeType: ref.mimeType, bytes: ref.bytes, sha256: ref.sha256 } });
+}
+
+/** A reference inside text (or inside a JSON string): no quotes or backslashes, so it is safe in both. */
+export function linkedRefText(ref: AssetRef): string {
+  return `[spillway asset: ${ref.relPath} ${ref.mimeType} ${ref.bytes} bytes]`;
+}
+
+/**
+ * Save the `found` assets of `text` and replace each span by a reference. `found` is emptied as it
+ * goes, so each decoded asset can be collected once it is saved.
+ */
+export async function linkAssets(text: string, found: FoundAsset[], sink: AssetSink): Promise<LinkedPayload> {
+  const assets: AssetRef[] = [];
+  const links: PayloadLink[] = [];
+  const pieces: string[] = [];
+  const saved = new Map<string, { path: string; relPath: string }>();
+  let pos = 0;
+  let bytePos = 0;
+  for (let i = 0; i < found.length; i++) {
+    const f = found[i]!;
+    const ref = await saveOne(sink, saved, f.bytes, f);
+    assets.push(ref);
+    const before = text.slice(pos, f.start);
+    const refText = f.jsonValue ? linkedRefJson(ref) : linkedRefText(ref);
+    pieces.push(before, refText);
+    bytePos += Buffer.byteLength(before, 'utf8');
+    const refBytes = Buffer.byteLength(refText, 'utf8');
+    links.push({ asset: assets.length - 1, start: bytePos, end: bytePos + refBytes, encoding: f.encoding });
+    bytePos += refBytes;
+    pos = f.end;
+    found[i] = undefined as unknown as FoundAsset; // let the decoded bytes go
+  }
+  pieces.push(text.slice(pos));
+  return { assets, links, pieces, text: pieces.join('') };
+}
+
+/** A result that is raw bytes: one asset, and its JSON reference as the whole linked form. */
+export async function linkBinary(bytes: Uint8Array, sink: AssetSink): Promise<LinkedPayload> {
+  const ref = await saveOne(sink, new Map(), bytes, { jsonPath: '$', source: 'binary' });
+  const text = linkedRefJson(ref);
+  return { assets: [ref], links: [{ asset: 0, start: 0, end: Buffer.byteLength(text), encoding: { kind: 'raw' } }], pieces: [text], text };
 }

@@ -1,167 +1,47 @@
-import crypto from 'node:crypto';
-import fs from 'node:fs/promises';
-import path from 'node:path';
-import { isUtf8 } from 'node:buffer';
-import type {
-  AssetRef,
-  ContentKind,
-  Estimate,
-  GuardAction,
-  GuardOptions,
-  GuardResult,
-  PayloadLink,
-  PayloadMeta,
-  PayloadOrigin,
-  Profile,
-  StrategyName,
-  SummaryRun,
-  ToolResult,
-} from './types.js';
-import { DEFAULT_LIMIT_TOKENS, MAX_MESSAGE_CHARS, PREVIEW_CHARS, limitForContextWindow } from './limits.js';
-import { LINKED_SUFFIX, META_SUFFIX, inputHash, isInside, makeStem, sanitizeToolName, sessionPaths } from './layout.js';
-import {
-  DEFAULT_PROFILE,
-  DEFAULT_STRATEGY,
-  describeTokens,
-  estimateForDecision,
-  estimateTokens,
-  MAX_PLAUSIBLE_BYTES_PER_TOKEN,
-} from './estimate/index.js';
-import { KIND_INFO, detectTextFormat, extForMime, isBinaryBytes, isBinaryString, sniffBinary } from './detect.js';
-import { extractAssets, type FoundAsset } from './extract.js';
-import { buildPreview } from './preview.js';
-import { buildMessage, capMessage } from './message.js';
-import { runSummary } from './summary.js';
-import { StagedFile, linkExisting, saveAsset, sha256Hex, type WriteData } from './store.js';
-import { fmtInt, isWellFormed, safeCut, toWellFormed, truncate } from './text.js';
+import type { ContentKind, GuardOptions, GuardResult, Profile, StrategyName, ToolResult } from './types.js';
+import { DEFAULT_LIMIT_TOKENS, INLINE_HEADER_ROOM_CHARS, MAX_MESSAGE_CHARS, STORE_CALL_TIMEOUT_MS, limitForContextWindow } from './limits.js';
+import { KIND_INFO, detectTextFormat } from './detect.js';
+import { DEFAULT_PROFILE, DEFAULT_STRATEGY } from './estimate/index.js';
+import { LINKED_SUFFIX, assetFileName, assetKey, inputHash, sanitizeToolName } from './layout.js';
+import { normalize, preparePayload, textSlices, type Payload, type Subject } from './normalize.js';
+import { decide, inlineCuts, measureInline, passesAtOnce, strategyCounts, type DecideContext, type Spill } from './decide.js';
+import { extractAssets, linkAssets, linkBinary, type AssetSink, type FoundAsset, type LinkedPayload } from './extract.js';
+import { SpillStoreError, isStoreError, type SpillBody, type SpillStore } from './spill-store.js';
+import { LocalSpillStore } from './store-local.js';
+import { commitSpill, nameCandidates, withDeadline, type StemParts } from './store.js';
+import { recordOf, resultOf, summaryOrPreview, type Placed, type Shown } from './record.js';
+import { emergency, failed, fellBack } from './failure.js';
+import { errText } from './errors.js';
 
 /**
  * The guard: pass a tool result through, or spill it to the session and hand back a short
  * message. Never throws on a tool result, and never lets an oversized one through because of
  * an internal error.
+ *
+ * | call | for |
+ * | --- | --- |
+ * | {@link guardLargeResult} | one tool result: null (pass it on) or the {@link GuardResult} to show instead |
+ * | {@link handleLargeResponse} | a text the caller already knows is large: always spilled |
+ * | {@link resolveLimit} | the limit a call decides with (explicit, default, narrowed by the context window) |
+ *
+ * A spill is a chain of phases, each returning what the next needs: normalize (normalize.ts) →
+ * decide (decide.ts) → describe → link assets (extract.ts) → choose the action → publish the
+ * payload (through a SpillStore, store.ts) → summary or preview → message → the sidecar, last.
+ * When the store is UNAVAILABLE the chain from "link assets" runs again on the fallback store.
  */
 
 export interface HandleLargeResponseArgs {
   text: string;
   sessionPath: string;
-  context?: Pick<
-    GuardOptions,
-    'toolName' | 'toolInput' | 'intent' | 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy'
-  >;
+  context?: Pick<GuardOptions, 'toolName' | 'toolInput' | 'intent' | 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy' | 'readMore' | 'incomplete'>;
   summarize?: GuardOptions['summarize'];
   summaryTimeoutMs?: number;
   signal?: AbortSignal;
   now?: () => Date;
-}
-
-/** Longest error text kept per entry in a message or meta. */
-const MAX_ERROR_CHARS = 300;
-/**
- * No tokenizer we know has a token longer than this many UTF-8 bytes, so a text of more than
- * limit × this bytes is over the limit whatever it holds (and if one did, the error would only
- * spill a result that fits: never the reverse).
- */
-const MAX_BYTES_PER_TOKEN_BOUND = 256;
-/** Texts this long that are decisively over the limit are estimated from spread samples. */
-const SAMPLED_ESTIMATE_MIN_CHARS = 4 * 1024 * 1024;
-/** Samples × chars per sample for a sampled estimate (256 KB). */
-const SAMPLE_COUNT = 16;
-const SAMPLE_CHARS = 16 * 1024;
-/** Strings are hashed and written in slices of this many chars (no whole-payload UTF-8 copy). */
-const TEXT_SLICE_CHARS = 4 * 1024 * 1024;
-
-/** Slices of a string for encoding piecewise, never cutting a surrogate pair. */
-export function* textSlices(text: string, size = TEXT_SLICE_CHARS): Generator<string> {
-  for (let i = 0; i < text.length; ) {
-    const j = i + size >= text.length ? text.length : safeCut(text, i + size);
-    yield text.slice(i, j > i ? j : i + size);
-    i = j > i ? j : i + size;
-  }
-}
-
-function hashData(data: string | Buffer): string {
-  if (typeof data !== 'string') return sha256Hex(data);
-  const h = crypto.createHash('sha256');
-  for (const part of textSlices(data)) h.update(part, 'utf8');
-  return h.digest('hex');
-}
-
-/** Cheap strategies' counts for a huge text, at a bounded cost (each reads at most ~1 M chars). */
-async function sampledCounts(text: string, profile: Profile): Promise<PayloadMeta['estimates']> {
-  return cheapCountsOf(await describeTokens(text, { profile, bounded: true, check: false }));
-}
-
-/** The cheap strategies' counts of a report, as the sidecar stores them. */
-function cheapCountsOf(report: Awaited<ReturnType<typeof describeTokens>>): PayloadMeta['estimates'] {
-  return Object.fromEntries(report.estimates.map((e) => [e.strategy, e.tokens]));
-}
-
-/**
- * Upper bound of the UTF-8 bytes of JSON.stringify(value), walking without building the string;
- * stops as soon as it passes `cap`. Infinity when it cannot tell (toJSON, cycles, BigInt…).
- */
-export function jsonBytesUpperBound(value: unknown, cap: number): number {
-  let total = 0;
-  const stack: unknown[] = [value];
-  let visited = 0;
-  while (stack.length) {
-    const v = stack.pop();
-    if (++visited > cap) return Infinity;
-    const t = typeof v;
-    if (t === 'string') total += plainJsonChars(v as string) + 2;
-    else if (t === 'number') total += numberChars(v as number);
-    else if (t === 'boolean') total += 5;
-    else if (v === null || t === 'undefined' || t === 'function' || t === 'symbol') total += 4; // "null" (or dropped)
-    else if (t === 'object') {
-      if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return Infinity;
-      if (Array.isArray(v)) {
-        total += 2 + v.length;
-        for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
-      } else {
-        const keys = Object.keys(v as object);
-        total += 2 + keys.length;
-        for (let i = 0; i < keys.length; i++) {
-          const k = keys[i]!;
-          total += plainJsonChars(k) + 3;
-          stack.push((v as Record<string, unknown>)[k]);
-        }
-      }
-    } else return Infinity;
-    if (total > cap) return total;
-  }
-  return total;
-}
-
-/** Bytes of a string's JSON text without its quotes: exact for printable ASCII, else at most 6 per char. */
-function plainJsonChars(s: string): number {
-  const n = s.length;
-  if (n > 64) return PLAIN_JSON_RE.test(s) ? 6 * n : n;
-  for (let i = 0; i < n; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e || c === 34 || c === 92) return 6 * n;
-  }
-  return n;
-}
-/** Any character but printable ASCII other than `"` and `\`: then a string may take up to 6 bytes per char. */
-const PLAIN_JSON_RE = /[^\x20\x21\x23-\x5b\x5d-\x7e]/;
-
-function digits(x: number): number {
-  let d = 1;
-  for (; x >= 10; x = Math.floor(x / 10)) d++;
-  return d;
-}
-
-/**
- * Upper bound of a number's chars in JSON without String(v): exact for integers; for values with
- * at most two decimals, a two-decimal string round-trips so the shortest one is no longer;
- * otherwise the longest double (25, e.g. `-0.0000010020268901341902`).
- */
-function numberChars(v: number): number {
-  if (!(v > -1e15 && v < 1e15)) return 25;
-  if (Number.isInteger(v)) return digits(Math.abs(v)) + (v < 0 ? 1 : 0);
-  const n = Math.round(v * 100);
-  if (n / 100 === v) return digits(Math.abs(n)) + 3;
-  return 25;
+  /** As in GuardOptions: where it is written, where it goes when that store is unavailable, the deadline per call. */
+  store?: GuardOptions['store'];
+  fallbackStore?: GuardOptions['fallbackStore'];
+  storeTimeoutMs?: number;
 }
 
 /** The limit a call decides with: explicit, else default, narrowed by the context window. */
@@ -170,146 +50,29 @@ export function resolveLimit(o: { limitTokens?: number; contextWindowTokens?: nu
   return limitForContextWindow(o.contextWindowTokens, base);
 }
 
-function errText(err: unknown): string {
-  const e = err as NodeJS.ErrnoException;
-  const msg = e instanceof Error ? (e.code && !e.message.startsWith(e.code) ? `${e.code}: ${e.message}` : e.message) : String(err);
-  return truncate(msg, MAX_ERROR_CHARS);
+interface GuardContext extends DecideContext {
+  options: GuardOptions;
+  /** The primary store, then the fallback (if any), each bounded by the store deadline. */
+  stores: () => SpillStore[];
 }
 
-/**
- * JSON for values JSON.stringify refuses (cycles, BigInt, nesting deeper than the stack):
- * iterative, so depth is bounded only by memory; a cycle becomes "[Circular]", BigInt a string.
- * Elsewhere it writes what JSON.stringify would.
- */
-export function safeStringify(value: unknown): string {
-  type Task = { v: unknown; inArray: boolean } | { lit: string } | { leave: object };
-  const out: string[] = [];
-  const stack: Task[] = [{ v: value, inArray: true }];
-  const ancestors = new Set<object>();
-  while (stack.length) {
-    const t = stack.pop()!;
-    if ('lit' in t) {
-      out.push(t.lit);
-      continue;
-    }
-    if ('leave' in t) {
-      ancestors.delete(t.leave);
-      continue;
-    }
-    let v = t.v;
-    if (v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function') {
-      try {
-        v = (v as { toJSON: () => unknown }).toJSON();
-      } catch {
-        v = String(v);
-      }
-    }
-    if (v === null || v === undefined || typeof v === 'function' || typeof v === 'symbol') out.push('null');
-    else if (typeof v === 'bigint') out.push(JSON.stringify(v.toString()));
-    else if (typeof v === 'number') out.push(Number.isFinite(v) ? String(v) : 'null');
-    else if (typeof v === 'boolean') out.push(String(v));
-    else if (typeof v === 'string') out.push(JSON.stringify(v));
-    else if (typeof v === 'object' && ancestors.has(v)) out.push('"[Circular]"');
-    else if (typeof v === 'object') {
-      if (v instanceof Number || v instanceof String || v instanceof Boolean) {
-        out.push(JSON.stringify(v.valueOf()));
-        continue;
-      }
-      ancestors.add(v);
-      const tasks: Task[] = [];
-      if (Array.isArray(v)) {
-        tasks.push({ lit: '[' });
-        for (let i = 0; i < v.length; i++) {
-          if (i) tasks.push({ lit: ',' });
-          tasks.push({ v: v[i], inArray: true });
-        }
-        tasks.push({ lit: ']' });
-      } else {
-        tasks.push({ lit: '{' });
-        let first = true;
-        for (const k of Object.keys(v)) {
-          const x = (v as Record<string, unknown>)[k];
-          if (x === undefined || typeof x === 'function' || typeof x === 'symbol') continue;
-          tasks.push({ lit: `${first ? '' : ','}${JSON.stringify(k)}:` });
-          tasks.push({ v: x, inArray: false });
-          first = false;
-        }
-        tasks.push({ lit: '}' });
-      }
-      tasks.push({ leave: v });
-      for (let i = tasks.length - 1; i >= 0; i--) stack.push(tasks[i]!);
-    } else out.push('null');
-  }
-  return out.join('');
-}
-
-function serializeValue(value: unknown): { text: string; note?: string } {
+function contextOf(options: GuardOptions): GuardContext {
+  const profile: Profile = options?.profile ?? DEFAULT_PROFILE;
+  const strategy: StrategyName = options?.strategy ?? DEFAULT_STRATEGY;
+  let limit = DEFAULT_LIMIT_TOKENS;
   try {
-    const s = JSON.stringify(value);
-    if (typeof s === 'string') return { text: s };
-    return { text: String(value) };
-  } catch (err) {
-    return { text: safeStringify(value), note: `JSON.stringify failed (${errText(err)}); saved with a cycle- and depth-safe serializer` };
+    limit = resolveLimit(options ?? {});
+  } catch {
+    /* a hostile options object: the default limit */
   }
-}
-
-function asBuffer(v: Uint8Array | ArrayBuffer): Buffer {
-  if (v instanceof ArrayBuffer) return Buffer.from(v);
-  return Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
-}
-
-/** What the guard works on after normalizing a tool result. */
-interface Subject {
-  origin: PayloadOrigin;
-  /** Text form; absent for binary. */
-  text?: string;
-  /** Bytes as received (bytes input, or latin1-carried binary). */
-  bytes?: Buffer;
-  binary: boolean;
-  notes: string[];
-}
-
-/** UTF-8 length of the last big string measured: several steps ask for it and it costs a full scan. */
-let lastLen: { s: string; n: number } | undefined;
-function utf8Length(s: string): number {
-  if (lastLen && lastLen.s === s) return lastLen.n;
-  const n = Buffer.byteLength(s, 'utf8');
-  lastLen = { s, n };
-  return n;
-}
-
-function binaryEstimate(byteLength: number, profile: Profile, strategy: StrategyName): Estimate {
-  // What the bytes would cost as base64 at base64's density (~1.5 chars/token).
-  return { tokens: Math.ceil((Math.ceil(byteLength / 3) * 4) / 1.5), strategy, profile, exact: false };
-}
-
-/** Estimates made from samples, so the message and meta can say so. */
-const sampledEstimates = new WeakMap<Estimate, PayloadMeta['estimates']>();
-
-async function decide(text: string, limit: number, profile: Profile, strategy: StrategyName, notes: string[]): Promise<Estimate> {
-  if (text.length >= SAMPLED_ESTIMATE_MIN_CHARS && utf8Length(text) > limit * MAX_BYTES_PER_TOKEN_BOUND) {
-    // Decisively over the limit: a full pass would only refine a number nobody decides with.
-    const counts = await sampledCounts(text, profile);
-    const est: Estimate = { tokens: counts.calibrated!, strategy: 'calibrated', profile, exact: false };
-    sampledEstimates.set(est, counts);
-    return est;
-  }
-  let est: Estimate;
-  try {
-    // Exact counts near the limit stay linear even for an unbroken 200 KB run (counted in pieces),
-    // and content the fit never saw widens the band that is counted (estimate/risk.ts).
-    est = await estimateForDecision(text, limit, { profile, strategy, utf8Bytes: utf8Length(text), notes });
-  } catch (err) {
-    notes.push(`estimate with ${strategy} failed (${errText(err)}); used ${DEFAULT_STRATEGY}`);
-    est = estimateTokens(text, { profile, strategy: DEFAULT_STRATEGY });
-  }
-  // Defence in depth: a faulty estimator must not wave an oversized result through.
-  const floor = Math.ceil(utf8Length(text) / MAX_PLAUSIBLE_BYTES_PER_TOKEN);
-  if (!est.exact && !(est.tokens >= floor)) {
-    notes.push(`the ${est.strategy} estimate (${est.tokens}) was below the plausible minimum; ${floor} tokens used`);
-    est = { ...est, tokens: floor };
-  }
-  return est;
+  let stores: SpillStore[] | undefined;
+  const storesOf = () => {
+    const ms = options?.storeTimeoutMs && options.storeTimeoutMs > 0 ? options.storeTimeoutMs : STORE_CALL_TIMEOUT_MS;
+    const list = [options?.store ?? new LocalSpillStore(options?.sessionPath), ...(options?.fallbackStore ? [options.fallbackStore] : [])];
+    return list.map((s) => withDeadline(s, ms));
+  };
+  const shown = typeof options?.shown === 'string' ? options.shown : undefined;
+  return { options, limit, profile, strategy, cutMediaBlocks: options?.cutMediaBlocks === true, shown, stores: () => (stores ??= storesOf()) };
 }
 
 /**
@@ -317,526 +80,150 @@ async function decide(text: string, limit: number, profile: Profile, strategy: S
  * instead, with where everything was saved.
  */
 export async function guardLargeResult(result: ToolResult, options: GuardOptions): Promise<GuardResult | null> {
-  let limit = DEFAULT_LIMIT_TOKENS;
-  const profile = options?.profile ?? DEFAULT_PROFILE;
-  const strategy = options?.strategy ?? DEFAULT_STRATEGY;
-  let subject: Subject | undefined;
+  const ctx = contextOf(options);
+  let subject: Subject | null = null;
+  let spill: Spill | null = null;
   try {
-    limit = resolveLimit(options ?? {});
-    if (result === null || result === undefined || typeof result === 'number' || typeof result === 'boolean') return null;
-    const notes: string[] = [];
-    if (typeof result === 'string') {
-      // Tokens never exceed UTF-8 bytes (byte-level BPE), and bytes ≤ 3 × UTF-16 units.
-      if (result.length * 3 <= limit || utf8Length(result) <= limit) return null;
-      const est = await decide(result, limit, profile, strategy, notes);
-      if (est.tokens <= limit) return null;
-      subject = { origin: 'string', text: result, binary: false, notes };
-      return await spill(subject, est, limit, options);
-    }
-    if (result instanceof Uint8Array || result instanceof ArrayBuffer) {
-      const buf = asBuffer(result);
-      if (buf.byteLength <= limit) return null;
-      if (isBinaryBytes(buf)) {
-        subject = { origin: 'bytes', bytes: buf, binary: true, notes };
-        return await spill(subject, binaryEstimate(buf.byteLength, profile, strategy), limit, options);
-      }
-      const text = buf.toString('utf8');
-      const est = await decide(text, limit, profile, strategy, notes);
-      if (est.tokens <= limit) return null;
-      subject = { origin: 'bytes', text, bytes: buf, binary: false, notes };
-      return await spill(subject, est, limit, options);
-    }
-    if (ArrayBuffer.isView(result)) {
-      const v = result as ArrayBufferView;
-      return await guardLargeResult(Buffer.from(v.buffer, v.byteOffset, v.byteLength), options);
-    }
-    try {
-      if (jsonBytesUpperBound(result, limit) <= limit) return null;
-    } catch {
-      /* a getter threw: serialize below decides */
-    }
-    const { text, note } = serializeValue(result);
-    if (note) notes.push(note);
-    if (text.length * 3 <= limit || utf8Length(text) <= limit) return null;
-    const est = await decide(text, limit, profile, strategy, notes);
-    if (est.tokens <= limit) return null;
-    subject = { origin: 'json-value', text, binary: false, notes };
-    return await spill(subject, est, limit, options);
+    subject = normalize(result);
+    if (!subject || passesAtOnce(subject, ctx)) return null;
+    spill = await decide(subject, ctx);
+    return spill ? await spillPayload(subject, spill, ctx) : null;
   } catch (err) {
-    return emergency(err, subject, limit, options, profile, strategy);
-  } finally {
-    lastLen = undefined; // never keep a big result alive after the call
+    return emergency(err, subject, spill, ctx);
   }
 }
 
 /** Lower level: spill a text already known to be large. Never throws. */
 export async function handleLargeResponse(args: HandleLargeResponseArgs): Promise<GuardResult> {
-  const ctx = args.context ?? {};
-  const options: GuardOptions = {
-    sessionPath: args.sessionPath,
-    toolName: ctx.toolName,
-    toolInput: ctx.toolInput,
-    intent: ctx.intent,
-    limitTokens: ctx.limitTokens,
-    contextWindowTokens: ctx.contextWindowTokens,
-    profile: ctx.profile,
-    strategy: ctx.strategy,
-    summarize: args.summarize,
-    summaryTimeoutMs: args.summaryTimeoutMs,
-    signal: args.signal,
-    now: args.now,
-  };
-  const profile = ctx.profile ?? DEFAULT_PROFILE;
-  const strategy = ctx.strategy ?? DEFAULT_STRATEGY;
-  let limit = DEFAULT_LIMIT_TOKENS;
-  let subject: Subject | undefined;
+  const c = args.context ?? {};
+  const { summarize, summaryTimeoutMs, signal, now, store, fallbackStore, storeTimeoutMs } = args;
+  const ctx = contextOf({ sessionPath: args.sessionPath, ...c, summarize, summaryTimeoutMs, signal, now, store, fallbackStore, storeTimeoutMs });
+  let subject: Subject | null = null;
+  let spill: Spill | null = null;
   try {
-    limit = resolveLimit(options);
-    const text = typeof args.text === 'string' ? args.text : String(args.text);
-    const notes: string[] = [];
-    subject = { origin: 'string', text, binary: false, notes };
-    const est = await decide(text, limit, profile, strategy, notes);
-    return await spill(subject, est, limit, options);
+    subject = normalize(typeof args.text === 'string' ? args.text : String(args.text))!;
+    spill = (await decide(subject, ctx, true))!;
+    return await spillPayload(subject, spill, ctx);
   } catch (err) {
-    return emergency(err, subject, limit, options, profile, strategy);
-  } finally {
-    lastLen = undefined; // never keep a big result alive after the call
+    return emergency(err, subject, spill, ctx);
   }
 }
 
-/** Stems handed out in this process, so concurrent spills rarely race for a name. */
-const nextSeqByBase = new Map<string, number>();
-/** Forget old stem bases past this many (they are keyed by millisecond). */
-const MAX_SEQ_BASES = 4096;
-
-function takeSeq(base: string): number {
-  const n = nextSeqByBase.get(base) ?? 0;
-  if (nextSeqByBase.size > MAX_SEQ_BASES) nextSeqByBase.clear();
-  nextSeqByBase.set(base, n + 1);
-  return n;
-}
-function seenSeq(base: string, seq: number): void {
-  const n = nextSeqByBase.get(base) ?? 0;
-  if (seq + 1 > n) nextSeqByBase.set(base, seq + 1);
+/** Content kind of a payload, and whether a tool's wrapper (Read's line numbers) makes its file plain text. */
+function describeFormat(payload: Payload, walkedAsJson: boolean): { kind: ContentKind; fileKind: ContentKind } {
+  if (payload.binary) return { kind: 'binary', fileKind: 'binary' };
+  if (walkedAsJson) return { kind: 'json', fileKind: 'json' };
+  const format = detectTextFormat(payload.text ?? '');
+  return { kind: format.kind, fileKind: format.wrappers.length ? 'text' : format.kind };
 }
 
-async function prepareDirs(sessionPath: string) {
-  const paths = sessionPaths(sessionPath);
-  await fs.mkdir(paths.assets, { recursive: true });
-  // A long_responses/ or assets/ that is a symlink out of the session would let writes escape it.
-  const [realSession, realLong, realAssets] = await Promise.all([
-    fs.realpath(paths.session),
-    fs.realpath(paths.longResponses),
-    fs.realpath(paths.assets),
-  ]);
-  if (!isInside(realSession, realLong) || !isInside(realLong, realAssets)) {
-    throw new Error(`refusing to write: ${paths.longResponses} leads outside the session folder`);
-  }
-  return paths;
-}
-
-async function spill(subject: Subject, estimate: Estimate, limit: number, options: GuardOptions): Promise<GuardResult> {
-  const errors = subject.notes;
-  const now = options.now?.() ?? new Date();
-  const tool = sanitizeToolName(options.toolName);
-  const profile = estimate.profile;
-
-  // 1. What exactly are the original bytes?
-  let text = subject.text;
-  let origin = subject.origin;
-  let binaryBytes: Buffer | undefined = subject.binary ? subject.bytes : undefined;
-  if (text !== undefined && !subject.bytes && isBinaryString(text)) {
-    binaryBytes = Buffer.from(text, 'latin1');
-    origin = 'latin1-string';
-    text = undefined;
-  }
-  // Pure ASCII (UTF-8 length = length) cannot hold a lone surrogate: skip the scan.
-  if (text !== undefined && !subject.bytes && utf8Length(text) !== text.length && !isWellFormed(text)) {
-    text = toWellFormed(text);
-    errors.push('the text had lone surrogates; they were saved as U+FFFD (UTF-8 cannot hold them)');
-  }
-  const originalBytes: Buffer | string = binaryBytes ?? subject.bytes ?? text ?? '';
-  const byteLength = typeof originalBytes === 'string' ? utf8Length(originalBytes) : originalBytes.byteLength;
-  const sha256 = hashData(originalBytes);
-  const textIsExact = text !== undefined && (!subject.bytes || isUtf8(subject.bytes));
-
-  // 2. Kind and estimates (for the inspector).
-  const format = binaryBytes ? { kind: 'binary' as const, wrappers: [] } : detectTextFormat(text ?? '');
-  let kind: ContentKind = format.kind;
-  // Read's numbered lines around a .json file are not JSON: the payload file is named as text.
-  let wrapped = format.wrappers.length > 0;
-  const estimates: PayloadMeta['estimates'] = {};
-  const sampledCounts_ = sampledEstimates.get(estimate);
-  const sampled = sampledCounts_ !== undefined;
-  if (text !== undefined && sampledCounts_) Object.assign(estimates, sampledCounts_);
-  else if (text !== undefined) {
-    try {
-      Object.assign(estimates, cheapCountsOf(await describeTokens(text, { profile, check: false })));
-    } catch {
-      /* optional */
-    }
-    if (estimate.strategy === 'calibrated') estimates.calibrated = estimate.tokens;
-  }
-  if (estimate.exact || !(estimate.strategy in estimates)) estimates[estimate.strategy] = estimate.tokens;
-
-  // 3. Folders. From here on a failure means "could not save".
-  let paths: ReturnType<typeof sessionPaths>;
-  try {
-    paths = await prepareDirs(options.sessionPath);
-  } catch (err) {
-    return failed(err, { subject, text, kind, estimate, limit, options, byteLength });
-  }
-
-  // 4. Assets.
-  const assets: AssetRef[] = [];
-  const links: PayloadLink[] = [];
-  let linkedPieces: string[] | undefined;
-  let linkedText: string | undefined;
-  try {
-    if (binaryBytes) {
-      const sniff = await sniffBinary(binaryBytes);
-      const mimeType = sniff?.mimeType ?? 'application/octet-stream';
-      const saved = await saveAsset(paths.assets, binaryBytes, sniff?.ext ?? '.bin');
-      const ref = assetRef(paths, saved, mimeType, binaryBytes.byteLength, '$', 'binary', Boolean(sniff));
-      assets.push(ref);
-      linkedText = linkedRefJson(ref);
-      linkedPieces = [linkedText];
-      links.push({ asset: 0, start: 0, end: Buffer.byteLength(linkedText), encoding: { kind: 'raw' } });
-      kind = 'binary';
-    } else if (text !== undefined && textIsExact) {
-      const { assets: found, json } = extractAssets(text);
-      if (json) {
-        kind = 'json';
-        wrapped = false;
-      }
-      if (found.length) {
-        const pieces: string[] = [];
-        const bySha = new Map<string, Awaited<ReturnType<typeof saveAsset>>>();
-        let pos = 0;
-        let bytePos = 0;
-        for (let i = 0; i < found.length; i++) {
-          const f = found[i]!;
-          const sniff = await sniffBinary(f.bytes);
-          const mimeType = sniff?.mimeType ?? f.declaredMime ?? 'application/octet-stream';
-          const ext = sniff?.ext ?? extForMime(f.declaredMime);
-          const sha = sha256Hex(f.bytes);
-          let saved = bySha.get(sha + ext);
-          if (!saved) {
-            saved = await saveAsset(paths.assets, f.bytes, ext, sha);
-            bySha.set(sha + ext, saved);
-          }
-          const ref = assetRef(paths, saved, mimeType, f.bytes.byteLength, f.jsonPath, f.source, Boolean(sniff));
-          assets.push(ref);
-          const before = text.slice(pos, f.start);
-          const refText = f.jsonValue ? linkedRefJson(ref) : linkedRefText(ref);
-          pieces.push(before, refText);
-          bytePos += Buffer.byteLength(before, 'utf8');
-          const refBytes = Buffer.byteLength(refText, 'utf8');
-          links.push({ asset: assets.length - 1, start: bytePos, end: bytePos + refBytes, encoding: f.encoding });
-          bytePos += refBytes;
-          pos = f.end;
-          found[i] = undefined as unknown as FoundAsset; // let the decoded bytes go
-        }
-        pieces.push(text.slice(pos));
-        linkedPieces = pieces;
-        linkedText = pieces.join('');
-      }
-    } else if (text !== undefined) {
-      errors.push('the bytes are not valid UTF-8: saved as received, without extracting assets');
-    }
-  } catch (err) {
-    errors.push(`asset extraction failed (${errText(err)}); the payload is saved whole instead`);
-    assets.length = 0;
-    links.length = 0;
-    linkedPieces = undefined;
-    linkedText = undefined;
-  }
-
-  // 5. Inline the rest when it fits.
-  let action: Exclude<GuardAction, 'pass'> = 'spill';
-  let linkedEstimate: Estimate | undefined;
-  if (linkedText !== undefined && !binaryBytes && linkedText.length < MAX_MESSAGE_CHARS) {
-    try {
-      linkedEstimate = await estimateForDecision(linkedText, limit, { profile, strategy: estimate.strategy });
-    } catch {
-      linkedEstimate = estimateTokens(linkedText, { profile });
-    }
-    if (linkedEstimate.tokens <= limit) action = 'inline-assets';
-  }
-
-  // 6. Payload file: the linked form when assets were cut out, else the original bytes.
-  const fileKind: ContentKind = wrapped ? 'text' : kind;
-  const ext = binaryBytes || fileKind === 'json' ? '.json' : KIND_INFO[fileKind].ext;
-  const payloadIsOriginal = linkedPieces === undefined;
-  const suffix = payloadIsOriginal ? KIND_INFO[fileKind].ext : fileKind === 'json' || binaryBytes ? LINKED_SUFFIX : ext;
-  const data: WriteData = linkedPieces ?? subject.bytes ?? binaryBytes ?? textSlices(text ?? '');
-  const stemParts: StemParts = { time: now, tool, inputHash: inputHash(options.toolInput) };
-  let staged: StagedFile | undefined;
-  let stem = '';
-  let payloadPath = '';
-  try {
-    staged = await StagedFile.write(paths.longResponses, data);
-    const st = staged;
-    ({ stem, payloadPath } = await claimName((p) => st.tryPublish(p), paths.longResponses, stemParts, suffix));
-  } catch (err) {
-    await staged?.discard();
-    return failed(err, { subject, text: linkedText ?? text, kind, estimate, limit, options, byteLength, assets });
-  }
-  await staged.discard();
-
-  // 7. Summary (only when the model will not see the content itself).
-  let summary: SummaryRun | undefined;
-  const previewSource = binaryBytes ? undefined : (linkedText ?? text);
-  if (action === 'spill' && options.summarize && previewSource !== undefined) {
-    summary = await runSummary(options.summarize, {
-      text: previewSource,
-      toolName: options.toolName,
-      toolInput: options.toolInput,
-      focus: options.intent,
-      timeoutMs: options.summaryTimeoutMs,
-      signal: options.signal,
-    });
-    if (summary.status !== 'ok') errors.push(`summary ${summary.status}: ${summary.error ?? ''}`.trim());
-  }
-  const preview =
-    action === 'inline-assets' || summary?.status === 'ok'
-      ? undefined
-      : previewSource !== undefined
-        ? buildPreview(previewSource, kind, PREVIEW_CHARS)
-        : `(binary: ${assets[0]?.mimeType ?? 'application/octet-stream'}, ${fmtInt(byteLength)} bytes)`;
-  const previewForMeta = preview;
-
-  // 8. Message + sidecar. The sidecar name is the final claim on the stem.
-  const makeMessage = (pp: string) =>
-    buildMessage({
-      action,
-      toolName: options.toolName,
-      estimate,
-      estimateSampled: sampled,
-      limitTokens: limit,
-      kind,
-      bytes: byteLength,
-      sessionPath: paths.session,
-      payloadPath: pp,
-      assets,
-      summary,
-      preview: previewForMeta,
-      inlineText: action === 'inline-assets' ? linkedText : undefined,
-      inlineTokens: linkedEstimate?.tokens,
-    });
-  let message = makeMessage(payloadPath);
-  const metaFor = (id: string, file: string, msg: string): PayloadMeta => ({
-    version: 1,
-    id,
-    createdAt: now.toISOString(),
-    tool: options.toolName ?? tool,
-    ...(options.toolInput !== undefined ? { toolInput: jsonSafe(options.toolInput) } : {}),
-    ...(options.intent ? { intent: options.intent } : {}),
-    action,
-    payloadFile: file,
-    payloadIsOriginal,
-    ...(payloadIsOriginal ? {} : { linkedFile: file }),
-    kind,
-    bytes: byteLength,
-    chars: text?.length ?? byteLength,
-    sha256,
-    estimate,
-    estimates,
-    limitTokens: limit,
-    assets,
-    message: msg,
-    summaryRuns: summary ? [summary] : [],
-    ...(errors.length ? { errors: [...errors] } : {}),
-    origin,
-    ...(links.length ? { links } : {}),
-  });
-  let metaPath = '';
-  try {
-    for (let attempt = 0; ; attempt++) {
-      const meta = metaFor(stem, path.basename(payloadPath), message);
-      const candidate = path.join(paths.longResponses, stem + META_SUFFIX);
-      const stagedMeta = await StagedFile.write(paths.longResponses, JSON.stringify(meta, null, 2) + '\n');
-      const ok = await stagedMeta.tryPublish(candidate).finally(() => stagedMeta.discard());
-      if (ok) {
-        metaPath = candidate;
-        break;
-      }
-      if (attempt > 1000) throw new Error('could not find a free name for the sidecar');
-      // Another writer took this stem with a different extension: move our payload to a fresh stem.
-      const from = payloadPath;
-      const moved = await claimName((p) => linkExisting(from, p), paths.longResponses, stemParts, suffix);
-      await fs.unlink(payloadPath).catch(() => undefined);
-      ({ stem, payloadPath } = moved);
-      message = makeMessage(payloadPath);
-    }
-  } catch (err) {
-    errors.push(`the sidecar (.meta.json) could not be written: ${errText(err)}`);
-  }
-
+/** Assets saved content-addressed through the store; the reference names the key. */
+function storeSink(store: SpillStore): AssetSink {
   return {
-    action,
-    message,
-    estimate,
-    limitTokens: limit,
-    payloadPath,
-    ...(payloadIsOriginal ? {} : { linkedPath: payloadPath }),
-    ...(metaPath ? { metaPath } : {}),
-    assets,
-    ...(summary ? { summary } : {}),
-    errors,
+    save: async (bytes, ext, sha) => {
+      const key = assetKey(assetFileName(sha, ext));
+      await store.putAsset(key, bytes, sha);
+      return { path: store.describe(key), relPath: key };
+    },
   };
 }
 
-interface StemParts {
-  time: Date;
-  tool: string;
-  inputHash: string;
+/** The assets to cut: all that are found in a result over the limit; in one that fits, those the decision chose. */
+function assetsToCut(text: string, spill: Spill, ctx: GuardContext): { assets: FoundAsset[]; json: boolean } {
+  if (spill.found) return { assets: [...spill.found.assets], json: spill.found.json };
+  const found = extractAssets(text);
+  return spill.reason === 'inline-assets' ? { assets: inlineCuts(found.assets, ctx.cutMediaBlocks), json: found.json } : found;
 }
 
-function stemBase(p: StemParts): string {
-  return makeStem({ ...p, seq: 0 }).replace(/_0$/, '');
-}
-
-/** Publish under the first free `<stem>_<seq><suffix>`; `publish` returns false when a name is taken. */
-async function claimName(
-  publish: (p: string) => Promise<boolean>,
-  dir: string,
-  parts: StemParts,
-  suffix: string,
-): Promise<{ stem: string; payloadPath: string }> {
-  const base = stemBase(parts);
-  for (let tries = 0; tries < 1_000_000; tries++) {
-    const seq = takeSeq(base);
-    const stem = makeStem({ ...parts, seq });
-    const p = path.join(dir, stem + suffix);
-    if (await publish(p)) return { stem, payloadPath: p };
-    seenSeq(base, seq);
-  }
-  throw new Error('no free file name');
-}
-
-function assetRef(
-  paths: ReturnType<typeof sessionPaths>,
-  saved: { path: string; sha256: string },
-  mimeType: string,
-  bytes: number,
-  jsonPath: string,
-  source: AssetRef['source'],
-  sniffed: boolean,
-): AssetRef {
-  return {
-    path: saved.path,
-    relPath: path.relative(paths.session, saved.path).split(path.sep).join('/'),
-    mimeType,
-    bytes,
-    sha256: saved.sha256,
-    jsonPath,
-    source,
-    sniffed,
-  };
-}
-
-function linkedRefJson(ref: AssetRef): string {
-  return JSON.stringify({ $spillwayAsset: { path: ref.relPath, mimeType: ref.mimeType, bytes: ref.bytes, sha256: ref.sha256 } });
-}
-
-/** A reference inside text (or inside a JSON string): no quotes or backslashes, so it is safe in both. */
-function linkedRefText(ref: AssetRef): string {
-  return `[spillway asset: ${ref.relPath} ${ref.mimeType} ${ref.bytes} bytes]`;
-}
-
-/** Tool input as stored in the sidecar: any value, made JSON-safe. */
-function jsonSafe(v: unknown): unknown {
+/**
+ * Cut the assets out of a payload. A content problem only means the payload is saved whole (and
+ * noted); a store problem is thrown, so the spill can move to the fallback store.
+ */
+async function linkPhase(payload: Payload, spill: Spill, sink: AssetSink, ctx: GuardContext): Promise<{ linked?: LinkedPayload; json: boolean }> {
   try {
-    const s = JSON.stringify(v);
-    return s === undefined ? String(v) : JSON.parse(s);
-  } catch {
+    if (payload.binary) return { linked: await linkBinary(payload.binary, sink), json: false };
+    if (payload.text === undefined) return { json: false };
+    if (!payload.textIsExact) {
+      payload.notes.push('the bytes are not valid UTF-8: saved as received, without extracting assets');
+      return { json: false };
+    }
+    const { assets, json } = assetsToCut(payload.text, spill, ctx);
+    return { linked: assets.length ? await linkAssets(payload.text, assets, sink) : undefined, json };
+  } catch (err) {
+    if (err instanceof SpillStoreError) throw err;
+    payload.notes.push(`asset extraction failed (${errText(err)}); the payload is saved whole instead`);
+    return { json: false };
+  }
+}
+
+/**
+ * Inline the rest when the assets were what made it a spill: the text left fits the limit and,
+ * whole, the message. A result that fit from the start but whose rest is too long for a message
+ * is spilled with a long preview (`shownAs: 'assets'`).
+ */
+async function chooseAction(payload: Payload, linked: LinkedPayload | undefined, spill: Spill, ctx: GuardContext) {
+  if (payload.binary) return { action: 'spill' as const, shownAs: 'binary' as const };
+  const fitsMessage = linked !== undefined && linked.text.length <= MAX_MESSAGE_CHARS - INLINE_HEADER_ROOM_CHARS;
+  // A big linked text is not measured: it cannot be inlined, and counting 40 MB would be slow.
+  if (!linked || (!fitsMessage && spill.reason !== 'inline-assets')) return { action: 'spill' as const };
+  const inline = await measureInline(linked.text, ctx, spill.estimate.strategy);
+  if (fitsMessage && inline.tokens <= ctx.limit) return { action: 'inline-assets' as const, inlineTokens: inline.tokens };
+  return spill.reason === 'inline-assets' ? { action: 'spill' as const, shownAs: 'assets' as const, inlineTokens: inline.tokens } : { action: 'spill' as const };
+}
+
+/** The payload file: the linked form when assets were cut out (sidecar `links` rebuild the original), else the original bytes. */
+function payloadFile(payload: Payload, fileKind: ContentKind, linked?: LinkedPayload): { suffix: string; body: () => SpillBody } {
+  const original = payload.original;
+  if (!linked) return { suffix: KIND_INFO[fileKind].ext, body: () => (typeof original === 'string' ? textSlices(original) : original) };
+  return { suffix: payload.binary || fileKind === 'json' ? LINKED_SUFFIX : KIND_INFO[fileKind].ext, body: () => linked.pieces };
+}
+
+/** Link assets, choose the action, publish the payload: the phases that write to a store. */
+async function place(payload: Payload, spill: Spill, store: SpillStore, parts: StemParts, ctx: GuardContext): Promise<Placed> {
+  const { linked, json } = await linkPhase(payload, spill, storeSink(store), ctx);
+  const { kind, fileKind } = describeFormat(payload, json);
+  const choice = await chooseAction(payload, linked, spill, ctx);
+  const file = payloadFile(payload, fileKind, linked);
+  const fresh = nameCandidates(parts, file.suffix);
+  const published = await store.putPayload(fresh, file.body);
+  return { store, linked, kind, ...choice, published, fresh };
+}
+
+/**
+ * Publish through the first store that takes it: a store that is UNAVAILABLE hands the spill to
+ * the next (the fallback), and the message says where it went. The summary is made once.
+ */
+async function spillPayload(subject: Subject, spill: Spill, ctx: GuardContext): Promise<GuardResult> {
+  const o = ctx.options;
+  const payload = preparePayload(subject, spill.text, spill.textBytes);
+  // The caller did not get the whole tool output (Bash cut by Claude Code): the sidecar says what is missing.
+  if (o.incomplete) payload.notes.push(`incomplete: ${o.incomplete}`);
+  const estimates = await strategyCounts(payload.text, spill, ctx.profile);
+  const parts: StemParts = { time: o.now?.() ?? new Date(), tool: sanitizeToolName(o.toolName), inputHash: inputHash(o.toolInput) };
+  const stores = ctx.stores();
+  let shown: Shown | undefined;
+  let storeNote: string | undefined;
+  for (let i = 0; i < stores.length; i++) {
+    const store = stores[i]!;
+    const next = stores[i + 1];
+    let placed: Placed;
     try {
-      return JSON.parse(safeStringify(v));
-    } catch {
-      return String(v);
-    }
-  }
-}
-
-interface FailCtx {
-  subject?: Subject;
-  text?: string;
-  kind: ContentKind;
-  estimate: Estimate;
-  limit: number;
-  options: GuardOptions;
-  byteLength: number;
-  assets?: AssetRef[];
-}
-
-function failed(err: unknown, c: FailCtx): GuardResult {
-  const why = errText(err);
-  const errors = [...(c.subject?.notes ?? []), `saving failed: ${why}`];
-  let preview: string | undefined;
-  try {
-    preview = c.text !== undefined ? buildPreview(c.text, c.kind, PREVIEW_CHARS) : undefined;
-  } catch {
-    preview = undefined;
-  }
-  const message = buildMessage({
-    action: 'failed',
-    toolName: c.options.toolName,
-    estimate: c.estimate,
-    limitTokens: c.limit,
-    kind: c.kind,
-    bytes: c.byteLength,
-    sessionPath: c.options.sessionPath,
-    assets: [],
-    preview,
-    failure: why,
-  });
-  return { action: 'spill', message, estimate: c.estimate, limitTokens: c.limit, assets: [], errors };
-}
-
-/** Last resort after an internal error: save the raw payload if at all possible, say so briefly. */
-async function emergency(
-  err: unknown,
-  subject: Subject | undefined,
-  limit: number,
-  options: GuardOptions,
-  profile: Profile,
-  strategy: StrategyName,
-): Promise<GuardResult> {
-  const why = errText(err);
-  const errors = [`internal error: ${why}`];
-  let bytes: number | undefined;
-  let saved: string | undefined;
-  try {
-    const data = subject?.bytes ?? subject?.text;
-    if (data !== undefined) {
-      bytes = typeof data === 'string' ? Buffer.byteLength(data) : data.byteLength;
-      const paths = sessionPaths(options.sessionPath);
-      await fs.mkdir(paths.longResponses, { recursive: true });
-      const parts: StemParts = { time: new Date(), tool: sanitizeToolName(options?.toolName), inputHash: inputHash(options?.toolInput) };
-      const staged = await StagedFile.write(paths.longResponses, data);
-      try {
-        const suffix = subject?.binary ? '.bin' : '.txt';
-        saved = (await claimName((p) => staged.tryPublish(p), paths.longResponses, parts, suffix)).payloadPath;
-      } finally {
-        await staged.discard();
+      placed = await place(payload, spill, store, parts, ctx);
+    } catch (err) {
+      if (next && isStoreError(err, 'UNAVAILABLE')) {
+        storeNote = fellBack(store, next, err, payload.notes);
+        continue;
       }
+      return failed(err, payload, describeFormat(payload, false).kind, spill.estimate, ctx);
     }
-  } catch (e2) {
-    errors.push(`emergency save failed: ${errText(e2)}`);
+    const told = (shown ??= await summaryOrPreview(placed, payload, ctx));
+    const c = await commitSpill(store, placed.published, placed.fresh, recordOf(placed, payload, spill, told, storeNote, parts, estimates, ctx));
+    if (c.error !== undefined && next && isStoreError(c.error, 'UNAVAILABLE')) {
+      storeNote = fellBack(store, next, c.error, payload.notes);
+      continue;
+    }
+    if (c.error !== undefined) payload.notes.push(`the sidecar (.meta.json) could not be written: ${errText(c.error)}`);
+    return resultOf(placed, payload, spill, told.summary, c, ctx);
   }
-  const message = capMessage(
-    `[spillway] The tool result${options?.toolName ? ` of \`${options.toolName}\`` : ''} was withheld because the guard hit an internal error (${why}).` +
-      (bytes !== undefined ? ` It was ${fmtInt(bytes)} bytes.` : '') +
-      (saved ? ` The raw result was saved to ${saved} (read it with Read/Grep).` : ' It could not be saved.'),
-  );
-  return {
-    action: 'spill',
-    message,
-    estimate: { tokens: bytes ?? 0, strategy, profile, exact: false },
-    limitTokens: limit,
-    ...(saved ? { payloadPath: saved } : {}),
-    assets: [],
-    errors,
-  };
+  return failed(new Error('no store to write to'), payload, describeFormat(payload, false).kind, spill.estimate, ctx);
 }

@@ -17,8 +17,11 @@ export {
   type TokenReport,
   type EstimateOptions,
 } from './estimate/index.js';
-export { guardLargeResult, handleLargeResponse, resolveLimit, safeStringify, jsonBytesUpperBound, type HandleLargeResponseArgs } from './guard.js';
-export { restorePayload, restoreToFile, readMeta, appendSummaryRun, metaPathFor, RestoreError } from './restore.js';
+export { guardLargeResult, handleLargeResponse, resolveLimit, type HandleLargeResponseArgs } from './guard.js';
+export { safeStringify, jsonBytesUpperBound } from './serialize.js';
+export { mayCarryInlineAssets } from './decide.js';
+export { describeBinary } from './media.js';
+export { restorePayload, restoreToFile, restoreFromStore, readMeta, appendSummaryRun, metaPathFor, RestoreError } from './restore.js';
 export { buildPreview, maskBase64 } from './preview.js';
 export {
   detectContent,
@@ -40,8 +43,20 @@ export {
 } from './detect.js';
 export { extractAssets, type FoundAsset, type ExtractOptions, type ExtractResult } from './extract.js';
 export { parseBase64, encodeBase64, encodeSpan } from './base64.js';
-export { writeFileAtomic, saveAsset, type WriteOptions } from './store.js';
+export { writeFileAtomic, saveAsset, LocalSpillStore, type WriteOptions } from './store-local.js';
+export {
+  SpillStoreError,
+  isStoreError,
+  type SpillStore,
+  type SpillReader,
+  type SpillKey,
+  type SpillBody,
+  type StoreCallOptions,
+  type NameCandidate,
+  type SpillStoreErrorCode,
+} from './spill-store.js';
+export { nameCandidates, commitSpill, withDeadline, type StemParts, type Commit } from './store.js';
 export { buildSummaryPrompt, fenceFor, DEFAULT_SUMMARY_INSTRUCTIONS, type SummaryPromptParts } from './prompt.js';
 export { runSummary, fitSummaryInput, isSummarizer, type SummaryJob } from './summary.js';
 export { buildMessage, type MessageParts } from './message.js';
-export { truncate, safeCut } from './text.js';
+export { truncate, safeCut, fmtBytes } from './text.js';

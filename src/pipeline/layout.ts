@@ -12,6 +12,9 @@ import path from 'node:path';
  * <session>/long_responses/assets/<sha256 prefix><ext>   extracted assets, content-addressed
  * ```
  * `<stem>` is `<UTC time>_<tool>_<input hash>_<seq>`, e.g. `20261130T081530123Z_read_file_3f9a1c2e_0`.
+ *
+ * A store (spill-store.ts) names the same files by session-relative keys: {@link payloadKey},
+ * {@link sidecarKey}, {@link assetKey}; {@link isSafeKey} tells a key that stays inside the session.
  */
 
 export const LONG_RESPONSES_DIR = 'long_responses';
@@ -109,6 +112,27 @@ export function classifyLongResponseFile(
   // `_<input hash>_<seq>`, and the extension after it has no underscore.
   const m = PAYLOAD_FILE_RE.exec(fileName);
   return m && STEM_RE.test(m[1]!) ? { kind: 'payload', stem: m[1]! } : null;
+}
+
+/** Key of a payload (or linked) file: `long_responses/<fileName>`. */
+export function payloadKey(fileName: string): string {
+  return `${LONG_RESPONSES_DIR}/${fileName}`;
+}
+
+/** Key of the sidecar of a stem: `long_responses/<stem>.meta.json`. */
+export function sidecarKey(stem: string): string {
+  return `${LONG_RESPONSES_DIR}/${stem}${META_SUFFIX}`;
+}
+
+/** Key of an asset file: `long_responses/assets/<fileName>` (see {@link assetFileName}). */
+export function assetKey(fileName: string): string {
+  return `${LONG_RESPONSES_DIR}/${ASSETS_DIR}/${fileName}`;
+}
+
+/** A key that cannot lead outside the session: relative, '/'-separated, no empty, `.` or `..` segment, no `\\` or NUL. */
+export function isSafeKey(key: unknown): key is string {
+  if (typeof key !== 'string' || key === '' || key.includes('\0') || key.includes('\\')) return false;
+  return key.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..');
 }
 
 export function assetFileName(sha256Hex: string, ext: string): string {

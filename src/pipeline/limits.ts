@@ -5,6 +5,8 @@
 
 /** Default token limit above which a result is spilled. */
 export const DEFAULT_LIMIT_TOKENS = 12_000;
+/** Dollars per million input tokens when nobody names a price (a mid-range frontier model's input price): what "tokens kept out" is worth. */
+export const DEFAULT_PRICE_PER_MTOK_USD = 3;
 /** Lower bound of the limit derived from a context window. */
 export const MIN_LIMIT_TOKENS = 2_000;
 /** Share of the context window a single tool result may take. */
@@ -21,8 +23,18 @@ export const PREVIEW_CHARS = 2_000;
 
 /** Smallest base64 run (chars) that may be extracted as an asset. */
 export const MIN_BASE64_ASSET_CHARS = 256;
-/** Smallest raw binary (bytes) saved as an asset. */
+/** Smallest raw binary (bytes) saved as an asset: any size, since the model cannot read bytes as text. */
 export const MIN_BINARY_ASSET_BYTES = 1;
+/**
+ * Smallest asset (decoded bytes) cut out of a result that fits the limit: below it, base64 costs
+ * about as many tokens as the reference that would replace it (~40). Above the limit every
+ * asset the extractor finds is cut.
+ */
+export const MIN_INLINE_ASSET_BYTES = 256;
+/** Chars of base64 that {@link MIN_INLINE_ASSET_BYTES} take (unpadded): the run a fitting result is scanned for. */
+export const MIN_INLINE_ASSET_RUN_CHARS = Math.ceil((MIN_INLINE_ASSET_BYTES * 4) / 3);
+/** Room kept in a message for its header and asset list when a text is shown in full after it (inline-assets). */
+export const INLINE_HEADER_ROOM_CHARS = 3_000;
 
 /** Hard cap on the message the model receives, whatever else happens. */
 export const MAX_MESSAGE_CHARS = 16_000;
@@ -46,6 +58,32 @@ export function limitForContextWindow(contextWindowTokens?: number, baseLimitTok
 
 /** Smallest base64 run (chars) extracted where the context declares binary (MCP block, data URL, MIME key). */
 export const MIN_DECLARED_BASE64_ASSET_CHARS = 64;
+
+/** Longest error text kept per entry in a message or a sidecar. */
+export const MAX_ERROR_CHARS = 300;
+
+/**
+ * No tokenizer we know has a token longer than this many UTF-8 bytes, so a text of more than
+ * limit × this bytes is over the limit whatever it holds (and if one did, the error would only
+ * spill a result that fits: never the reverse).
+ */
+export const MAX_BYTES_PER_TOKEN_BOUND = 256;
+/** Texts this long that are decisively over the limit are estimated from spread samples. */
+export const SAMPLED_ESTIMATE_MIN_CHARS = 4 * 1024 * 1024;
+/** Strings are hashed and written in slices of this many chars (no whole-payload UTF-8 copy). */
+export const TEXT_SLICE_CHARS = 4 * 1024 * 1024;
+
+/** Sequence numbers tried for one payload name before giving up (names are per millisecond, tool and input). */
+export const MAX_NAME_ATTEMPTS = 1_000_000;
+/** Fresh stems tried for a sidecar whose stem another writer took with another extension. */
+export const MAX_SIDECAR_ATTEMPTS = 1_000;
+/**
+ * Deadline of one store call (writing a payload, an asset, a sidecar). Past it the call counts as
+ * UNAVAILABLE and the guard turns to its fallback store, or says the result could not be saved.
+ */
+export const STORE_CALL_TIMEOUT_MS = 60_000;
+/** Stem bases (one per millisecond, tool and input) whose next sequence number this process remembers. */
+export const MAX_REMEMBERED_STEM_BASES = 4_096;
 
 /** How long a sidecar update waits for another process's lock before giving up with an error. */
 export const META_LOCK_TIMEOUT_MS = 15_000;

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { AssetRef, ContentKind, Estimate, SummaryRun } from './types.js';
+import type { AssetRef, ContentKind, Estimate, ReadMoreTools, SummaryRun } from './types.js';
 import { MAX_MESSAGE_CHARS } from './limits.js';
 import { fmtBytes, fmtInt, safeCut, toWellFormed } from './text.js';
 
@@ -31,6 +31,39 @@ export interface MessageParts {
   inlineTokens?: number;
   /** Why saving failed, for action `failed`. */
   failure?: string;
+  /** The tools the model reads the payload with (default `generic`). */
+  readMore?: ReadMoreTools;
+  /** What the saved payload lacks, when the guard did not get the whole tool output. */
+  incomplete?: string;
+  /** Where the result went when it is not where the caller asked (a fallback store), and why. */
+  storeNote?: string;
+  /** Why a spill happened when it is not the size: the result is binary, or it fits but its assets had to go and the rest is too long to show here. */
+  reason?: 'binary' | 'assets';
+}
+
+/**
+ * How the model can read more of a spilled payload, naming only tools it has: a message that sends
+ * a model to a tool it lacks wastes a turn (Codex has no Read or Grep; behind the proxy the way in
+ * is the drill-down tools; Claude Code 2.1.328 leaves Grep out unless the user opts in).
+ */
+export function readMoreAdvice(tools: ReadMoreTools = 'generic'): string {
+  switch (tools) {
+    case 'claude-code':
+      return (
+        'Read more: open the absolute path with Read (offset/limit for a range of lines) or search it with Grep; ' +
+        'where Grep is not available, run `grep -n "<pattern>" <path>` with Bash.'
+      );
+    case 'drill-down':
+      return (
+        'Read more with your spillway_read (a range of lines), spillway_grep (matching lines with context) and ' +
+        'spillway_query (rows: filter, sort, group) tools: give them the absolute path.'
+      );
+    default:
+      return (
+        'Read more: open the absolute path with a file-reading tool, a range at a time, or search it; ' +
+        'with the Spillway MCP proxy connected, spillway_read, spillway_grep and spillway_query work on it.'
+      );
+  }
 }
 
 function strategyNote(e: Estimate, sampled?: boolean): string {
@@ -74,27 +107,39 @@ export function buildMessage(p: MessageParts): string {
   } else if (p.action === 'inline-assets') {
     out.push(
       `[spillway] The result of ${tool} (${size}, limit ${fmtInt(p.limitTokens)}) carried ${p.assets.length} binary asset${p.assets.length === 1 ? '' : 's'}; ` +
-        `they were saved as files and replaced by references. The rest (~${fmtInt(p.inlineTokens ?? 0)} tokens) follows in full.`,
+        `they were saved as files and replaced by references. The rest (~${fmtInt(p.inlineTokens ?? 0)} tokens) follows in full.` +
+        (p.incomplete ? ` What was saved is NOT the whole result: ${p.incomplete}` : ''),
+    );
+  } else if (p.reason === 'binary') {
+    out.push(
+      `[spillway] The result of ${tool} is binary data (${p.assets[0]?.mimeType ?? 'application/octet-stream'}, ${fmtBytes(p.bytes)}), which the model cannot read as text ` +
+        `(as base64 it would be ~${fmtInt(p.estimate.tokens)} tokens; limit ${fmtInt(p.limitTokens)}). It was saved as a file instead.`,
+    );
+  } else if (p.reason === 'assets') {
+    out.push(
+      `[spillway] The result of ${tool} (${size}, within the limit ${fmtInt(p.limitTokens)}) carried ${p.assets.length} binary asset${p.assets.length === 1 ? '' : 's'}, ` +
+        `saved as files; the rest (~${fmtInt(p.inlineTokens ?? 0)} tokens) is too long for this message, so it was saved in full, with references where the assets were.`,
     );
   } else {
     out.push(
       `[spillway] The result of ${tool} is too large for the context: ${size} > limit ${fmtInt(p.limitTokens)} tokens ` +
-        `(${p.kind}, ${fmtBytes(p.bytes)}). It was saved in full instead.`,
+        `(${p.kind}, ${fmtBytes(p.bytes)}). ` +
+        (p.incomplete ? `It was saved instead, but NOT in full: ${p.incomplete}` : 'It was saved in full instead.'),
     );
   }
   if (p.payloadPath && rel) {
     out.push(`Saved: ${rel} (in session ${p.sessionPath})`);
     out.push(`Absolute path: ${p.payloadPath}`);
   }
+  if (p.storeNote) out.push(p.storeNote);
   if (p.assets.length) {
     out.push(`Assets (${p.assets.length}):`);
     out.push(...assetLines(p.assets));
   }
   if (p.payloadPath && p.action !== 'failed') {
+    out.push(readMoreAdvice(p.readMore));
     out.push(
-      'Read more: open the absolute path with Read (offset/limit) or search it with Grep; ' +
-        `\`spillway restore ${p.payloadPath} -o <file>\` rebuilds the exact original bytes; ` +
-        'with the Spillway MCP proxy connected, use spillway_read, spillway_grep and spillway_query on it.',
+      `\`spillway restore ${p.payloadPath} -o <file>\` rebuilds ${p.incomplete ? 'exactly the bytes that were saved' : 'the exact original bytes'}.`,
     );
   }
   const head = out.join('\n');

@@ -2,14 +2,22 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { PayloadMeta, SummaryRun } from './types.js';
-import { LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile, confine, isInside } from './layout.js';
+import { LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile, confine } from './layout.js';
 import { encodeSpan } from './base64.js';
-import { writeFileAtomic } from './store.js';
+import { LocalSpillStore, writeFileAtomic } from './store-local.js';
+import { isStoreError, type SpillKey, type SpillReader } from './spill-store.js';
 import { META_LOCK_STALE_MS, META_LOCK_TIMEOUT_MS } from './limits.js';
 
 /**
  * Reading what the guard saved: the sidecar, summary runs appended later, and the exact
  * original bytes rebuilt from the linked file and its assets (sha256-checked).
+ *
+ * | call | for |
+ * | --- | --- |
+ * | {@link restorePayload} / {@link restoreToFile} | the original bytes of a local spill (payload, linked or sidecar path) |
+ * | {@link restoreFromStore} | the same through any {@link SpillReader}, by the sidecar's key |
+ * | {@link readMeta} | a local sidecar, checked |
+ * | {@link appendSummaryRun} | add a run to a local sidecar (locked across processes) |
  */
 
 export class RestoreError extends Error {
@@ -27,6 +35,22 @@ export function metaPathFor(p: string): string {
   return path.join(path.dirname(abs), c.stem + META_SUFFIX);
 }
 
+/** A sidecar's text, checked: version 1, with a payload file, a sha256 and assets. `where` names it in errors. */
+function parseMeta(raw: string, where: string): PayloadMeta {
+  let meta: PayloadMeta;
+  try {
+    meta = JSON.parse(raw) as PayloadMeta;
+  } catch (err) {
+    throw new RestoreError(`${where} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (!meta || typeof meta !== 'object' || meta.version !== 1) throw new RestoreError(`${where}: unsupported meta version`);
+  if (typeof meta.payloadFile !== 'string' || typeof meta.sha256 !== 'string' || !Array.isArray(meta.assets)) {
+    throw new RestoreError(`${where}: missing payloadFile, sha256 or assets`);
+  }
+  meta.summaryRuns ??= [];
+  return meta;
+}
+
 export async function readMeta(metaPath: string): Promise<PayloadMeta> {
   let raw: string;
   try {
@@ -34,39 +58,38 @@ export async function readMeta(metaPath: string): Promise<PayloadMeta> {
   } catch (err) {
     throw new RestoreError(`cannot read ${metaPath}: ${(err as Error).message}`);
   }
-  let meta: PayloadMeta;
-  try {
-    meta = JSON.parse(raw) as PayloadMeta;
-  } catch (err) {
-    throw new RestoreError(`${metaPath} is not valid JSON: ${(err as Error).message}`);
-  }
-  if (!meta || typeof meta !== 'object' || meta.version !== 1) throw new RestoreError(`${metaPath}: unsupported meta version`);
-  if (typeof meta.payloadFile !== 'string' || typeof meta.sha256 !== 'string' || !Array.isArray(meta.assets)) {
-    throw new RestoreError(`${metaPath}: missing payloadFile, sha256 or assets`);
-  }
-  meta.summaryRuns ??= [];
-  return meta;
+  return parseMeta(raw, metaPath);
 }
 
-/** A file named by the meta, confined to its folder, and not a symlink that leads outside. */
-async function confinedFile(base: string, rel: string): Promise<string> {
-  const p = confine(base, rel);
-  const [realBase, realP] = await Promise.all([fs.realpath(base), fs.realpath(p)]);
-  if (!isInside(realBase, realP)) throw new RestoreError(`${rel} resolves outside ${base}`);
-  return p;
+/** One object of a store as a Buffer; a key that would lead outside the session is a RestoreError. */
+async function readKey(store: SpillReader, key: SpillKey): Promise<Buffer> {
+  try {
+    const b = await store.read(key);
+    return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  } catch (err) {
+    if (isStoreError(err, 'REFUSED')) throw new RestoreError(err.message);
+    throw err;
+  }
 }
 
 function sha256(b: Uint8Array): string {
   return crypto.createHash('sha256').update(b).digest('hex');
 }
 
-/** The original pieces (in order) that make up the payload. */
-async function originalPieces(anyPath: string): Promise<{ meta: PayloadMeta; pieces: Buffer[] }> {
-  const metaPath = metaPathFor(anyPath);
-  const meta = await readMeta(metaPath);
-  const dir = path.dirname(metaPath);
-  const session = path.dirname(dir);
-  const payload = await fs.readFile(await confinedFile(dir, meta.payloadFile));
+/** The original pieces (in order) that make up the payload whose sidecar is `metaKey`. */
+async function originalPieces(store: SpillReader, metaKey: SpillKey): Promise<{ meta: PayloadMeta; pieces: Buffer[] }> {
+  const where = store.describe(metaKey);
+  let raw: Buffer;
+  try {
+    raw = await readKey(store, metaKey);
+  } catch (err) {
+    throw err instanceof RestoreError ? err : new RestoreError(`cannot read ${where}: ${(err as Error).message}`);
+  }
+  const meta = parseMeta(raw.toString('utf8'), where);
+  // The payload is a file of the sidecar's own folder, never a path elsewhere.
+  const dir = metaKey.slice(0, metaKey.lastIndexOf('/') + 1);
+  confine(dir || '.', meta.payloadFile);
+  const payload = await readKey(store, dir + meta.payloadFile);
   if (meta.payloadIsOriginal) return { meta, pieces: [payload] };
   const links = [...(meta.links ?? [])].sort((a, b) => a.start - b.start);
   const assetCache = new Map<number, Buffer>();
@@ -74,11 +97,11 @@ async function originalPieces(anyPath: string): Promise<{ meta: PayloadMeta; pie
   let pos = 0;
   for (const link of links) {
     const ref = meta.assets[link.asset];
-    if (!ref) throw new RestoreError(`${metaPath}: link to missing asset #${link.asset}`);
-    if (link.start < pos || link.end < link.start || link.end > payload.length) throw new RestoreError(`${metaPath}: bad link span`);
+    if (!ref) throw new RestoreError(`${where}: link to missing asset #${link.asset}`);
+    if (link.start < pos || link.end < link.start || link.end > payload.length) throw new RestoreError(`${where}: bad link span`);
     let bytes = assetCache.get(link.asset);
     if (!bytes) {
-      bytes = await fs.readFile(await confinedFile(session, ref.relPath));
+      bytes = await readKey(store, ref.relPath);
       if (sha256(bytes) !== ref.sha256) throw new RestoreError(`asset ${ref.relPath} is damaged (sha256 mismatch)`);
       assetCache.set(link.asset, bytes);
     }
@@ -97,16 +120,30 @@ function verify(meta: PayloadMeta, pieces: Buffer[]): void {
   if (h.digest('hex') !== meta.sha256) throw new RestoreError(`restored bytes do not match the recorded sha256 of ${meta.id}`);
 }
 
-/** The exact original bytes of a spilled result (path = payload, meta or linked file). */
-export async function restorePayload(p: string): Promise<Buffer> {
-  const { meta, pieces } = await originalPieces(p);
+/** A local payload, linked or sidecar path as a store (its session folder) and the key of its sidecar. */
+function locate(p: string): { store: LocalSpillStore; metaKey: SpillKey } {
+  const metaPath = metaPathFor(p);
+  const dir = path.dirname(metaPath);
+  return { store: new LocalSpillStore(path.dirname(dir)), metaKey: `${path.basename(dir)}/${path.basename(metaPath)}` };
+}
+
+/** The exact original bytes of a spill in any store, from its sidecar's key (`long_responses/<stem>.meta.json`). */
+export async function restoreFromStore(store: SpillReader, metaKey: SpillKey): Promise<Buffer> {
+  const { meta, pieces } = await originalPieces(store, metaKey);
   verify(meta, pieces);
   return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
 }
 
+/** The exact original bytes of a spilled result (path = payload, meta or linked file). */
+export async function restorePayload(p: string): Promise<Buffer> {
+  const { store, metaKey } = locate(p);
+  return restoreFromStore(store, metaKey);
+}
+
 /** Restore into a file (atomic replace). Returns the bytes written. */
 export async function restoreToFile(p: string, out: string): Promise<number> {
-  const { meta, pieces } = await originalPieces(p);
+  const { store, metaKey } = locate(p);
+  const { meta, pieces } = await originalPieces(store, metaKey);
   verify(meta, pieces);
   return writeFileAtomic(path.resolve(out), pieces);
 }

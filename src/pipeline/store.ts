@@ -1,189 +1,134 @@
-import crypto from 'node:crypto';
-import fs from 'node:fs/promises';
-import { constants as fsc } from 'node:fs';
-import path from 'node:path';
-import { assetFileName, tempNameFor } from './layout.js';
+import { makeStem, payloadKey, sidecarKey } from './layout.js';
+import { LimitError, MAX_NAME_ATTEMPTS, MAX_REMEMBERED_STEM_BASES, MAX_SIDECAR_ATTEMPTS } from './limits.js';
+import { SpillStoreError, isStoreError, type NameCandidate, type SpillKey, type SpillStore, type StoreCallOptions } from './spill-store.js';
 
 /**
- * Writes that never leave a half-written file under a final name and never overwrite
- * another result: data goes to a dot-prefixed temp file in the same folder, then is renamed
- * (or hard-linked, when the name must be new) into place.
+ * Naming and publishing a spill through a {@link SpillStore} (the interface is in spill-store.ts,
+ * the local implementation in store-local.ts).
+ *
+ * | call | for |
+ * | --- | --- |
+ * | {@link nameCandidates} | the names a payload may take, lowest free sequence number first |
+ * | {@link commitSpill} | write the sidecar last (the commit marker), moving the payload to a fresh stem if its stem was taken |
+ * | {@link withDeadline} | a store whose every call is abandoned, as UNAVAILABLE, after a deadline |
  */
 
-export type WriteData = string | Uint8Array | Iterable<string | Uint8Array>;
-
-export interface WriteOptions {
-  /** Fail with EEXIST instead of replacing an existing file. */
-  exclusive?: boolean;
-  /** fsync before the rename (durable across a crash; slower). */
-  fsync?: boolean;
+/** What a payload's name is made of; the sequence number is added by {@link nameCandidates}. */
+export interface StemParts {
+  time: Date;
+  tool: string;
+  inputHash: string;
 }
 
-/** Pieces are flushed in chunks of about this many bytes. */
-const WRITE_CHUNK_BYTES = 4 * 1024 * 1024;
+/** Next sequence number to try per stem base in this process, so concurrent spills rarely race for a name. */
+const nextSeqByBase = new Map<string, number>();
 
-async function writeTemp(tmp: string, data: WriteData, fsync: boolean): Promise<number> {
-  const fh = await fs.open(tmp, 'wx', 0o644);
-  let total = 0;
+function takeSeq(base: string): number {
+  const n = nextSeqByBase.get(base) ?? 0;
+  if (nextSeqByBase.size > MAX_REMEMBERED_STEM_BASES) nextSeqByBase.clear();
+  nextSeqByBase.set(base, n + 1);
+  return n;
+}
+
+function seenSeq(base: string, seq: number): void {
+  const n = nextSeqByBase.get(base) ?? 0;
+  if (seq + 1 > n) nextSeqByBase.set(base, seq + 1);
+}
+
+/**
+ * The names a payload may take, in the order to try them: `long_responses/<time>_<tool>_<input
+ * hash>_<seq><suffix>` with the lowest sequence number not yet handed out in this process.
+ * Asking for the next one means the last was taken (by another process), which this process then
+ * remembers. Throws a {@link LimitError} after MAX_NAME_ATTEMPTS.
+ */
+export function* nameCandidates(parts: StemParts, suffix: string): Generator<NameCandidate, never> {
+  const base = makeStem({ ...parts, seq: 0 }).replace(/_0$/, '');
+  for (let tries = 0; tries < MAX_NAME_ATTEMPTS; tries++) {
+    const seq = takeSeq(base);
+    const stem = makeStem({ ...parts, seq });
+    yield { stem, key: payloadKey(stem + suffix) };
+    seenSeq(base, seq);
+  }
+  throw new LimitError('MAX_NAME_ATTEMPTS', MAX_NAME_ATTEMPTS, MAX_NAME_ATTEMPTS);
+}
+
+/** How a commit ended: the payload's final name, its message, and the sidecar key, or why there is none. */
+export interface Commit {
+  payload: NameCandidate;
+  message: string;
+  metaKey?: SpillKey;
+  /** Set when the sidecar could not be written; `payload` is still where the payload is. */
+  error?: unknown;
+}
+
+/**
+ * Write the sidecar last: it is the commit marker, and its name the final claim on the stem. When
+ * another writer holds `<stem>.meta.json` (same stem, other extension), the payload moves to a
+ * fresh stem and the message and sidecar are rebuilt for it. Never throws: a failure is in `error`.
+ */
+export async function commitSpill(
+  store: SpillStore,
+  published: NameCandidate,
+  fresh: Iterable<NameCandidate>,
+  sidecarFor: (c: NameCandidate) => { message: string; json: string },
+  opts?: StoreCallOptions,
+): Promise<Commit> {
+  let c = published;
+  let message = '';
   try {
-    if (typeof data === 'string' || data instanceof Uint8Array) {
-      const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-      await fh.writeFile(buf);
-      total = buf.byteLength;
-    } else {
-      let batch: Buffer[] = [];
-      let batchBytes = 0;
-      const flush = async () => {
-        if (batch.length === 0) return;
-        const buf = batch.length === 1 ? batch[0]! : Buffer.concat(batch, batchBytes);
-        await fh.writeFile(buf);
-        total += buf.byteLength;
-        batch = [];
-        batchBytes = 0;
-      };
-      for (const piece of data) {
-        const b = typeof piece === 'string' ? Buffer.from(piece, 'utf8') : Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
-        if (b.byteLength >= WRITE_CHUNK_BYTES) {
-          await flush();
-          batch = [b];
-          batchBytes = b.byteLength;
-          await flush();
-          continue;
-        }
-        batch.push(b);
-        batchBytes += b.byteLength;
-        if (batchBytes >= WRITE_CHUNK_BYTES) await flush();
+    for (let attempt = 0; ; attempt++) {
+      const record = sidecarFor(c);
+      message = record.message;
+      const metaKey = sidecarKey(c.stem);
+      try {
+        await store.putSidecar(metaKey, record.json, opts);
+        return { payload: c, message, metaKey };
+      } catch (err) {
+        if (!isStoreError(err, 'EXISTS')) throw err;
       }
-      await flush();
+      if (attempt >= MAX_SIDECAR_ATTEMPTS) throw new LimitError('MAX_SIDECAR_ATTEMPTS', MAX_SIDECAR_ATTEMPTS, attempt + 1);
+      c = await store.movePayload(c.key, fresh, opts);
     }
-    if (fsync) await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  return total;
-}
-
-/** Put the finished temp file under its final name; exclusive means never replace. */
-async function publish(tmp: string, finalPath: string, exclusive: boolean): Promise<void> {
-  if (!exclusive) {
-    await fs.rename(tmp, finalPath);
-    return;
-  }
-  try {
-    await fs.link(tmp, finalPath);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS' && code !== 'EXDEV')
-      throw err;
-    // File systems without hard links: copy with an exclusive create (not atomic for readers, still never overwrites).
-    await fs.copyFile(tmp, finalPath, fsc.COPYFILE_EXCL);
-  }
-  await fs.unlink(tmp).catch(() => undefined);
-}
-
-/** Atomic write: temp file in the same folder, then rename (or link, with `exclusive`). Returns bytes written. */
-export async function writeFileAtomic(finalPath: string, data: WriteData, opts: WriteOptions = {}): Promise<number> {
-  const tmp = tempNameFor(finalPath);
-  try {
-    const n = await writeTemp(tmp, data, opts.fsync ?? false);
-    await publish(tmp, finalPath, opts.exclusive ?? false);
-    return n;
-  } catch (err) {
-    await fs.unlink(tmp).catch(() => undefined);
-    throw err;
+  } catch (error) {
+    return { payload: c, message: message || sidecarFor(c).message, error };
   }
 }
 
 /**
- * A temp file written once and then published under the first free name `nameFor(seq)`.
- * Hard links make the claim atomic across processes: EEXIST means taken, try the next.
+ * Run `fn` with a signal that fires after `ms` (or with the caller's); settle as UNAVAILABLE at the
+ * deadline even if `fn` ignores the signal.
  */
-export class StagedFile {
-  private constructor(readonly tmp: string, readonly bytes: number) {}
-
-  static async write(dir: string, data: WriteData, fsync = false): Promise<StagedFile> {
-    const tmp = tempNameFor(path.join(dir, 'staged'));
-    try {
-      const bytes = await writeTemp(tmp, data, fsync);
-      return new StagedFile(tmp, bytes);
-    } catch (err) {
-      await fs.unlink(tmp).catch(() => undefined);
-      throw err;
-    }
-  }
-
-  /** Link under `finalPath`; false when the name is taken. */
-  async tryPublish(finalPath: string): Promise<boolean> {
-    try {
-      await fs.link(this.tmp, finalPath);
-      return true;
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === 'EEXIST') return false;
-      if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') {
-        try {
-          await fs.copyFile(this.tmp, finalPath, fsc.COPYFILE_EXCL);
-          return true;
-        } catch (e2) {
-          if ((e2 as NodeJS.ErrnoException).code === 'EEXIST') return false;
-          throw e2;
-        }
-      }
-      throw err;
-    }
-  }
-
-  async discard(): Promise<void> {
-    await fs.unlink(this.tmp).catch(() => undefined);
-  }
-}
-
-/** Give an existing file a second, new name; false when the name is taken. */
-export async function linkExisting(existing: string, finalPath: string): Promise<boolean> {
-  try {
-    await fs.link(existing, finalPath);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
-  }
-}
-
-export function sha256Hex(data: Uint8Array | string): string {
-  return crypto.createHash('sha256').update(data).digest('hex');
-}
-
-async function fileSha256(p: string): Promise<string> {
-  const hash = crypto.createHash('sha256');
-  const fh = await fs.open(p, 'r');
-  try {
-    for await (const chunk of fh.createReadStream({ highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
-  } finally {
-    await fh.close().catch(() => undefined);
-  }
-  return hash.digest('hex');
+function bounded<T>(ms: number, what: string, outer: StoreCallOptions | undefined, fn: (opts: StoreCallOptions) => Promise<T>): Promise<T> {
+  const ac = new AbortController();
+  const signal = outer?.signal ? AbortSignal.any([outer.signal, ac.signal]) : ac.signal;
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      const err = new SpillStoreError('UNAVAILABLE', `${what} timed out after ${ms} ms`);
+      ac.abort(err);
+      reject(err);
+    }, ms);
+    timer.unref?.();
+    Promise.resolve()
+      .then(() => fn({ signal }))
+      .then(resolve, reject)
+      .finally(() => clearTimeout(timer));
+  });
 }
 
 /**
- * Write an asset content-addressed into `assetsDir`. An existing file is trusted only when its
- * size and sha256 match; otherwise (truncated, corrupted) it is replaced atomically.
+ * The same store, with every call bounded by `ms`: the store's own work gets the signal, and the
+ * call settles as UNAVAILABLE at the deadline whatever the store does.
  */
-export async function saveAsset(
-  assetsDir: string,
-  bytes: Uint8Array,
-  ext: string,
-  sha256 = sha256Hex(bytes),
-): Promise<{ path: string; fileName: string; sha256: string; reused: boolean }> {
-  const fileName = assetFileName(sha256, ext);
-  const p = path.join(assetsDir, fileName);
-  try {
-    const st = await fs.lstat(p);
-    if (st.isFile() && st.size === bytes.byteLength && (await fileSha256(p)) === sha256) {
-      return { path: p, fileName, sha256, reused: true };
-    }
-  } catch {
-    /* absent: write it */
-  }
-  await writeFileAtomic(p, bytes);
-  return { path: p, fileName, sha256, reused: false };
+export function withDeadline(store: SpillStore, ms: number): SpillStore {
+  const where = store.location;
+  return {
+    location: store.location,
+    describe: (key) => store.describe(key),
+    putPayload: (candidates, body, o) => bounded(ms, `writing a payload to ${where}`, o, (b) => store.putPayload(candidates, body, b)),
+    putSidecar: (key, json, o) => bounded(ms, `writing ${key} to ${where}`, o, (b) => store.putSidecar(key, json, b)),
+    movePayload: (from, candidates, o) => bounded(ms, `renaming ${from} in ${where}`, o, (b) => store.movePayload(from, candidates, b)),
+    putAsset: (key, bytes, sha256, o) => bounded(ms, `writing ${key} to ${where}`, o, (b) => store.putAsset(key, bytes, sha256, b)),
+    read: (key, o) => bounded(ms, `reading ${key} from ${where}`, o, (b) => store.read(key, b)),
+    stat: (key, o) => bounded(ms, `reading ${key} from ${where}`, o, (b) => store.stat(key, b)),
+  };
 }

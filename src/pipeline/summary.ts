@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { SummarizeHook, Summarizer, SummaryRun } from './types.js';
+import type { SummarizeFn, SummarizeHook, Summarizer, SummaryRun } from './types.js';
 import { MAX_SUMMARY_INPUT_TOKENS, MAX_SUMMARY_OUTPUT_TOKENS, SUMMARY_TIMEOUT_MS } from './limits.js';
 import { buildSummaryPrompt } from './prompt.js';
 import { estimateTokens } from './estimate/index.js';
@@ -53,76 +53,70 @@ class SummaryTimeout extends Error {
   }
 }
 
+type RunBase = Pick<SummaryRun, 'id' | 'createdAt' | 'focus' | 'provider' | 'model'>;
+
+/** Rejects at the deadline or when the caller aborts; aborts `ac` at the deadline so the hook can stop. */
+function deadlineFor(job: SummaryJob, timeoutMs: number, ac: AbortController): { deadline: Promise<never>; clear: () => void } {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      ac.abort(new SummaryTimeout(timeoutMs));
+      reject(new SummaryTimeout(timeoutMs));
+    }, timeoutMs);
+    timer.unref?.();
+    if (job.signal?.aborted) reject(new Error('aborted'));
+    else job.signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
+  });
+  deadline.catch(() => undefined);
+  return { deadline, clear: () => timer && clearTimeout(timer) };
+}
+
+/** The answer trimmed; an empty one is an error. */
+function summaryOf(answer: unknown): string {
+  const summary = typeof answer === 'string' ? answer.trim() : '';
+  if (!summary) throw new Error('the summarizer returned an empty summary');
+  return summary;
+}
+
+/** Longest summary kept, in chars. */
+const MAX_SUMMARY_CHARS = MAX_SUMMARY_OUTPUT_TOKENS * CHARS_PER_TOKEN_CUT;
+
+/**
+ * A Summarizer gets the whole payload: it windows, chunks (map-reduce) or streams it itself, so the
+ * middle of a big result is not lost to a head-and-tail cut.
+ */
+async function viaSummarizer(hook: Summarizer, job: SummaryJob, base: RunBase, signal: AbortSignal, deadline: Promise<never>, started: number): Promise<SummaryRun> {
+  const req = { text: job.text, toolName: job.toolName, toolInput: job.toolInput, focus: job.focus, maxOutputTokens: MAX_SUMMARY_OUTPUT_TOKENS };
+  const out = await Promise.race([Promise.resolve().then(() => hook.summarize(req, { signal })), deadline]);
+  const summary = truncate(summaryOf(out?.summary), MAX_SUMMARY_CHARS);
+  return { ...base, ...out, summary, id: base.id, createdAt: base.createdAt, ms: Date.now() - started, status: 'ok' };
+}
+
+/** A bare prompt hook has no way to see the input budget: the payload is fitted for it. */
+async function viaPrompt(hook: SummarizeFn, job: SummaryJob, base: RunBase, signal: AbortSignal, deadline: Promise<never>, started: number): Promise<SummaryRun> {
+  const payload = fitSummaryInput(job.text);
+  const prompt = buildSummaryPrompt({ toolName: job.toolName, toolInput: job.toolInput, focus: job.focus, payload });
+  const summary = summaryOf(await Promise.race([Promise.resolve().then(() => hook(prompt, { signal })), deadline]));
+  return { ...base, summary: truncate(summary, MAX_SUMMARY_CHARS), inputTokens: estimateTokens(prompt).tokens, outputTokens: estimateTokens(summary).tokens, ms: Date.now() - started, status: 'ok' };
+}
+
+/** Run the hook once with a deadline. Never throws: a failure or timeout is a run with its status and error. */
 export async function runSummary(hook: SummarizeHook, job: SummaryJob): Promise<SummaryRun> {
   const started = Date.now();
   const timeoutMs = job.timeoutMs && job.timeoutMs > 0 ? job.timeoutMs : SUMMARY_TIMEOUT_MS;
   const ac = new AbortController();
   const onAbort = () => ac.abort(job.signal?.reason);
   job.signal?.addEventListener('abort', onAbort, { once: true });
-  let timer: NodeJS.Timeout | undefined;
-  const base = {
+  const base: RunBase = {
     id: crypto.randomUUID(),
     createdAt: new Date(started).toISOString(),
     focus: job.focus,
     provider: isSummarizer(hook) ? hook.provider : 'hook',
     model: 'unknown',
   };
-  const maxChars = MAX_SUMMARY_OUTPUT_TOKENS * CHARS_PER_TOKEN_CUT;
+  const { deadline, clear } = deadlineFor(job, timeoutMs, ac);
   try {
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
-        ac.abort(new SummaryTimeout(timeoutMs));
-        reject(new SummaryTimeout(timeoutMs));
-      }, timeoutMs);
-      timer.unref?.();
-      if (job.signal?.aborted) reject(new Error('aborted'));
-      else job.signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true });
-    });
-    deadline.catch(() => undefined);
-    if (isSummarizer(hook)) {
-      // A Summarizer gets the whole payload: it windows, chunks (map-reduce) or streams it itself,
-      // so the middle of a big result is not lost to a head-and-tail cut.
-      const out = await Promise.race([
-        Promise.resolve().then(() =>
-          hook.summarize(
-            {
-              text: job.text,
-              toolName: job.toolName,
-              toolInput: job.toolInput,
-              focus: job.focus,
-              maxOutputTokens: MAX_SUMMARY_OUTPUT_TOKENS,
-            },
-            { signal: ac.signal },
-          ),
-        ),
-        deadline,
-      ]);
-      const summary = typeof out?.summary === 'string' ? out.summary.trim() : '';
-      if (!summary) throw new Error('the summarizer returned an empty summary');
-      return {
-        ...base,
-        ...out,
-        summary: truncate(summary, maxChars),
-        id: base.id,
-        createdAt: base.createdAt,
-        ms: Date.now() - started,
-        status: 'ok',
-      };
-    }
-    // A bare prompt hook has no way to see the input budget: fit the payload for it.
-    const payload = fitSummaryInput(job.text);
-    const prompt = buildSummaryPrompt({ toolName: job.toolName, toolInput: job.toolInput, focus: job.focus, payload });
-    const answer = await Promise.race([Promise.resolve().then(() => hook(prompt, { signal: ac.signal })), deadline]);
-    const summary = typeof answer === 'string' ? answer.trim() : '';
-    if (!summary) throw new Error('the summarizer returned an empty summary');
-    return {
-      ...base,
-      summary: truncate(summary, maxChars),
-      inputTokens: estimateTokens(prompt).tokens,
-      outputTokens: estimateTokens(summary).tokens,
-      ms: Date.now() - started,
-      status: 'ok',
-    };
+    return isSummarizer(hook) ? await viaSummarizer(hook, job, base, ac.signal, deadline, started) : await viaPrompt(hook, job, base, ac.signal, deadline, started);
   } catch (err) {
     const timeout = err instanceof SummaryTimeout;
     return {
@@ -135,7 +129,7 @@ export async function runSummary(hook: SummarizeHook, job: SummaryJob): Promise<
       error: truncate(err instanceof Error ? err.message : String(err), 500),
     };
   } finally {
-    if (timer) clearTimeout(timer);
+    clear();
     job.signal?.removeEventListener('abort', onAbort);
     if (!ac.signal.aborted) ac.abort(new Error('summary finished'));
   }

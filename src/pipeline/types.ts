@@ -1,3 +1,5 @@
+import type { SpillStore } from './spill-store.js';
+
 /**
  * Shared types of the guard. Everything under src/ may import these; the renderer may import
  * them as types only (through src/service/contract.ts).
@@ -199,7 +201,38 @@ export interface GuardOptions {
   signal?: AbortSignal;
   /** Clock, for tests. */
   now?: () => Date;
+  /** Which tools the model has to read a spilled payload with: the message's "Read more" advice names them. Default `generic`. */
+  readMore?: ReadMoreTools;
+  /** The result handed to the guard is not the whole tool output: what is missing, said in the message and kept in the meta's errors. */
+  incomplete?: string;
+  /**
+   * For a JSON value: the text the client actually shows the model of it (e.g. an MCP client that
+   * shows only the serialized structuredContent). The decision and the message's token count use
+   * it; the whole value is still what is saved.
+   */
+  shown?: string;
+  /** Where spills are written; default: a LocalSpillStore over `sessionPath` (store-local.ts). */
+  store?: SpillStore;
+  /**
+   * Where a spill goes when `store` fails with UNAVAILABLE (down, unreachable, slow, full); none by
+   * default. The message then says where the result really went.
+   */
+  fallbackStore?: SpillStore;
+  /** Deadline of each store call; default STORE_CALL_TIMEOUT_MS. */
+  storeTimeoutMs?: number;
+  /**
+   * Also cut MCP `image`/`audio` blocks out of results that fit the limit. Off by default:
+   * multimodal clients show those blocks to the model as media, not text.
+   */
+  cutMediaBlocks?: boolean;
 }
+
+/**
+ * The tools a model has for reading a spilled payload: `claude-code` (its Read and Grep, or grep in
+ * Bash), `drill-down` (the proxy's spillway_read / spillway_grep / spillway_query), `generic`
+ * (names no tool: the library cannot know the agent's).
+ */
+export type ReadMoreTools = 'claude-code' | 'drill-down' | 'generic';
 
 export interface GuardResult {
   action: Exclude<GuardAction, 'pass'>;
@@ -207,7 +240,7 @@ export interface GuardResult {
   message: string;
   estimate: Estimate;
   limitTokens: number;
-  /** Absolute path of the saved payload (undefined only if saving failed). */
+  /** Where the payload was saved, as its store describes it: an absolute path locally (undefined only if saving failed). */
   payloadPath?: string;
   linkedPath?: string;
   metaPath?: string;

@@ -6,8 +6,7 @@
  */
 import type http from 'node:http';
 import type { MethodName } from '../service/contract.js';
-import { createComputePool, type ComputePool } from '../service/compute.js';
-import { parseRequestBody } from '../service/json-body.js';
+import { createComputePool, parseRequestBody, type ComputePool } from '../service/service.js';
 
 /** Largest body of any method not listed in MAX_BODY_BYTES_BY_METHOD. */
 export const MAX_SMALL_BODY_BYTES = 1024 * 1024;

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { appPaths, isInside } from '../pipeline/index.js';
-import { IndexError, openIndex, type SpillIndex } from '../index/index.js';
+import { IndexError, agentHomeRoots, openIndex, type SpillIndex } from '../index/index.js';
 import { TemplateError } from '../summarize/index.js';
 import { ServiceError, type AppInfo, type MethodName, type MethodRequest, type MethodResponse, type RootInfo } from './contract.js';
 import { createComputePool, type ComputePool } from './compute.js';
@@ -26,6 +26,20 @@ const SCRATCH_NAME_RE = /^(\d{8}T\d{9}Z)_[A-Za-z0-9._-]*_[0-9a-f]{6}$/;
 
 export type Transport = AppInfo['transport'];
 
+/** Set (to anything but empty, 0, false or no) to not open the agents' own session folders by default. */
+export const NO_DEFAULT_ROOTS_ENV = 'SPILLWAY_NO_DEFAULT_ROOTS';
+
+/**
+ * Whether to open the agents' session folders in $HOME (see CreateServiceOptions.defaultRoots):
+ * off when the flag or the env var says so (and the ones opened before are dropped), on when no
+ * --root is given, left as they are otherwise.
+ */
+export function defaultRootsChoice(flag: boolean, roots: string[], env: NodeJS.ProcessEnv): boolean | undefined {
+  const envOff = /^(?!(0|false|no)$).+/i.test((env[NO_DEFAULT_ROOTS_ENV] ?? '').trim());
+  if (!flag || envOff) return false;
+  return roots.length === 0 ? true : undefined;
+}
+
 export interface CreateServiceOptions {
   /** SQLite index file; default `appPaths().db` (app-data `index.sqlite`). */
   dbPath?: string;
@@ -34,6 +48,12 @@ export interface CreateServiceOptions {
    * roots-policy.ts). With none given and none registered, the app-data sessions root.
    */
   roots?: string[];
+  /**
+   * The agents' own session folders in $HOME (`~/.claude/projects`, `~/.codex/sessions`,
+   * `~/.gemini/tmp`, where they exist): true opens them read-only, marked auto; false drops the ones
+   * opened so before; unset leaves them as they are. From the CLI or config, never the HTTP API.
+   */
+  defaultRoots?: boolean;
   /** App-data folder; default `appPaths(env).root` ($SPILLWAY_HOME or the OS default). */
   appDataDir?: string;
   env?: NodeJS.ProcessEnv;
@@ -128,7 +148,9 @@ export function createContext(opts: CreateServiceOptions) {
         throw new ServiceError('BAD_REQUEST', `cannot add root ${abs}: ${toServiceError(err).message}`);
       }
     }
-    if (!ix.listRoots().some((r) => !isInside(paths.scratch, r.path))) ix.addRoot(paths.sessions);
+    // Default roots are not the user's choice of roots: with only those, the sessions folder is still opened.
+    if (!ix.listRoots().some((r) => !r.auto && !isInside(paths.scratch, r.path))) ix.addRoot(paths.sessions);
+    if (opts.defaultRoots !== undefined) ix.syncAutoRoots(opts.defaultRoots ? agentHomeRoots(env) : null);
     // Scratch sessions (dropped files) live in their own root, so the viewer can open them.
     if (!ix.listRoots().some((r) => isInside(r.path, paths.scratch))) ix.addRoot(paths.scratch);
     areas.sync(ix.listRoots());

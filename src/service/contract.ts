@@ -32,96 +32,38 @@ export type {
   TemplateInfo,
 };
 
-export type SessionKind = 'spillway' | 'claude-code' | 'codex' | 'gemini' | 'scratch';
-
-export interface RootInfo {
-  id: string;
-  path: string;
-  /** A root can be a folder of sessions, one session, or one file. */
-  kind: 'sessions' | 'session' | 'file' | 'claude-projects';
-  addedAt: string;
-  sessionCount: number;
-  payloadCount: number;
-}
-
-export interface SessionInfo {
-  id: string;
-  rootId: string;
-  name: string;
-  path: string;
-  kind: SessionKind;
-  readOnly: boolean;
-  payloadCount: number;
-  assetCount: number;
-  totalBytes: number;
-  /** Sum of the default strategy's estimate over payloads. */
-  totalTokens: number;
-  firstAt?: string;
-  lastAt?: string;
-}
-
-export interface PayloadRow {
-  id: string;
-  sessionId: string;
-  tool: string;
-  createdAt: string;
-  bytes: number;
-  /** Default strategy's estimate. */
-  tokens: number;
-  action: GuardAction;
-  kind: ContentKind;
-  assetCount: number;
-  summaryCount: number;
-  /** Short single-line excerpt of the tool input. */
-  inputExcerpt?: string;
-  /** FTS snippet when the list came from a text query; plain text, never HTML. */
-  snippet?: string;
-}
-
-export type PayloadSortField = 'createdAt' | 'tokens' | 'bytes' | 'tool' | 'assetCount';
-
-export interface ListPayloadsRequest {
-  sessionId?: string;
-  rootId?: string;
-  /** Full-text query (FTS5 over payload text and summaries). */
-  query?: string;
-  tool?: string;
-  action?: GuardAction;
-  kind?: ContentKind;
-  minTokens?: number;
-  maxTokens?: number;
-  sort?: { field: PayloadSortField; dir: 'asc' | 'desc' };
-  offset?: number;
-  /** At most 1,000 per page. */
-  limit?: number;
-}
-
-export interface ListPayloadsResponse {
-  rows: PayloadRow[];
-  total: number;
-}
-
-export interface PayloadDetail {
-  row: PayloadRow;
-  /** The sidecar as written (null for imported sessions that have none). */
-  meta: PayloadMeta | null;
-  /** Absolute path of the saved payload. */
-  path: string;
-  linkedPath?: string;
-  /** Every cheap strategy's estimate (exact ones come from `estimate` on demand). */
-  estimates: Partial<Record<StrategyName, number>>;
-  assets: AssetRef[];
-  summaryRuns: SummaryRun[];
-  /** What the model was handed (the guard's message), or what the agent's own transcript shows. */
-  message: string;
-  /** Safe preview (no base64, structure-first) as the guard would build it. */
-  preview: string;
-  totalBytes: number;
-  totalLines: number;
-  binary: boolean;
-  /** For imported sessions: where in the transcript it came from. */
-  source?: { transcript: string; line: number; toolUseId?: string; toolInput?: unknown };
-}
+/** The index's rows and requests: defined in src/index/rows.ts (a leaf both layers import), re-exported here for the UI. */
+export type {
+  DidIndexEvent,
+  IndexProgressEvent,
+  IndexStats,
+  LimitTunerRequest,
+  LimitTunerResponse,
+  ListPayloadsRequest,
+  ListPayloadsResponse,
+  PayloadDetail,
+  PayloadRow,
+  PayloadSortField,
+  RootInfo,
+  SessionInfo,
+  SessionKind,
+  WasteReport,
+  WasteReportRequest,
+} from '../index/rows.js';
+import type {
+  DidIndexEvent,
+  IndexProgressEvent,
+  IndexStats,
+  LimitTunerRequest,
+  LimitTunerResponse,
+  ListPayloadsRequest,
+  ListPayloadsResponse,
+  PayloadDetail,
+  RootInfo,
+  SessionInfo,
+  WasteReport,
+  WasteReportRequest,
+} from '../index/rows.js';
 
 export interface ReadPayloadRequest {
   id: string;
@@ -238,64 +180,6 @@ export interface SummarizeRequest {
 
 
 
-export interface LimitTunerRequest {
-  sessionId?: string;
-  rootId?: string;
-  strategy?: StrategyName;
-  profile?: Profile;
-  limitTokens: number;
-  contextWindowTokens?: number;
-  /** Dollars per million input tokens, for "dollars kept out of context". */
-  pricePerMTok?: number;
-  buckets?: number;
-}
-
-export interface LimitTunerResponse {
-  strategy: StrategyName;
-  limitTokens: number;
-  /** Log-spaced histogram of payload sizes in tokens. */
-  histogram: Array<{ from: number; to: number; count: number }>;
-  /** Every payload's size (id + tokens), sorted, so the UI can move the slider without a round trip. Capped at 100,000. */
-  sizes: Array<{ id: string; tokens: number; tool: string }>;
-  total: number;
-  spilled: number;
-  tokensTotal: number;
-  tokensKeptOut: number;
-  dollarsKeptOut: number;
-  /**
-   * Payloads with no figure of this strategy (its tokenizer never run on them), sized by their listed
-   * tokens instead (the calibrated estimate, checked where the fit misprices). 0 for cheap strategies.
-   */
-  fallbacks: number;
-}
-
-export interface WasteReportRequest {
-  sessionId: string;
-  limitTokens?: number;
-  strategy?: StrategyName;
-  pricePerMTok?: number;
-}
-
-export interface WasteReport {
-  sessionId: string;
-  strategy: StrategyName;
-  limitTokens: number;
-  pricePerMTok: number;
-  totalTokens: number;
-  byTool: Array<{ tool: string; calls: number; tokens: number; maxTokens: number }>;
-  biggest: Array<{ id: string; tool: string; tokens: number; bytes: number }>;
-  inlineBase64: { payloads: number; bytes: number; tokens: number };
-  wouldSpill: { payloads: number; tokensSaved: number; dollarsSaved: number };
-}
-
-export interface IndexStats {
-  sessions: number;
-  payloads: number;
-  assets: number;
-  bytes: number;
-  seconds: number;
-}
-
 export interface AppInfo {
   version: string;
   appDataDir: string;
@@ -360,9 +244,9 @@ export const METHOD_NAMES = [
 
 export interface InspectorEvents {
   /** Payloads/sessions were added, changed or removed by the indexer. */
-  onDidIndex: { sessionIds: string[]; added: number; changed: number; removed: number };
-  /** Indexing progress (a scan in flight). */
-  onIndexProgress: { rootId: string; done: number; total: number };
+  onDidIndex: DidIndexEvent;
+  /** Indexing progress (a scan in flight): its `list` phase, then its `fulltext` phase. */
+  onIndexProgress: IndexProgressEvent;
   /** A summary run finished (from any client). */
   onDidSummarize: { payloadId: string; run: SummaryRun };
 }

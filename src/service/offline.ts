@@ -29,7 +29,7 @@ import {
   type ProjectionSuggestion,
 } from '../compress/index.js';
 import { createSummarizer, isProviderName, listProviders, listTemplates, PROVIDER_NAMES } from '../summarize/index.js';
-import type { IndexStats, ProviderInfo, TemplateInfo } from './contract.js';
+import type { IndexProgressEvent, IndexStats, ProviderInfo, TemplateInfo } from './contract.js';
 import { ensurePrivateDirSync, preparePrivateDbFile, PRIVATE_FILE_MODE } from './private-files.js';
 import { checkRoot } from './roots-policy.js';
 
@@ -43,7 +43,8 @@ export interface IndexFoldersOptions {
   /** Default: the app-data `index.sqlite`. */
   dbPath?: string;
   env?: NodeJS.ProcessEnv;
-  onProgress?: (root: { path: string }, done: number, total: number) => void;
+  /** Each progress event of a root's scan (both phases: `list`, then `fulltext`). */
+  onProgress?: (root: { path: string }, progress: IndexProgressEvent) => void;
   /** A root's scan finished (the CLI ends its progress line). */
   onRootDone?: (root: { path: string }) => void;
   onWarning?: (message: string) => void;
@@ -71,7 +72,7 @@ export async function indexFolders(o: IndexFoldersOptions): Promise<IndexStats &
     const total: IndexStats = { sessions: 0, payloads: 0, assets: 0, bytes: 0, seconds: 0 };
     for (const rootId of rootIds) {
       const root = index.listRoots().find((r) => r.id === rootId)!;
-      const res = await index.scan({ rootId, onProgress: (p) => o.onProgress?.(root, p.done, p.total) });
+      const res = await index.scan({ rootId, onProgress: (p) => o.onProgress?.(root, p) });
       o.onRootDone?.(root);
       for (const w of res.warnings) warn(w);
       total.sessions += res.sessions;

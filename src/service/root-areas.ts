@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import { ASSETS_DIR, LINKED_SUFFIX, LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile } from '../pipeline/index.js';
-import { claudeToolResultsDir } from '../index/discover.js';
+import { claudeToolResultsDir } from '../index/index.js';
 import type { RootInfo } from './contract.js';
 import type { PathGuard } from './paths.js';
 import { hardRootRefusal, type RootPolicyContext } from './roots-policy.js';

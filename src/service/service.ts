@@ -27,9 +27,9 @@ import { summaryMethods } from './methods/summaries.js';
 import { isMethodName, validateRequest } from './validate.js';
 
 export { estimateText, MAX_WHOLE_READ_BYTES, BINARY_ESTIMATE_SAMPLE_BYTES } from './heavy.js';
-export { COMPUTE_INLINE_MAX_BYTES } from './compute.js';
-export { pruneScratch, SCRATCH_MAX_AGE_DAYS, type CallOptions, type CreateServiceOptions, type Transport } from './context.js';
-export { DEFAULT_PRICE_PER_MTOK } from './methods/roots.js';
+export { COMPUTE_INLINE_MAX_BYTES, createComputePool, type ComputePool } from './compute.js';
+export { parseRequestBody } from './json-body.js';
+export { defaultRootsChoice, NO_DEFAULT_ROOTS_ENV, pruneScratch, SCRATCH_MAX_AGE_DAYS, type CallOptions, type CreateServiceOptions, type Transport } from './context.js';
 export { DEFAULT_ASSET_INLINE_BYTES } from './methods/payloads.js';
 export { DEFAULT_SUMMARY_PROVIDER, SUMMARY_BACKSTOP_MS } from './methods/summaries.js';
 export type { OpenedAsset } from './assets.js';

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { ALL_STRATEGIES } from '../pipeline/estimate/index.js';
 import { PROFILES } from '../pipeline/types.js';
+// The index pages at most this many rows; a bigger request is refused here rather than cut there.
+import { MAX_PAGE_ROWS } from '../index/index.js';
 import type { ContentKind, GuardAction, StrategyName } from '../pipeline/types.js';
 import {
   MAX_READ_WINDOW_BYTES,
@@ -25,8 +27,6 @@ export const MAX_ANALYZE_BYTES = 100 * 1024 * 1024;
 export const MAX_ID_CHARS = 1024;
 export const MAX_FOCUS_CHARS = 4_000;
 export const MAX_TEMPLATE_BODY_CHARS = 256 * 1024;
-/** Page size cap of listPayloads (the contract says at most 1,000). */
-export const MAX_PAGE_ROWS = 1_000;
 /** Largest asset returned inline as base64 by readAsset. */
 export const MAX_ASSET_INLINE_BYTES = 32 * 1024 * 1024;
 /** Largest histogram the limit tuner will build. */

@@ -25,9 +25,9 @@ async function snapshot(index: SpillIndex) {
   };
 }
 
-function openWith(bulkMinUnits: number, bulkWriter: 'always' | 'never' = 'always') {
+function openWith(bulkMinRows: number, bulkWriter: 'always' | 'never' = 'always') {
   const dbPath = path.join(tmpDir('spillway-db-'), 'index.sqlite');
-  const index = openIndex({ dbPath, bulkMinUnits, bulkWriter });
+  const index = openIndex({ dbPath, bulkMinRows, bulkWriter });
   return { index, dbPath };
 }
 
@@ -54,13 +54,13 @@ describe('bulk indexing through the writer thread', () => {
     const a = await main.index.scan();
     const b = await bulk.index.scan();
     const c = await big.index.scan();
-    expect({ ...c, seconds: 0 }).toEqual({ ...a, seconds: 0 });
+    expect({ ...c, seconds: 0, listSeconds: 0 }).toEqual({ ...a, seconds: 0, listSeconds: 0 });
     expect(await snapshot(big.index)).toEqual(await snapshot(main.index));
     await big.index.close();
     expect(b.warnings.filter((w) => /bulk/.test(w))).toEqual([]);
     expect(a.writer).toBe('main');
     expect(b.writer).toBe('worker');
-    expect({ ...b, seconds: 0, writer: 'main' }).toEqual({ ...a, seconds: 0 });
+    expect({ ...b, seconds: 0, listSeconds: 0, writer: 'main' }).toEqual({ ...a, seconds: 0, listSeconds: 0 });
     expect(b.added).toBeGreaterThan(60);
     expect(await snapshot(bulk.index)).toEqual(await snapshot(main.index));
 
@@ -72,7 +72,7 @@ describe('bulk indexing through the writer thread', () => {
     const a2 = await main.index.scan({ rootId: r2a.id });
     const b2 = await bulk.index.scan({ rootId: r2b.id });
     expect(b2.writer).toBe('worker');
-    expect({ ...b2, seconds: 0, writer: 'main' }).toEqual({ ...a2, seconds: 0 });
+    expect({ ...b2, seconds: 0, listSeconds: 0, writer: 'main' }).toEqual({ ...a2, seconds: 0, listSeconds: 0 });
     expect(b2.added).toBe(30);
     expect(await snapshot(bulk.index)).toEqual(await snapshot(main.index));
 
@@ -106,16 +106,11 @@ describe('bulk indexing through the writer thread', () => {
     db.pragma('journal_mode = WAL');
     db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
     db.close();
-    const w = new BulkWriter<string>(dbPath, {
-      source: 'INSERT INTO t (id, v) VALUES (?, ?)',
-      payload: 'INSERT INTO t (id, v) VALUES (?, ?)',
-      asset: 'INSERT INTO t (id, v) VALUES (?, ?)',
-      fts: 'INSERT INTO t (id, v) VALUES (?, ?)',
-    });
-    w.send({ sources: [[1, 'a']], payloads: [], assets: [], fts: [] }, 'first');
+    const w = new BulkWriter<string>(dbPath, { sql: ['INSERT INTO t (id, v) VALUES (?, ?)'] });
+    w.send([[[1, 'a']]], 'first');
     // NOT NULL violated: this batch and everything since the last commit comes back.
-    w.send({ sources: [[2, null]], payloads: [], assets: [], fts: [] }, 'bad');
-    w.send({ sources: [[3, 'c']], payloads: [], assets: [], fts: [] }, 'after');
+    w.send([[[2, null]]], 'bad');
+    w.send([[[3, 'c']]], 'after');
     const failed = await w.settle();
     expect(failed.sort()).toEqual(['after', 'bad', 'first']);
     expect(w.error).toMatch(/NOT NULL/);

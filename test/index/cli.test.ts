@@ -52,4 +52,16 @@ describe('spillway index', () => {
     expect(bad.stderr).toMatch(/does not exist/);
     expect(bad.stdout).toBe('');
   });
+
+  it('prints the progress of both phases to stderr: listing, then full-text search', () => {
+    const home = tmpDir();
+    const r = spillway(['index', path.join(FIXTURES, 'gemini'), '--db', path.join(home, 'x.sqlite')], home);
+    expect(r.status).toBe(0);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toEqual([
+      expect.stringMatching(/^spillway: gemini: listing done, 1 unit\(s\) listed, at \d+\.\d\d s$/),
+      expect.stringMatching(/^spillway: gemini: full-text search done, 10 payload\(s\) searchable, at \d+\.\d\d s$/),
+    ]);
+    expect(r.stdout).toMatch(/indexed 1 session\(s\), 10 payload\(s\)/);
+  });
 });

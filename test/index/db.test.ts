@@ -92,11 +92,32 @@ describe('the index database', () => {
     const src = db.prepare("INSERT INTO sources (root_id, session_id, key, fingerprint, hash, kind) VALUES ('r', 's', ?, 'fp', 'h', ?)");
     src.run('/r/a', 'spillway');
     src.run('/r/b.jsonl', 'claude-code');
-    migrate(db);
+    migrate(db, 3);
     expect(db.prepare('SELECT kind, fingerprint FROM sources ORDER BY key').all()).toEqual([
       { kind: 'spillway', fingerprint: '' },
       { kind: 'claude-code', fingerprint: 'fp' },
     ]);
+    db.close();
+  });
+
+  it('migration 4 re-reads imports (new spill forms, session titles) and keeps a full-text index that needs no refill', () => {
+    const db = new Database(':memory:');
+    migrate(db, 3);
+    db.prepare("INSERT INTO roots (id, path, kind, added_at) VALUES ('r', '/r', 'sessions', 'now')").run();
+    const src = db.prepare("INSERT INTO sources (root_id, session_id, key, fingerprint, hash, kind) VALUES ('r', 's', ?, 'fp', 'h', ?)");
+    src.run('/r/a', 'spillway');
+    src.run('/r/b.jsonl', 'claude-code');
+    db.prepare(
+      "INSERT INTO payloads (id, source_id, session_id, root_id, tool, created_at, bytes, tokens, action, kind, path) VALUES ('p', 1, 's', 'r', 't', 'now', 1, 1, 'spill', 'text', '/r/a.txt')",
+    ).run();
+    migrate(db);
+    expect(db.prepare('SELECT kind, fingerprint FROM sources ORDER BY key').all()).toEqual([
+      { kind: 'spillway', fingerprint: 'fp' },
+      { kind: 'claude-code', fingerprint: '' },
+    ]);
+    // Rows written before two-phase scans already have their full-text rows.
+    expect(db.prepare('SELECT fts_pending FROM payloads').all()).toEqual([{ fts_pending: 0 }]);
+    expect(db.prepare('SELECT read_only, auto FROM roots').all()).toEqual([{ read_only: 0, auto: 0 }]);
     db.close();
   });
 

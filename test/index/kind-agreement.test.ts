@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { detectRootKind, discover } from '../../src/index/discover.js';
-import { importClaude, importCodex, importGemini, readImportedText } from '../../src/index/importers.js';
+import { type ImportContext, importClaude, importCodex, importGemini, readImportedText } from '../../src/index/importers.js';
+import { localSource } from '../../src/index/source.js';
 import { Yielder } from '../../src/index/yielder.js';
 import type { ContentKind } from '../../src/pipeline/types.js';
 import { detectContent, detectTextFormat, unwrapText } from '../../src/pipeline/index.js';
@@ -25,14 +26,15 @@ const FIXTURE_RESULTS = 351;
 
 async function importAll(): Promise<Result[]> {
   const yielder = new Yielder();
-  const found = await discover({ root: FIXTURES, kind: detectRootKind(FIXTURES), yielder });
+  const ctx: ImportContext = { source: localSource, yielder, resolveSpill: async () => null };
+  const found = await discover({ source: localSource, root: FIXTURES, kind: detectRootKind(FIXTURES), yielder });
   const out: Result[] = [];
   for (const unit of found.units) {
     const importer = { 'claude-code': importClaude, codex: importCodex, gemini: importGemini }[unit.kind as string];
     if (!importer) continue;
-    const { payloads } = await importer(unit, yielder);
+    const { payloads } = await importer(ctx, unit);
     for (const p of payloads) {
-      const text = await readImportedText(p.source!, unit.toolResultsDir);
+      const text = await readImportedText(localSource, p.source!);
       expect(text, `${unit.key} ${p.tool}`).not.toBeNull();
       out.push({ tool: p.tool, input: p.input, indexKind: p.kind, text: text! });
     }

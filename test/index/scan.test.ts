@@ -79,11 +79,15 @@ describe('scanning a Spillway sessions root', () => {
     // Same bytes, new mtime: read again, but the hash says nothing changed.
     const p0 = gen.payloads[0]!;
     const future = new Date(Date.now() + 60_000);
-    fs.utimesSync(p0.payloadPath, future, future);
+    fs.utimesSync(p0.metaPath, future, future);
     events.length = 0;
     const touched = await index.scan();
     expect(touched).toMatchObject({ read: 1, added: 0, changed: 0, removed: 0 });
     expect(events.filter((e) => e.event === 'onDidIndex')).toEqual([]);
+    expect((await index.scan()).read).toBe(0);
+    // A payload file is written once and never rewritten in place: its sidecar fingerprints the
+    // pair, so touching the payload alone costs a re-scan nothing.
+    fs.utimesSync(p0.payloadPath, future, future);
     expect((await index.scan()).read).toBe(0);
 
     // An edited sidecar (a summary run appended) is re-read.

@@ -54,6 +54,19 @@ describe('spillway mcp in front of @modelcontextprotocol/server-filesystem', () 
     return [a as Result, b as Result];
   }
 
+  /**
+   * read_media_file's schema (a strict array of media items, nothing else) has no field that could
+   * carry the message without making up an item: the result is the error form, whose content the
+   * clients show, with a note that the call itself succeeded.
+   */
+  function expectBoundedErrorForm(r: Result) {
+    expect(JSON.stringify(r).length).toBeLessThan(2 * MAX_MESSAGE_CHARS + 6_000);
+    expect(r.isError).toBe(true);
+    expect(r.structuredContent).toBeUndefined();
+    expect(textOf(r)).toContain('[spillway]');
+    expect(textOf(r)).toContain('the call itself succeeded');
+  }
+
   function expectBoundedAndValid(name: string, r: Result) {
     expect(JSON.stringify(r).length).toBeLessThan(2 * MAX_MESSAGE_CHARS + 6_000);
     expect(r.isError).not.toBe(true);
@@ -118,7 +131,7 @@ describe('spillway mcp in front of @modelcontextprotocol/server-filesystem', () 
 
   it('read_media_file on a PNG: the image is saved as an asset, byte-identical', async () => {
     const [r, d] = await both('read_media_file', { path: path.join(data, 'picture.png') });
-    expectBoundedAndValid('read_media_file', r);
+    expectBoundedErrorForm(r);
     const spill = spillOf(r)!;
     expect(spill).toBeDefined();
     const meta = JSON.parse(fs.readFileSync(spill.metaPath!, 'utf8')) as { assets: Array<{ path: string; mimeType: string; sha256: string }> };
@@ -132,7 +145,7 @@ describe('spillway mcp in front of @modelcontextprotocol/server-filesystem', () 
 
   it('read_media_file on a WAV: the audio is saved as an asset, byte-identical', async () => {
     const [r] = await both('read_media_file', { path: path.join(data, 'sound.wav') });
-    expectBoundedAndValid('read_media_file', r);
+    expectBoundedErrorForm(r);
     const meta = JSON.parse(fs.readFileSync(spillOf(r)!.metaPath!, 'utf8')) as { assets: Array<{ path: string; mimeType: string }> };
     const asset = meta.assets.find((a) => /wav/.test(a.mimeType));
     expect(asset, JSON.stringify(meta.assets)).toBeDefined();
@@ -169,6 +182,30 @@ describe('spillway mcp in front of @modelcontextprotocol/server-filesystem', () 
     const answer = JSON.parse(textOf(q)) as { rows: unknown[]; total?: number };
     expect(answer.total).toBe(log.split('\n').filter((l) => l.includes(' ERROR ')).length);
     expect(answer.rows.length).toBe(3);
+  });
+
+  it('a small text carrying a data URL: the blob is cut out to an asset, the rest reaches the client (inline-assets)', async () => {
+    const thumb = makePng(24, 7);
+    const note = `note: thumbnail attached\n<img src="data:image/png;base64,${thumb.toString('base64')}">\nend of note\n`;
+    fs.writeFileSync(path.join(data, 'note.md'), note);
+    expect(Buffer.byteLength(note)).toBeLessThan(12_000); // under the limit by size: it used to pass as is
+    const [r, d] = await both('read_text_file', { path: path.join(data, 'note.md') });
+    expect(JSON.stringify(d)).toContain(thumb.toString('base64'));
+    expect(JSON.stringify(r)).not.toContain(thumb.toString('base64').slice(0, 200));
+    expect(textOf(r)).toContain('note: thumbnail attached');
+    expect(textOf(r)).toContain('end of note');
+    const spill = spillOf(r)!;
+    expect(spill.action).toBe('inline-assets');
+    const meta = JSON.parse(fs.readFileSync(spill.metaPath!, 'utf8')) as { assets: Array<{ path: string; mimeType: string }> };
+    expect(fs.readFileSync(meta.assets.find((a) => a.mimeType === 'image/png')!.path).equals(thumb)).toBe(true);
+    expectBoundedAndValid('read_text_file', r);
+  });
+
+  it('a small image that fits passes untouched (clients show it as media)', async () => {
+    const small = makePng(8, 3);
+    fs.writeFileSync(path.join(data, 'small.png'), small);
+    const [r, d] = await both('read_media_file', { path: path.join(data, 'small.png') });
+    expect(r).toEqual(d);
   });
 
   it('passes small results untouched', async () => {

@@ -4,7 +4,8 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { fitSummaryInput, guardLargeResult, MAX_MESSAGE_CHARS } from '../../src/pipeline/index.js';
-import { guardToolResult, shortMessage, summaryTextOfMcp } from '../../src/integrations/mcp/tool-result.js';
+import { guardToolResult, mcpAwareSummarizer, shownText, summaryTextOfMcp } from '../../src/integrations/mcp/tool-result.js';
+import { createSummarizer } from '../../src/summarize/index.js';
 import { makeLog, tmpDir } from './helpers.js';
 
 const bigResult = () => ({ content: [{ type: 'text', text: makeLog(200_000) }], structuredContent: { content: 'x'.repeat(10) } });
@@ -68,8 +69,34 @@ describe('guardToolResult', () => {
     expect(out).toBeNull();
   });
 
-  it('shortMessage keeps the header and the hint', () => {
-    expect(shortMessage('head line 1\nhead line 2\n\nSummary:\nlots', 'HINT')).toBe('head line 1\nhead line 2\nHINT');
+  it('what each client shows decides: Claude Code and Codex read structuredContent only, generic counts both', async () => {
+    const result = bigResult(); // 200 KB in the text block, a tiny structuredContent
+    expect(shownText(result, 'codex')).toBe(JSON.stringify(result.structuredContent));
+    expect(shownText(result, 'claude-code')).toBe(JSON.stringify(result.structuredContent));
+    expect(shownText(result, 'generic')).toBeUndefined();
+    // Gemini CLI 0.61.0 shows the content blocks' text, not structuredContent.
+    expect(shownText(result, 'gemini')).toBe(result.content[0]!.text);
+    expect(shownText({ content: [{ type: 'text', text: 'a' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }] }, 'codex')).toBe('a\n[image]');
+    const deps = { guard: guardLargeResult, session: async () => tmpDir(), log: () => {} };
+    const ctx = { toolName: 'read_text_file', outputSchema: { validate: () => ({ valid: true }) } };
+    expect(await guardToolResult(result, ctx, { ...deps, client: 'codex' })).toBeNull();
+    expect(await guardToolResult(result, ctx, { ...deps, client: 'generic' })).not.toBeNull();
+  });
+
+  it('structuredContent carries the whole message (summary and advice), sized by what the client shows', async () => {
+    const text = makeLog(400_000);
+    const result = { content: [{ type: 'text', text }], structuredContent: { content: text } };
+    const ctx = { toolName: 'read_text_file', outputSchema: { validate: (v: unknown) => ({ valid: typeof (v as { content?: unknown }).content === 'string' }) } };
+    const out = await guardToolResult(result, ctx, { guard: guardLargeResult, session: async () => tmpDir(), log: () => {}, client: 'codex', readMore: 'drill-down', summarize: mcpAwareSummarizer(createSummarizer({ provider: 'structural' })) });
+    const msg = (out!.content as Array<{ text: string }>)[0]!.text;
+    expect(out!.structuredContent).toEqual({ content: msg });
+    expect(msg).toContain('Summary (');
+    expect(msg).toContain('spillway_read');
+    expect(msg).not.toMatch(/\bwith Read\b|\bGrep\b/);
+    // The count in the message is of what Codex would have shown (one copy of the text), not of both copies.
+    const tokens = Number(/~([\d,]+) tokens/.exec(msg)![1]!.replace(/,/g, ''));
+    const both = (await guardLargeResult(result, { sessionPath: tmpDir() }))!.estimate.tokens;
+    expect(tokens).toBeLessThan(both * 0.6);
   });
 });
 

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { jsonLine, terminalSafe } from '../../src/cli/terminal.js';
+import { jsonLine, terminalSafe } from '../../src/pipeline/terminal.js';
 
 const REPO = path.resolve(import.meta.dirname, '..', '..');
 const CLI = ['--import', 'tsx', '--conditions=source', path.join(REPO, 'src', 'cli', 'main.ts')];
@@ -63,6 +63,26 @@ describe('CLI output carries no raw terminal controls', () => {
       expect(r.stdout.length, args.join(' ')).toBeGreaterThan(0);
       expect(r.stdout, args.join(' ')).not.toMatch(RAW_CONTROL);
     }
+  });
+});
+
+describe('the hook\'s and the proxy\'s log lines', () => {
+  it('spillway hook claude-code: a tool name with controls is escaped in its stderr note', () => {
+    const input = JSON.stringify({
+      session_id: 's1',
+      transcript_path: path.join(tmp, 'none.jsonl'),
+      cwd: tmp,
+      hook_event_name: 'PostToolUse',
+      tool_name: `Weird${TITLE}${HYPERLINK}`,
+      tool_input: {},
+      tool_response: { x: 'a'.repeat(200_000) },
+      tool_use_id: 't1',
+    });
+    const r = spillway(['hook', 'claude-code'], input);
+    expect(r.status).toBe(0);
+    expect(r.stderr).toContain('output left unchanged');
+    expect(r.stderr).toContain('\\x1b]0;pwned');
+    expect(r.stderr).not.toMatch(RAW_CONTROL);
   });
 });
 

@@ -10,7 +10,7 @@ import {
   type StrategyName,
 } from '../../pipeline/index.js';
 import { addLimitOptions, loadSummarizer } from '../../integrations/options.js';
-import { jsonLine, terminalSafe } from '../terminal.js';
+import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
 
 export interface GuardCommandOptions {
   session: string;

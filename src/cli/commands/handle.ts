@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { withHandles, type HandleQuery, type HandleStore } from '../../service/offline.js';
-import { jsonLine, terminalSafe } from '../terminal.js';
+import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
 
 /** Hours → ms for --ttl. */
 const MS_PER_HOUR = 3_600_000;

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { addGuardOptions, guardWith, loadSummarizer, type GuardCliOptions } from '../../integrations/options.js';
 import { handleClaudeCodeHook } from '../../integrations/hooks/claude-code.js';
+import { terminalSafe } from '../../pipeline/terminal.js';
 
 /** Claude Code runs Claude models: the hook measures results with Claude's tokenizer unless told otherwise. */
 export const HOOK_DEFAULT_PROFILE = 'claude' as const;
@@ -28,9 +29,10 @@ export function register(program: Command): void {
   addGuardOptions(cc, HOOK_DEFAULT_PROFILE)
     .addHelpText(
       'after',
-      '\nIn .claude/settings.json:\n' +
-        '  {"hooks": {"PostToolUse": [{"matcher": "*", "hooks": [{"type": "command", "command": "npx spillway hook claude-code"}]}]}}\n' +
-        '\nSmall results: no output (Claude Code keeps them). Errors never block the agent: exit 0 and a line on stderr.\n' +
+      '\nInstall it with `spillway setup claude-code` (merges it into .claude/settings.json; --remove undoes it).\n' +
+        '\nOversized results are answered in the tool\'s own output shape (Read, Bash, Grep, Glob, WebFetch, WebSearch,\n' +
+        'Agent, MCP tools); Claude Code drops any other answer, so a tool whose shape Spillway does not know is left\n' +
+        'alone with a line on stderr. Small results: no output. Errors never block the agent: exit 0 and a line on stderr.\n' +
         'Spills go to <app data>/sessions/claude-code_<session_id>/ unless --session is given.',
     )
     .action(async (opts: GuardCliOptions) => {
@@ -41,7 +43,7 @@ export function register(program: Command): void {
           process.stderr.write(`spillway hook: input over ${MAX_HOOK_INPUT_BYTES} bytes; left unchanged\n`);
           return;
         }
-          const summarize = loadSummarizer(opts);
+        const summarize = loadSummarizer(opts);
         const outcome = await handleClaudeCodeHook(stdin, {
           guard: guardWith(opts, HOOK_DEFAULT_PROFILE),
           summarize,
@@ -49,11 +51,13 @@ export function register(program: Command): void {
           limitTokens: opts.limit,
           contextWindowTokens: opts.contextWindow,
           focusArg: opts.focusArg,
+          profile: opts.profile ?? HOOK_DEFAULT_PROFILE,
+          strategy: opts.strategy,
         });
-        if (outcome.note) process.stderr.write(`spillway hook: ${outcome.note}\n`);
+        if (outcome.note) process.stderr.write(`spillway hook: ${terminalSafe(outcome.note)}\n`);
         if (outcome.output) process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
       } catch (err) {
-        process.stderr.write(`spillway hook: ${err instanceof Error ? err.message : String(err)}; result left unchanged\n`);
+        process.stderr.write(`spillway hook: ${terminalSafe(err instanceof Error ? err.message : String(err))}; result left unchanged\n`);
       }
       process.exitCode = 0;
     });

@@ -9,6 +9,7 @@ import { register as index } from './index-cmd.js';
 import { register as serve } from './serve.js';
 import { register as mcp } from './mcp.js';
 import { register as hook } from './hook.js';
+import { register as setup } from './setup.js';
 
 /** Every verb, in help order. README's CLI section must list the same verbs (consistency test). */
 export const COMMANDS: Array<(program: Command) => void> = [
@@ -22,4 +23,5 @@ export const COMMANDS: Array<(program: Command) => void> = [
   serve,
   mcp,
   hook,
+  setup,
 ];

@@ -1,12 +1,14 @@
 import type { Command } from 'commander';
-import { addGuardOptions, guardWith, loadSummarizer, type GuardCliOptions } from '../../integrations/options.js';
+import { addGuardOptions, guardWith, loadSummarizer, oneOf, type GuardCliOptions } from '../../integrations/options.js';
 import { runMcpProxy } from '../../integrations/mcp/proxy.js';
 import { createDrillDownTools, loadProjectionFor } from '../../integrations/mcp/drilldown.js';
+import { MCP_CLIENT_KINDS, type McpClientKind } from '../../integrations/mcp/tool-result.js';
 
 interface McpCliOptions extends GuardCliOptions {
   projection?: string;
   drillDown?: boolean;
   quiet?: boolean;
+  client?: McpClientKind;
 }
 
 export function register(program: Command): void {
@@ -18,11 +20,18 @@ export function register(program: Command): void {
     .argument('[args...]', 'its arguments (put -- before the command so its options are not read as ours)');
   addGuardOptions(cmd)
     .option('--projection <file>', 'per-tool projection specs (a JSON file or a folder of <tool>.json; default: the saved specs in <app data>/projections)')
+    .option(
+      '--client <kind>',
+      `what the client shows its model: ${MCP_CLIENT_KINDS.join(', ')} (claude-code and codex show the serialized structuredContent, not the content blocks; ` +
+        'gemini the content blocks; generic, the default, counts both, so an unknown client never gets too much)',
+      oneOf('--client', MCP_CLIENT_KINDS),
+    )
     .option('--no-drill-down', 'do not add the spillway_read / spillway_grep / spillway_query tools')
     .option('--quiet', 'no log lines on stderr (the server\'s own stderr still passes)')
     .addHelpText(
       'after',
-      '\nExample:\n  spillway mcp --limit 8000 -- npx -y @modelcontextprotocol/server-filesystem ~/work\n' +
+      '\nExample:\n  spillway mcp --client codex --limit 8000 -- npx -y @modelcontextprotocol/server-filesystem ~/work\n' +
+        '(`spillway setup claude-code|codex --mcp NAME -- <server>` writes this into the client\'s config.)\n' +
         '\nStdout carries only MCP messages; logs go to stderr. Without --session, spills go to a new folder\n' +
         'under the app-data sessions root, named by start time and server name.',
     )
@@ -39,6 +48,7 @@ export function register(program: Command): void {
         projectionFor,
         focusArg: opts.focusArg,
         guard: guardWith(opts),
+        client: opts.client,
         localTools: opts.drillDown === false ? undefined : (session, sessionDir) => createDrillDownTools({ session, sessionDir }),
         quiet: opts.quiet,
       });

@@ -2,7 +2,7 @@ import fs from 'node:fs/promises';
 import type { Command } from 'commander';
 import { appPaths } from '../../pipeline/index.js';
 import { applyProjection, checkProjectionSpec, projectionSpecFor, suggestProjectionFor, type ProjectionSpec } from '../../service/offline.js';
-import { jsonLine, terminalSafe } from '../terminal.js';
+import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
 
 interface ProjectCliOptions {
   suggest?: boolean;

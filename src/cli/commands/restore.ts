@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { restorePayload, restoreToFile } from '../../pipeline/index.js';
-import { terminalSafe } from '../terminal.js';
+import { terminalSafe } from '../../pipeline/terminal.js';
 
 export function register(program: Command): void {
   program

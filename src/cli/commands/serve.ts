@@ -2,9 +2,9 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { createInspectorService } from '../../service/service.js';
+import { createInspectorService, defaultRootsChoice, NO_DEFAULT_ROOTS_ENV } from '../../service/service.js';
 import { startServer, type RunningServer } from '../../server/server.js';
-import { terminalSafe } from '../terminal.js';
+import { terminalSafe } from '../../pipeline/terminal.js';
 
 function parsePort(v: string): number {
   const n = Number(v);
@@ -62,22 +62,25 @@ export function register(program: Command): void {
     .option('--db <file>', 'index database (default: <app data>/index.sqlite)')
     .option('--open', 'open the system browser at the URL')
     .addOption(new Option('--token-file <file>', 'read the bearer token from this 0600 file instead of making a random one (or set $SPILLWAY_TOKEN)').hideHelp())
+    .option('--no-default-roots', `do not open ~/.claude/projects, ~/.codex/sessions and ~/.gemini/tmp (read-only) when no --root is given; also ${NO_DEFAULT_ROOTS_ENV}=1`)
     .addOption(new Option('--static-dir <dir>', 'serve this built UI instead of dist/renderer').hideHelp())
     .addHelpText(
       'after',
       `
 Prints a one-time link on the first line of stdout, then keeps serving until SIGINT/SIGTERM;
 each time a link is used, stderr shows a fresh one (for another tab, or after a reload). Without
---root and with no root registered yet, the app-data sessions folder is used. Roots come from
---root (or \`spillway index\`), never from the browser. Requests without the token get 401; only
-loopback Host/Origin are accepted.`,
+--root and with no root registered yet, the app-data sessions folder is used. Without --root, the
+agents' own session folders that exist in $HOME are opened too, read-only: ~/.claude/projects,
+~/.codex/sessions and ~/.gemini/tmp. Roots come from --root (or \`spillway index\`), never from the
+browser. Requests without the token get 401; only loopback Host/Origin are accepted.`,
     )
-    .action(async (opts: { root: string[]; port: number; db?: string; open?: boolean; tokenFile?: string; staticDir?: string }) => {
+    .action(async (opts: { root: string[]; port: number; db?: string; open?: boolean; defaultRoots: boolean; tokenFile?: string; staticDir?: string }) => {
       const warn = (m: string) => process.stderr.write(`spillway serve: ${terminalSafe(m)}\n`);
       const token = readFixedToken(opts.tokenFile);
       const service = createInspectorService({
         transport: 'http',
         roots: opts.root.map((r) => path.resolve(r)),
+        defaultRoots: defaultRootsChoice(opts.defaultRoots, opts.root, process.env),
         dbPath: opts.db ? path.resolve(opts.db) : undefined,
         onWarning: warn,
       });
@@ -104,9 +107,11 @@ loopback Host/Origin are accepted.`,
       const server = started;
       process.stdout.write(`${server.url}\n`);
       const roots = await service.listRoots({});
+      const auto = roots.filter((r) => r.auto);
       process.stderr.write(
         `spillway serve: index ${service.dbPath}\n` +
-          roots.map((r) => `spillway serve: root ${terminalSafe(r.path)} (${r.kind})\n`).join('') +
+          roots.map((r) => `spillway serve: root ${terminalSafe(r.path)} (${r.kind}${r.readOnly ? ', read-only' : ''}${r.auto ? ', opened by default' : ''})\n`).join('') +
+          (auto.length ? `spillway serve: ${auto.length} agent session folder(s) opened read-only by default; --no-default-roots or ${NO_DEFAULT_ROOTS_ENV}=1 turns that off\n` : '') +
           'spillway serve: press Ctrl+C to stop\n',
       );
       // The browser gets its own link, which expires: xdg-open's argv is readable by every local account.

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { MAX_SUMMARY_OUTPUT_TOKENS } from '../../pipeline/index.js';
 import { listSummaryProviders, listSummaryTemplates, PROVIDER_NAMES, summarizeText } from '../../service/offline.js';
 import { defaultProvider, positiveInt } from '../../integrations/options.js';
-import { jsonLine, terminalSafe } from '../terminal.js';
+import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
 
 interface SummarizeCliOptions {
   focus?: string;

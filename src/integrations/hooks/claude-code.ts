@@ -3,6 +3,11 @@ import path from 'node:path';
 import {
   appPaths,
   buildPreview,
+  handleLargeResponse,
+  fmtBytes,
+  isBinaryString,
+  isInside,
+  mayCarryInlineAssets,
   resolveLimit,
   MAX_MESSAGE_CHARS,
   PREVIEW_CHARS,
@@ -10,36 +15,38 @@ import {
   truncate,
   type GuardOptions,
   type GuardResult,
+  type Profile,
+  type StrategyName,
   type SummarizeHook,
 } from '../../pipeline/index.js';
 import { mcpAwareSummarizer } from '../mcp/tool-result.js';
+import { readToolResponse, type PersistedOutput, type Reading } from './claude-code-shapes.js';
 
 /**
  * `spillway hook claude-code`: a Claude Code PostToolUse hook that spills oversized tool results.
  *
- * Input (stdin), as Claude Code sends it to a PostToolUse command hook:
- *   { session_id, transcript_path, cwd, permission_mode, hook_event_name: "PostToolUse",
- *     tool_name, tool_input, tool_response, tool_use_id }
- * `tool_response` is tool-specific: Bash gives `{stdout, stderr, interrupted, isImage}`, Read gives
- * `{type: "text", file: {filePath, content, numLines, startLine, totalLines}}`, an MCP tool
- * (`mcp__<server>__<tool>`) gives its content blocks `[{type: "text", text}, …]`.
+ * Input (stdin), as Claude Code 2.1.328 sends it to a PostToolUse command hook:
+ *   { session_id, transcript_path, cwd, prompt_id, permission_mode, effort: {level},
+ *     hook_event_name: "PostToolUse", tool_name, tool_input, tool_response, tool_use_id, duration_ms }
+ * `tool_response` is the tool's own output object (see claude-code-shapes.ts for each tool).
  *
- * Output (stdout), per the Claude Code hooks reference, "PostToolUse decision control"
- * (https://code.claude.com/docs/en/hooks#posttooluse-decision-control):
- *   { "hookSpecificOutput": { "hookEventName": "PostToolUse",
- *       "updatedToolOutput": "<replacement>",          // any tool, Claude Code ≥ 2.1.121 (changelog: "PostToolUse hooks
- *                                                       //   can now replace tool output for all tools via
- *                                                       //   hookSpecificOutput.updatedToolOutput (previously MCP-only)")
- *       "updatedMCPToolOutput": [{type:"text",text}]  // MCP tools, the older field ("For MCP tools only: replaces the
- *   } }                                               //   tool's output with the provided value"), still honoured
- * Both are sent for MCP tools so older and newer Claude Code versions replace the output; the Agent
- * SDKs do the same (they emit both when a replacement is set).
+ * Output (stdout): { "hookSpecificOutput": { "hookEventName": "PostToolUse", "updatedToolOutput": <the
+ * tool's own shape, carrying the message> } }. Claude Code validates it against the tool's output
+ * schema and drops it (keeping the original) when it does not match, so a shape Spillway does not
+ * know is never answered: the output is left alone and a line on stderr says why.
  *
- * Small results: exit 0, no output (Claude Code keeps the original). Any internal error: exit 0,
- * a line on stderr, and no output, so the agent is never blocked (exit 2 would block).
+ * Bash past 30,000 chars: the hook gets the first 30,000 and `persistedOutputPath`, where Claude Code
+ * kept the whole output. The hook reads that file, confined to this session's `tool-results/`
+ * folder, so the spill is complete and `spillway restore` gives back every byte. When it cannot,
+ * the message says exactly what was saved. Claude Code's own notice for an MCP result it saved to
+ * `tool-results/` is followed the same way, so the model gets Spillway's summary of the whole
+ * result instead of the notice.
  *
- * Where spills go: `<app data>/sessions/claude-code_<session_id>/long_responses/…` by default (the
- * inspector's sessions root, one folder per Claude Code session, kept across `--resume`), or `--session DIR`.
+ * Small results: exit 0, no output. Any internal error: exit 0, a line on stderr, no output (exit 2
+ * would block the agent).
+ *
+ * Spills go to `<app data>/sessions/claude-code_<session_id>/long_responses/…` by default (one
+ * folder per Claude Code session, kept across `--resume`), or `--session DIR`.
  */
 
 export interface ClaudeCodeHookInput {
@@ -57,8 +64,7 @@ export interface ClaudeCodeHookInput {
 export interface ClaudeCodeHookOutput {
   hookSpecificOutput: {
     hookEventName: 'PostToolUse';
-    updatedToolOutput: string;
-    updatedMCPToolOutput?: unknown;
+    updatedToolOutput: unknown;
   };
 }
 
@@ -72,6 +78,9 @@ export interface ClaudeCodeHookOptions {
   summarize?: SummarizeHook;
   /** A tool-input argument carrying the caller's focus (as with `spillway mcp --focus-arg`). */
   focusArg?: string;
+  /** How a result known to be too large is measured for the message (the `guard` brings its own). */
+  profile?: Profile;
+  strategy?: StrategyName;
   now?: () => Date;
 }
 
@@ -83,6 +92,16 @@ export interface ClaudeCodeHookOutcome {
   guard?: GuardResult;
 }
 
+/** Largest file read back from Claude Code's `tool-results/` (a persisted Bash or MCP output). */
+export const MAX_PERSISTED_OUTPUT_BYTES = 512 * 1024 * 1024;
+/**
+ * Tokens one image block may cost the model: Claude scales images to about 1.15 megapixels, about
+ * 1,600 tokens (width × height / 750). Images are priced by pixels, never by their base64 length.
+ */
+export const MCP_IMAGE_TOKENS = 1_600;
+/** Images of an MCP result kept in the answer beside the message (the model sees them natively). */
+export const MAX_KEPT_IMAGES = 4;
+
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -92,38 +111,16 @@ export function claudeCodeSessionDir(sessionId: string | undefined, sessionsRoot
 }
 
 /**
- * What the model actually reads from a tool response: the text of the built-in tools, the content
- * blocks of MCP tools, and the value itself for anything else.
+ * A text under the limit still goes to the guard when it may hold base64 worth cutting out or is
+ * binary carried in a string (`cat` of an image): the model can use neither as text, at any size.
  */
-export function resultOf(toolName: string, response: unknown): unknown {
-  if (typeof response === 'string' || !isObj(response)) return response;
-  switch (toolName) {
-    case 'Bash': {
-      const out = typeof response.stdout === 'string' ? response.stdout : '';
-      const err = typeof response.stderr === 'string' ? response.stderr : '';
-      if (typeof response.stdout !== 'string' && typeof response.stderr !== 'string') return response;
-      return err ? `${out}${out && !out.endsWith('\n') ? '\n' : ''}--- stderr ---\n${err}` : out;
-    }
-    case 'Read': {
-      const file = response.file;
-      if (isObj(file) && typeof file.content === 'string') return file.content;
-      return response;
-    }
-    case 'WebFetch':
-      return typeof response.result === 'string' ? response.result : response;
-    case 'Grep':
-      if (typeof response.content === 'string') return response.content;
-      if (Array.isArray(response.filenames)) return response.filenames.join('\n');
-      return response;
-    case 'Glob':
-      return Array.isArray(response.filenames) ? response.filenames.join('\n') : response;
-    default:
-      return response;
-  }
+function fitsAsText(text: string, limit: number): boolean {
+  return sizeOf(text) <= limit && !mayCarryInlineAssets(text) && !isBinaryString(text);
 }
 
 function sizeOf(v: unknown): number {
   if (typeof v === 'string') return Buffer.byteLength(v);
+  if (v instanceof Uint8Array) return v.byteLength;
   try {
     return Buffer.byteLength(JSON.stringify(v) ?? '');
   } catch {
@@ -139,6 +136,79 @@ function intentOf(input: unknown, focusArg: string | undefined): string | undefi
   return undefined;
 }
 
+/**
+ * This session's `tool-results/` folder: `<transcript without .jsonl>/tool-results`, where Claude
+ * Code keeps outputs too large to show. Undefined when the input does not name a session plainly.
+ */
+export function toolResultsDir(input: ClaudeCodeHookInput): string | undefined {
+  const id = input.session_id;
+  const t = input.transcript_path;
+  if (typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,128}$/.test(id) || typeof t !== 'string' || !path.isAbsolute(t)) return undefined;
+  if (path.basename(t) !== `${id}.jsonl`) return undefined;
+  return path.join(path.dirname(t), id, 'tool-results');
+}
+
+/**
+ * Read a file Claude Code persisted, only if it lies in this session's `tool-results/` folder once
+ * symlinks are resolved, is a regular file, and is not huge. Never throws.
+ */
+export async function readPersisted(input: ClaudeCodeHookInput, file: string): Promise<{ bytes: Buffer } | { error: string }> {
+  const dir = toolResultsDir(input);
+  if (!dir) return { error: 'the hook input names no session transcript, so its tool-results folder is unknown' };
+  try {
+    const [realDir, realFile] = await Promise.all([fs.promises.realpath(dir), fs.promises.realpath(path.resolve(dir, file))]);
+    if (!isInside(realDir, realFile) || realFile === realDir) return { error: `${JSON.stringify(file)} is outside this session's tool-results folder` };
+    const st = await fs.promises.stat(realFile);
+    if (!st.isFile()) return { error: `${JSON.stringify(file)} is not a regular file` };
+    if (st.size > MAX_PERSISTED_OUTPUT_BYTES) return { error: `${fmtBytes(st.size)} is more than the hook reads (${fmtBytes(MAX_PERSISTED_OUTPUT_BYTES)})` };
+    return { bytes: await fs.promises.readFile(realFile) };
+  } catch (err) {
+    return { error: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/** What the guard gets for a reading, and what it lacks. */
+interface Subject {
+  value: string | Buffer | unknown;
+  incomplete?: string;
+  /** The full output could not be had and what the hook has is small: nothing to spill. */
+  skip?: string;
+  /** Claude Code already judged it too large to show: spill it whatever the hook's own count says. */
+  knownLarge?: boolean;
+}
+
+async function subjectOf(input: ClaudeCodeHookInput, reading: Reading & { kind: 'text' | 'mcp-blocks' }): Promise<Subject> {
+  if (reading.kind === 'mcp-blocks') {
+    const cut = /\[OUTPUT TRUNCATED - exceeded ([\d,]+) token limit\]/.exec(reading.text);
+    return {
+      value: reading.blocks,
+      ...(cut
+        ? { incomplete: `Claude Code had already cut this result at ${Number(cut[1]!.replace(/,/g, '')).toLocaleString('en-US')} tokens before the hook got it (its own copy of any image is in the session's tool-results folder).` }
+        : {}),
+    };
+  }
+  const p: PersistedOutput | undefined = reading.persisted;
+  if (!p) return { value: reading.text };
+  const full = await readPersisted(input, p.path);
+  if ('bytes' in full) {
+    if (p.source === 'bash') {
+      const stderr = isObj(input.tool_response) && typeof input.tool_response.stderr === 'string' ? input.tool_response.stderr : '';
+      // The file holds stdout exactly; stderr (never persisted) follows it as the model would see it.
+      return { value: stderr ? `${full.bytes.toString('utf8')}\n--- stderr ---\n${stderr}` : full.bytes };
+    }
+    return { value: full.bytes };
+  }
+  if (p.source === 'mcp-notice') return { value: reading.text, skip: `Claude Code's saved copy could not be read (${full.error})` };
+  const whole = p.bytes !== undefined ? `${fmtBytes(p.bytes)} (${p.bytes} bytes)` : 'an unknown size';
+  return {
+    value: reading.text,
+    knownLarge: true,
+    incomplete:
+      `Claude Code kept the whole output, ${whole}, in ${p.path}, which the hook could not read (${truncate(full.error, 200)}); ` +
+      `saved here are only the first ${p.inlineChars} chars it received.`,
+  };
+}
+
 export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOptions): Promise<ClaudeCodeHookOutcome> {
   let input: ClaudeCodeHookInput;
   try {
@@ -151,42 +221,75 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
   if (input.hook_event_name !== undefined && input.hook_event_name !== 'PostToolUse') return {};
   if (input.tool_response === undefined || input.tool_response === null) return {};
   const toolName = typeof input.tool_name === 'string' && input.tool_name ? input.tool_name : 'tool';
-  const result = resultOf(toolName, input.tool_response);
   // The limit the guard will use (an explicit limit is still narrowed by a context window).
   const limit = resolveLimit({ limitTokens: opts.limitTokens, contextWindowTokens: opts.contextWindowTokens });
-  // A tokenizer never makes more tokens than bytes: results this small need no measuring.
-  if (sizeOf(result) <= limit) return {};
+  const reading = readToolResponse(toolName, input.tool_response);
+  if (reading.kind === 'leave') return {};
+  if (reading.kind === 'unknown') {
+    const bytes = sizeOf(input.tool_response);
+    // A tokenizer never makes more tokens than bytes: a response this small fits whatever it is.
+    if (bytes <= limit) return {};
+    return {
+      note:
+        `${toolName}: output left unchanged (${Number.isFinite(bytes) ? fmtBytes(bytes) : 'unmeasurable'}); ${reading.why}, ` +
+        'and Claude Code drops an answer that is not in the tool’s own shape.',
+    };
+  }
+  if (reading.kind === 'mcp-blocks') {
+    // What the model reads as text, plus what its images cost (by pixels, not base64).
+    if (fitsAsText(reading.text, limit - reading.images.length * MCP_IMAGE_TOKENS)) return {};
+  } else if (!reading.persisted && fitsAsText(reading.text, limit)) return {};
+
+  const subject = await subjectOf(input, reading);
+  if (subject.skip) return { note: `${toolName}: left unchanged: ${subject.skip}` };
+  if (!subject.knownLarge && (typeof subject.value === 'string' ? fitsAsText(subject.value, limit) : sizeOf(subject.value) <= limit)) return {};
 
   const sessionPath = opts.sessionDir ? path.resolve(opts.sessionDir) : claudeCodeSessionDir(input.session_id, opts.sessionsRoot);
+  const isMcp = toolName.startsWith('mcp__');
   let g: GuardResult | null = null;
   let message: string;
   try {
     await fs.promises.mkdir(sessionPath, { recursive: true });
-    g = await opts.guard(result, {
+    const options: GuardOptions = {
       sessionPath,
       toolName,
       toolInput: input.tool_input,
       intent: intentOf(input.tool_input, opts.focusArg),
       limitTokens: opts.limitTokens,
       contextWindowTokens: opts.contextWindowTokens,
-      summarize: toolName.startsWith('mcp__') ? mcpAwareSummarizer(opts.summarize) : opts.summarize,
+      summarize: isMcp ? mcpAwareSummarizer(opts.summarize) : opts.summarize,
       now: opts.now,
-    });
+      readMore: 'claude-code',
+      ...(subject.incomplete ? { incomplete: subject.incomplete } : {}),
+    };
+    g =
+      subject.knownLarge && typeof subject.value === 'string'
+        ? await handleLargeResponse({
+            text: subject.value,
+            sessionPath,
+            context: { ...options, profile: opts.profile, strategy: opts.strategy },
+            summarize: options.summarize,
+            now: opts.now,
+          })
+        : await opts.guard(subject.value, options);
     if (!g) return {};
     message = g.message;
   } catch (err) {
     // The guard never throws by contract; if it does, the model still gets a bounded message, not the payload.
     const why = err instanceof Error ? err.message : String(err);
-    const preview = typeof result === 'string' ? result : (JSON.stringify(result) ?? '');
-    message = `Spillway: this ${toolName} result was too large for the context and could not be saved (${truncate(why, 300)}). Preview:\n${buildPreview(preview, undefined, PREVIEW_CHARS)}`;
+    const v = subject.value;
+    const preview = typeof v === 'string' ? v : v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : (JSON.stringify(v) ?? '');
+    message = `[spillway] This ${toolName} result was too large for the context and could not be saved (${truncate(why, 300)}). Preview:\n${buildPreview(preview, undefined, PREVIEW_CHARS)}`;
   }
   message = truncate(message, MAX_MESSAGE_CHARS);
-  const isMcp = toolName.startsWith('mcp__');
-  const output: ClaudeCodeHookOutput = { hookSpecificOutput: { hookEventName: 'PostToolUse', updatedToolOutput: message } };
-  if (isMcp) {
-    const block = { type: 'text', text: message };
-    output.hookSpecificOutput.updatedMCPToolOutput =
-      isObj(input.tool_response) && Array.isArray(input.tool_response.content) ? { content: [block] } : [block];
+  let replacement: unknown;
+  if (reading.kind === 'mcp-blocks') {
+    const keep = reading.images.length <= MAX_KEPT_IMAGES && reading.images.length * MCP_IMAGE_TOKENS <= limit / 2 ? reading.images : [];
+    replacement = reading.replace(message, keep);
+  } else {
+    replacement = reading.replace(message);
   }
-  return { output, ...(g ? { guard: g } : {}), note: g?.payloadPath ? `spilled ${toolName} to ${g.payloadPath}` : undefined };
+  const output: ClaudeCodeHookOutput = { hookSpecificOutput: { hookEventName: 'PostToolUse', updatedToolOutput: replacement } };
+  const notes = [g?.payloadPath ? `spilled ${toolName} to ${g.payloadPath}` : undefined, subject.incomplete].filter(Boolean);
+  return { output, ...(g ? { guard: g } : {}), note: notes.length ? notes.join('; ') : undefined };
 }

@@ -1,12 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
-import { resolveLimit } from '../../pipeline/index.js';
+import { mayCarryInlineAssets, resolveLimit } from '../../pipeline/index.js';
 import type { GuardResult, SummarizeHook } from '../../pipeline/index.js';
 import { LineSplitter, LineWriter } from './lines.js';
 import { ErrorCode, errorResponse, idKey, peekLine, resultResponse, tryParse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
 import { defaultSessionDir, lazyMkdir, serverNameFromCommand } from './session.js';
-import { guardToolResult, mcpAwareSummarizer, type GuardFn, type ToolCallContext } from './tool-result.js';
+import { guardToolResult, mcpAwareSummarizer, type GuardFn, type McpClientKind, type ToolCallContext } from './tool-result.js';
 import type { Validate } from './structured.js';
+import { terminalSafe } from '../../pipeline/terminal.js';
 
 /** After the client closes our stdin, time the server gets to exit before SIGTERM, then again before SIGKILL (MCP stdio shutdown). */
 export const SHUTDOWN_GRACE_MS = 2_000;
@@ -39,6 +40,8 @@ export interface McpProxyOptions {
   /** Adds an optional argument of this name to every tool's inputSchema; stripped before forwarding and used as the intent. */
   focusArg?: string;
   guard: GuardFn;
+  /** What the client shows its model of a result: decides when a result is too large (default `generic`). */
+  client?: McpClientKind;
   /** Drill-down tools; built from the session folder once it is known. */
   localTools?: (session: () => Promise<string>, sessionDir: () => string) => LocalTools;
   /** JSON Schema validator factory (the SDK's Ajv provider by default). */
@@ -148,7 +151,8 @@ export class McpProxy {
   log(msg: string): void {
     if (this.opts.quiet) return;
     try {
-      this.errOut.write(`spillway mcp: ${msg}\n`);
+      // Tool names and paths in log lines come from the server: no raw control reaches a terminal.
+      this.errOut.write(`spillway mcp: ${terminalSafe(msg)}\n`);
     } catch {
       /* stderr gone: nothing left to tell */
     }
@@ -413,7 +417,7 @@ export class McpProxy {
           this.pending.delete(key);
           return; // the client gave up on it: no response, as the spec asks
         }
-        if (line.length <= this.fastPassBytes || (pending.toolName !== undefined && this.tools.get(pending.toolName)?.app)) {
+        if (this.fitsAsIs(line) || (pending.toolName !== undefined && this.tools.get(pending.toolName)?.app)) {
           this.pending.delete(key);
           return this.toClient.writeLine(line);
         }
@@ -483,14 +487,22 @@ export class McpProxy {
     this.toClient.writeLine(JSON.stringify(msg));
   }
 
+  /**
+   * Cheap bound: a tokenizer never makes more tokens than the bytes it reads, so a line no longer
+   * than the limit in bytes cannot be over it, and most results stop here without being parsed. One
+   * linear scan sends a small line that may carry base64 to the guard anyway: the model can only read
+   * it as text (MCP image and audio blocks that fit still pass: the guard leaves media alone).
+   */
+  private fitsAsIs(line: Buffer): boolean {
+    return line.length <= this.fastPassBytes && !mayCarryInlineAssets(line);
+  }
+
   private onToolResult(pending: Pending, result: Obj, line: Buffer): void {
     const toolName = pending.toolName ?? 'tool';
     const info = this.tools.get(toolName);
     if (pending.cancelled) return; // the client gave up on it: no response, as the spec asks
     if (info?.app) return this.toClient.writeLine(line);
-    // Cheap bound: a tokenizer never makes more tokens than the bytes it reads, so a line no longer
-    // than the limit in bytes cannot be over it. Most results stop here without being measured.
-    if (line.length <= this.fastPassBytes) return this.toClient.writeLine(line);
+    if (this.fitsAsIs(line)) return this.toClient.writeLine(line);
     const work = (async () => {
       const ctx: ToolCallContext = { toolName, toolInput: pending.toolInput, intent: pending.intent };
       if (info?.outputSchema && result.structuredContent !== undefined) {
@@ -508,6 +520,9 @@ export class McpProxy {
         limitTokens: this.opts.limitTokens,
         contextWindowTokens: this.opts.contextWindowTokens,
         summarize: this.summarize,
+        client: this.opts.client,
+        // Behind the proxy the model's way in is the drill-down tools; without them, its own tools.
+        readMore: this.local ? 'drill-down' : this.opts.client === 'claude-code' ? 'claude-code' : 'generic',
         drillDownHint: this.local?.hint ? (g) => this.local!.hint!(g) : undefined,
         log: (m) => this.log(m),
       });

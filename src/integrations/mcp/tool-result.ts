@@ -1,5 +1,6 @@
+import fs from 'node:fs';
 import { buildPreview, MAX_MESSAGE_CHARS, PREVIEW_CHARS, truncate } from '../../pipeline/index.js';
-import type { GuardOptions, GuardResult, SummarizeHook } from '../../pipeline/index.js';
+import type { GuardOptions, GuardResult, ReadMoreTools, SummarizeHook } from '../../pipeline/index.js';
 import { STRUCTURED_EXTRA_BUDGET_CHARS, shrinkStructured, type Validate } from './structured.js';
 
 /** The guard entry point (`guardLargeResult` from src/pipeline), injectable for tests of failure paths. */
@@ -20,8 +21,50 @@ export interface ToolCallContext {
   project?: (value: unknown) => unknown;
 }
 
+/**
+ * What the MCP client shows its model of a tool result, which decides when a result is too large:
+ * - `claude-code`, `codex`: the serialized structuredContent when there is one, the content blocks
+ *   only when there is not (seen with Claude Code 2.1.328 and Codex 0.171.0: Codex sends
+ *   `"Wall time: …\nOutput:\n" + JSON.stringify(structuredContent)`, Claude Code the same JSON as text,
+ *   both drop the text blocks; images in content reach the model as images, priced by pixels).
+ * - `gemini`: the content blocks' text, structuredContent ignored (seen with Gemini CLI 0.61.0, which
+ *   wraps it in `<untrusted_context>`).
+ * - `generic`: an unknown client may show either or both, so both are counted (the safe bound).
+ */
+export type McpClientKind = 'claude-code' | 'codex' | 'gemini' | 'generic';
+export const MCP_CLIENT_KINDS: readonly McpClientKind[] = ['claude-code', 'codex', 'gemini', 'generic'];
+
+/** The text `client` shows the model of `result`, or undefined when that is the whole result (generic). */
+export function shownText(result: Obj, client: McpClientKind): string | undefined {
+  if (client === 'generic') return undefined;
+  if (client !== 'gemini' && result.structuredContent !== undefined) {
+    try {
+      return JSON.stringify(result.structuredContent) ?? '';
+    } catch {
+      return undefined;
+    }
+  }
+  const blocks = Array.isArray(result.content) ? result.content : [];
+  return blocks
+    .map((b) => {
+      if (!isObj(b)) return '';
+      if (b.type === 'text' && typeof b.text === 'string') return b.text;
+      if (b.type === 'image' || b.type === 'audio') return `[${b.type}]`;
+      try {
+        return JSON.stringify(b) ?? '';
+      } catch {
+        return '';
+      }
+    })
+    .join('\n');
+}
+
 export interface GuardDeps {
   guard: GuardFn;
+  /** What the client shows the model (default `generic`). */
+  client?: McpClientKind;
+  /** The tools the model has to read a spill (the message's advice). */
+  readMore?: ReadMoreTools;
   /** Creates the session folder on first use and returns it. */
   session: () => Promise<string>;
   limitTokens?: number;
@@ -69,11 +112,16 @@ function jsonValueOf(result: Obj): unknown {
   return result.structuredContent;
 }
 
-/** The message up to its first blank line (the header), plus the drill-down hint. */
-export function shortMessage(message: string, hint?: string): string {
-  const cut = message.indexOf('\n\n');
-  const head = cut === -1 ? message : message.slice(0, cut);
-  return hint && !head.includes(hint) ? `${head}\n${hint}` : head;
+/** The structuredContent of a spilled result's linked form (assets replaced by references), if it has one. */
+async function linkedStructured(g: GuardResult): Promise<unknown> {
+  const file = g.linkedPath ?? g.payloadPath;
+  if (!file?.endsWith('.linked.json')) return undefined;
+  try {
+    const v = JSON.parse(await fs.promises.readFile(file, 'utf8')) as unknown;
+    return isObj(v) ? v.structuredContent : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -86,6 +134,7 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
   let failure: string | undefined;
   try {
     const sessionPath = await deps.session();
+    const shown = shownText(result, deps.client ?? 'generic');
     g = await deps.guard(result, {
       sessionPath,
       toolName: ctx.toolName,
@@ -95,6 +144,8 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
       contextWindowTokens: deps.contextWindowTokens,
       summarize: deps.summarize,
       signal: deps.signal,
+      readMore: deps.readMore,
+      ...(shown !== undefined ? { shown } : {}),
     });
   } catch (err) {
     g = null;
@@ -143,28 +194,24 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
   if (Object.keys(meta).length) out._meta = meta;
 
   if (result.structuredContent !== undefined && ctx.outputSchema) {
-    let projected: unknown;
-    try {
-      projected = ctx.project?.(result.structuredContent);
-    } catch {
-      projected = undefined;
-    }
-    // structuredContent gets the header (where it went, how to read it), not the summary a second time.
-    const short = shortMessage(message, g ? deps.drillDownHint?.(g) : undefined);
-    const kept = shrinkStructured(result.structuredContent, {
+    // structuredContent is what Claude Code and Codex show the model: it carries the whole message.
+    // When assets were cut out of a result that fits, its linked form (references instead of the
+    // base64) may stand as it is; the original never does, or the model reads the blob after all.
+    const linked = g?.action === 'inline-assets' ? await linkedStructured(g) : undefined;
+    const kept = shrinkStructured(linked ?? result.structuredContent, {
       validate: ctx.outputSchema.validate,
-      message: short,
-      budgetChars: short.length + STRUCTURED_EXTRA_BUDGET_CHARS,
-      projected,
+      message,
+      budgetChars: message.length + STRUCTURED_EXTRA_BUDGET_CHARS,
+      keepSmall: g?.action !== 'inline-assets' || linked !== undefined,
     });
     if (kept) out.structuredContent = kept.value;
     else if (!out.isError) {
-      // No small value satisfies the schema. An error result is the one shape a client accepts
-      // without structuredContent, and it still carries the message with the path.
+      // No valid value carries the message without making up records. An error result is the one
+      // shape a client accepts without structuredContent, and clients then show its content.
       out.isError = true;
       (out.content as Obj[]).push({
         type: 'text',
-        text: "Spillway: marked as an error only because this tool's output schema admits no small value; the call itself succeeded.",
+        text: "Spillway: marked as an error only because this tool's output schema admits no small value that can carry this message; the call itself succeeded.",
       });
     }
   }

@@ -9,7 +9,6 @@ import { MAX_WHOLE_READ_BYTES, estimateText, readHead, utf8Prefix, type AnalyzeC
 import { checkPathText } from '../paths.js';
 import { ensurePrivateDir, privatizeTree } from '../private-files.js';
 import { MAX_ANALYZE_BYTES } from '../validate.js';
-import { DEFAULT_PRICE_PER_MTOK } from './roots.js';
 
 export type AnalysisMethodName = 'estimate' | 'analyze' | 'limitTuner' | 'wasteReport';
 
@@ -115,7 +114,7 @@ export function analysisMethods(ctx: ServiceContext): Handlers<AnalysisMethodNam
     },
 
     async wasteReport(r) {
-      return (await ctx.idx()).wasteReport({ pricePerMTok: DEFAULT_PRICE_PER_MTOK, ...r });
+      return (await ctx.idx()).wasteReport(r);
     },
   };
 }

@@ -1,14 +1,11 @@
 /** Roots and the app: getInfo, listRoots, addRoot, removeRoot, reindex. */
 import path from 'node:path';
-import { ALL_STRATEGIES, DEFAULT_LIMIT_TOKENS, DEFAULT_PROFILE, DEFAULT_STRATEGY, PROFILES } from '../../pipeline/index.js';
+import { ALL_STRATEGIES, DEFAULT_LIMIT_TOKENS, DEFAULT_PRICE_PER_MTOK_USD, DEFAULT_PROFILE, DEFAULT_STRATEGY, PROFILES } from '../../pipeline/index.js';
 import { VERSION } from '../../version.js';
 import { ServiceError, type IndexStats, type RootInfo } from '../contract.js';
 import { toServiceError, type Handlers, type ServiceContext } from '../context.js';
 import { checkPathText } from '../paths.js';
 import { checkRoot, type RootSource } from '../roots-policy.js';
-
-/** Dollars per million input tokens when a request names none. */
-export const DEFAULT_PRICE_PER_MTOK = 3;
 
 export type RootMethodName = 'getInfo' | 'listRoots' | 'addRoot' | 'removeRoot' | 'reindex';
 
@@ -36,7 +33,7 @@ export function rootMethods(ctx: ServiceContext) {
         version: VERSION,
         appDataDir: ctx.paths.root,
         dbPath: ctx.dbPath,
-        defaults: { limitTokens: DEFAULT_LIMIT_TOKENS, profile: DEFAULT_PROFILE, strategy: DEFAULT_STRATEGY, pricePerMTok: DEFAULT_PRICE_PER_MTOK },
+        defaults: { limitTokens: DEFAULT_LIMIT_TOKENS, profile: DEFAULT_PROFILE, strategy: DEFAULT_STRATEGY, pricePerMTok: DEFAULT_PRICE_PER_MTOK_USD },
         strategies: [...ALL_STRATEGIES],
         profiles: [...PROFILES],
         transport: ctx.transport,

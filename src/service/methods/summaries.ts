@@ -111,7 +111,7 @@ export function summaryMethods(ctx: ServiceContext): Handlers<SummaryMethodName>
       const run = await runSummary({ ...r, provider }, detail, call?.signal);
       // The sidecar is the record (Spillway sessions); imported read-only sessions have none, so
       // their runs go to app data. Either way the index can be rebuilt without losing a run.
-      const metaPath = detail.meta && detail.path ? metaPathOf(detail) : undefined;
+      const metaPath = detail.meta && detail.path && !detail.readOnly ? metaPathOf(detail) : undefined;
       if (metaPath) {
         try {
           ctx.guard.resolve(metaPath, { what: 'meta path' });

@@ -1,6 +1,6 @@
 /**
  * Text from payloads (tool names, summaries, rows, file names inside sessions) reaches a terminal
- * through every CLI verb. A terminal obeys what it is sent: ESC starts colours, title changes,
+ * through every CLI verb, and the proxy's and the hook's log lines on stderr. A terminal obeys what it is sent: ESC starts colours, title changes,
  * `ESC ] 8 ;;` hyperlinks that show one URL and open another, cursor moves that overwrite what was
  * printed; C1 controls (U+0080–U+009F) do the same on some terminals; bidi controls reorder what is
  * shown. So every such text goes through one of these two functions before it is written.

@@ -1,0 +1,76 @@
+import type { Command } from 'commander';
+import { setupClaudeCode } from '../../integrations/setup/claude-code.js';
+import { setupCodex } from '../../integrations/setup/codex.js';
+import { PRINT_ONLY_CLIENTS, printSnippet, type PrintOnlyClient } from '../../integrations/setup/snippets.js';
+import { SetupError, type FileChange } from '../../integrations/setup/files.js';
+
+interface SetupCliOptions {
+  project?: string;
+  user?: boolean;
+  shared?: boolean;
+  mcp?: string;
+  remove?: boolean;
+  print?: boolean;
+}
+
+export const SETUP_CLIENTS = ['claude-code', 'codex', ...PRINT_ONLY_CLIENTS] as const;
+
+function report(changes: FileChange[]): void {
+  for (const c of changes) {
+    process.stdout.write(`${c.action.padEnd(9)} ${c.file}: ${c.detail}\n`);
+    if (c.backup) process.stdout.write(`          backup of the previous file: ${c.backup}\n`);
+  }
+}
+
+export function register(program: Command): void {
+  program
+    .command('setup')
+    .description('wire Spillway into a client: claude-code (hook, and an MCP server behind the proxy), codex (MCP server), claude-desktop|cursor (--print)')
+    .usage('<client> [options] [-- <server command...>]')
+    .argument('<client>', `one of ${SETUP_CLIENTS.join(', ')}`)
+    .argument('[server...]', 'with --mcp NAME: the MCP server command, after --')
+    .option('--user', 'claude-code: your user settings (~/.claude/settings.json; the default)')
+    .option('--project <dir>', 'claude-code: that project (.claude/settings.local.json, and .mcp.json for --mcp)')
+    .option('--shared', 'claude-code with --project: the committed .claude/settings.json instead of settings.local.json')
+    .option('--mcp <name>', 'put MCP server NAME behind spillway mcp: the command after --, or without one, wrap the existing server NAME')
+    .option('--remove', 'take out what setup put in (a wrapped server gets its own command back)')
+    .option('--print', 'claude-desktop, cursor: print the config snippet (setup does not edit their files)')
+    .addHelpText(
+      'after',
+      '\nExamples:\n' +
+        '  spillway setup claude-code                          # the hook, for every project\n' +
+        '  spillway setup claude-code --project . --mcp fs -- npx -y @modelcontextprotocol/server-filesystem ~/work\n' +
+        '  spillway setup codex --mcp fs -- npx -y @modelcontextprotocol/server-filesystem ~/work\n' +
+        '  spillway setup codex --mcp fs                       # wrap the [mcp_servers.fs] you already have\n' +
+        '  spillway setup cursor --print --mcp fs -- npx -y @modelcontextprotocol/server-filesystem ~/work\n' +
+        '\nFiles are merged, never replaced: other settings stay, the old file is kept as <file>.<time>.spillway-backup,\n' +
+        'and running it again changes nothing. The command written runs this install (`spillway` when the one on PATH\n' +
+        'is this install, else this node and this checkout\'s bin/spillway.js). A file that is not valid JSON/TOML is left\n' +
+        'untouched and setup exits 1.',
+    )
+    .action((client: string, server: string[], o: SetupCliOptions) => {
+      try {
+        if (!(SETUP_CLIENTS as readonly string[]).includes(client)) {
+          process.stderr.write(`spillway setup: unknown client ${JSON.stringify(client)}; use one of ${SETUP_CLIENTS.join(', ')}\n`);
+          process.exitCode = 2;
+          return;
+        }
+        if (server.length && !o.mcp) throw new SetupError('a server command needs --mcp NAME');
+        if (o.project && o.user) throw new SetupError('--project and --user exclude each other');
+        if ((PRINT_ONLY_CLIENTS as readonly string[]).includes(client)) {
+          if (!o.print) throw new SetupError(`setup does not edit ${client}'s files: add --print and merge the snippet yourself`);
+          process.stdout.write(printSnippet(client as PrintOnlyClient, o.mcp, server));
+          return;
+        }
+        if (client === 'codex') {
+          if (!o.mcp) throw new SetupError('Codex takes Spillway as an MCP proxy: give --mcp NAME [-- <server command>]');
+          report(setupCodex({ mcp: { name: o.mcp, server }, remove: o.remove }));
+          return;
+        }
+        report(setupClaudeCode({ projectDir: o.project, shared: o.shared, mcp: o.mcp ? { name: o.mcp, server } : undefined, remove: o.remove }));
+      } catch (err) {
+        process.stderr.write(`spillway setup: ${err instanceof Error ? err.message : String(err)}\n`);
+        process.exitCode = 1;
+      }
+    });
+}

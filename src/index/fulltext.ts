@@ -1,0 +1,297 @@
+/**
+ * The second phase of a scan: full-text search fills in behind the listing.
+ *
+ * The listing phase writes every payload row with `fts_pending` set (a token unique to that
+ * insert). This filler reads each pending payload's head and tail (a Spillway payload file, a
+ * spill file, or the result re-read from its transcript line), and writes its `payload_fts` row,
+ * the inline-base64 runs it finds there and its line count, then clears the token. A write
+ * applies only while the row still holds the token it was read for: a payload replaced or
+ * removed meanwhile is skipped, never given someone else's text.
+ *
+ * With many rows pending and a core to spare, the rows go to a writer thread (bulk.ts) in batches
+ * while this thread reads on. A listing phase on this connection `pause()`s the filler first
+ * (the worker commits and lets go of the write lock) and `resume()`s it after. Pending rows
+ * survive a restart: the filler runs whenever some are left.
+ */
+import os from 'node:os';
+import type { IndexCore } from './core.js';
+import { readImportedText } from './importers.js';
+import type { SourceLocation } from './record.js';
+import type { IndexProgressEvent } from './rows.js';
+import { BulkWriter, type BulkRows } from './bulk.js';
+import { FTS_GAP, countLinesIn, ftsWindow, stripAndScanBase64 } from './text.js';
+import { ReadBuffers, readWindow } from './window.js';
+import { Yielder } from './yielder.js';
+
+/** Pending rows from which a writer thread pays off over its start-up. */
+export const BULK_MIN_ROWS = 256;
+/** Rows read, then written together (one FTS5 segment each: big enough that merging stays cheap). */
+const FTS_BATCH_ROWS = 256;
+/** The writer thread commits this often; a write from the main thread meanwhile waits at most about this long. */
+const BULK_COMMIT_MS = 500;
+/** Batches queued to the worker before the reader waits: bounds memory, keeps both threads busy. */
+const BULK_MAX_IN_FLIGHT = 4;
+/** Above this 1-minute load average per core, the filler stays on the main thread. */
+const BULK_MAX_LOAD_PER_CORE = 1.5;
+/**
+ * Each batch of full-text rows becomes an FTS5 segment, and by default FTS5 merges every four
+ * segments of a level: during a big load that merging costs more than the inserts themselves.
+ * It is off while a big load runs (FTS5 still merges at 16 segments a level), then back to FTS5's
+ * default of 4, and later writes merge the rest gradually.
+ */
+const FTS_NO_AUTOMERGE_SQL = "INSERT INTO payload_fts(payload_fts, rank) VALUES('automerge', 0)";
+const FTS_AUTOMERGE_SQL = "INSERT INTO payload_fts(payload_fts, rank) VALUES('automerge', 4)";
+/** Args: rowid, tool, input, body, rowid, token. */
+const INSERT_FTS_SQL =
+  'INSERT INTO payload_fts (rowid, tool, input, body) SELECT ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM payloads WHERE rowid = ? AND fts_pending = ?)';
+/** Args: binary, lines, base64 runs, chars, tokens, rowid, token. */
+const MARK_DONE_SQL = `UPDATE payloads SET fts_pending = 0, binary = coalesce(?, binary), lines = coalesce(lines, ?),
+  b64_runs = b64_runs + ?, b64_chars = b64_chars + ?, b64_tokens = b64_tokens + ? WHERE rowid = ? AND fts_pending = ?`;
+
+export type WriterMode = 'auto' | 'always' | 'never';
+
+/**
+ * Whether a second busy thread would get enough of a core. Measured on a shared 2-core box: the
+ * writer thread cut a first index by a quarter at a load average of 2.3-2.9, and lost about 10%
+ * at 3.5 (the two threads then mostly take turns, and handing rows over costs CPU).
+ */
+function coreToSpare(): boolean {
+  const cores = os.availableParallelism();
+  if (cores < 2) return false;
+  // Windows reports no load average (0): assume a desktop with cores to spare.
+  return os.loadavg()[0]! < cores * BULK_MAX_LOAD_PER_CORE;
+}
+
+interface PendingRow {
+  rowid: number;
+  token: number;
+  tool: string;
+  input_excerpt: string | null;
+  path: string;
+  source_json: string | null;
+}
+
+/** One row's full-text write: [fts args, done args]. */
+type Item = [unknown[], unknown[]];
+
+/** What one filling run did. */
+export interface FullTextRun {
+  /** 'worker' when a writer thread wrote some of its rows. */
+  writer: 'main' | 'worker';
+  rows: number;
+}
+
+export class FullText {
+  private task: Promise<FullTextRun> | null = null;
+  private current: FullTextRun = { writer: 'main', rows: 0 };
+  private paused = 0;
+  /** The index is closing: stop at the next batch (what is left fills in at the next open). */
+  private stopped = false;
+  private wakeResume: Array<() => void> = [];
+  private bulk: BulkWriter<Item[]> | null = null;
+  private readonly buffers = new ReadBuffers();
+  /** Writer threads still checkpointing after their run (close waits for them). */
+  readonly finishing = new Set<Promise<void>>();
+  readonly listeners = new Set<(p: IndexProgressEvent) => void>();
+
+  constructor(
+    private readonly core: IndexCore,
+    private readonly opts: { bulkMinRows: number; writer: WriterMode },
+  ) {}
+
+  /**
+   * Whether rows may be pending: set by every listing write, cleared when a run finds none. While
+   * it is clear, a search does not count unsearched rows (fts_pending has no index, by design).
+   */
+  mayBePending = true;
+
+  /** Payloads listed but not searchable yet, among those a filter selects (`p` is payloads). */
+  unsearched(where = '1', args: unknown[] = []): number {
+    if (!this.mayBePending) return 0;
+    return (this.core.q(`SELECT count(*) AS n FROM payloads p WHERE p.fts_pending > 0 AND ${where}`).get(...args) as { n: number }).n;
+  }
+
+  /** Start filling if rows are pending and no run is going; resolves when nothing is pending (or the index closes). */
+  fill(): Promise<FullTextRun> {
+    this.task ??= (async () => {
+      this.current = { writer: 'main', rows: 0 };
+      try {
+        await this.run();
+      } finally {
+        this.task = null;
+      }
+      return this.current;
+    })();
+    return this.task;
+  }
+
+  /** Stop writing before another write on this connection; the writer thread commits and lets go of the lock. */
+  async pause(): Promise<void> {
+    this.paused++;
+    if (this.bulk) this.requeue(await this.bulk.settle());
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  resume(): void {
+    this.paused = Math.max(0, this.paused - 1);
+    if (this.paused) return;
+    const w = this.wakeResume;
+    this.wakeResume = [];
+    for (const f of w) f();
+  }
+
+  private async gate(): Promise<void> {
+    while (this.paused) await new Promise<void>((r) => this.wakeResume.push(r));
+  }
+
+  private async run(): Promise<void> {
+    for (;;) {
+      if (this.stopped) return;
+      const roots = this.core.q('SELECT DISTINCT root_id AS id FROM payloads WHERE fts_pending > 0').all() as Array<{ id: string }>;
+      if (!roots.length) {
+        // Listings pause the filler, so none wrote since this query: nothing is pending.
+        if (!this.paused) this.mayBePending = false;
+        return;
+      }
+      for (const r of roots) await this.fillRoot(r.id);
+    }
+  }
+
+  private progress(p: IndexProgressEvent): void {
+    for (const l of this.listeners) l(p);
+    this.core.emit({ event: 'onIndexProgress', payload: p });
+  }
+
+  private async fillRoot(rootId: string): Promise<void> {
+    await this.gate();
+    const total = this.unsearched('p.root_id = ?', [rootId]);
+    let done = 0;
+    this.progress({ rootId, done, total, phase: 'fulltext' });
+    const big = total >= this.opts.bulkMinRows;
+    const useWorker =
+      big && this.core.dbPath !== ':memory:' && this.opts.writer !== 'never' && (this.opts.writer === 'always' || coreToSpare());
+    if (useWorker) this.startWorker();
+    else if (big) this.core.db.exec(FTS_NO_AUTOMERGE_SQL);
+    if (this.bulk) this.current.writer = 'worker';
+    const yielder = new Yielder();
+    const select = this.core.q(
+      'SELECT rowid, fts_pending AS token, tool, input_excerpt, path, source_json FROM payloads WHERE root_id = ? AND fts_pending > 0 AND rowid > ? ORDER BY rowid LIMIT ?',
+    );
+    let after = 0;
+    try {
+      for (;;) {
+        if (this.stopped) return;
+        const rows = select.all(rootId, after, FTS_BATCH_ROWS) as PendingRow[];
+        if (!rows.length) break;
+        const items: Item[] = [];
+        for (const r of rows) {
+          items.push(await this.read(r));
+          await yielder.maybe();
+        }
+        await this.gate();
+        await this.write(items);
+        after = rows[rows.length - 1]!.rowid;
+        done += rows.length;
+        this.current.rows += rows.length;
+        this.progress({ rootId, done: Math.min(done, total), total, phase: 'fulltext' });
+      }
+    } finally {
+      await this.stopWorker(big);
+    }
+    this.progress({ rootId, done: total, total, phase: 'fulltext' });
+  }
+
+  /** A pending row's full-text write. Unreadable content still clears the token (searchable by tool and input). */
+  private async read(r: PendingRow): Promise<Item> {
+    let body = '';
+    // binary, lines, base64 runs/chars/tokens found now (a transcript's result had them counted when it was listed).
+    let found: unknown[] = [null, null, 0, 0, 0];
+    try {
+      const loc = r.source_json ? (JSON.parse(r.source_json) as SourceLocation) : undefined;
+      if (loc && !loc.persistedPath) {
+        const text = await readImportedText(this.core.source, loc);
+        body = text === null ? '' : ftsWindow(text);
+      } else {
+        const win = await readWindow(this.core.source, loc?.persistedPath ?? r.path, { buffers: this.buffers });
+        const text = win.binary ? '' : (win.whole ?? win.head + FTS_GAP + win.tail);
+        const stripped = win.mayHoldBase64 ? stripAndScanBase64(text) : { text, scan: { runs: 0, chars: 0, tokens: 0 } };
+        body = stripped.text;
+        const lines = win.whole !== null && !win.binary ? countLinesIn(win.whole) : null;
+        if (!loc) found = [win.binary ? 1 : 0, lines, stripped.scan.runs, stripped.scan.chars, stripped.scan.tokens];
+      }
+    } catch {
+      /* the file went away since the listing: the watcher drops its row */
+    }
+    return [
+      [r.rowid, r.tool, r.input_excerpt ?? '', body, r.rowid, r.token],
+      [...found, r.rowid, r.token],
+    ];
+  }
+
+  private async write(items: Item[]): Promise<void> {
+    if (this.bulk && !this.bulk.error) {
+      this.bulk.send([items.map((i) => i[0]), items.map((i) => i[1])], items);
+      await this.bulk.waitBelow(BULK_MAX_IN_FLIGHT);
+      return;
+    }
+    this.writeHere(items);
+  }
+
+  /** Write on this connection (one transaction; a row whose write fails is cleared without its text, never retried forever). */
+  private writeHere(items: Item[]): void {
+    const ins = this.core.q(INSERT_FTS_SQL);
+    const mark = this.core.q(MARK_DONE_SQL);
+    const run = () => {
+      for (const [fts] of items) ins.run(...fts);
+      for (const [, done] of items) mark.run(...done);
+    };
+    try {
+      this.core.db.transaction(run).immediate();
+    } catch (err) {
+      this.core.warn(`full-text rows for ${items.length} payload(s) failed (${(err as Error).message}); they stay listed, unsearchable`);
+      this.core.db.transaction(() => {
+        for (const [, done] of items) mark.run(...done);
+      })();
+    }
+  }
+
+  private requeue(failed: Item[][]): void {
+    for (const batch of failed) this.writeHere(batch);
+  }
+
+  private startWorker(): void {
+    if (this.core.db.inTransaction) this.core.db.exec('COMMIT');
+    try {
+      this.bulk = new BulkWriter<Item[]>(this.core.dbPath, { sql: [INSERT_FTS_SQL, MARK_DONE_SQL], setup: [FTS_NO_AUTOMERGE_SQL] }, { commitMs: BULK_COMMIT_MS });
+      // The worker checkpoints once at the end; this connection must not do it on the way.
+      this.core.db.pragma('wal_autocheckpoint = 0');
+    } catch (err) {
+      this.core.warn(`full-text writer thread unavailable, writing on the main thread: ${(err as Error).message}`);
+      this.bulk = null;
+    }
+  }
+
+  private async stopWorker(big: boolean): Promise<void> {
+    const bulk = this.bulk;
+    if (!bulk) {
+      if (big) this.core.db.exec(FTS_AUTOMERGE_SQL);
+      return;
+    }
+    this.bulk = null;
+    const failed = await bulk.settle();
+    if (bulk.error) this.core.warn(`full-text writer thread stopped (${bulk.error}); finished on the main thread`);
+    this.requeue(failed);
+    // Undo the worker's setup here: this thread writes next, and the worker committing now would only make it wait.
+    this.core.db.exec(FTS_AUTOMERGE_SQL);
+    // The worker's closing checkpoint copies the WAL into the database file: housekeeping that
+    // neither this scan nor the UI waits for (close() does).
+    const finishing = bulk.finish().finally(() => {
+      this.finishing.delete(finishing);
+      if (!this.core.closed) this.core.db.pragma('wal_autocheckpoint = 1000');
+    });
+    this.finishing.add(finishing);
+  }
+}

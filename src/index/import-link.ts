@@ -1,0 +1,60 @@
+/**
+ * A tool result that is Spillway's own message (the MCP proxy or the Claude Code hook spilled the
+ * result before the agent saw it) is linked to the payload Spillway saved: listed at that
+ * payload's size, with its content, as a spill. The message names the payload's absolute path;
+ * the scanner follows it only to a Spillway payload file inside a registered root, so a path
+ * written in a transcript never leads the index anywhere else.
+ */
+import path from 'node:path';
+import { LONG_RESPONSES_DIR, classifyLongResponseFile } from '../pipeline/index.js';
+import { type ResultFields, importedRecord } from './import-common.js';
+import type { PayloadRecord } from './record.js';
+import type { SessionSource } from './source.js';
+import { MAX_MESSAGE_CHARS_INDEXED, clip } from './text.js';
+import type { Yielder } from './yielder.js';
+
+/** What an importer gets from the scanner. */
+export interface ImportContext {
+  source: SessionSource;
+  yielder: Yielder;
+  /** The record of the Spillway payload at this absolute path, if it is one inside a registered root; else null. */
+  resolveSpill(payloadPath: string): Promise<PayloadRecord | null>;
+}
+
+/** Spillway's message names the payload as `Absolute path: <path>` (as text, or JSON-escaped inside structured content). */
+const ABSOLUTE_PATH_RE = /Absolute path: ((?:[A-Za-z]:)?[\\/][^\n"]*?)(?=\\n|\\"|\n|"|$)/;
+
+/** `p` if it names a Spillway payload file (`…/long_responses/<stem>.<ext>`, absolute), else null. */
+export function asSpillwayPayloadPath(p: string | undefined): string | null {
+  if (!p || !path.isAbsolute(p)) return null;
+  const c = classifyLongResponseFile(path.basename(p));
+  return c && c.kind === 'payload' && path.basename(path.dirname(p)) === LONG_RESPONSES_DIR ? p : null;
+}
+
+/** The payload a Spillway message points to: its path, when `text` is such a message. */
+export function spillwayPayloadPath(text: string): string | null {
+  if (!text.includes('[spillway]')) return null;
+  const m = ABSOLUTE_PATH_RE.exec(text);
+  // Inside JSON a backslash is doubled: a Windows path comes out as C:\\Users\\…
+  return m ? asSpillwayPayloadPath(m[1]!.trim().replace(/\\\\/g, '\\')) : null;
+}
+
+/** The payload record for one imported result: linked to Spillway's saved payload when the result is Spillway's message. */
+export async function spilledOrImported(ctx: ImportContext, f: ResultFields & { spillwayPath?: string }): Promise<PayloadRecord> {
+  const target = asSpillwayPayloadPath(f.spillwayPath) ?? spillwayPayloadPath(f.seen);
+  const linked = target ? await ctx.resolveSpill(target) : null;
+  if (!linked) return importedRecord(f);
+  return {
+    ...linked,
+    id: f.id,
+    tool: f.tool,
+    input: f.input,
+    createdAt: f.createdAt,
+    action: 'spill',
+    message: clip(f.seen, MAX_MESSAGE_CHARS_INDEXED),
+    metaPath: undefined,
+    linkedPath: undefined,
+    source: { ...f.source, field: 'spillway', persistedPath: linked.path },
+    summaryRuns: [],
+  };
+}

@@ -1,0 +1,199 @@
+/**
+ * The index's rows, requests and responses: what the index returns and what the contract
+ * (src/service/contract.ts) re-exports to the UI unchanged. A leaf module: it imports only
+ * types from the pipeline, so the index and the service can both depend on it without the
+ * index reaching up into the service.
+ */
+import type { AssetRef, ContentKind, GuardAction, PayloadMeta, Profile, StrategyName, SummaryRun } from '../pipeline/types.js';
+
+export type SessionKind = 'spillway' | 'claude-code' | 'codex' | 'gemini' | 'scratch';
+
+export interface RootInfo {
+  id: string;
+  path: string;
+  /** A root can be a folder of sessions, one session, or one file. */
+  kind: 'sessions' | 'session' | 'file' | 'claude-projects';
+  addedAt: string;
+  sessionCount: number;
+  payloadCount: number;
+  /** Spillway never writes inside it (summary runs of its payloads go to app data). */
+  readOnly?: boolean;
+  /**
+   * Opened by default (an agent's own sessions folder found in $HOME: `~/.claude/projects`,
+   * `~/.codex/sessions`, `~/.gemini/tmp`), not chosen by the user; `--no-default-roots` drops it.
+   */
+  auto?: boolean;
+}
+
+export interface SessionInfo {
+  id: string;
+  rootId: string;
+  name: string;
+  path: string;
+  kind: SessionKind;
+  readOnly: boolean;
+  payloadCount: number;
+  assetCount: number;
+  totalBytes: number;
+  /** Sum of the default strategy's estimate over payloads. */
+  totalTokens: number;
+  firstAt?: string;
+  lastAt?: string;
+  /** The project the agent worked in: the working directory its transcript records. */
+  project?: string;
+  /** The first thing the user asked (one line, clipped): how people recognise a session. */
+  title?: string;
+  /** The agent and version that wrote the transcript, e.g. "Claude Code 2.1.328". */
+  client?: string;
+  /** A sub-agent's transcript: the session that started it. */
+  parentSessionId?: string;
+}
+
+export interface PayloadRow {
+  id: string;
+  sessionId: string;
+  tool: string;
+  createdAt: string;
+  bytes: number;
+  /** Default strategy's estimate. */
+  tokens: number;
+  action: GuardAction;
+  kind: ContentKind;
+  assetCount: number;
+  summaryCount: number;
+  /** Short single-line excerpt of the tool input. */
+  inputExcerpt?: string;
+  /** FTS snippet when the list came from a text query; plain text, never HTML. */
+  snippet?: string;
+}
+
+export type PayloadSortField = 'createdAt' | 'tokens' | 'bytes' | 'tool' | 'assetCount';
+
+export interface ListPayloadsRequest {
+  sessionId?: string;
+  rootId?: string;
+  /** Full-text query (FTS5 over payload text and summaries). */
+  query?: string;
+  tool?: string;
+  action?: GuardAction;
+  kind?: ContentKind;
+  minTokens?: number;
+  maxTokens?: number;
+  sort?: { field: PayloadSortField; dir: 'asc' | 'desc' };
+  offset?: number;
+  /** At most 1,000 per page. */
+  limit?: number;
+}
+
+export interface ListPayloadsResponse {
+  rows: PayloadRow[];
+  total: number;
+  /**
+   * Set on a text query made while full-text search is still filling in behind a scan: this many
+   * of the payloads the filters select are listed but not searchable yet, so hits may be missing.
+   * Ask again when `onIndexProgress` reports the `fulltext` phase done.
+   */
+  partial?: { unsearched: number };
+}
+
+export interface PayloadDetail {
+  row: PayloadRow;
+  /** The sidecar as written (null for imported sessions that have none). */
+  meta: PayloadMeta | null;
+  /** Absolute path of the saved payload. */
+  path: string;
+  linkedPath?: string;
+  /** Every cheap strategy's estimate (exact ones come from `estimate` on demand). */
+  estimates: Partial<Record<StrategyName, number>>;
+  assets: AssetRef[];
+  summaryRuns: SummaryRun[];
+  /** What the model was handed (the guard's message), or what the agent's own transcript shows. */
+  message: string;
+  /** Safe preview (no base64, structure-first) as the guard would build it. */
+  preview: string;
+  totalBytes: number;
+  totalLines: number;
+  binary: boolean;
+  /** Its session is read-only (an agent's transcript, or a read-only root): nothing is written beside it. */
+  readOnly?: boolean;
+  /** For imported sessions: where in the transcript it came from. */
+  source?: { transcript: string; line: number; toolUseId?: string; toolInput?: unknown };
+}
+
+export interface LimitTunerRequest {
+  sessionId?: string;
+  rootId?: string;
+  strategy?: StrategyName;
+  profile?: Profile;
+  limitTokens: number;
+  contextWindowTokens?: number;
+  /** Dollars per million input tokens, for "dollars kept out of context". */
+  pricePerMTok?: number;
+  buckets?: number;
+}
+
+export interface LimitTunerResponse {
+  strategy: StrategyName;
+  limitTokens: number;
+  /** Log-spaced histogram of payload sizes in tokens. */
+  histogram: Array<{ from: number; to: number; count: number }>;
+  /** Every payload's size (id + tokens), sorted, so the UI can move the slider without a round trip. Capped at 100,000. */
+  sizes: Array<{ id: string; tokens: number; tool: string }>;
+  total: number;
+  spilled: number;
+  tokensTotal: number;
+  tokensKeptOut: number;
+  dollarsKeptOut: number;
+  /**
+   * Payloads with no figure of this strategy (its tokenizer never run on them), sized by their listed
+   * tokens instead (the calibrated estimate, checked where the fit misprices). 0 for cheap strategies.
+   */
+  fallbacks: number;
+}
+
+export interface WasteReportRequest {
+  sessionId: string;
+  limitTokens?: number;
+  strategy?: StrategyName;
+  pricePerMTok?: number;
+}
+
+export interface WasteReport {
+  sessionId: string;
+  strategy: StrategyName;
+  limitTokens: number;
+  pricePerMTok: number;
+  totalTokens: number;
+  byTool: Array<{ tool: string; calls: number; tokens: number; maxTokens: number }>;
+  biggest: Array<{ id: string; tool: string; tokens: number; bytes: number }>;
+  inlineBase64: { payloads: number; bytes: number; tokens: number };
+  wouldSpill: { payloads: number; tokensSaved: number; dollarsSaved: number };
+}
+
+export interface IndexStats {
+  sessions: number;
+  payloads: number;
+  assets: number;
+  bytes: number;
+  seconds: number;
+}
+
+/** `onDidIndex`: payloads/sessions were added, changed or removed by the indexer. */
+export interface DidIndexEvent {
+  sessionIds: string[];
+  added: number;
+  changed: number;
+  removed: number;
+}
+
+/**
+ * `onIndexProgress`: a scan in flight. A scan runs in two phases: `list` (every payload becomes
+ * listed, sortable and openable) and then `fulltext` (search fills in behind). Events without a
+ * phase come from before phases existed and mean `list`.
+ */
+export interface IndexProgressEvent {
+  rootId: string;
+  done: number;
+  total: number;
+  phase?: 'list' | 'fulltext';
+}

@@ -1,0 +1,311 @@
+/**
+ * Bringing the index in line with the files, in two phases.
+ *
+ * 1. **List** (this module): walk each root, read what changed (a Spillway payload's sidecar; a
+ *    transcript), and write every payload's row: from then on it is listed, sortable and
+ *    openable. Incremental: a unit (a payload's files, or a transcript) whose sizes and mtimes
+ *    are unchanged is skipped; when they changed, its content hash decides whether it is
+ *    re-indexed. Units that disappeared leave the index, so a renamed folder shows up under its
+ *    new name and leaves under the old. Listing runs one scan at a time, in time slices.
+ * 2. **Full text** (fulltext.ts): search fills in behind, with `onIndexProgress` events
+ *    (`phase: 'fulltext'`); a search made meanwhile says it is partial.
+ *
+ * `scan()` resolves when both are done; `ScanResult.listSeconds` says when the first was.
+ */
+import path from 'node:path';
+import { LINKED_SUFFIX, META_SUFFIX, classifyLongResponseFile } from '../pipeline/index.js';
+import type { IndexCore } from './core.js';
+import { type Discovery, STAT_PENDING, type Unit, type UnitKind, discover, fingerprint } from './discover.js';
+import type { FullText } from './fulltext.js';
+import { type ImportContext, importClaude, importCodex, importGemini } from './importers.js';
+import type { PayloadRecord, UnitResult } from './record.js';
+import { type RootRow, type Roots, isInsidePath } from './roots.js';
+import type { IndexProgressEvent, IndexStats } from './rows.js';
+import { readSpillwayUnit } from './spillway.js';
+import { ReadBuffers } from './window.js';
+import { type RowWriter, sessionIdOf } from './writer.js';
+import { Yielder } from './yielder.js';
+
+export interface ScanOptions {
+  /** Only this root; default every root. */
+  rootId?: string;
+  /** Progress of both phases (`phase: 'list'`, then `'fulltext'`). */
+  onProgress?: (p: IndexProgressEvent) => void;
+  /** Only these paths inside the root (folders or files): the watcher uses this. */
+  scopes?: string[];
+}
+
+/** What `scan()` returns: the contract's IndexStats (totals over the scanned roots) plus what changed. */
+export interface ScanResult extends IndexStats {
+  added: number;
+  changed: number;
+  removed: number;
+  unchanged: number;
+  /** Units (payload groups or transcripts) read in this scan. */
+  read: number;
+  /** Which thread wrote the full-text rows: 'worker' when a writer thread did (see bulk.ts). */
+  writer: 'main' | 'worker';
+  /** When every payload was listed (sortable, openable), from the start of the scan. */
+  listSeconds: number;
+  warnings: string[];
+}
+
+interface Known {
+  id: number;
+  fingerprint: string;
+  hash: string | null;
+  kind: UnitKind;
+  session_id: string;
+}
+
+/** One root's listing pass: its progress, its transaction slices, what it touched. */
+interface Pass {
+  root: RootRow;
+  res: ScanResult;
+  touched: Set<string>;
+  yielder: Yielder;
+  inScope: (p: string) => boolean;
+  /** The index held nothing when the scan began: no id can clash. */
+  fresh: boolean;
+  done: number;
+  total: number;
+  /** Session ids by session path (one hash per session, not per unit). */
+  sessionIds: Map<string, string>;
+}
+
+export class Scanner {
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly buffers = new ReadBuffers();
+
+  constructor(
+    private readonly core: IndexCore,
+    private readonly roots: Roots,
+    private readonly writer: RowWriter,
+    private readonly fullText: FullText,
+    private readonly totals: (rootIds: string[]) => Omit<IndexStats, 'seconds'>,
+  ) {}
+
+  /** Both phases; with `waitForFullText` false, resolves once listed (full text fills in behind). */
+  scan(opts: ScanOptions = {}, waitForFullText = true): Promise<ScanResult> {
+    const t0 = performance.now();
+    // Listening from the start: the filler begins as soon as the listing ends.
+    const mine = opts.rootId ? new Set([opts.rootId]) : null;
+    const listener = (p: IndexProgressEvent) => {
+      if (!mine || mine.has(p.rootId)) opts.onProgress?.(p);
+    };
+    const listen = Boolean(opts.onProgress) && waitForFullText;
+    if (listen) this.fullText.listeners.add(listener);
+    const listed = this.queue.then(() => this.list(opts, t0));
+    this.queue = listed.catch(() => undefined);
+    if (!waitForFullText) return listed;
+    return listed.then((res) => this.search(res, t0)).finally(() => this.fullText.listeners.delete(listener));
+  }
+
+  /** Resolves when the listing scans queued so far are done. */
+  listed(): Promise<void> {
+    return this.queue.then(() => undefined);
+  }
+
+  private async list(opts: ScanOptions, t0: number): Promise<ScanResult> {
+    if (this.core.closed) throw new Error('index is closed');
+    const roots = opts.rootId ? [this.roots.row(opts.rootId)] : this.roots.rows();
+    const res: ScanResult = { sessions: 0, payloads: 0, assets: 0, bytes: 0, seconds: 0, added: 0, changed: 0, removed: 0, unchanged: 0, read: 0, writer: 'main', listSeconds: 0, warnings: [] };
+    const touched = new Set<string>();
+    const q = this.core.q('SELECT EXISTS(SELECT 1 FROM sources) OR EXISTS(SELECT 1 FROM payloads) OR EXISTS(SELECT 1 FROM summary_runs) AS n');
+    const fresh = (q.get() as { n: number }).n === 0;
+    await this.fullText.pause();
+    try {
+      for (const root of roots) await this.listRoot(root, opts, res, touched, fresh);
+    } finally {
+      // A failed scan keeps what it finished: every unit's rows were replaced in one synchronous step.
+      this.writer.commit();
+      this.fullText.resume();
+      void this.fullText.fill();
+    }
+    Object.assign(res, this.totals(roots.map((r) => r.id)));
+    res.listSeconds = (performance.now() - t0) / 1000;
+    for (const w of res.warnings) this.core.warn(w);
+    if (res.added || res.changed || res.removed) {
+      this.core.emit({ event: 'onDidIndex', payload: { sessionIds: [...touched], added: res.added, changed: res.changed, removed: res.removed } });
+    }
+    return res;
+  }
+
+  /** Phase 2: wait for full-text search of what was listed. */
+  private async search(res: ScanResult, t0: number): Promise<ScanResult> {
+    res.writer = (await this.fullText.fill()).writer;
+    res.seconds = (performance.now() - t0) / 1000;
+    return res;
+  }
+
+  private async listRoot(root: RootRow, opts: ScanOptions, res: ScanResult, touched: Set<string>, fresh: boolean): Promise<void> {
+    const scopes = opts.scopes && root.kind !== 'file' && root.kind !== 'session' ? opts.scopes : null;
+    const pass: Pass = {
+      root,
+      res,
+      touched,
+      fresh,
+      done: 0,
+      total: 0,
+      sessionIds: new Map(),
+      inScope: (p) => !scopes || scopes.some((s) => isInsidePath(s, p)),
+      yielder: new Yielder(undefined, () => {
+        this.writer.commitIfDue();
+        if (pass.total) this.progress(pass, opts);
+      }),
+    };
+    if ((await this.core.source.list(root.path)) === null && (await this.core.source.stat(root.path)) === null) {
+      // A root on an unmounted disk: keep its rows (they come back with the disk), but say so.
+      res.warnings.push(`root ${root.path} is missing; kept its index entries`);
+      return;
+    }
+    const known = this.knownUnits(pass);
+    let disc: Discovery;
+    try {
+      const kinds = new Map([...known].map(([k, v]) => [k, v.kind]));
+      disc = await discover({ source: this.core.source, root: root.path, kind: root.kind, readOnly: root.read_only === 1, scopes, known: kinds, yielder: pass.yielder });
+    } catch (err) {
+      res.warnings.push(`scan of ${root.path} failed: ${(err as Error).message}`);
+      return;
+    }
+    pass.total = disc.units.length;
+    this.progress(pass, opts);
+    this.writer.begin();
+    const liveSessions = new Set<string>();
+    for (const s of disc.sessions.values()) {
+      const id = this.writer.upsertSession(root.id, s);
+      liveSessions.add(id);
+      pass.sessionIds.set(s.path, id);
+    }
+    await this.listUnits(pass, disc.units, known);
+    this.dropGone(pass, known, disc, liveSessions);
+    this.core.q('UPDATE roots SET last_scan_at = ? WHERE id = ?').run(new Date().toISOString(), root.id);
+    this.writer.commit();
+    this.progress(pass, opts);
+  }
+
+  private progress(pass: Pass, opts: ScanOptions): void {
+    const p: IndexProgressEvent = { rootId: pass.root.id, done: pass.done, total: pass.total, phase: 'list' };
+    opts.onProgress?.(p);
+    this.core.emit({ event: 'onIndexProgress', payload: p });
+  }
+
+  private knownUnits(pass: Pass): Map<string, Known> {
+    const known = new Map<string, Known>();
+    const rows = this.core.q('SELECT id, key, fingerprint, hash, kind, session_id FROM sources WHERE root_id = ?').iterate(pass.root.id) as Iterable<Known & { key: string }>;
+    for (const s of rows) if (pass.inScope(s.key)) known.set(s.key, s);
+    return known;
+  }
+
+  /** Read and write every unit that is new or whose files changed (units never seen go last). */
+  private async listUnits(pass: Pass, units: Unit[], known: Map<string, Known>): Promise<void> {
+    const fresh: Unit[] = [];
+    for (const unit of units) {
+      const ex = known.get(unit.key);
+      if (!ex) {
+        fresh.push(unit);
+        continue;
+      }
+      pass.done++;
+      const sessionId = this.sessionId(pass, unit);
+      const fp = fingerprint(unit.files);
+      if (ex.fingerprint === fp && ex.session_id === sessionId) pass.res.unchanged++;
+      else await this.relist(pass, unit, ex, sessionId, fp);
+      if (pass.yielder.due) await pass.yielder.now();
+    }
+    for (const unit of fresh) {
+      pass.done++;
+      const result = await this.readCounted(unit, pass);
+      if (result) this.write(pass, unit, this.sessionId(pass, unit), fingerprint(unit.files), result, undefined);
+      if (pass.yielder.due) await pass.yielder.now();
+    }
+  }
+
+  private sessionId(pass: Pass, unit: Unit): string {
+    let id = pass.sessionIds.get(unit.session.path);
+    if (!id) pass.sessionIds.set(unit.session.path, (id = sessionIdOf(unit.session.path)));
+    return id;
+  }
+
+  /** A known unit whose files changed: re-read it; its hash says whether the content did. */
+  private async relist(pass: Pass, unit: Unit, ex: Known, sessionId: string, fp: string): Promise<void> {
+    const result = await this.readCounted(unit, pass);
+    if (!result) return;
+    this.writer.begin();
+    if (ex.hash && ex.hash === result.hash && ex.session_id === sessionId) {
+      this.writer.touch(ex.id, fp);
+      this.writer.noteSession(sessionId, result.session);
+      pass.res.unchanged++;
+    } else this.write(pass, unit, sessionId, fp, result, ex.id);
+  }
+
+  private write(pass: Pass, unit: Unit, sessionId: string, fp: string, result: UnitResult, existing: number | undefined): void {
+    this.writer.begin();
+    const n = this.writer.replaceSource(pass.root.id, sessionId, unit, fp, result, existing, pass.fresh);
+    this.writer.noteSession(sessionId, result.session);
+    pass.res.added += n.added;
+    pass.res.changed += n.changed;
+    pass.res.removed += n.removed;
+    if (n.added || n.changed || n.removed) pass.touched.add(sessionId);
+  }
+
+  /** Whatever was known in this scope and not seen is gone, and so are sessions no longer found. */
+  private dropGone(pass: Pass, known: Map<string, Known>, disc: Discovery, liveSessions: Set<string>): void {
+    const seen = new Set(disc.units.map((u) => u.key));
+    for (const [key, ex] of known) {
+      if (seen.has(key)) continue;
+      pass.res.removed += this.writer.dropSource(ex.id);
+      pass.touched.add(ex.session_id);
+    }
+    const sessions = this.core.q('SELECT id, path FROM sessions WHERE root_id = ?').all(pass.root.id) as Array<{ id: string; path: string }>;
+    for (const s of sessions) {
+      if (liveSessions.has(s.id) || !pass.inScope(s.path)) continue;
+      this.writer.dropSession(s.id);
+      pass.touched.add(s.id);
+    }
+  }
+
+  /** Read a unit, counted in the scan's result; one that cannot be read becomes a warning (undefined). */
+  private async readCounted(unit: Unit, pass: Pass): Promise<UnitResult | undefined> {
+    let result: UnitResult;
+    try {
+      result = await this.readUnit(unit, pass.yielder);
+    } catch (err) {
+      pass.res.warnings.push(`${unit.key}: ${(err as Error).message}`);
+      return undefined;
+    }
+    pass.res.read++;
+    pass.res.warnings.push(...result.warnings);
+    return result;
+  }
+
+  private readUnit(unit: Unit, yielder: Yielder): Promise<UnitResult> {
+    const ctx: ImportContext = { source: this.core.source, yielder, resolveSpill: (p) => this.resolveSpill(p) };
+    switch (unit.kind) {
+      case 'spillway':
+        return readSpillwayUnit(this.core.source, unit, this.buffers);
+      case 'claude-code':
+        return importClaude(ctx, unit);
+      case 'codex':
+        return importCodex(ctx, unit);
+      case 'gemini':
+        return importGemini(ctx, unit);
+    }
+  }
+
+  /** The Spillway payload a message in a transcript names, if it is one inside a registered root (see import-link.ts). */
+  private async resolveSpill(payloadPath: string): Promise<PayloadRecord | null> {
+    if (!this.roots.rootFor(payloadPath)) return null;
+    const dir = path.dirname(payloadPath);
+    const c = classifyLongResponseFile(path.basename(payloadPath));
+    if (!c) return null;
+    const files = [];
+    for (const p of [payloadPath, path.join(dir, c.stem + META_SUFFIX), path.join(dir, c.stem + LINKED_SUFFIX)]) {
+      if (await this.core.source.stat(p)) files.push({ path: p, name: path.basename(p), size: STAT_PENDING, mtimeMs: STAT_PENDING });
+    }
+    const session = { path: path.dirname(dir), name: path.basename(path.dirname(dir)), kind: 'spillway' as const, readOnly: true };
+    const unit: Unit = { key: path.join(dir, c.stem), kind: 'spillway', session, files, stem: c.stem };
+    const r = await readSpillwayUnit(this.core.source, unit).catch(() => null);
+    return r?.payloads[0] ?? null;
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Where the scanner reads sessions from: the one seam between the index and a storage.
+ *
+ * | call                               | the scanner uses it for                                         |
+ * | ---------------------------------- | --------------------------------------------------------------- |
+ * | `list(dir)`                        | walking a root: one folder's entries (size and mtime if known) |
+ * | `stat(file)`                       | size and mtime (or etag) of a file the listing did not size     |
+ * | `readRange(file, offset, length)`  | every read: a sidecar, a payload's head and tail, a transcript  |
+ * |                                    | chunk, one transcript line; also returns the file's total size  |
+ *
+ * `localSource` reads the local file system (synchronously: a scan reads thousands of small
+ * files, and the sync calls cost a fraction of the promise ones; the scanner yields between
+ * time slices instead). Another storage (S3: ListObjectsV2 gives size + ETag per key, a ranged
+ * GetObject gives bytes + total size) implements the same three calls and returns promises; the
+ * scanner awaits every call, so it works unchanged. Paths are the source's own keys, joined
+ * with `path.join`; a source never follows a link out of what it lists.
+ */
+import fs from 'node:fs';
+
+export type Awaitable<T> = T | Promise<T>;
+
+export interface SourceStat {
+  size: number;
+  mtimeMs: number;
+  /** A content tag when the storage has one (S3's ETag); fingerprints then use it. */
+  etag?: string;
+}
+
+export interface SourceEntry {
+  name: string;
+  /** `other`: a symlink, socket or device; never followed or read. */
+  type: 'file' | 'dir' | 'other';
+  /** Size and time when the listing has them (S3 does); the local listing leaves them out. */
+  stat?: SourceStat;
+}
+
+export interface RangeRead extends SourceStat {
+  /** At most `length` bytes from `offset`; fewer at the end of the file. */
+  bytes: Buffer;
+}
+
+export interface SessionSource {
+  /** Entries of one folder; null when it is not a readable folder. */
+  list(dir: string): Awaitable<SourceEntry[] | null>;
+  /** A regular file's size and time; null when it is gone or not a regular file. */
+  stat(file: string): Awaitable<SourceStat | null>;
+  /**
+   * Bytes [offset, offset + length) of a regular file, with the file's total size and time.
+   * Throws when the file cannot be read. `into` is a buffer the caller reuses: a source may fill
+   * it and return a view of it (valid until the next call with the same buffer), or ignore it.
+   */
+  readRange(file: string, offset: number, length: number, into?: Buffer): Awaitable<RangeRead>;
+}
+
+/** Open flags for a file found by a listing: a symlink swapped in since is refused. */
+export const READ_NOFOLLOW = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0);
+
+function readFully(fd: number, buf: Buffer, position: number): number {
+  let off = 0;
+  while (off < buf.length) {
+    const n = fs.readSync(fd, buf, off, buf.length - off, position + off);
+    if (n === 0) break;
+    off += n;
+  }
+  return off;
+}
+
+/** The local file system. */
+export const localSource: SessionSource = {
+  list(dir) {
+    let entries: fs.Dirent[];
+    try {
+      // A folder that is a symlink could lead anywhere: not listed.
+      if (!fs.lstatSync(dir).isDirectory()) return null;
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return null;
+    }
+    return entries.map((e) => ({ name: e.name, type: e.isFile() ? 'file' : e.isDirectory() ? 'dir' : 'other' }));
+  },
+  stat(file) {
+    try {
+      const st = fs.lstatSync(file);
+      return st.isFile() ? { size: st.size, mtimeMs: st.mtimeMs } : null;
+    } catch {
+      return null;
+    }
+  },
+  readRange(file, offset, length, into) {
+    const fd = fs.openSync(file, READ_NOFOLLOW);
+    try {
+      const st = fs.fstatSync(fd);
+      if (!st.isFile()) throw new Error(`not a regular file: ${file}`);
+      const want = Math.max(0, Math.min(length, st.size - offset));
+      const buf = into && into.length >= want ? into.subarray(0, want) : Buffer.allocUnsafe(want);
+      const n = readFully(fd, buf, offset);
+      return { bytes: buf.subarray(0, n), size: st.size, mtimeMs: st.mtimeMs };
+    } finally {
+      fs.closeSync(fd);
+    }
+  },
+};

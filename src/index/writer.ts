@@ -1,0 +1,197 @@
+/**
+ * The listing phase's writes on the main connection: sessions, sources, payload rows and their
+ * assets, in one transaction the scan owns (committed every SCAN_COMMIT_MS so other processes
+ * see progress, and at the end). A payload row is written with `fts_pending` set to a token
+ * unique to that insert; the full-text phase (fulltext.ts) fills in its search row later and
+ * clears it.
+ */
+import type { AssetRef } from '../pipeline/types.js';
+import type { IndexCore } from './core.js';
+import type { SessionRef, Unit } from './discover.js';
+import type { PayloadRecord, SessionFacts, UnitResult } from './record.js';
+import type { SummaryRuns } from './summaries.js';
+import { inputExcerpt, inputJson, stableId } from './text.js';
+
+/** Commit a scan's writes at least this often (one commit per time slice costs more than the writes). */
+export const SCAN_COMMIT_MS = 1_000;
+
+const INSERT_SOURCE_SQL = 'INSERT INTO sources (id, root_id, session_id, key, fingerprint, hash, kind) VALUES (?, ?, ?, ?, ?, ?, ?)';
+const INSERT_PAYLOAD_SQL = `INSERT INTO payloads (id, source_id, session_id, root_id, tool, created_at, bytes, tokens, action, kind, asset_count,
+    input_excerpt, input_json, intent, t_chars4, t_craft_density, t_calibrated, t_o200k, t_cl100k, t_claude,
+    path, linked_path, meta_path, message, binary, lines, source_json, b64_runs, b64_chars, b64_tokens, fts_pending)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const INSERT_ASSET_SQL =
+  'INSERT INTO assets (payload_rowid, sha256, mime, bytes, path, rel_path, json_path, source, sniffed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
+const UPSERT_SESSION_SQL = `INSERT INTO sessions (id, root_id, path, name, kind, read_only, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?)
+  ON CONFLICT(id) DO UPDATE SET root_id = excluded.root_id, path = excluded.path, name = excluded.name, kind = excluded.kind,
+    read_only = excluded.read_only, parent_id = excluded.parent_id`;
+
+/** A payload row's values, in INSERT_PAYLOAD_SQL's order. */
+function payloadValues(rootId: string, sessionId: string, sourceId: number, rec: PayloadRecord, ftsToken: number): unknown[] {
+  const e = rec.estimates;
+  return [
+    rec.id,
+    sourceId,
+    sessionId,
+    rootId,
+    rec.tool,
+    rec.createdAt,
+    rec.bytes,
+    rec.tokens,
+    rec.action,
+    rec.kind,
+    rec.assets.length,
+    inputExcerpt(rec.input) ?? null,
+    // Only imports read the input back from here; a Spillway payload's sidecar keeps it whole.
+    rec.source ? inputJson(rec.input) : null,
+    rec.intent ?? null,
+    e.chars4 ?? null,
+    e['craft-density'] ?? null,
+    e.calibrated ?? null,
+    e.o200k ?? null,
+    e.cl100k ?? null,
+    e.claude ?? null,
+    rec.path,
+    rec.linkedPath ?? null,
+    rec.metaPath ?? null,
+    rec.message ?? null,
+    rec.binary ? 1 : 0,
+    rec.lines ?? null,
+    rec.source ? JSON.stringify(rec.source) : null,
+    rec.b64.runs,
+    rec.b64.chars,
+    rec.b64.tokens,
+    ftsToken,
+  ];
+}
+
+function assetValues(rowid: number, a: AssetRef): unknown[] {
+  return [rowid, a.sha256, a.mimeType, a.bytes, a.path, a.relPath, a.jsonPath, a.source, a.sniffed ? 1 : 0];
+}
+
+export interface Changes {
+  added: number;
+  changed: number;
+  removed: number;
+}
+
+export const sessionIdOf = (sessionPath: string) => stableId('s', sessionPath);
+
+export class RowWriter {
+  private lastCommit = performance.now();
+  /** Next `fts_pending` token: unique per payload insert, so a stale full-text row can never land on a new one. */
+  private ftsToken: number;
+
+  constructor(
+    private readonly core: IndexCore,
+    private readonly runs: SummaryRuns,
+    /** Told before every payload insert (the full-text phase then has work). */
+    private readonly onPending: () => void,
+  ) {
+    this.ftsToken = (core.q('SELECT coalesce(max(fts_pending), 0) + 1 AS n FROM payloads WHERE fts_pending > 0').get() as { n: number }).n;
+  }
+
+  /** IMMEDIATE: take the write lock now (waiting for another writer) instead of failing when a read turns into a write. */
+  begin(): void {
+    if (!this.core.db.inTransaction) this.core.db.exec('BEGIN IMMEDIATE');
+  }
+
+  commit(): void {
+    if (this.core.db.inTransaction) this.core.db.exec('COMMIT');
+    this.lastCommit = performance.now();
+  }
+
+  commitIfDue(): void {
+    if (performance.now() - this.lastCommit >= SCAN_COMMIT_MS) this.commit();
+  }
+
+  upsertSession(rootId: string, s: SessionRef): string {
+    const id = sessionIdOf(s.path);
+    const parent = s.parentPath ? sessionIdOf(s.parentPath) : null;
+    this.core.q(UPSERT_SESSION_SQL).run(id, rootId, s.path, s.name, s.kind, s.readOnly ? 1 : 0, parent);
+    return id;
+  }
+
+  /** What a transcript told about its session (kept as is when it told nothing new). */
+  noteSession(sessionId: string, f: SessionFacts | undefined): void {
+    if (!f || (f.project === undefined && f.title === undefined && f.client === undefined)) return;
+    this.core
+      .q('UPDATE sessions SET project = coalesce(?, project), title = coalesce(?, title), client = coalesce(?, client) WHERE id = ?')
+      .run(f.project ?? null, f.title ?? null, f.client ?? null, sessionId);
+  }
+
+  /** A re-read unit whose content hash did not change: remember its new fingerprint only. */
+  touch(sourceId: number, fp: string): void {
+    this.core.q('UPDATE sources SET fingerprint = ? WHERE id = ?').run(fp, sourceId);
+  }
+
+  /**
+   * Replace one unit's rows (inside the open transaction). `fresh`: the index had no rows at all
+   * when the scan began (a first index, a rebuild), so no id can clash: two lookups per payload
+   * saved.
+   */
+  replaceSource(rootId: string, sessionId: string, unit: Unit, fp: string, result: UnitResult, existing: number | undefined, fresh = false): Changes {
+    const q = (sql: string) => this.core.q(sql);
+    const before = new Set<string>();
+    let sourceId: number;
+    if (existing !== undefined) {
+      for (const r of q('SELECT id FROM payloads WHERE source_id = ?').all(existing) as Array<{ id: string }>) before.add(r.id);
+      q('DELETE FROM payloads WHERE source_id = ?').run(existing);
+      q('UPDATE sources SET fingerprint = ?, hash = ?, session_id = ?, kind = ?, root_id = ? WHERE id = ?').run(fp, result.hash, sessionId, unit.kind, rootId, existing);
+      sourceId = existing;
+    } else {
+      // A leftover row under the same key (from a root since replaced) is dropped first.
+      if (!fresh) q('DELETE FROM sources WHERE key = ?').run(unit.key);
+      sourceId = Number(q(INSERT_SOURCE_SQL).run(null, rootId, sessionId, unit.key, fp, result.hash, unit.kind).lastInsertRowid);
+    }
+    const after = new Set<string>();
+    let added = 0;
+    let changed = 0;
+    for (const rec of result.payloads) {
+      if (after.has(rec.id)) continue;
+      // Same id under another source (a file moved between two roots' views): the newest wins.
+      if (!fresh) q('DELETE FROM payloads WHERE id = ?').run(rec.id);
+      this.insertPayload(rootId, sessionId, sourceId, rec, fresh);
+      after.add(rec.id);
+      if (before.has(rec.id)) changed++;
+      else added++;
+    }
+    let removed = 0;
+    for (const id of before) {
+      if (after.has(id)) continue;
+      this.runs.drop(id, 'all');
+      removed++;
+    }
+    return { added, changed, removed };
+  }
+
+  private insertPayload(rootId: string, sessionId: string, sourceId: number, rec: PayloadRecord, fresh: boolean): void {
+    this.onPending();
+    const values = payloadValues(rootId, sessionId, sourceId, rec, this.ftsToken++);
+    let rowid: number;
+    try {
+      rowid = Number(this.core.q(INSERT_PAYLOAD_SQL).run(values).lastInsertRowid);
+    } catch (err) {
+      // Skipping the clash lookup on a fresh index is a bet; a lost one costs a retry, never the scan.
+      if (!fresh || (err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
+      this.core.q('DELETE FROM payloads WHERE id = ?').run(rec.id);
+      rowid = Number(this.core.q(INSERT_PAYLOAD_SQL).run(values).lastInsertRowid);
+    }
+    const insAsset = this.core.q(INSERT_ASSET_SQL);
+    for (const a of rec.assets) insAsset.run(assetValues(rowid, a));
+    if (!fresh || rec.summaryRuns.length) this.runs.replaceMeta(rowid, rec.id, rec.summaryRuns);
+  }
+
+  /** A unit that is gone: its payloads, their summary runs and its source. Returns how many payloads went. */
+  dropSource(sourceId: number): number {
+    const ids = this.core.q('SELECT id FROM payloads WHERE source_id = ?').all(sourceId) as Array<{ id: string }>;
+    for (const { id } of ids) this.runs.drop(id, 'all');
+    this.core.q('DELETE FROM payloads WHERE source_id = ?').run(sourceId);
+    this.core.q('DELETE FROM sources WHERE id = ?').run(sourceId);
+    return ids.length;
+  }
+
+  dropSession(id: string): void {
+    this.core.q('DELETE FROM sessions WHERE id = ?').run(id);
+  }
+}

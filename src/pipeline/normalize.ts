@@ -1,0 +1,104 @@
+import crypto from 'node:crypto';
+import { isUtf8 } from 'node:buffer';
+import type { PayloadOrigin, ToolResult } from './types.js';
+import { TEXT_SLICE_CHARS } from './limits.js';
+import { isBinaryBytes, isBinaryString } from './detect.js';
+import { isWellFormed, safeCut, toWellFormed } from './text.js';
+
+/**
+ * The guard's first phase: what a tool result is, as the later phases need it.
+ *
+ * | call | for |
+ * | --- | --- |
+ * | {@link normalize} | a tool result as a {@link Subject} (string, bytes, parsed value), or null when it always passes |
+ * | {@link preparePayload} | the exact bytes a spill saves, their size and sha256, and the text the other phases read |
+ * | {@link textSlices} | a big string in surrogate-safe slices, to hash or write it without one whole UTF-8 copy |
+ */
+
+/** A tool result as the guard works on it. Binary is told apart here, whatever the size. */
+export type Subject =
+  | { origin: 'string'; text: string; notes: string[] }
+  | { origin: 'bytes'; bytes: Buffer; binary: boolean; notes: string[] }
+  /** Bytes carried in a JS string (read as 'latin1'/'binary'): saved as those bytes. */
+  | { origin: 'latin1-string'; bytes: Buffer; binary: true; notes: string[] }
+  | { origin: 'json-value'; value: unknown; notes: string[] };
+
+/** What a spill saves: the original bytes, exactly, and the text the other phases read. */
+export interface Payload {
+  origin: PayloadOrigin;
+  /** The text form (well-formed); absent when the payload is binary. */
+  text?: string;
+  /** The bytes of a binary payload (as received, or carried in a latin1 string). */
+  binary?: Buffer;
+  /** The original: bytes as received, or a string whose UTF-8 is the original. */
+  original: Buffer | string;
+  /** UTF-8 bytes of the original. */
+  byteLength: number;
+  sha256: string;
+  /** `text` is exactly the original, so spans of it can be cut out and rebuilt. */
+  textIsExact: boolean;
+  /** Notes for the sidecar's `errors` (shared with the subject: one list per result). */
+  notes: string[];
+}
+
+function asBuffer(v: Uint8Array | ArrayBuffer): Buffer {
+  if (v instanceof ArrayBuffer) return Buffer.from(v);
+  return Buffer.isBuffer(v) ? v : Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+}
+
+/** The subject of a tool result; null for results that are always passed (null, undefined, numbers, booleans). */
+export function normalize(result: ToolResult): Subject | null {
+  if (result === null || result === undefined || typeof result === 'number' || typeof result === 'boolean') return null;
+  const notes: string[] = [];
+  if (typeof result === 'string') {
+    return isBinaryString(result) ? { origin: 'latin1-string', bytes: Buffer.from(result, 'latin1'), binary: true, notes } : { origin: 'string', text: result, notes };
+  }
+  if (result instanceof Uint8Array || result instanceof ArrayBuffer) {
+    const bytes = asBuffer(result);
+    return { origin: 'bytes', bytes, binary: isBinaryBytes(bytes), notes };
+  }
+  if (ArrayBuffer.isView(result)) {
+    const v = result as ArrayBufferView;
+    return normalize(Buffer.from(v.buffer, v.byteOffset, v.byteLength));
+  }
+  return { origin: 'json-value', value: result, notes };
+}
+
+/** Slices of a string for encoding piecewise, never cutting a surrogate pair. */
+export function* textSlices(text: string, size = TEXT_SLICE_CHARS): Generator<string> {
+  for (let i = 0; i < text.length; ) {
+    const j = i + size >= text.length ? text.length : safeCut(text, i + size);
+    yield text.slice(i, j > i ? j : i + size);
+    i = j > i ? j : i + size;
+  }
+}
+
+function hashData(data: string | Buffer): string {
+  const h = crypto.createHash('sha256');
+  if (typeof data !== 'string') return h.update(data).digest('hex');
+  for (const part of textSlices(data)) h.update(part, 'utf8');
+  return h.digest('hex');
+}
+
+/**
+ * The payload of a subject being spilled. `text` is the text the decision measured (the string,
+ * the bytes decoded, or the JSON of a parsed value), and `textBytes` its UTF-8 size when known.
+ * Lone surrogates, which UTF-8 cannot hold, are saved as U+FFFD and noted.
+ */
+export function preparePayload(subject: Subject, text: string | undefined, textBytes?: number): Payload {
+  const notes = subject.notes;
+  if (subject.origin === 'bytes' || subject.origin === 'latin1-string') {
+    const b = subject.bytes;
+    const base = { origin: subject.origin, original: b, byteLength: b.byteLength, sha256: hashData(b), notes };
+    if (subject.binary) return { ...base, binary: b, textIsExact: false };
+    return { ...base, text: text ?? b.toString('utf8'), textIsExact: isUtf8(b) };
+  }
+  let t = text ?? (subject.origin === 'string' ? subject.text : '');
+  const byteLength = textBytes ?? Buffer.byteLength(t, 'utf8');
+  // Pure ASCII (UTF-8 length = length) cannot hold a lone surrogate: skip the scan.
+  if (byteLength !== t.length && !isWellFormed(t)) {
+    t = toWellFormed(t);
+    notes.push('the text had lone surrogates; they were saved as U+FFFD (UTF-8 cannot hold them)');
+  }
+  return { origin: subject.origin, text: t, original: t, byteLength, sha256: hashData(t), textIsExact: true, notes };
+}
