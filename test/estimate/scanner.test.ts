@@ -85,6 +85,23 @@ describe('the block-buffered scanner', () => {
     );
   });
 
+  it('prices every UTF-16 code unit as before, alone and between each kind of neighbour', () => {
+    // the other scripts are priced from a table built from code point ranges: every unit, so no
+    // range edge can drift; the neighbours exercise the word and run kinds on both sides of it
+    const neighbours = [' ', 'a', 'Q', '7', '-', '\\', 'Ж', 'ж', 'Ω', 'ש', 'अ', 'ა', '中', 'か', '한', '\u0301', '\ud83d', '\ude00', 'é', '\u200d', '\ufe0f'];
+    const bad: string[] = [];
+    for (let first = 0; first < 0x10000; first += 512) {
+      let text = '';
+      for (let c = first; c < first + 512; c++) {
+        const ch = String.fromCharCode(c);
+        text += ch + neighbours[c % neighbours.length] + ch + ch + neighbours[(c >> 3) % neighbours.length];
+      }
+      const d = differs(text) ?? differs(text, 1, text.length - 1);
+      if (d) bad.push(`U+${first.toString(16)}..: ${d}`);
+    }
+    expect(bad).toEqual([]);
+  });
+
   it('windows of a held text (loaded once for the sampler) give the same features, and another text never reads it', () => {
     const texts = corpus.slice(0, 60).map((s) => s.text);
     const bad: string[] = [];
