@@ -86,6 +86,11 @@ export function DetailPane() {
           <ActionBadge action={row.action} />
           <span className="badge">{row.kind}</span>
           {detail?.source ? <span className="badge" title={detail.source.transcript}>imported</span> : null}
+          {detail?.readOnly ? (
+            <span className="badge read-only" data-testid="read-only-badge" title="Its session is read-only: Spillway never writes next to it. Summary runs of this payload are kept in Spillway's app data.">
+              read-only
+            </span>
+          ) : null}
           {!detail ? <span className="spinner" aria-label="Loading details" /> : null}
         </div>
         <div className="detail-facts">
