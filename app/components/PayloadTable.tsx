@@ -1,11 +1,12 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useEffect, useRef, type KeyboardEvent } from 'react';
+import { useEffect, useMemo, useRef, type KeyboardEvent } from 'react';
 import type { ContentKind, GuardAction, PayloadRow, PayloadSortField } from '../../src/service/contract.js';
 import { useApp, useAppStore } from '../store/index.js';
 import { PAGE_ROWS } from '../store/slices/payloads.js';
 import { formatBytes, formatDateTime, formatInt, formatTime, formatTokens } from '../lib/format.js';
-import { ActionBadge } from './common.js';
+import { ActionBadge, ClientBadge } from './common.js';
 import { NoSessions } from './NoSessions.js';
+import { guessHome, projectOf, rootLabel, sessionTitle, shortenHome } from '../lib/sessions.js';
 import { summarizeProgress } from '../lib/progress.js';
 import type { PayloadFilters } from '../store/slices/payloads.js';
 
@@ -28,6 +29,36 @@ const COLUMNS: Array<{ id: string; label: string; sort?: PayloadSortField; class
 const ACTIONS: GuardAction[] = ['spill', 'inline-assets', 'pass'];
 const KINDS: ContentKind[] = ['json', 'ndjson', 'csv', 'log', 'html', 'xml', 'markdown', 'code', 'text', 'binary'];
 
+/** What the table shows: one session (as people know it), one folder, or everything. */
+export function ScopeBar() {
+  const sessionId = useApp((s) => s.selectedSessionId);
+  const rootId = useApp((s) => s.selectedRootId);
+  const sessions = useApp((s) => s.sessions);
+  const roots = useApp((s) => s.roots);
+  const info = useApp((s) => s.info);
+  const home = useMemo(() => guessHome(roots), [roots]);
+  const session = sessionId ? sessions.find((x) => x.id === sessionId) : undefined;
+  const root = !session && rootId ? roots.find((r) => r.id === rootId) : undefined;
+  if (session) {
+    const title = sessionTitle(session);
+    const project = projectOf(session, home);
+    return (
+      <div className="scope-bar" data-testid="scope">
+        <ClientBadge s={session} />
+        <span className="scope-title ellipsis" title={title.text}>{title.text}</span>
+        {project ? <span className="scope-project dim mono ellipsis" title={project.path}>{project.path}</span> : null}
+        {session.readOnly ? <span className="badge tiny read-only" title="Spillway never writes next to this session">read-only</span> : null}
+      </div>
+    );
+  }
+  return (
+    <div className="scope-bar" data-testid="scope">
+      <span className="scope-title ellipsis">{root ? rootLabel(root, info, home).name : 'Every folder'}</span>
+      {root ? <span className="scope-project dim mono ellipsis">{shortenHome(root.path, home)}</span> : null}
+    </div>
+  );
+}
+
 export function PayloadFilterBar() {
   const filters = useApp((s) => s.filters);
   const setFilters = useApp((s) => s.setFilters);
@@ -35,6 +66,7 @@ export function PayloadFilterBar() {
   const loading = useApp((s) => s.listLoading);
   return (
     <div className="filter-bar" role="search">
+      <ScopeBar />
       <div className="filter-row">
       <input
         className="filter-search"

@@ -3,8 +3,8 @@ import type { RootInfo, SessionInfo } from '../../src/service/contract.js';
 import { useApp, useAppStore } from '../store/index.js';
 import { formatDateTime, formatInt, formatRelative, formatTokens } from '../lib/format.js';
 import { share, summarizeProgress } from '../lib/progress.js';
+import { ClientBadge } from './common.js';
 import {
-  clientLabel,
   groupSessions,
   guessHome,
   rootLabel,
@@ -55,7 +55,11 @@ export function Sidebar() {
   const visible = useMemo(() => (q ? sessions.filter((s) => sessionMatches(s, q, home)) : sessions), [sessions, q, home]);
   const byRoot = useMemo(() => {
     const m = new Map<string, SessionInfo[]>();
-    for (const s of visible) m.set(s.rootId, [...(m.get(s.rootId) ?? []), s]);
+    for (const s of visible) {
+      const list = m.get(s.rootId);
+      if (list) list.push(s);
+      else m.set(s.rootId, [s]);
+    }
     return m;
   }, [visible]);
   const labelled = roots.map((root) => ({ root, label: rootLabel(root, info, home) }));
@@ -171,7 +175,7 @@ function RootGroup(props: { root: RootInfo; name: string; detail: string; sessio
       {root.readOnly || root.auto ? (
         <button className="root-flags" aria-expanded={explain} onClick={() => setExplain(!explain)} data-testid="root-flags" title={root.auto ? 'Why is this open, and how to turn it off' : 'What read-only means'}>
           {root.auto ? 'read-only · opened by default' : 'read-only'}
-          <span className="root-flags-i" aria-hidden>ⓘ</span>
+          <svg viewBox="0 0 12 12" aria-hidden><circle cx="6" cy="6" r="5" /><path d="M6 5.5v3M6 3.5v.01" /></svg>
         </button>
       ) : null}
       {explain ? (
@@ -241,7 +245,7 @@ function ProjectSection({ group, selectedSessionId, filtered }: { group: Project
       <button className="project-row" aria-expanded={open} onClick={() => setOpen(!open)} data-testid="project">
         <span className="project-twisty" aria-hidden>{open ? '▾' : '▸'}</span>
         <ProjectHeading project={group.project} />
-        <span className="count mono" title={`${formatInt(group.count)} sessions`}>{formatInt(group.count)}</span>
+        <span className="count mono" title={`${formatInt(group.payloads)} payloads in ${formatInt(group.count)} sessions`}>{formatInt(group.payloads)}</span>
       </button>
       {open ? list : null}
     </section>
@@ -286,18 +290,16 @@ function SessionButton({ s, selected, subagent }: { s: SessionInfo; selected: bo
       </span>
       <span className="session-meta">
         <ClientBadge s={s} />
-        <span className="mono" title={`${formatInt(s.payloadCount)} payloads`}>{formatInt(s.payloadCount)}</span>
-        <span className="dim mono">{formatTokens(s.totalTokens)} tok</span>
+        {s.payloadCount ? (
+          <>
+            <span className="mono" title={`${formatInt(s.payloadCount)} payloads`}>{formatInt(s.payloadCount)}</span>
+            <span className="dim mono">{formatTokens(s.totalTokens)} tok</span>
+          </>
+        ) : (
+          <span className="dim">no tool results</span>
+        )}
         <span className="dim when">{formatRelative(when)}</span>
       </span>
     </button>
-  );
-}
-
-export function ClientBadge({ s }: { s: Pick<SessionInfo, 'kind' | 'client'> }) {
-  return (
-    <span className={`badge tiny client client-${s.kind}`} title={s.client ?? clientLabel(s.kind)} data-testid="client-badge">
-      {clientLabel(s.kind)}
-    </span>
   );
 }

@@ -138,9 +138,9 @@ export function sessionTitle(s: SessionInfo): { text: string; fromPrompt: boolea
 
 export interface SessionNode {
   session: SessionInfo;
-  /** Sub-agent transcripts this session started (listed under it). */
+  /** Sub-agent transcripts this session started, theirs included (listed under it). */
   children: SessionInfo[];
-  /** A sub-agent whose parent is not in the list (filtered out, or not indexed): shown on its own, marked. */
+  /** A sub-agent whose parent is not in the list (filtered out, not indexed, or a cycle): shown on its own, marked. */
   orphan: boolean;
 }
 
@@ -151,6 +151,8 @@ export interface ProjectGroup {
   nodes: SessionNode[];
   /** Sessions in the group, sub-agents included. */
   count: number;
+  /** Their payloads. */
+  payloads: number;
   lastAt: string;
 }
 
@@ -162,30 +164,52 @@ const latest = (s: SessionInfo) => s.lastAt ?? s.firstAt ?? '';
  * with no header. Order inside is stable for equal times (by name).
  */
 export function groupSessions(sessions: readonly SessionInfo[], home: string | undefined): ProjectGroup[] {
-  const present = new Set(sessions.map((s) => s.id));
+  const byId = new Map(sessions.map((s) => [s.id, s]));
+  // Each session's top ancestor among those listed: a sub-agent's sub-agent goes under the first
+  // session too. A cycle of parent links (a bad transcript) is cut at its smallest id.
+  const topOf = (s: SessionInfo): SessionInfo => {
+    const chain = [s];
+    const seen = new Set([s.id]);
+    let cur = s;
+    for (;;) {
+      const parent = cur.parentSessionId ? byId.get(cur.parentSessionId) : undefined;
+      if (!parent) return cur;
+      if (seen.has(parent.id)) {
+        const cycle = chain.slice(chain.indexOf(parent));
+        return cycle.reduce((a, b) => (b.id < a.id ? b : a));
+      }
+      chain.push(parent);
+      seen.add(parent.id);
+      cur = parent;
+    }
+  };
   const children = new Map<string, SessionInfo[]>();
+  const tops: SessionInfo[] = [];
   for (const s of sessions) {
-    if (s.parentSessionId && s.parentSessionId !== s.id && present.has(s.parentSessionId)) {
-      const list = children.get(s.parentSessionId) ?? [];
-      list.push(s);
-      children.set(s.parentSessionId, list);
+    const top = topOf(s);
+    if (top === s) tops.push(s);
+    else {
+      const list = children.get(top.id);
+      if (list) list.push(s);
+      else children.set(top.id, [s]);
     }
   }
   const byRecent = (a: SessionInfo, b: SessionInfo) => latest(b).localeCompare(latest(a)) || a.name.localeCompare(b.name);
   const groups = new Map<string, ProjectGroup>();
-  for (const s of [...sessions].sort(byRecent)) {
-    const nested = s.parentSessionId && s.parentSessionId !== s.id && present.has(s.parentSessionId);
-    if (nested) continue;
+  for (const s of tops.sort(byRecent)) {
     const project = projectOf(s, home);
     const key = project?.path ?? '';
     let g = groups.get(key);
-    if (!g) groups.set(key, (g = { key, project, nodes: [], count: 0, lastAt: '' }));
+    if (!g) groups.set(key, (g = { key, project, nodes: [], count: 0, payloads: 0, lastAt: '' }));
     // One decoded (approximate) session must not make a recorded project look approximate.
     if (g.project?.approximate && project && !project.approximate) g.project = project;
     const kids = (children.get(s.id) ?? []).sort(byRecent);
-    g.nodes.push({ session: s, children: kids, orphan: Boolean(s.parentSessionId) && !nested });
+    g.nodes.push({ session: s, children: kids, orphan: Boolean(s.parentSessionId) });
     g.count += 1 + kids.length;
-    for (const x of [s, ...kids]) if (latest(x) > g.lastAt) g.lastAt = latest(x);
+    for (const x of [s, ...kids]) {
+      g.payloads += x.payloadCount;
+      if (latest(x) > g.lastAt) g.lastAt = latest(x);
+    }
   }
   return [...groups.values()].sort((a, b) => {
     if (!a.project !== !b.project) return a.project ? -1 : 1;

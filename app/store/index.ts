@@ -49,6 +49,20 @@ export function connectEvents(store: AppStore): () => void {
   let staleTimer: ReturnType<typeof setTimeout> | undefined;
   let pendingSessions = new Set<string>();
   const lastDrawn = new Map<string, number>();
+  const trailing = new Map<string, ReturnType<typeof setTimeout>>();
+  const drawProgress = (key: string, e: IndexProgressEvent) => {
+    lastDrawn.set(key, Date.now());
+    const state = store.getState();
+    const finished = e.done >= e.total;
+    const progress = { ...state.progress };
+    if (finished) delete progress[key];
+    else progress[key] = { ...e, phase: e.phase ?? 'list' };
+    const fullTextDone = finished && e.phase === 'fulltext';
+    store.setState({ progress, reindexing: false, ...(fullTextDone ? { searchEpoch: state.searchEpoch + 1 } : {}) });
+    // A search answered while this root was still filling in is asked again, now complete.
+    if (fullTextDone && state.partial) state.reloadPayloads({ keepPages: true });
+    if (!staleTimer && Object.keys(progress).length) staleTimer = setTimeout(sweep, PROGRESS_STALE_MS);
+  };
   const flush = () => {
     timer = undefined;
     const s = store.getState();
@@ -77,25 +91,26 @@ export function connectEvents(store: AppStore): () => void {
       const key = progressKey(e);
       const finished = e.done >= e.total;
       const now = Date.now();
-      const state = store.getState();
-      const shown = key in state.progress;
-      // Only redraws are throttled: a phase's end always lands.
-      if (!finished && shown && now - (lastDrawn.get(key) ?? 0) < PROGRESS_REDRAW_MS) return;
-      lastDrawn.set(key, now);
-      const progress = { ...state.progress };
-      if (finished) delete progress[key];
-      else progress[key] = { ...e, phase: e.phase ?? 'list' };
-      const fullTextDone = finished && e.phase === 'fulltext';
-      store.setState({ progress, reindexing: false, ...(fullTextDone ? { searchEpoch: state.searchEpoch + 1 } : {}) });
-      // A search answered while this root was still filling in is asked again, now complete.
-      if (fullTextDone && state.partial) state.reloadPayloads({ keepPages: true });
-      if (!staleTimer && Object.keys(progress).length) staleTimer = setTimeout(sweep, PROGRESS_STALE_MS);
+      const shown = key in store.getState().progress;
+      // Only redraws are throttled, and the latest event is drawn when the pause ends: a phase's end always lands.
+      const wait = PROGRESS_REDRAW_MS - (now - (lastDrawn.get(key) ?? 0));
+      clearTimeout(trailing.get(key));
+      trailing.delete(key);
+      if (!finished && shown && wait > 0) {
+        trailing.set(key, setTimeout(() => {
+          trailing.delete(key);
+          drawProgress(key, e);
+        }, wait));
+        return;
+      }
+      drawProgress(key, e);
     }),
     api.on('onDidSummarize', (e) => store.getState().addRun(e.payloadId, e.run)),
   ];
   return () => {
     clearTimeout(timer);
     clearTimeout(staleTimer);
+    for (const t of trailing.values()) clearTimeout(t);
     for (const off of offs) off();
   };
 }

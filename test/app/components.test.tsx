@@ -40,11 +40,14 @@ describe('the app shell', () => {
   it('lists sessions, opens the first one and shows its payload count', async () => {
     const api = createMemoryApi({ payloads: 40, sessions: 2 });
     const store = await renderApp(api);
-    expect(screen.getByText('session-000')).toBeTruthy();
-    expect(screen.getByText('session-001')).toBeTruthy();
+    const sidebar = within(screen.getByRole('navigation', { name: 'Roots and sessions' }));
+    expect(sidebar.getByText('session-000')).toBeTruthy();
+    expect(sidebar.getByText('session-001')).toBeTruthy();
     await waitFor(() => expect(screen.getByTestId('payload-count').textContent).toBe('20 payloads'));
     expect(store.getState().selectedSessionId).toBeTruthy();
-    fireEvent.click(screen.getByText('session-001'));
+    fireEvent.click(sidebar.getByText('session-001'));
+    // The table says whose payloads it shows.
+    await waitFor(() => expect(screen.getByTestId('scope').textContent).toContain('session-001'));
     await waitFor(() => expect(store.getState().selectedSessionId).toBe('s1'));
     const req = api.calls.filter((c) => c.method === 'listPayloads').at(-1)!.req as { sessionId: string };
     expect(req.sessionId).toBe('s1');

@@ -88,7 +88,7 @@ describe('inspector in Chromium against spillway serve', () => {
     await page.keyboard.press('Enter');
     await page.waitForSelector('.detail[data-payload-id]');
     await page.waitForSelector('.viewer[data-state="ready"]');
-    await shot('payloads');
+    await shot('payloads-generated');
   });
 
   it('opens the 100 MB payload and scrolls through it in windows', async () => {

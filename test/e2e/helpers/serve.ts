@@ -35,8 +35,12 @@ export interface ServeProcess {
   stop(): Promise<void>;
 }
 
-/** Start `spillway serve` on the given roots with a private app-data folder; resolves once it prints its URL. */
-export async function startServe(opts: { roots: string[]; home: string; extraArgs?: string[] }): Promise<ServeProcess> {
+/**
+ * Start `spillway serve` on the given roots with a private app-data folder (`home` is
+ * SPILLWAY_HOME); resolves once it prints its URL. `env` adds to the process's environment: a
+ * temporary `HOME` makes the agents' folders opened by default (with no roots) the test's own.
+ */
+export async function startServe(opts: { roots: string[]; home: string; extraArgs?: string[]; env?: NodeJS.ProcessEnv }): Promise<ServeProcess> {
   const token = crypto.randomBytes(24).toString('base64url');
   const args = [
     '--import',
@@ -52,7 +56,7 @@ export async function startServe(opts: { roots: string[]; home: string; extraArg
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     // The token goes in the environment, never in argv (readable by every local account).
-    env: { ...process.env, SPILLWAY_HOME: opts.home, SPILLWAY_TOKEN: token, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', BROWSER: 'true' },
+    env: { ...process.env, ...opts.env, SPILLWAY_HOME: opts.home, SPILLWAY_TOKEN: token, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', BROWSER: 'true' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
