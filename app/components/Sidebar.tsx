@@ -1,7 +1,7 @@
 import { useMemo, useState, type KeyboardEvent } from 'react';
 import type { RootInfo, SessionInfo } from '../../src/service/contract.js';
-import { useApp, useAppStore } from '../store/index.js';
-import { formatDateTime, formatInt, formatRelative, formatTokens } from '../lib/format.js';
+import { progressKey, useApp, useAppStore } from '../store/index.js';
+import { formatAgo, formatDateTime, formatInt, formatRelative, formatTokens } from '../lib/format.js';
 import { share, summarizeProgress } from '../lib/progress.js';
 import { ClientBadge } from './common.js';
 import {
@@ -270,6 +270,8 @@ function SessionItem({ node, selectedSessionId }: { node: SessionNode; selectedS
 }
 
 function SessionButton({ s, selected, subagent }: { s: SessionInfo; selected: boolean; subagent: boolean }) {
+  // Sessions are listed before their payloads: while the root is listing, an empty one may not be.
+  const listing = useApp((st) => progressKey({ rootId: s.rootId, phase: 'list' }) in st.progress);
   const store = useAppStore();
   const title = sessionTitle(s);
   const when = s.lastAt ?? s.firstAt;
@@ -296,9 +298,9 @@ function SessionButton({ s, selected, subagent }: { s: SessionInfo; selected: bo
             <span className="dim mono">{formatTokens(s.totalTokens)} tok</span>
           </>
         ) : (
-          <span className="dim">no tool results</span>
+          <span className="dim">{listing ? 'listing…' : s.kind === 'spillway' || s.kind === 'scratch' ? 'no payloads yet' : 'no tool results'}</span>
         )}
-        <span className="dim when">{formatRelative(when)}</span>
+        <span className="dim when" title={when ? `${formatDateTime(when)} (${formatRelative(when)})` : undefined}>{formatAgo(when)}</span>
       </span>
     </button>
   );

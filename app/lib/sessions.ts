@@ -133,6 +133,9 @@ export function sessionTitle(s: SessionInfo): { text: string; fromPrompt: boolea
   const leaf = basename(s.name).replace(/\.(jsonl?|json)$/i, '');
   if (s.kind === 'codex') return { text: leaf.replace(/^rollout-/, ''), fromPrompt: false };
   if (s.kind === 'gemini') return { text: leaf.replace(/^session-/, ''), fromPrompt: false };
+  // A dropped file's scratch session is named `<UTC time>_<file name>_<random>` (src/service/methods/analysis.ts).
+  const scratch = s.kind === 'scratch' ? /^\d{8}T\d{9}Z_(.+)_[0-9a-f]{6}$/.exec(leaf) : null;
+  if (scratch) return { text: scratch[1]!, fromPrompt: false };
   return { text: leaf || s.name, fromPrompt: false };
 }
 

@@ -40,7 +40,7 @@ export function createAppStore(api: InspectorApi, host?: SpillwayHost): AppStore
 export const PROGRESS_STALE_MS = 60_000;
 
 /** Key of a progress entry: one per root and phase (events without a phase predate phases and mean `list`). */
-const progressKey = (e: IndexProgressEvent) => `${e.phase ?? 'list'}:${e.rootId}`;
+export const progressKey = (e: Pick<IndexProgressEvent, 'rootId' | 'phase'>) => `${e.phase ?? 'list'}:${e.rootId}`;
 
 /** Subscribe the store to the back end's events. Returns the unsubscribe function. */
 export function connectEvents(store: AppStore): () => void {

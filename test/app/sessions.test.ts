@@ -14,6 +14,7 @@ import {
   summaryRunsDir,
 } from '../../app/lib/sessions.js';
 import { summarizeProgress } from '../../app/lib/progress.js';
+import { formatAgo } from '../../app/lib/format.js';
 
 const root = (p: Partial<RootInfo> & { path: string }): RootInfo => ({ id: p.path, kind: 'sessions', addedAt: '2026-12-01T00:00:00Z', sessionCount: 0, payloadCount: 0, ...p });
 
@@ -92,6 +93,7 @@ describe('titles and badges', () => {
     expect(sessionTitle(session({ kind: 'spillway', name: 'session-003' }))).toEqual({ text: 'session-003', fromPrompt: false });
     expect(sessionTitle(session({ kind: 'codex', name: '2026/12/01/rollout-2026-12-01T08-12-21-01a2' }))).toEqual({ text: '2026-12-01T08-12-21-01a2', fromPrompt: false });
     expect(sessionTitle(session({ title: '   ', name: '-tmp-x/85f0' })).text).toBe('85f0');
+    expect(sessionTitle(session({ kind: 'scratch', name: '20261201T104414802Z_tool-result.json_a1b2c3' })).text).toBe('tool-result.json');
   });
 
   it('names each client the way people do', () => {
@@ -160,6 +162,16 @@ describe('grouping', () => {
     const s = session({ title: 'Fix the flaky test', project: '/home/gray/Projects/app', client: 'Claude Code 2.1.328' });
     for (const q of ['flaky', '~/projects/app', '/home/gray', 'claude code', '2.1.328']) expect(sessionMatches(s, q, '/home/gray')).toBe(true);
     expect(sessionMatches(s, 'codex', '/home/gray')).toBe(false);
+  });
+});
+
+describe('times in the sidebar', () => {
+  it('are compact: now, minutes, hours, days, then the date', () => {
+    const now = Date.UTC(2026, 11, 1, 12, 0, 0);
+    const ago = (s: number) => formatAgo(new Date(now - s * 1000).toISOString(), now);
+    expect([ago(10), ago(300), ago(7200), ago(86_400 * 3)]).toEqual(['now', '5m', '2h', '3d']);
+    expect(ago(86_400 * 40)).toMatch(/^2026-10-2\d$/);
+    expect(formatAgo(undefined, now)).toBe('');
   });
 });
 
