@@ -6,22 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { App } from '../../app/App.js';
 import { JsonTree } from '../../app/components/viewer/JsonTree.js';
 import { RunDiff } from '../../app/components/detail/RunDiff.js';
-import { connectEvents, createAppStore, StoreContext, type AppStore } from '../../app/store/index.js';
+import { createAppStore, StoreContext } from '../../app/store/index.js';
 import type { SummaryRun } from '../../src/service/contract.js';
-import { createMemoryApi, type MemoryApi } from './memory-api.js';
-
-async function renderApp(api: MemoryApi): Promise<AppStore> {
-  const store = createAppStore(api);
-  connectEvents(store);
-  render(
-    <StoreContext.Provider value={store}>
-      <App />
-    </StoreContext.Provider>,
-  );
-  await act(() => store.getState().init());
-  await waitFor(() => expect(store.getState().listStarted).toBe(true));
-  return store;
-}
+import { createMemoryApi } from './memory-api.js';
+import { renderApp } from './render.js';
 
 const run = (id: string, summary: string, focus: string): SummaryRun => ({
   id,

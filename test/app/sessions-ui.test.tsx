@@ -1,12 +1,12 @@
 // @vitest-environment jsdom
 import './setup.js';
-import { act, fireEvent, render, screen, waitFor, within } from '@testing-library/react';
+import { act, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import { describe, expect, it } from 'vitest';
-import { App } from '../../app/App.js';
 import { SESSIONS_SHOWN_PER_PROJECT } from '../../app/components/Sidebar.js';
-import { connectEvents, createAppStore, StoreContext, type AppStore } from '../../app/store/index.js';
+import type { AppStore } from '../../app/store/index.js';
 import type { RootInfo, SessionInfo } from '../../src/service/contract.js';
 import { createMemoryApi, type MemoryApi, type MemoryApiOptions } from './memory-api.js';
+import { renderApp } from './render.js';
 
 const HOME = '/home/gray';
 const root = (id: string, path: string, extra: Partial<RootInfo> = {}): RootInfo => ({ id, path, kind: 'sessions', addedAt: '2026-12-01T00:00:00Z', sessionCount: 1, payloadCount: 1, ...extra });
@@ -45,18 +45,9 @@ const SESSIONS: SessionInfo[] = [
   session({ id: 'sp1', rootId: 'ra', kind: 'spillway', readOnly: false, name: 'session-000', lastAt: '2026-12-01T07:00:00Z' }),
 ];
 
-async function renderApp(opts: MemoryApiOptions): Promise<{ api: MemoryApi; store: AppStore }> {
+async function renderWith(opts: MemoryApiOptions): Promise<{ api: MemoryApi; store: AppStore }> {
   const api = createMemoryApi(opts);
-  const store = createAppStore(api);
-  connectEvents(store);
-  render(
-    <StoreContext.Provider value={store}>
-      <App />
-    </StoreContext.Provider>,
-  );
-  await act(() => store.getState().init());
-  await waitFor(() => expect(store.getState().listStarted).toBe(true));
-  return { api, store };
+  return { api, store: await renderApp(api) };
 }
 
 const sidebar = () => screen.getByRole('navigation', { name: 'Roots and sessions' });
@@ -65,7 +56,7 @@ const sessionRow = (id: string) => sidebar().querySelector<HTMLElement>(`.sessio
 
 describe('the sidebar lists sessions the way people know them', () => {
   it('by project path (home as ~), client badge and first prompt, as text only', async () => {
-    await renderApp({ payloads: 20, roots: ROOTS, sessionList: SESSIONS });
+    await renderWith({ payloads: 20, roots: ROOTS, sessionList: SESSIONS });
     const claude = rootGroup('rc');
     expect(claude.querySelector('.root-name')!.textContent).toContain('Claude Code');
     const bug = claude.querySelector<HTMLElement>('.project-group[data-project="~/Projects/claude-bug"]')!;
@@ -107,7 +98,7 @@ describe('the sidebar lists sessions the way people know them', () => {
   });
 
   it('marks roots opened by default read-only, and says how to turn them off', async () => {
-    await renderApp({ payloads: 5, roots: ROOTS, sessionList: SESSIONS });
+    await renderWith({ payloads: 5, roots: ROOTS, sessionList: SESSIONS });
     for (const id of ['rc', 'rx']) expect(within(rootGroup(id)).getByTestId('root-flags').textContent).toContain('read-only · opened by default');
     expect(within(rootGroup('ra')).queryByTestId('root-flags')).toBeNull();
     fireEvent.click(within(rootGroup('rc')).getByTestId('root-flags'));
@@ -120,7 +111,7 @@ describe('the sidebar lists sessions the way people know them', () => {
 
   it('filters by prompt, project or client', async () => {
     const many = [...SESSIONS, ...Array.from({ length: 4 }, (_, i) => session({ id: `z${i}`, rootId: 'ra', kind: 'spillway', readOnly: false, name: `session-10${i}` }))];
-    await renderApp({ payloads: 5, roots: ROOTS, sessionList: many });
+    await renderWith({ payloads: 5, roots: ROOTS, sessionList: many });
     const filter = screen.getByLabelText('Filter sessions');
     const shown = () => Array.from(sidebar().querySelectorAll('.session-row')).map((r) => r.getAttribute('data-session-id'));
     fireEvent.change(filter, { target: { value: 'flaky' } });
@@ -138,7 +129,7 @@ describe('the sidebar lists sessions the way people know them', () => {
     const lots = Array.from({ length: 1500 }, (_, i) =>
       session({ id: `m${i}`, rootId: 'rc', project: `${HOME}/big`, title: `prompt ${i}`, lastAt: new Date(Date.UTC(2026, 10, 1) + i * 60_000).toISOString() }),
     );
-    await renderApp({ payloads: 5, roots: ROOTS, sessionList: lots });
+    await renderWith({ payloads: 5, roots: ROOTS, sessionList: lots });
     expect(sidebar().querySelectorAll('.session-row').length).toBe(SESSIONS_SHOWN_PER_PROJECT);
     // Most recent first.
     expect(within(sidebar().querySelector<HTMLElement>('.session-row')!).getByTestId('session-title').textContent).toBe('prompt 1499');
@@ -149,7 +140,7 @@ describe('the sidebar lists sessions the way people know them', () => {
 
 describe('read-only sessions', () => {
   it('say so on the payload, and that summary runs go to app data', async () => {
-    const { store, api } = await renderApp({ payloads: 6, roots: ROOTS, sessionList: SESSIONS });
+    const { store, api } = await renderWith({ payloads: 6, roots: ROOTS, sessionList: SESSIONS });
     const ro = api.rows.find((r) => r.sessionId === 'cc1')!;
     await act(() => store.getState().openPayload(ro.id));
     expect(screen.getByTestId('read-only-badge').textContent).toBe('read-only');
@@ -163,7 +154,7 @@ describe('read-only sessions', () => {
 
 describe('search while full-text search is still filling in', () => {
   it('says how many payloads are not searchable yet, and asks again when the fill ends', async () => {
-    const { api, store } = await renderApp({ payloads: 30, sessions: 1 });
+    const { api, store } = await renderWith({ payloads: 30, sessions: 1 });
     api.unsearched = 1234;
     act(() => api.emit('onIndexProgress', { rootId: 'r0', done: 200, total: 1434, phase: 'fulltext' }));
     fireEvent.change(screen.getByLabelText('Search payloads'), { target: { value: 'line 3' } });
@@ -180,7 +171,7 @@ describe('search while full-text search is still filling in', () => {
   });
 
   it('in the Ctrl+K palette too', async () => {
-    const { api } = await renderApp({ payloads: 12, sessions: 2 });
+    const { api } = await renderWith({ payloads: 12, sessions: 2 });
     api.unsearched = 7;
     fireEvent.keyDown(window, { key: 'k', ctrlKey: true });
     const input = await screen.findByRole('combobox', { name: /Search every payload/ });
@@ -195,7 +186,7 @@ describe('search while full-text search is still filling in', () => {
 
 describe('index progress', () => {
   it('shows listing, then full-text search, with counts, and goes when both are done', async () => {
-    const { api } = await renderApp({ payloads: 4, sessions: 1 });
+    const { api } = await renderWith({ payloads: 4, sessions: 1 });
     act(() => api.emit('onIndexProgress', { rootId: 'r0', done: 5, total: 10, phase: 'list' }));
     const bar = screen.getByTestId('indexing');
     expect(bar.getAttribute('data-phase')).toBe('list');
@@ -214,7 +205,7 @@ describe('index progress', () => {
   });
 
   it('an empty root (0 of 0) leaves no bar behind', async () => {
-    const { api } = await renderApp({ payloads: 4, sessions: 1 });
+    const { api } = await renderWith({ payloads: 4, sessions: 1 });
     act(() => api.emit('onIndexProgress', { rootId: 'r0', done: 0, total: 0, phase: 'list' }));
     act(() => api.emit('onIndexProgress', { rootId: 'r0', done: 0, total: 0, phase: 'fulltext' }));
     expect(screen.queryByTestId('indexing')).toBeNull();
@@ -223,7 +214,7 @@ describe('index progress', () => {
 
 describe('no sessions at all', () => {
   it('says which folders were looked at and how to add one', async () => {
-    await renderApp({ payloads: 0, roots: [root('ra', '/tmp/app/sessions', { sessionCount: 0, payloadCount: 0 })], sessionList: [] });
+    await renderWith({ payloads: 0, roots: [root('ra', '/tmp/app/sessions', { sessionCount: 0, payloadCount: 0 })], sessionList: [] });
     const state = await screen.findByTestId('no-sessions');
     expect(state.textContent).toContain('No sessions found');
     expect(state.textContent).toContain('/tmp/app/sessions');
@@ -233,7 +224,7 @@ describe('no sessions at all', () => {
 
   it('lists the default roots it looked in, marked', async () => {
     const roots = ROOTS.map((r) => ({ ...r, sessionCount: 0, payloadCount: 0 }));
-    await renderApp({ payloads: 0, roots, sessionList: [] });
+    await renderWith({ payloads: 0, roots, sessionList: [] });
     const state = await screen.findByTestId('no-sessions');
     expect(state.textContent).toContain('~/.claude/projects');
     expect(state.textContent).toContain('Claude Code · read-only · opened by default');

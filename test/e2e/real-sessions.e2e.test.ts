@@ -13,11 +13,10 @@ import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSessionsRoot } from '../helpers/gen-sessions.js';
-import { ensureRendererBuilt, launchChromium, REPO_ROOT, startServe, type ServeProcess } from './helpers/serve.js';
+import { ensureRendererBuilt, launchChromium, openInspector, REPO_ROOT, startServe, type ServeProcess } from './helpers/serve.js';
 
 const REAL = path.join(REPO_ROOT, 'test', 'index', 'fixtures', 'real');
 const SHOTS = path.join(REPO_ROOT, 'test-results', 'screenshots');
-const VIEWPORT = { width: 1440, height: 900 };
 const POLL = { timeout: 30_000, interval: 100 };
 
 /** Claude Code names a project folder after its cwd with every non-alphanumeric character as `-`. */
@@ -71,10 +70,7 @@ beforeAll(async () => {
   await generateSessionsRoot(path.join(appData, 'sessions'), { sessions: 1, payloads: 24, seed: 7, imageShare: 0 });
   serve = await startServe({ roots: [], home: appData, env: { ...CLEAN_ENV, HOME: home } });
   browser = await launchChromium();
-  page = await (await browser.newContext({ viewport: VIEWPORT, colorScheme: 'dark' })).newPage();
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-  await page.goto(serve.url);
-  await page.waitForSelector('.app[data-ready="true"]');
+  page = await openInspector(browser, serve.url, { before: (p) => p.on('pageerror', (e) => pageErrors.push(e.message)) });
 }, 240_000);
 
 afterAll(async () => {
@@ -192,9 +188,7 @@ describe('spillway serve --no-default-roots in an empty home', () => {
     // The agents' folders exist, yet the flag keeps them closed.
     agentHome(emptyHome);
     empty = await startServe({ roots: [], home: path.join(tmp, 'app-empty'), extraArgs: ['--no-default-roots'], env: { ...CLEAN_ENV, HOME: emptyHome } });
-    const p = await (await browser.newContext({ viewport: VIEWPORT, colorScheme: 'dark' })).newPage();
-    await p.goto(empty.url);
-    await p.waitForSelector('.app[data-ready="true"]');
+    const p = await openInspector(browser, empty.url);
     const state = p.getByTestId('no-sessions');
     await state.waitFor({ timeout: 30_000 });
     await expect.poll(() => state.textContent(), POLL).toContain('No sessions found');

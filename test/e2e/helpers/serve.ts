@@ -6,7 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 export const CHROMIUM_PATH = process.env.SPILLWAY_CHROMIUM ?? '/usr/bin/chromium';
@@ -104,4 +104,19 @@ export function launchChromium(): Promise<Browser> {
     executablePath: CHROMIUM_PATH,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
   });
+}
+
+export const E2E_VIEWPORT = { width: 1440, height: 900 };
+
+/**
+ * A new browser context on the inspector: opens `url` (a one-time launch link) and waits until
+ * the app is ready. `before` runs on the page first, to attach listeners that must see every request.
+ */
+export async function openInspector(browser: Browser, url: string, opts: { colorScheme?: 'dark' | 'light'; before?: (page: Page) => void } = {}): Promise<Page> {
+  const context = await browser.newContext({ viewport: E2E_VIEWPORT, colorScheme: opts.colorScheme ?? 'dark' });
+  const page = await context.newPage();
+  opts.before?.(page);
+  await page.goto(url);
+  await page.waitForSelector('.app[data-ready="true"]');
+  return page;
 }
