@@ -11,6 +11,7 @@
  * the constants never saw any file of a holdout source.
  *
  *   npx tsx scripts/build-corpus.ts [--split train|holdout] [--per-category N] [--out DIR]
+ *   npx tsx scripts/build-corpus.ts --write-packages   (record the installed packages as the corpus's)
  * prints a summary, or writes one file per sample into DIR (for looking at, never committed).
  */
 import crypto from 'node:crypto';
@@ -157,10 +158,52 @@ export function isTokenizerVocabulary(rel: string): boolean {
   return /(^|\/)gpt-tokenizer\/.*\/bpeRanks\//.test(rel);
 }
 
-/** Every regular file under node_modules, sorted, with its innermost package. */
+/**
+ * The installed packages the corpus draws from: their install paths under node_modules, as they were
+ * when the constants were fitted. A dependency added later (and its dependencies) would otherwise enter
+ * both splits and move which documents each category samples, so the holdout would change under a test
+ * that measures it. `--write-packages` rewrites the list from the node_modules at hand: recalibrate then.
+ */
+export const CORPUS_PACKAGES_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'corpus-packages.txt');
+
+function corpusPackages(): Set<string> | undefined {
+  try {
+    return new Set(fs.readFileSync(CORPUS_PACKAGES_FILE, 'utf8').split('\n').filter(Boolean));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The install path of the package a file belongs to (`a/node_modules/@s/b`), or '' at the top. */
+function packagePath(rel: string): string {
+  const parts = rel.split('/');
+  let end = 0;
+  for (let i = 0; i < parts.length - 1; i++) {
+    if (i === 0 || parts[i - 1] === 'node_modules') {
+      if (parts[i] === 'node_modules') continue;
+      end = parts[i]!.startsWith('@') && i + 1 < parts.length - 1 ? i + 2 : i + 1;
+    }
+  }
+  return parts.slice(0, end).join('/');
+}
+
+/** Every package path under node_modules (what `--write-packages` records). */
+export function installedPackages(nodeModules: string): string[] {
+  return [...new Set(listAllFiles(nodeModules).map((f) => packagePath(f.rel)).filter(Boolean))].sort();
+}
+
+/** Every regular file under node_modules of the corpus's packages, sorted, with its innermost package. */
 export function listFiles(nodeModules: string): FileEntry[] {
   const hit = fileListCache.get(nodeModules);
   if (hit) return hit;
+  const allowed = corpusPackages();
+  const all = listAllFiles(nodeModules);
+  const out = allowed ? all.filter((f) => allowed.has(packagePath(f.rel)) || packagePath(f.rel) === '') : all;
+  fileListCache.set(nodeModules, out);
+  return out;
+}
+
+function listAllFiles(nodeModules: string): FileEntry[] {
   const out: FileEntry[] = [];
   const walk = (dir: string, rel: string) => {
     let entries: fs.Dirent[];
@@ -194,7 +237,6 @@ export function listFiles(nodeModules: string): FileEntry[] {
   };
   walk(nodeModules, '');
   out.sort((a, b) => (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
-  fileListCache.set(nodeModules, out);
   return out;
 }
 
@@ -428,10 +470,24 @@ interface LockPackage {
   dependencies?: Record<string, string>;
 }
 
+/**
+ * npm's `.package-lock.json` as npm writes it (2-space JSON), holding only the corpus's packages, so
+ * the lockfile documents stay the same when a dependency is added.
+ */
+function corpusLockText(ctx: Ctx): string | undefined {
+  const text = readText(path.join(ctx.nodeModules, '.package-lock.json'));
+  const allowed = corpusPackages();
+  const lock = parseJson(text) as { packages?: Record<string, LockPackage> } | undefined;
+  if (!allowed || !lock?.packages) return text;
+  const packages: Record<string, LockPackage> = {};
+  for (const [k, v] of Object.entries(lock.packages)) {
+    if (!k.startsWith('node_modules/') || allowed.has(k.slice('node_modules/'.length))) packages[k] = v;
+  }
+  return JSON.stringify({ ...lock, packages }, null, 2) + '\n';
+}
+
 function lockPackages(ctx: Ctx): Array<[string, LockPackage]> {
-  const lock = parseJson(readText(path.join(ctx.nodeModules, '.package-lock.json'))) as
-    | { packages?: Record<string, LockPackage> }
-    | undefined;
+  const lock = parseJson(corpusLockText(ctx)) as { packages?: Record<string, LockPackage> } | undefined;
   return Object.entries(lock?.packages ?? {}).filter(([k]) => k.includes('node_modules/'));
 }
 
@@ -591,7 +647,7 @@ const LISTERS: Record<(typeof NODE_CATEGORIES)[number], DocLister> = {
     docs.push({
       source: 'npm-lockfile',
       name: '.package-lock.json',
-      load: () => readText(path.join(ctx.nodeModules, '.package-lock.json')),
+      load: () => corpusLockText(ctx),
     });
     return docs;
   },
@@ -779,6 +835,12 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     const i = process.argv.indexOf(name);
     return i > 0 ? process.argv[i + 1] : undefined;
   };
+  if (process.argv.includes('--write-packages')) {
+    const list = installedPackages(path.join(REPO, 'node_modules'));
+    fs.writeFileSync(CORPUS_PACKAGES_FILE, list.join('\n') + '\n');
+    console.log(`${list.length} packages written to ${path.relative(REPO, CORPUS_PACKAGES_FILE)}`);
+    process.exit(0);
+  }
   const split = (arg('--split') ?? 'train') as Split;
   const perCategory = Number(arg('--per-category') ?? 30);
   const outDir = arg('--out');

@@ -67,8 +67,9 @@ const PUBLIC: Record<string, { modules: string[]; why?: string }> = {
       'src/pipeline/prompt',
       'src/pipeline/terminal',
       'src/pipeline/estimate/index',
+      'src/pipeline/store/s3/index',
     ],
-    why: 'index.ts is the package root; the other layers may also take the shared words (types, layout, limits, config, detect, prompt) and the estimator\'s four verbs, never its internals or the guard\'s phases',
+    why: 'index.ts is the package root; the other layers may also take the shared words (types, layout, limits, config, detect, prompt), the estimator\'s four verbs and the S3 store\'s face (restore, sync and bucket roots; a door of its own so the package root stays the guard\'s API, and it loads the AWS SDK only when a bucket is opened), never its internals or the guard\'s phases',
   },
   'src/index': { modules: ['src/index/index', 'src/index/rows'] },
   'src/summarize': { modules: ['src/summarize/index'] },
@@ -92,6 +93,7 @@ const PUBLIC: Record<string, { modules: string[]; why?: string }> = {
 /** npm packages that only some layers may import. */
 const PACKAGES: Array<{ re: RegExp; only: string[]; why: string }> = [
   { re: /^better-sqlite3$/, only: ['src/index', 'src/compress'], why: 'the index; handles live in <session>/handles.sqlite (layer 3), owned by compress' },
+  { re: /^@aws-sdk\//, only: ['src/pipeline'], why: 'one S3 client (src/pipeline/store/s3/client.ts), loaded on first use; the index and the inspector read buckets through the S3 store\'s face' },
   { re: /^electron(\/|$)/, only: ['electron'], why: 'the shell stays thin; logic is tested under Node' },
   { re: /^(react|react-dom|zustand|monaco-editor|@monaco-editor\/|@tanstack\/|uplot)(\/|$)/, only: ['app'], why: 'src/ is framework-free' },
   { re: /^(node:|fs$|path$|child_process$|os$|worker_threads$)/, only: Object.keys(LAYERS).filter((l) => l !== 'app'), why: 'the renderer runs in a sandboxed page' },

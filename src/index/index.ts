@@ -48,7 +48,8 @@ import type {
   WasteReportRequest,
 } from './rows.js';
 import { type ScanOptions, type ScanResult, Scanner } from './scanner.js';
-import { type SessionSource, localSource } from './source.js';
+import type { SessionSource } from './source.js';
+import { RoutedSource, S3Poller, isS3Path, s3PollMs } from './s3.js';
 import { SummaryRuns } from './summaries.js';
 import { Watcher } from './watch.js';
 import { RowWriter } from './writer.js';
@@ -63,6 +64,7 @@ export { DEFAULT_TUNER_BUCKETS, MAX_TUNER_SIZES, WASTE_BIGGEST_ROWS, logHistogra
 export { agentHomeRoots, type AddRootOptions } from './roots.js';
 export type { ScanOptions, ScanResult } from './scanner.js';
 export type { SessionSource } from './source.js';
+export { RoutedSource, S3_POLL_MS, canonicalS3Root, isS3Path } from './s3.js';
 
 export interface OpenIndexOptions {
   /** SQLite file. Use `appPaths().db`; never a path inside a sessions root. `:memory:` for throwaway use. */
@@ -83,8 +85,10 @@ export interface OpenIndexOptions {
    * 'never'.
    */
   bulkWriter?: WriterMode;
-  /** Where sessions are read from; default the local file system. */
+  /** Where sessions are read from; default the local file system, and S3 for `s3://` roots. */
   source?: SessionSource;
+  /** How often S3 roots are re-listed while watching; default SPILLWAY_S3_POLL_MS or S3_POLL_MS. */
+  s3PollMs?: number;
 }
 
 /** Open (or create, or rebuild) the index. Throws only when the DB folder itself is unusable. */
@@ -103,13 +107,20 @@ export class SpillIndex {
   private readonly queries: Queries;
   private readonly reports: Reports;
   private watcher?: Watcher;
+  private poller?: S3Poller;
+  private readonly s3PollMs: number;
   private readonly watchDebounceMs: number;
 
   constructor(opts: OpenIndexOptions) {
     this.dbPath = opts.dbPath === ':memory:' ? opts.dbPath : path.resolve(opts.dbPath);
-    this.core = new IndexCore(this.dbPath, opts.source ?? localSource, opts.onEvent);
+    this.core = new IndexCore(this.dbPath, opts.source ?? new RoutedSource(), opts.onEvent);
     this.watchDebounceMs = opts.watchDebounceMs ?? 40;
-    this.roots = new Roots(this.core, (event, p) => (event === 'add' ? this.watcher?.add(p) : this.watcher?.remove(p)));
+    this.s3PollMs = opts.s3PollMs ?? s3PollMs();
+    this.roots = new Roots(this.core, (event, p) => {
+      const w = isS3Path(p) ? this.poller : this.watcher;
+      if (event === 'add') w?.add(p);
+      else w?.remove(p);
+    });
     this.runs = new SummaryRuns(this.core);
     this.fullText = new FullText(this.core, { bulkMinRows: opts.bulkMinRows ?? BULK_MIN_ROWS, writer: opts.bulkWriter ?? 'auto' });
     this.queries = new Queries(this.core, this.runs, this.fullText);
@@ -175,13 +186,23 @@ export class SpillIndex {
         });
       },
     });
-    await this.watcher.start(this.roots.rows().map((r) => r.path));
+    // A bucket sends no events: S3 roots are re-listed on a timer instead (s3.ts).
+    this.poller = new S3Poller(this.s3PollMs, async (rootPath) => {
+      const root = this.roots.rows().find((r) => r.path === rootPath);
+      if (!root || this.core.closed) return;
+      await this.scanner.scan({ rootId: root.id }, false).catch((err: unknown) => this.core.warn(`poll of ${rootPath} failed: ${(err as Error).message}`));
+    });
+    const all = this.roots.rows().map((r) => r.path);
+    for (const p of all) if (isS3Path(p)) this.poller.add(p);
+    await this.watcher.start(all.filter((p) => !isS3Path(p)));
     return () => this.unwatch();
   }
 
   private async unwatch(): Promise<void> {
     const w = this.watcher;
     this.watcher = undefined;
+    this.poller?.close();
+    this.poller = undefined;
     await w?.close();
   }
 

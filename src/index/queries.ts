@@ -15,6 +15,7 @@ import { readMeta } from './spillway.js';
 import type { SummaryRuns } from './summaries.js';
 import { countLines, ftsQuery, makePreview } from './text.js';
 import { readWindow } from './window.js';
+import { isS3Path } from './s3.js';
 
 /** Largest page `listPayloads` returns (the contract's cap). */
 export const MAX_PAGE_ROWS = 1_000;
@@ -357,7 +358,7 @@ export class Queries {
     if (!source || source.persistedPath) {
       const p = source?.persistedPath ?? r.path;
       // Followed if it became a symlink: the caller confines the path it is handed (and refuses that one).
-      const st = await fs.promises.stat(p).catch(() => null);
+      const st = isS3Path(p) ? await Promise.resolve(this.core.source.stat(p)).catch(() => null) : await fs.promises.stat(p).catch(() => null);
       if (!st) throw new IndexError('NOT_FOUND', `payload file is gone: ${p}`);
       return { type: 'file', path: p, bytes: st.size };
     }

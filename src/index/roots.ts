@@ -8,6 +8,7 @@ import { type IndexCore, IndexError } from './core.js';
 import { detectRootKind } from './discover.js';
 import type { RootInfo } from './rows.js';
 import { stableId } from './text.js';
+import { canonicalS3Root, isS3Path } from './s3.js';
 
 export type RootKind = RootInfo['kind'];
 
@@ -75,6 +76,8 @@ export class Roots {
    * existing roots replaces them. Does not scan.
    */
   add(p: string, opts: AddRootOptions = {}): RootInfo {
+    // A bucket prefix: a folder of sessions (or one session: the walk tells), never written to.
+    if (isS3Path(p)) return this.addS3(p, opts);
     let real: string;
     try {
       real = fs.realpathSync.native(path.resolve(p));
@@ -101,6 +104,27 @@ export class Roots {
     // A default root that takes over roots the user added is the user's from now on.
     const auto = opts.auto && covered.every((r) => r.auto) ? 1 : 0;
     const row: RootRow = { id: stableId('r', real), path: real, kind, added_at: new Date().toISOString(), read_only: opts.readOnly ? 1 : 0, auto };
+    this.core
+      .q(`INSERT INTO roots (${ROOT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`)
+      .run(row.id, row.path, row.kind, row.added_at, row.read_only, row.auto);
+    this.onChange('add', row.path);
+    return this.info(row);
+  }
+
+  private addS3(p: string, opts: AddRootOptions): RootInfo {
+    let url: string;
+    try {
+      url = canonicalS3Root(p);
+    } catch (err) {
+      throw new IndexError('BAD_REQUEST', (err as Error).message);
+    }
+    const roots = this.rows();
+    const same = roots.find((r) => r.path === url);
+    if (same) return this.info(this.adopt(same, { ...opts, readOnly: true }));
+    const covering = roots.find((r) => isS3Path(r.path) && (url + '/').startsWith(r.path + '/'));
+    if (covering) throw new IndexError('BAD_REQUEST', `${url} is already indexed as part of root ${covering.path}`);
+    for (const r of roots) if (isS3Path(r.path) && (r.path + '/').startsWith(url + '/')) this.remove(r.id);
+    const row: RootRow = { id: stableId('r', url), path: url, kind: 'sessions', added_at: new Date().toISOString(), read_only: 1, auto: opts.auto ? 1 : 0 };
     this.core
       .q(`INSERT INTO roots (${ROOT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)`)
       .run(row.id, row.path, row.kind, row.added_at, row.read_only, row.auto);
@@ -162,6 +186,13 @@ export class Roots {
 
   /** The registered root that holds `p` (a path inside a folder root, or a file root itself), if any. */
   rootFor(p: string): RootInfo | undefined {
+    if (isS3Path(p)) {
+      const url = canonicalS3Root(p);
+      const hit = this.rows()
+        .filter((r) => isS3Path(r.path) && (url + '/').startsWith(r.path + '/'))
+        .sort((a, b) => b.path.length - a.path.length)[0];
+      return hit ? this.info(hit) : undefined;
+    }
     let real: string;
     try {
       real = fs.realpathSync.native(path.resolve(p));

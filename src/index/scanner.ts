@@ -154,6 +154,13 @@ export class Scanner {
         if (pass.total) this.progress(pass, opts);
       }),
     };
+    try {
+      await this.core.source.refresh?.(root.path);
+    } catch (err) {
+      // A bucket that cannot be listed now (down, credentials): keep its rows, say why.
+      res.warnings.push(`root ${root.path} could not be listed (${(err as Error).message}); kept its index entries`);
+      return;
+    }
     if ((await this.core.source.list(root.path)) === null && (await this.core.source.stat(root.path)) === null) {
       // A root on an unmounted disk: keep its rows (they come back with the disk), but say so.
       res.warnings.push(`root ${root.path} is missing; kept its index entries`);

@@ -50,6 +50,8 @@ export interface SessionSource {
    * it and return a view of it (valid until the next call with the same buffer), or ignore it.
    */
   readRange(file: string, offset: number, length: number, into?: Buffer): Awaitable<RangeRead>;
+  /** Called at the start of each scan of a root: a source that lists ahead (S3) lists it anew here. */
+  refresh?(root: string): Awaitable<void>;
 }
 
 /** Open flags for a file found by a listing: a symlink swapped in since is refused. */

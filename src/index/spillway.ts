@@ -5,6 +5,7 @@ import type { Unit } from './discover.js';
 import type { PayloadRecord, UnitResult } from './record.js';
 import { type FileStat, fillStat } from './discover.js';
 import type { SessionSource } from './source.js';
+import { canonicalS3Root, isS3Path } from './s3.js';
 import {
   MAX_ESTIMATE_READ_BYTES,
   base64TokensForChars,
@@ -37,7 +38,8 @@ function isoTime(s: string | undefined): string | undefined {
 
 /** The payload id of a Spillway payload: stable across rebuilds, derived from its location. */
 export function spillwayPayloadId(longResponsesDir: string, stem: string): string {
-  return stableId('p', `${path.resolve(longResponsesDir)}/${stem}`);
+  // An S3 path is not resolved against the working folder: its id must not depend on where the inspector runs.
+  return stableId('p', `${isS3Path(longResponsesDir) ? canonicalS3Root(longResponsesDir) : path.resolve(longResponsesDir)}/${stem}`);
 }
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -82,6 +84,13 @@ export async function readMeta(source: SessionSource, file: string, o: { hash?: 
   }
 }
 
+/** `relPath` inside an S3 session, as an `s3://` URL; throws when it would leave it. */
+function confineS3(sessionDir: string, relPath: string): string {
+  const segs = relPath.split('/');
+  if (relPath.includes('\0') || relPath.includes('\\') || segs.some((s) => s === '' || s === '.' || s === '..')) throw new Error(`asset path leaves the session: ${relPath}`);
+  return `${canonicalS3Root(sessionDir)}/${relPath}`;
+}
+
 function validAssets(v: unknown, sessionDir: string): AssetRef[] {
   if (!Array.isArray(v)) return [];
   const out: AssetRef[] = [];
@@ -94,7 +103,7 @@ function validAssets(v: unknown, sessionDir: string): AssetRef[] {
     try {
       // Never trust the absolute path in the sidecar: the session may have moved, and a hostile
       // meta could point anywhere. Resolve the relative one inside the session.
-      p = confine(sessionDir, relPath);
+      p = isS3Path(sessionDir) ? confineS3(sessionDir, relPath) : confine(sessionDir, relPath);
     } catch {
       continue;
     }
@@ -195,6 +204,8 @@ export async function readSpillwayUnit(source: SessionSource, unit: Unit, buffer
   // A sidecar without its payload: deleted by hand, or not written yet. Nothing to show.
   if (!payloadName) return { payloads: [], hash: h.digest(), warnings };
   const payloadPath = path.join(sp.longResponses, payloadName);
+  // The sidecar is written last, as the commit marker: without it the spill did not finish.
+  if (!metaStat) warnings.push(`${payloadPath}: incomplete spill (no ${META_SUFFIX} sidecar: still being written, or its writer stopped)`);
   let estimates = validEstimates(m.estimates);
   const kindRaw = str(m.kind);
   const complete = kindRaw !== undefined && KINDS.has(kindRaw) && estimates.calibrated !== undefined && estimates.chars4 !== undefined && estimates['craft-density'] !== undefined;

@@ -14,6 +14,8 @@ export interface GuardCliOptions {
   focusArg?: string;
   profile?: Profile;
   strategy?: StrategyName;
+  store?: string;
+  cutMedia?: boolean;
 }
 
 /**
@@ -43,6 +45,7 @@ export function oneOf<T extends string>(flag: string, allowed: readonly T[]) {
  */
 export function addLimitOptions(cmd: Command, defaultProfile: Profile = 'o200k'): Command {
   return cmd
+    .option('--store <url>', 'where spills go: s3://bucket/prefix (default $SPILLWAY_STORE, else the session folder); falls back to the session folder when the bucket is down')
     .option('--limit <tokens>', 'token limit above which a result is spilled (default 12000)', positiveInt('--limit'))
     .option('--context-window <tokens>', "the model's context window; the limit becomes 10% of it, between 2000 and 12000", positiveInt('--context-window'))
     .option('--profile <profile>', `tokenizer family the limit is measured with: ${PROFILES.join(', ')} (default ${defaultProfile})`, oneOf('--profile', PROFILES))
@@ -55,17 +58,21 @@ export function addLimitOptions(cmd: Command, defaultProfile: Profile = 'o200k')
 
 /** {@link addLimitOptions} for the verbs that guard an agent's stream of results (`mcp`, `hook`). */
 export function addGuardOptions(cmd: Command, defaultProfile: Profile = 'o200k'): Command {
-  return addLimitOptions(cmd.option('--session <dir>', 'session folder for spilled payloads'), defaultProfile).option(
-    '--focus-arg <name>',
-    "a tool argument that carries the caller's focus (intent)",
-  );
+  return addLimitOptions(cmd.option('--session <dir>', 'session folder for spilled payloads'), defaultProfile)
+    .option('--focus-arg <name>', "a tool argument that carries the caller's focus (intent)");
 }
 
-/** The guard with the verb's `--profile` (else `defaultProfile`) and `--strategy` applied to every call. */
-export function guardWith(o: Pick<GuardCliOptions, 'profile' | 'strategy'>, defaultProfile: Profile = 'o200k') {
+/** The guard with the verb's `--profile` (else `defaultProfile`), `--strategy`, `--store` and `--cut-media` applied to every call. */
+export function guardWith(o: Pick<GuardCliOptions, 'profile' | 'strategy' | 'store' | 'cutMedia'>, defaultProfile: Profile = 'o200k') {
   const profile = o.profile ?? defaultProfile;
   return (result: ToolResult, options: GuardOptions): Promise<GuardResult | null> =>
-    guardLargeResult(result, { ...options, profile, ...(o.strategy ? { strategy: o.strategy } : {}) });
+    guardLargeResult(result, {
+      ...options,
+      profile,
+      ...(o.strategy ? { strategy: o.strategy } : {}),
+      ...(o.store ? { store: o.store } : {}),
+      ...(o.cutMedia ? { cutMediaBlocks: true } : {}),
+    });
 }
 
 /** The default provider: SPILLWAY_SUMMARIZER, else the offline structural one. */

@@ -8,6 +8,7 @@ import { decide, inlineCuts, measureInline, passesAtOnce, strategyCounts, type D
 import { extractAssets, linkAssets, linkBinary, type AssetSink, type FoundAsset, type LinkedPayload } from './extract.js';
 import { SpillStoreError, isStoreError, type SpillBody, type SpillStore } from './spill-store.js';
 import { LocalSpillStore } from './store-local.js';
+import { configuredStores } from './store/s3/select.js';
 import { commitSpill, nameCandidates, withDeadline, type StemParts } from './store.js';
 import { recordOf, resultOf, summaryOrPreview, type Placed, type Shown } from './record.js';
 import { emergency, failed, fellBack } from './failure.js';
@@ -68,7 +69,10 @@ function contextOf(options: GuardOptions): GuardContext {
   let stores: SpillStore[] | undefined;
   const storesOf = () => {
     const ms = options?.storeTimeoutMs && options.storeTimeoutMs > 0 ? options.storeTimeoutMs : STORE_CALL_TIMEOUT_MS;
-    const list = [options?.store ?? new LocalSpillStore(options?.sessionPath), ...(options?.fallbackStore ? [options.fallbackStore] : [])];
+    const list = configuredStores(options ?? {}) ?? [
+      options?.store && typeof options.store === 'object' ? options.store : new LocalSpillStore(options?.sessionPath),
+      ...(options?.fallbackStore ? [options.fallbackStore] : []),
+    ];
     return list.map((s) => withDeadline(s, ms));
   };
   const shown = typeof options?.shown === 'string' ? options.shown : undefined;

@@ -39,7 +39,8 @@ export interface SessionPaths {
 }
 
 export function sessionPaths(sessionDir: string): SessionPaths {
-  const session = path.resolve(sessionDir);
+  // A session in a bucket (`s3://…`, or `s3:/…` after path.join) is not resolved against the working folder.
+  const session = /^s3:\/\/?[^/]/i.test(sessionDir) ? sessionDir : path.resolve(sessionDir);
   const longResponses = path.join(session, LONG_RESPONSES_DIR);
   return { session, longResponses, assets: path.join(longResponses, ASSETS_DIR) };
 }

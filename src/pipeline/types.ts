@@ -211,8 +211,12 @@ export interface GuardOptions {
    * it; the whole value is still what is saved.
    */
   shown?: string;
-  /** Where spills are written; default: a LocalSpillStore over `sessionPath` (store-local.ts). */
-  store?: SpillStore;
+  /**
+   * Where spills are written; default: SPILLWAY_STORE, else a LocalSpillStore over `sessionPath`
+   * (store-local.ts). An `s3://bucket/prefix` URL writes to the bucket (store/s3/), with the
+   * session folder as the fallback, queued for `spillway sync`.
+   */
+  store?: SpillStore | string;
   /**
    * Where a spill goes when `store` fails with UNAVAILABLE (down, unreachable, slow, full); none by
    * default. The message then says where the result really went.

@@ -20,6 +20,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { isInside } from '../pipeline/layout.js';
 import { EVENT_NAMES, METHOD_NAMES, ServiceError, type ErrorCode, type EventName, type InspectorEvents, type MethodName } from '../service/contract.js';
@@ -179,10 +180,9 @@ function toWireError(err: unknown): { code: WireErrorCode; message: string; drop
   return { code: 'INTERNAL', message: err instanceof Error ? err.message : String(err), drop: false };
 }
 
-/** Stream `[start, end]` of an open file to `res`, closing the file at the end. */
-function streamFile(res: http.ServerResponse, fh: fs.promises.FileHandle, start: number, end: number): Promise<void> {
+/** Pipe an asset's stream to `res`; a client that goes away stops (and closes) it. */
+function streamBody(res: http.ServerResponse, stream: Readable): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    const stream = fh.createReadStream({ start, end, autoClose: true });
     stream.on('error', reject);
     res.on('close', () => {
       stream.destroy();
@@ -389,10 +389,12 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
         res.end();
         return;
       }
-      streaming = true; // the stream closes the file
-      await streamFile(res, asset.handle, start, end);
+      // A file is streamed from the descriptor that was hashed; an S3 object pinned to the version that was.
+      const body = await asset.stream(start, end);
+      streaming = true; // the stream closes the asset
+      await streamBody(res, body);
     } finally {
-      if (!streaming) await asset.handle.close().catch(() => undefined);
+      if (!streaming) await asset.close().catch(() => undefined);
     }
   };
 
@@ -446,7 +448,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
       res.end();
       return;
     }
-    await streamFile(res, await fs.promises.open(real, 'r'), 0, st.size - 1);
+    await streamBody(res, (await fs.promises.open(real, 'r')).createReadStream({ start: 0, end: st.size - 1, autoClose: true }));
   };
 
   const route = async (req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> => {

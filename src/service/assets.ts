@@ -9,11 +9,14 @@
  * being streamed. Errors name the payload and the hash, never where a link pointed.
  *
  * The file is opened once (O_NOFOLLOW), checked through that descriptor and handed to the caller
- * open, so what was hashed is what gets streamed. Hashes of unchanged files are remembered.
+ * open, so what was hashed is what gets streamed. Hashes of unchanged files are remembered. An
+ * asset of an `s3://` root gets the same checks on its key and bytes (s3-read.ts), and is streamed
+ * pinned to the ETag it was hashed at.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
 import { ASSETS_DIR, LONG_RESPONSES_DIR } from '../pipeline/index.js';
 import type { AssetRef } from '../pipeline/types.js';
 import { ServiceError } from './contract.js';
@@ -25,18 +28,34 @@ export const ASSET_HASH_SLICE_BYTES = 4 * 1024 * 1024;
 export const VERIFIED_ASSET_CACHE_ENTRIES = 1_024;
 
 export interface OpenedAsset {
-  /** Open for reading; the caller closes it (streaming closes it at the end). */
-  handle: fs.promises.FileHandle;
   bytes: number;
   mimeType: string;
   sha256: string;
   /** The asset file's extension (`.png`), for a download name. */
   ext: string;
-  /** Where it is, inside its session's assets folder (safe to show: it is not a link). */
+  /** Where it is, inside its session's assets folder (safe to show: it is not a link), or its `s3://` URL. */
   path: string;
+  /**
+   * Bytes [start, end] (inclusive; default all of it) of exactly what was verified: the open file,
+   * or the object pinned to the version that was hashed (s3-read.ts). Call once; the asset is
+   * closed when the stream ends or is destroyed.
+   */
+  stream(start?: number, end?: number): Promise<Readable>;
+  /** The whole asset; closed afterwards. */
+  read(): Promise<Buffer>;
+  /** Close without reading (a HEAD, an asset too big to inline); safe to call again. */
+  close(): Promise<void>;
 }
 
 const verified = new Map<string, string>();
+
+/** The sha256 remembered for an asset's identity (a file's inode and times, an object's URL and ETag). */
+export const verifiedSha = (identity: string): string | undefined => verified.get(identity);
+
+export function rememberVerified(identity: string, sha256: string): void {
+  if (verified.size >= VERIFIED_ASSET_CACHE_ENTRIES) verified.delete(verified.keys().next().value!);
+  verified.set(identity, sha256);
+}
 
 function identity(st: fs.Stats): string {
   return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
@@ -56,7 +75,7 @@ async function hashHandle(fh: fs.promises.FileHandle, size: number): Promise<str
   return h.digest('hex');
 }
 
-function refuse(payloadId: string, sha256: string, why: string): ServiceError {
+export function refuse(payloadId: string, sha256: string, why: string): ServiceError {
   return new ServiceError('NOT_FOUND', `payload ${payloadId} has no asset ${sha256} that can be served (${why})`);
 }
 
@@ -69,18 +88,28 @@ export function findListedAsset(assets: AssetRef[], payloadId: string, sha256: s
 }
 
 /**
+ * The checks every store shares (`paths` is `path` for files, `path.posix` for `s3://` URLs): the
+ * payload lies in a `long_responses/` folder, and the sidecar lists the asset in an `assets/`
+ * folder under one. Only the listed file's name is kept; it is looked up in the payload's own
+ * `long_responses/assets/`, whatever folder the sidecar named.
+ */
+export function ownAssetName(paths: path.PlatformPath, payloadId: string, payloadReal: string, listed: string, sha256: string): { assetsDir: string; name: string } {
+  const longResponses = paths.dirname(payloadReal);
+  if (paths.basename(longResponses) !== LONG_RESPONSES_DIR) throw refuse(payloadId, sha256, 'the payload is not in a long_responses/ folder');
+  if (paths.basename(paths.dirname(listed)) !== ASSETS_DIR || paths.basename(paths.dirname(paths.dirname(listed))) !== LONG_RESPONSES_DIR) {
+    throw refuse(payloadId, sha256, "it is not in its session's assets folder");
+  }
+  const name = paths.basename(listed);
+  if (!name || name === '.' || name === '..' || name.includes('\0')) throw refuse(payloadId, sha256, 'its name is not a file name');
+  return { assetsDir: paths.join(longResponses, ASSETS_DIR), name };
+}
+
+/**
  * Open `asset` of the payload saved at `payloadRealPath` (already confined by the caller), after
  * the checks above.
  */
 export async function openVerifiedAsset(payloadId: string, payloadRealPath: string, asset: AssetRef): Promise<OpenedAsset> {
-  const longResponses = path.dirname(payloadRealPath);
-  if (path.basename(longResponses) !== LONG_RESPONSES_DIR) throw refuse(payloadId, asset.sha256, 'the payload is not in a long_responses/ folder');
-  const assetsDir = path.join(longResponses, ASSETS_DIR);
-  // The sidecar names the file; only its name is taken, and looked up in this payload's own folder.
-  const listed = path.resolve(asset.path);
-  if (path.basename(path.dirname(listed)) !== ASSETS_DIR || path.basename(path.dirname(path.dirname(listed))) !== LONG_RESPONSES_DIR) {
-    throw refuse(payloadId, asset.sha256, "it is not in its session's assets folder");
-  }
+  const { assetsDir, name } = ownAssetName(path, payloadId, payloadRealPath, path.resolve(asset.path), asset.sha256);
   let dirReal: string;
   try {
     dirReal = await fs.promises.realpath(assetsDir);
@@ -88,7 +117,7 @@ export async function openVerifiedAsset(payloadId: string, payloadRealPath: stri
     throw refuse(payloadId, asset.sha256, 'the assets folder is missing');
   }
   if (dirReal !== assetsDir) throw refuse(payloadId, asset.sha256, 'the assets folder is a link');
-  const file = path.join(assetsDir, path.basename(listed));
+  const file = path.join(assetsDir, name);
   let fh: fs.promises.FileHandle;
   try {
     fh = await fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
@@ -100,33 +129,48 @@ export async function openVerifiedAsset(payloadId: string, payloadRealPath: stri
     const st = await fh.stat();
     if (!st.isFile()) throw refuse(payloadId, asset.sha256, 'not a regular file');
     const key = identity(st);
-    let sha = verified.get(key);
+    let sha = verifiedSha(key);
     if (sha === undefined) {
       sha = await hashHandle(fh, st.size);
-      if (verified.size >= VERIFIED_ASSET_CACHE_ENTRIES) verified.delete(verified.keys().next().value!);
-      verified.set(key, sha);
+      rememberVerified(key, sha);
     }
     // Content-addressed: bytes that do not hash to the name are a damaged or planted file.
     if (sha !== asset.sha256) throw refuse(payloadId, asset.sha256, 'its bytes do not match its sha256');
-    return { handle: fh, bytes: st.size, mimeType: asset.mimeType, sha256: asset.sha256, ext: path.extname(file), path: file };
+    return openedFile(fh, { bytes: st.size, mimeType: asset.mimeType, sha256: asset.sha256, ext: path.extname(file), path: file });
   } catch (err) {
     await fh.close().catch(() => undefined);
     throw err;
   }
 }
 
-/** Read an opened asset whole (it is closed afterwards). */
-export async function readOpenedAsset(a: OpenedAsset): Promise<Buffer> {
-  try {
-    const buf = Buffer.allocUnsafe(a.bytes);
-    let off = 0;
-    while (off < a.bytes) {
-      const { bytesRead } = await a.handle.read(buf, off, a.bytes - off, off);
-      if (bytesRead === 0) break;
-      off += bytesRead;
-    }
-    return buf.subarray(0, off);
-  } finally {
-    await a.handle.close().catch(() => undefined);
-  }
+/** A verified asset file, open: what was hashed through `fh` is what is read and streamed. */
+function openedFile(fh: fs.promises.FileHandle, a: Omit<OpenedAsset, 'stream' | 'read' | 'close'>): OpenedAsset {
+  let closed = false;
+  const close = async () => {
+    if (closed) return;
+    closed = true;
+    await fh.close().catch(() => undefined);
+  };
+  return {
+    ...a,
+    async stream(start = 0, end = a.bytes - 1) {
+      closed = true; // the stream closes the file
+      return fh.createReadStream({ start, end, autoClose: true });
+    },
+    async read() {
+      try {
+        const buf = Buffer.allocUnsafe(a.bytes);
+        let off = 0;
+        while (off < a.bytes) {
+          const { bytesRead } = await fh.read(buf, off, a.bytes - off, off);
+          if (bytesRead === 0) break;
+          off += bytesRead;
+        }
+        return buf.subarray(0, off);
+      } finally {
+        await close();
+      }
+    },
+    close,
+  };
 }

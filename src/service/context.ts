@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { appPaths, isInside } from '../pipeline/index.js';
-import { IndexError, agentHomeRoots, openIndex, type SpillIndex } from '../index/index.js';
+import { S3StoreError } from '../pipeline/store/s3/index.js';
+import { IndexError, RoutedSource, agentHomeRoots, isS3Path, openIndex, type SpillIndex } from '../index/index.js';
 import { TemplateError } from '../summarize/index.js';
 import { ServiceError, type AppInfo, type MethodName, type MethodRequest, type MethodResponse, type RootInfo } from './contract.js';
 import { createComputePool, type ComputePool } from './compute.js';
@@ -18,6 +19,7 @@ import { createPayloadFiles } from './payload-files.js';
 import { ensurePrivateDir, preparePrivateDbFile } from './private-files.js';
 import { PayloadReader } from './reader.js';
 import { createRootAreas } from './root-areas.js';
+import { S3Reads } from './s3-read.js';
 import { checkRoot, type RootPolicyContext } from './roots-policy.js';
 
 /** Scratch analyses (dropped files) older than this are deleted when the service starts. */
@@ -81,6 +83,8 @@ export interface CallOptions {
 export function toServiceError(err: unknown): ServiceError {
   if (err instanceof ServiceError) return err;
   if (err instanceof IndexError) return new ServiceError(err.code, err.message);
+  // A bucket's answer: the object is gone or changed, or the store cannot be reached or refuses our credentials.
+  if (err instanceof S3StoreError) return new ServiceError(err.code === 'NOT_FOUND' ? 'NOT_FOUND' : err.code === 'EXISTS' ? 'BAD_REQUEST' : 'UNAVAILABLE', err.message);
   if (err instanceof TemplateError) return new ServiceError(err.code === 'NOT_FOUND' ? 'NOT_FOUND' : 'BAD_REQUEST', err.message);
   const e = err as NodeJS.ErrnoException;
   if (e?.code === 'ENOENT') return new ServiceError('NOT_FOUND', e.message);
@@ -124,8 +128,13 @@ export function createContext(opts: CreateServiceOptions) {
   const compute: ComputePool = createComputePool({ inlineMaxBytes: opts.computeInlineMaxBytes, onWarning: warn });
   const emitter = new InspectorEmitter((err) => warn(`event listener failed: ${err instanceof Error ? err.message : String(err)}`));
   const guard = new PathGuard();
+  // Sessions in buckets (s3:// roots): read by Range GET through the index's source, confined to the registered roots.
+  const source = new RoutedSource();
+  const s3 = new S3Reads(source);
+  /** A path the index gave, confined: to a registered S3 root for an s3:// URL, else by the path guard. */
+  const confined = (p: string, o: { what: string; mustExist?: boolean }): string => (isS3Path(p) ? s3.confine(p, o.what) : guard.resolve(p, o));
   const rootPolicy: RootPolicyContext = { appData: paths, home: env.HOME ?? os.homedir(), env };
-  const areas = createRootAreas(guard, rootPolicy, warn);
+  const areas = createRootAreas(guard, s3, rootPolicy, warn);
   const runs = createImportedRuns(paths.summaryRuns, warn);
   let closed = false;
   let index: SpillIndex | undefined;
@@ -137,11 +146,12 @@ export function createContext(opts: CreateServiceOptions) {
     const pruned = await pruneScratch(paths.scratch).catch(() => []);
     if (pruned.length) warn(`removed ${pruned.length} scratch analyses older than ${SCRATCH_MAX_AGE_DAYS} days`);
     preparePrivateDbFile(dbPath);
-    const ix = openIndex({ dbPath, onEvent: (e) => emitter.emit(e.event, e.payload as never) });
+    const ix = openIndex({ dbPath, source, onEvent: (e) => emitter.emit(e.event, e.payload as never) });
     index = ix;
     for (const w of ix.warnings) warn(w);
     for (const r of opts.roots ?? []) {
-      const abs = path.resolve(r);
+      // A bucket root stays a URL (roots-policy.ts checks and canonicalizes it).
+      const abs = isS3Path(r) ? r : path.resolve(r);
       try {
         ix.addRoot(checkRoot(abs, 'trusted', rootPolicy));
       } catch (err) {
@@ -168,7 +178,7 @@ export function createContext(opts: CreateServiceOptions) {
     }
     return index!;
   };
-  const files = createPayloadFiles(idx, guard);
+  const files = createPayloadFiles(idx, confined, s3);
   emitter.on('onDidIndex', () => files.forget());
 
   // The first scan starts once the index is open; it never delays `ready`.
@@ -190,6 +200,7 @@ export function createContext(opts: CreateServiceOptions) {
     compute,
     emitter,
     guard,
+    confined,
     reader: new PayloadReader(),
     rootPolicy,
     ready,

@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { appPaths, estimateTokens, MAX_SUMMARY_OUTPUT_TOKENS } from '../pipeline/index.js';
 import type { SummaryOutput } from '../pipeline/types.js';
-import { openIndex } from '../index/index.js';
+import { isS3Path, openIndex } from '../index/index.js';
 import {
   findProjectionSpec,
   HandleStore,
@@ -51,7 +51,7 @@ export interface IndexFoldersOptions {
 }
 
 /**
- * Register each folder as a root (the CLI is a trusted place: hard limits only, roots-policy.ts),
+ * Register each folder (or `s3://bucket/prefix`) as a root (the CLI is a trusted place: hard limits only, roots-policy.ts),
  * unless a root already covers it, and bring the index up to date. The database is created 0600.
  */
 export async function indexFolders(o: IndexFoldersOptions): Promise<IndexStats & { dbPath: string }> {
@@ -64,7 +64,8 @@ export async function indexFolders(o: IndexFoldersOptions): Promise<IndexStats &
     for (const w of index.warnings) warn(w);
     const rootIds: string[] = [];
     for (const dir of o.dirs) {
-      const abs = path.resolve(dir);
+      // A bucket prefix (s3://bucket/prefix) is a read-only root, listed through the index's routed source.
+      const abs = isS3Path(dir) ? dir : path.resolve(dir);
       const root = index.rootFor(abs) ?? index.addRoot(checkRoot(abs, 'trusted', { appData: paths, env: o.env }));
       if (!rootIds.includes(root.id)) rootIds.push(root.id);
     }

@@ -10,13 +10,16 @@ import type { SpillIndex } from '../index/index.js';
 import { ServiceError, type PayloadDetail } from './contract.js';
 import { findListedAsset, openVerifiedAsset, type OpenedAsset } from './assets.js';
 import { MAX_WHOLE_READ_BYTES, utf8PrefixLength } from './heavy.js';
-import type { PathGuard } from './paths.js';
 import { bufferSource, fileSource, type ByteSource } from './reader.js';
+import { isS3Path, type S3Reads } from './s3-read.js';
+
+/** Confines a path the index gave (context.ts: the path guard, or the registered S3 roots). */
+type Confine = (p: string, o: { what: string; mustExist?: boolean }) => string;
 
 /** Payloads whose paths and assets are kept in memory between reads. */
 const PAYLOAD_FILE_CACHE_ENTRIES = 256;
 
-export function createPayloadFiles(idx: () => Promise<SpillIndex>, guard: PathGuard) {
+export function createPayloadFiles(idx: () => Promise<SpillIndex>, confined: Confine, s3: S3Reads) {
   const cache = new Map<string, { path: string; linkedPath?: string; assets: AssetRef[] }>();
 
   /** Payload detail from the index (callers confine every path in it before opening one). */
@@ -34,12 +37,14 @@ export function createPayloadFiles(idx: () => Promise<SpillIndex>, guard: PathGu
     if (variant === 'linked') {
       const d = await filesOf(id);
       if (!d.linkedPath) throw new ServiceError('NOT_FOUND', `payload ${id} has no linked form`);
-      const real = guard.resolve(d.linkedPath, { what: 'linked payload path' });
-      return { open: () => fileSource(real), binary: false as boolean | undefined };
+      const real = confined(d.linkedPath, { what: 'linked payload path' });
+      return { open: () => (isS3Path(real) ? s3.open(real) : fileSource(real)), binary: false as boolean | undefined };
     }
     const c = await ix.payloadContent(id);
     if (c.type === 'file') {
-      const real = guard.resolve(c.path, { what: 'payload path' });
+      const real = confined(c.path, { what: 'payload path' });
+      // An object is read in windows by Range GET; there is no local file to hand the compute worker.
+      if (isS3Path(real)) return { open: () => s3.open(real), binary: undefined };
       return { open: () => fileSource(real), binary: undefined, file: real };
     }
     const buf = Buffer.from(c.text, 'utf8');
@@ -73,12 +78,12 @@ export function createPayloadFiles(idx: () => Promise<SpillIndex>, guard: PathGu
       const a = findListedAsset(d.assets, payloadId, sha256);
       let payloadReal: string;
       try {
-        payloadReal = guard.resolve(d.path, { what: 'payload path' });
+        payloadReal = confined(d.path, { what: 'payload path' });
       } catch (err) {
         if (err instanceof ServiceError) throw new ServiceError(err.code, `payload ${payloadId} is not readable, nor its assets`);
         throw err;
       }
-      return openVerifiedAsset(payloadId, payloadReal, a);
+      return isS3Path(payloadReal) ? s3.openAsset(payloadId, payloadReal, a) : openVerifiedAsset(payloadId, payloadReal, a);
     },
     forget: () => cache.clear(),
   };

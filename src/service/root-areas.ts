@@ -1,16 +1,18 @@
 /**
- * What the registered roots let the service read, kept in the path guard: granted once per root,
- * forgotten with it, and refused for a root that roots-policy.ts no longer allows (one an older
- * version stored, or a hand-edited database holds: listed, never read).
+ * What the registered roots let the service read, kept in the path guard (folders and files) or
+ * in S3Reads (`s3://` roots): granted once per root, forgotten with it, and refused for a root
+ * that roots-policy.ts no longer allows (one an older version stored, or a hand-edited database
+ * holds: listed, never read).
  */
 import path from 'node:path';
 import { ASSETS_DIR, LINKED_SUFFIX, LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile } from '../pipeline/index.js';
-import { claudeToolResultsDir } from '../index/index.js';
+import { claudeToolResultsDir, isS3Path } from '../index/index.js';
 import type { RootInfo } from './contract.js';
 import type { PathGuard } from './paths.js';
 import { hardRootRefusal, type RootPolicyContext } from './roots-policy.js';
+import type { S3Reads } from './s3-read.js';
 
-export function createRootAreas(guard: PathGuard, policy: RootPolicyContext, warn: (m: string) => void) {
+export function createRootAreas(guard: PathGuard, s3: S3Reads, policy: RootPolicyContext, warn: (m: string) => void) {
   const granted = new Set<string>();
 
   /**
@@ -20,6 +22,12 @@ export function createRootAreas(guard: PathGuard, policy: RootPolicyContext, war
    */
   const allow = (root: RootInfo): void => {
     if (granted.has(root.path)) return;
+    // A bucket prefix: every key under it, read-only (the path guard knows files, not URLs).
+    if (isS3Path(root.path)) {
+      granted.add(root.path);
+      s3.allowRoot(root.path);
+      return;
+    }
     const refusal = hardRootRefusal(root.path, policy);
     if (refusal) {
       warn(`root ${root.path} is not read: ${refusal}`);
@@ -43,7 +51,8 @@ export function createRootAreas(guard: PathGuard, policy: RootPolicyContext, war
     allow,
     forget(root: RootInfo): void {
       granted.delete(root.path);
-      guard.forget(root.path);
+      if (isS3Path(root.path)) s3.forget(root.path);
+      else guard.forget(root.path);
     },
     /** Grant every root the index lists (roots `spillway index DIR` added from another process too). */
     sync(roots: RootInfo[]): RootInfo[] {

@@ -8,6 +8,7 @@
  * | the CLI (`--root`, `spillway index`), the config file, the desktop Open Folder dialog | hard limits |
  * | the desktop window (`addRoot` over IPC)                        | hard limits + looks like a session tree  |
  * | an HTTP client of `spillway serve` (`addRoot` over HTTP)       | refused: roots come from the CLI/config  |
+ * | an `s3://bucket/prefix` root, from anyone but the CLI/config   | refused (read with the user's AWS credentials) |
  *
  * Hard limits, for everyone: never the file-system root, a system folder (or anything in one), the
  * user's home itself or a folder above it, a folder holding the app data, or the app data's own
@@ -23,6 +24,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { classifyLongResponseFile, isInside, LONG_RESPONSES_DIR } from '../pipeline/index.js';
+import { canonicalS3Root, isS3Path } from '../index/index.js';
 import { ServiceError } from './contract.js';
 
 /** Who is asking for a root (see the table above). */
@@ -158,7 +160,7 @@ export function looksLikeSessionTree(realPath: string): boolean {
 }
 
 /**
- * Resolve and check a root for `source`; returns its real path or throws ServiceError
+ * Resolve and check a root for `source`; returns its real path (an S3 root's canonical URL) or throws ServiceError
  * (FORBIDDEN_PATH for policy, NOT_FOUND when it does not exist).
  */
 export function checkRoot(p: string, source: RootSource, ctx: RootPolicyContext): string {
@@ -167,6 +169,17 @@ export function checkRoot(p: string, source: RootSource, ctx: RootPolicyContext)
       'FORBIDDEN_PATH',
       'roots cannot be added over HTTP: restart with `spillway serve --root DIR`, or run `spillway index DIR` and reload',
     );
+  }
+  if (isS3Path(p)) {
+    // A bucket is read with the user's AWS credentials: which one is the user's word, on the command line or in the config.
+    if (source !== 'trusted') {
+      throw new ServiceError('FORBIDDEN_PATH', 's3:// roots come from the command line or the config: `spillway serve --root s3://bucket/prefix`');
+    }
+    try {
+      return canonicalS3Root(p);
+    } catch (err) {
+      throw new ServiceError('BAD_REQUEST', (err as Error).message);
+    }
   }
   let realPath: string;
   try {

@@ -45,8 +45,9 @@ export interface InspectorService extends Methods {
   /** Validate a method name and run it: what transports call with untrusted input. */
   invoke(method: string, req: unknown, call?: CallOptions): Promise<unknown>;
   /**
-   * One asset, checked (its own session's assets folder, no link, sha256 verified) and open for
-   * streaming (`GET /api/asset/...`, app://). The caller closes `handle`.
+   * One asset, checked (its own session's assets folder, no link, sha256 verified; an object of an
+   * S3 root likewise) and open for streaming (`GET /api/asset/...`, app://). The caller streams,
+   * reads or closes it.
    */
   openAsset(req: { payloadId: string; sha256: string }): Promise<OpenedAsset>;
   /** Allow reading one file the user dropped or picked, as proven by the desktop shell's main process. */

@@ -35,7 +35,9 @@ describe('scanning a Spillway sessions root', () => {
     if (withAsset) {
       const row = index.listPayloads({ limit: 1000 }).rows.find((r) => r.createdAt && r.assetCount > 0)!;
       const d = await index.getPayload(row.id);
-      expect(d.assets[0]!.path.startsWith(path.dirname(withAsset.payloadPath))).toBe(true);
+      // The asset lies in that payload's own long_responses/ (rows come newest first, so not necessarily withAsset's).
+      expect(d.assets[0]!.path.startsWith(path.dirname(d.path) + path.sep)).toBe(true);
+      expect(gen.payloads.some((p) => p.assets > 0 && p.payloadPath === d.path)).toBe(true);
       expect(fs.existsSync(d.assets[0]!.path)).toBe(true);
     }
     const first = gen.payloads[0]!;

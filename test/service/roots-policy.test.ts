@@ -81,6 +81,22 @@ describe('root policy', () => {
     expect(code(() => checkRoot(path.join(home, 'missing'), 'trusted', ctx))).toBe('NOT_FOUND');
   });
 
+  it('an s3:// root comes only from the CLI or config (it is read with the user\'s AWS credentials), canonical and checked', () => {
+    expect(checkRoot('s3://team-spills/agents/', 'trusted', ctx)).toBe('s3://team-spills/agents');
+    expect(checkRoot('S3://team-spills', 'trusted', ctx)).toBe('s3://team-spills');
+    for (const source of ['window', 'http'] as const) expect(code(() => checkRoot('s3://team-spills/agents', source, ctx)), source).toBe('FORBIDDEN_PATH');
+    for (const bad of ['s3://team-spills/a/../b', 's3://AKIAEXAMPLE:wJalrXUtnFEMIK7MDENG@team-spills/x', 's3://Bad_Bucket/x', 's3://team-spills/x?versionId=1']) {
+      expect(code(() => checkRoot(bad, 'trusted', ctx)), bad).toBe('BAD_REQUEST');
+    }
+    // The refusal never echoes what might be a credential pasted into the URL.
+    try {
+      checkRoot('s3://AKIAEXAMPLE:wJalrXUtnFEMIK7MDENG@team-spills/x', 'trusted', ctx);
+    } catch (err) {
+      expect((err as Error).message).not.toContain('wJalrXUtnFEMIK7MDENG');
+      expect((err as Error).message).not.toContain('AKIAEXAMPLE');
+    }
+  });
+
   it('a root an older version stored that policy now refuses is listed but never read', async () => {
     const appDataDir = path.join(tmp, 'svc-home');
     const first = createInspectorService({ appDataDir, roots: [path.join(home, 'agent-sessions')], transport: 'http', scanOnStart: false, watch: false, env: { HOME: home } });

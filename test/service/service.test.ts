@@ -131,7 +131,7 @@ describe('the service implements the whole contract', () => {
     expect(small.base64).toBeUndefined();
     expect(small.bytes).toBe(bytes.length);
     const file = await svc.openAsset({ payloadId: d.row.id, sha256: a.sha256 });
-    await file.handle.close();
+    expect((await file.read()).equals(bytes)).toBe(true);
     expect(file.bytes).toBe(bytes.length);
     expect(fs.readFileSync(file.path).equals(bytes)).toBe(true);
     expect((await svc.revealPath({ payloadId: d.row.id, sha256: a.sha256 })).path).toBe(file.path);

@@ -26,6 +26,7 @@ export interface GuardCommandOptions {
   provider?: string;
   model?: string;
   template?: string;
+  store?: string;
 }
 
 /** A usage error: the CLI prints it and exits 2. */
@@ -91,6 +92,7 @@ export async function runGuard(file: string | undefined, opts: GuardCommandOptio
     contextWindowTokens: opts.contextWindow,
     profile: opts.profile,
     strategy: opts.strategy,
+    ...(opts.store ? { store: opts.store } : {}),
     summarize: loadSummarizer(opts),
   };
   const result = await guardLargeResult(data, options);

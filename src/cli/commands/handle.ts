@@ -2,6 +2,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { withHandles, type HandleQuery, type HandleStore } from '../../service/offline.js';
+import { restoreFromStore } from '../../pipeline/index.js';
+import { S3SpillStore, closeBuckets, isS3Url } from '../../pipeline/store/s3/index.js';
 import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
 
 /** Hours → ms for --ttl. */
@@ -40,7 +42,7 @@ export function register(program: Command): void {
   handle
     .command('put')
     .description('store a payload (JSON array/object, NDJSON, CSV/TSV, or text) and print its handle and receipt')
-    .argument('<file>', 'the payload (or - for stdin)')
+    .argument('<file>', 'the payload (its s3:// URL, or - for stdin)')
     .option(...sessionOpt)
     .option('--tool <name>', 'tool that produced it')
     .option('--ttl <hours>', 'hours the handle lives (default 168)', (v) => {
@@ -55,6 +57,10 @@ export function register(program: Command): void {
         const chunks: Buffer[] = [];
         for await (const c of process.stdin) chunks.push(c as Buffer);
         data = Buffer.concat(chunks);
+      } else if (isS3Url(file)) {
+        // A spill in a bucket: its exact original bytes, restored from the objects.
+        const { store, metaKey } = S3SpillStore.locate(file);
+        data = await restoreFromStore(store, metaKey).finally(() => closeBuckets());
       } else data = await fs.readFile(file).catch((err: Error) => Promise.reject(new Error(`cannot read ${file}: ${err.message}`)));
       await withStore(o, (s) => {
         const r = s.put(data.toString('utf8'), { tool: o.tool, ttlMs: o.ttl ? o.ttl * MS_PER_HOUR : undefined, fileName: file });

@@ -84,7 +84,7 @@ export function register(program: Command): void {
   program
     .command('index')
     .description('index sessions (Spillway, Claude Code, Codex, Gemini) into the inspector\'s SQLite database')
-    .argument('<dir...>', 'sessions folder, session folder, single file, or ~/.claude/projects')
+    .argument('<dir...>', 'sessions folder, session folder, single file, ~/.claude/projects, or s3://bucket/prefix (read-only)')
     .option('--db <file>', 'index database (default: the app-data folder\'s index.sqlite)')
     .option('--json', 'print {"sessions","payloads","assets","bytes","seconds"} as JSON (and no progress)')
     .action(async (dirs: string[], opts: { db?: string; json?: boolean }) => {

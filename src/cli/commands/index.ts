@@ -10,6 +10,7 @@ import { register as serve } from './serve.js';
 import { register as mcp } from './mcp.js';
 import { register as hook } from './hook.js';
 import { register as setup } from './setup.js';
+import { register as sync } from './sync.js';
 
 /** Every verb, in help order. README's CLI section must list the same verbs (consistency test). */
 export const COMMANDS: Array<(program: Command) => void> = [
@@ -24,4 +25,5 @@ export const COMMANDS: Array<(program: Command) => void> = [
   mcp,
   hook,
   setup,
+  sync,
 ];

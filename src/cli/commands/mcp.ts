@@ -26,6 +26,8 @@ export function register(program: Command): void {
         'gemini the content blocks; generic, the default, counts both, so an unknown client never gets too much)',
       oneOf('--client', MCP_CLIENT_KINDS),
     )
+    // Only here: the hook prices Claude Code's image blocks by pixels and keeps them as images.
+    .option('--cut-media', 'also cut MCP image/audio blocks out of results that fit the limit (for clients that show the model media as text)')
     .option('--no-drill-down', 'do not add the spillway_read / spillway_grep / spillway_query tools')
     .option('--quiet', 'no log lines on stderr (the server\'s own stderr still passes)')
     .addHelpText(
@@ -49,7 +51,7 @@ export function register(program: Command): void {
         focusArg: opts.focusArg,
         guard: guardWith(opts),
         client: opts.client,
-        localTools: opts.drillDown === false ? undefined : (session, sessionDir) => createDrillDownTools({ session, sessionDir }),
+        localTools: opts.drillDown === false ? undefined : (session, sessionDir) => createDrillDownTools({ session, sessionDir, store: opts.store }),
         quiet: opts.quiet,
       });
       const onSignal = (sig: NodeJS.Signals) => proxy.signal(sig);

@@ -57,7 +57,7 @@ export function register(program: Command): void {
   program
     .command('serve')
     .description('Serve the inspector (UI + API) on 127.0.0.1 with a random token in the URL')
-    .option('--root <dir>', 'register a sessions root (repeatable; remembered in the index)', collect, [] as string[])
+    .option('--root <dir>', 'register a sessions root: a folder or s3://bucket/prefix, read-only (repeatable; remembered in the index)', collect, [] as string[])
     .option('--port <n>', 'port (0 = a free one)', parsePort, 0)
     .option('--db <file>', 'index database (default: <app data>/index.sqlite)')
     .option('--open', 'open the system browser at the URL')
@@ -79,7 +79,8 @@ browser. Requests without the token get 401; only loopback Host/Origin are accep
       const token = readFixedToken(opts.tokenFile);
       const service = createInspectorService({
         transport: 'http',
-        roots: opts.root.map((r) => path.resolve(r)),
+        // A bucket root stays a URL (s3://bucket/prefix); folders are resolved.
+        roots: opts.root.map((r) => (/^s3:\/\//i.test(r) ? r : path.resolve(r))),
         defaultRoots: defaultRootsChoice(opts.defaultRoots, opts.root, process.env),
         dbPath: opts.db ? path.resolve(opts.db) : undefined,
         onWarning: warn,

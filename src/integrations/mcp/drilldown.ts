@@ -13,6 +13,7 @@ import {
   type PutReceipt,
 } from '../../compress/index.js';
 import { appPaths, classifyLongResponseFile, isInside, LONG_RESPONSES_DIR, MAX_MESSAGE_CHARS, META_SUFFIX, PathEscapeError, safeCut, type GuardResult } from '../../pipeline/index.js';
+import { S3Materializer, S3SpillStore, isS3Url } from '../../pipeline/store/s3/index.js';
 import type { LocalTools } from './proxy.js';
 
 /**
@@ -130,6 +131,8 @@ export interface DrillDownOptions {
   /** Makes the session folder (if needed) and returns it. */
   session: () => Promise<string>;
   sessionDir: () => string;
+  /** Where the guard spills (`s3://bucket/prefix`; default SPILLWAY_STORE): payloads named by URL or file name are read from there too. */
+  store?: string;
 }
 
 function text(t: string, isError = false): Obj {
@@ -245,6 +248,34 @@ export function createDrillDownTools(opts: DrillDownOptions): LocalTools {
   const handles = new Map<string, string>();
   let viewDir: string | undefined;
   let store: HandleStore | undefined;
+  // Spills that went to a bucket are read from a private local copy (the helpers work on files).
+  const storeUrl = opts.store ?? process.env.SPILLWAY_STORE;
+  let remote: S3Materializer | null | undefined;
+  const bucket = (): S3Materializer | null => {
+    if (remote !== undefined) return remote;
+    try {
+      remote = storeUrl && isS3Url(storeUrl) ? new S3Materializer(S3SpillStore.forSession(storeUrl, opts.sessionDir()), async () => (viewDir ??= await fs.promises.mkdtemp(path.join(os.tmpdir(), 'spillway-views-')))) : null;
+    } catch {
+      remote = null;
+    }
+    return remote;
+  };
+  /** A payload reference: local first (confined), else an object of this session in the bucket. */
+  const resolveRef = async (sessionDir: string, ref: unknown): Promise<string> => {
+    const b = bucket();
+    if (b && typeof ref === 'string' && isS3Url(ref)) {
+      const f = await b.fetch(ref);
+      if (!f) throw new Error(`no saved payload ${JSON.stringify(ref)} in this session`);
+      return f;
+    }
+    try {
+      return await resolvePayload(sessionDir, ref);
+    } catch (err) {
+      const f = b && typeof ref === 'string' && !(err instanceof PathEscapeError) ? await b.fetch(ref) : null;
+      if (f) return f;
+      throw err;
+    }
+  };
 
   process.once('exit', () => {
     store?.close();
@@ -274,7 +305,7 @@ export function createDrillDownTools(opts: DrillDownOptions): LocalTools {
   }
 
   async function read(args: Obj): Promise<Obj> {
-    const payload = await resolvePayload(opts.sessionDir(), args.path);
+    const payload = await resolveRef(opts.sessionDir(), args.path);
     const file = await viewFile(payload, args.view);
     const startLine = intArg(args, 'startLine', 1);
     const endLine = intArg(args, 'endLine', 1);
@@ -312,7 +343,7 @@ export function createDrillDownTools(opts: DrillDownOptions): LocalTools {
   }
 
   async function grep(args: Obj): Promise<Obj> {
-    const payload = await resolvePayload(opts.sessionDir(), args.path);
+    const payload = await resolveRef(opts.sessionDir(), args.path);
     if (typeof args.pattern !== 'string' || !args.pattern) throw new Error('pattern must be a non-empty string');
     const context = intArg(args, 'context', 0, MAX_GREP_CONTEXT_LINES) ?? 0;
     const maxMatches = intArg(args, 'maxMatches', 1, MAX_GREP_MATCHES) ?? DEFAULT_GREP_MATCHES;
@@ -353,7 +384,7 @@ export function createDrillDownTools(opts: DrillDownOptions): LocalTools {
     let receipt: PutReceipt | undefined;
     if (!handle) {
       if (args.path === undefined) throw new Error('give the path of a spilled result (or a handle from an earlier answer)');
-      const payload = await resolvePayload(session, args.path);
+      const payload = await resolveRef(session, args.path);
       handle = handles.get(payload);
       if (!handle) {
         const raw = await fs.promises.readFile(payload, 'utf8');

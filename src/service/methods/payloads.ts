@@ -1,6 +1,5 @@
 /** Sessions and payloads: listSessions, listPayloads, getPayload, readPayload, readAsset, revealPath. */
 import type { ReadAssetResponse, ReadPayloadResponse, SessionInfo } from '../contract.js';
-import { readOpenedAsset } from '../assets.js';
 import type { Handlers, ServiceContext } from '../context.js';
 import { MAX_ASSET_INLINE_BYTES } from '../validate.js';
 
@@ -24,8 +23,8 @@ export function payloadMethods(ctx: ServiceContext): Handlers<PayloadMethodName>
     async getPayload({ id }) {
       const d = await ctx.detailOf(id);
       // The detail names files; check them so a sidecar cannot point the UI outside the roots.
-      ctx.guard.resolve(d.path, { what: 'payload path', mustExist: false });
-      if (d.linkedPath) ctx.guard.resolve(d.linkedPath, { what: 'linked payload path', mustExist: false });
+      ctx.confined(d.path, { what: 'payload path', mustExist: false });
+      if (d.linkedPath) ctx.confined(d.linkedPath, { what: 'linked payload path', mustExist: false });
       return d;
     },
 
@@ -51,19 +50,19 @@ export function payloadMethods(ctx: ServiceContext): Handlers<PayloadMethodName>
       const a = await ctx.openAsset(r.payloadId, r.sha256);
       const res: ReadAssetResponse = { mimeType: a.mimeType, bytes: a.bytes, sha256: a.sha256, path: a.path };
       if (a.bytes <= Math.min(r.maxBytes ?? DEFAULT_ASSET_INLINE_BYTES, MAX_ASSET_INLINE_BYTES)) {
-        res.base64 = (await readOpenedAsset(a)).toString('base64');
-      } else await a.handle.close();
+        res.base64 = (await a.read()).toString('base64');
+      } else await a.close();
       return res;
     },
 
     async revealPath(r) {
       if (r.sha256) {
         const a = await ctx.openAsset(r.payloadId, r.sha256);
-        await a.handle.close();
+        await a.close();
         return { path: a.path };
       }
       const d = await ctx.detailOf(r.payloadId);
-      return { path: ctx.guard.resolve(d.path, { what: 'payload path' }) };
+      return { path: ctx.confined(d.path, { what: 'payload path' }) };
     },
   };
 }

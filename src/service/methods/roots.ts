@@ -6,6 +6,7 @@ import { ServiceError, type IndexStats, type RootInfo } from '../contract.js';
 import { toServiceError, type Handlers, type ServiceContext } from '../context.js';
 import { checkPathText } from '../paths.js';
 import { checkRoot, type RootSource } from '../roots-policy.js';
+import { isS3Path } from '../s3-read.js';
 
 export type RootMethodName = 'getInfo' | 'listRoots' | 'addRoot' | 'removeRoot' | 'reindex';
 
@@ -13,7 +14,8 @@ export function rootMethods(ctx: ServiceContext) {
   /** Register a root after the policy for `source` (roots-policy.ts), make it readable, scan it in the background. */
   const addRootFrom = async (p: string, source: RootSource): Promise<RootInfo> => {
     checkPathText(p);
-    if (!path.isAbsolute(p)) throw new ServiceError('BAD_REQUEST', `root must be an absolute path: ${JSON.stringify(p)}`);
+    // A bucket prefix (s3://bucket/prefix) is a URL, not a path; the policy decides who may add one.
+    if (!isS3Path(p) && !path.isAbsolute(p)) throw new ServiceError('BAD_REQUEST', `root must be an absolute path: ${JSON.stringify(p)}`);
     const index = await ctx.idx();
     const real = checkRoot(p, source, ctx.rootPolicy);
     let root: RootInfo;

@@ -13,6 +13,7 @@ import {
 } from '../../summarize/index.js';
 import { ServiceError, type PayloadDetail } from '../contract.js';
 import { toServiceError, type Handlers, type ServiceContext } from '../context.js';
+import { isS3Path } from '../s3-read.js';
 import { notReadNote } from '../heavy.js';
 import { privatizeTree } from '../private-files.js';
 
@@ -111,7 +112,8 @@ export function summaryMethods(ctx: ServiceContext): Handlers<SummaryMethodName>
       const run = await runSummary({ ...r, provider }, detail, call?.signal);
       // The sidecar is the record (Spillway sessions); imported read-only sessions have none, so
       // their runs go to app data. Either way the index can be rebuilt without losing a run.
-      const metaPath = detail.meta && detail.path && !detail.readOnly ? metaPathOf(detail) : undefined;
+      // A bucket is never written to (S3 roots are read-only): runs on its payloads go to app data too.
+      const metaPath = detail.meta && detail.path && !detail.readOnly && !isS3Path(detail.path) ? metaPathOf(detail) : undefined;
       if (metaPath) {
         try {
           ctx.guard.resolve(metaPath, { what: 'meta path' });

@@ -19,9 +19,9 @@ export interface AppProtocolOptions {
 
 const notFound = () => new Response('not found', { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' } });
 
-/** A file as a response body, streamed from an open handle (closed at the end or on cancel). */
-function body(fh: fs.promises.FileHandle): ReadableStream {
-  return Readable.toWeb(fh.createReadStream({ autoClose: true })) as unknown as ReadableStream;
+/** A stream as a response body (the file or object behind it is closed at the end or on cancel). */
+function body(stream: Readable): ReadableStream {
+  return Readable.toWeb(stream) as unknown as ReadableStream;
 }
 
 export function createAppProtocolHandler(o: AppProtocolOptions): (request: Request) => Promise<Response> {
@@ -43,10 +43,15 @@ export function createAppProtocolHandler(o: AppProtocolOptions): (request: Reque
       }
       const headers = assetHeaders(a);
       if (request.method === 'HEAD' || a.bytes === 0) {
-        await a.handle.close();
+        await a.close();
         return new Response(null, { status: 200, headers });
       }
-      return new Response(body(a.handle), { status: 200, headers });
+      try {
+        return new Response(body(await a.stream()), { status: 200, headers });
+      } catch {
+        await a.close();
+        return notFound();
+      }
     }
     const file = resolveStaticPath(o.rendererDir, url.pathname);
     if (!file) return notFound();
@@ -60,7 +65,7 @@ export function createAppProtocolHandler(o: AppProtocolOptions): (request: Reque
     } catch {
       return notFound();
     }
-    return new Response(body(fh), {
+    return new Response(body(fh.createReadStream({ autoClose: true })), {
       status: 200,
       headers: {
         'content-type': STATIC_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream',

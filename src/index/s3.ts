@@ -1,0 +1,129 @@
+/**
+ * S3 roots for the index: `s3://bucket/prefix` registered like a folder, read through the
+ * pipeline's S3 source (one paged ListObjectsV2 per scan, ETag and size per key, Range GETs),
+ * re-scanned by polling because a bucket cannot be watched. The bucket is never written: S3
+ * roots are read-only, and nothing here has a write call to make.
+ *
+ * | part             | does                                                                   |
+ * | ---------------- | ---------------------------------------------------------------------- |
+ * | `RoutedSource`   | the index's SessionSource: local paths to `localSource`, `s3://` ones to the S3 source of their root |
+ * | `S3Poller`       | re-scans each S3 root every `SPILLWAY_S3_POLL_MS` (default S3_POLL_MS) while the index watches |
+ *
+ * Paths stay `s3://bucket/key` URLs; `path.join` turns them into `s3:/bucket/key`, which every
+ * call here accepts too (isS3Path).
+ */
+// The S3 front door loads the AWS SDK only when a bucket is first opened (openBucket).
+import { S3Source, formatS3Url, isS3Path, openBucket, parseS3Url, splitS3Path } from '../pipeline/store/s3/index.js';
+import { type RangeRead, type SessionSource, type SourceEntry, type SourceStat, localSource } from './source.js';
+
+export { isS3Path };
+
+/** How often an S3 root is re-listed while the index watches (a bucket sends no events). */
+export const S3_POLL_MS = 5_000;
+/** Shortest poll interval accepted from the environment. */
+export const MIN_S3_POLL_MS = 200;
+
+/** `s3://bucket/prefix` in one spelling, whatever slashes `path.join` left. */
+export function canonicalS3Root(p: string): string {
+  const s = splitS3Path(p);
+  if (!s) throw new Error(`not an s3:// path: ${p}`);
+  return formatS3Url(parseS3Url(`s3://${s.bucket}/${s.key}`));
+}
+
+export function s3PollMs(env: NodeJS.ProcessEnv = process.env): number {
+  const v = env.SPILLWAY_S3_POLL_MS;
+  if (v === undefined || v === '') return S3_POLL_MS;
+  const n = Number(v);
+  return Number.isFinite(n) && n >= MIN_S3_POLL_MS ? Math.floor(n) : S3_POLL_MS;
+}
+
+/** Local paths to the local file system, `s3://` paths to the S3 source of the root they are under. */
+export class RoutedSource implements SessionSource {
+  private readonly s3 = new Map<string, Promise<S3Source>>();
+
+  constructor(private readonly local: SessionSource = localSource) {}
+
+  /** The S3 source for a root URL (created on first use; the SDK loads then). */
+  sourceFor(root: string): Promise<S3Source> {
+    const url = canonicalS3Root(root);
+    let p = this.s3.get(url);
+    if (!p) {
+      p = openBucket(url).then((objects) => new S3Source(objects, url));
+      p.catch(() => this.s3.delete(url));
+      this.s3.set(url, p);
+    }
+    return p;
+  }
+
+  /** The registered S3 root that holds `p`: the longest one. */
+  private async of(p: string): Promise<S3Source> {
+    const s = splitS3Path(p)!;
+    let best: string | undefined;
+    for (const url of this.s3.keys()) {
+      const r = splitS3Path(url)!;
+      if (r.bucket === s.bucket && (r.key === '' || s.key === r.key || s.key.startsWith(r.key + '/')) && (!best || url.length > best.length)) best = url;
+    }
+    // A path under no known root: it is a root being scanned for the first time.
+    return this.sourceFor(best ?? p);
+  }
+
+  /** Called by the scanner at the start of each root's scan: an S3 root is listed anew. */
+  async refresh(root: string): Promise<void> {
+    if (!isS3Path(root)) return;
+    await (await this.sourceFor(root)).refresh();
+  }
+
+  list(dir: string): SourceEntry[] | null | Promise<SourceEntry[] | null> {
+    if (!isS3Path(dir)) return this.local.list(dir);
+    return this.of(dir).then((s) => s.list(dir));
+  }
+
+  stat(file: string): SourceStat | null | Promise<SourceStat | null> {
+    if (!isS3Path(file)) return this.local.stat(file);
+    return this.of(file).then((s) => s.stat(file));
+  }
+
+  readRange(file: string, offset: number, length: number, into?: Buffer): RangeRead | Promise<RangeRead> {
+    if (!isS3Path(file)) return this.local.readRange(file, offset, length, into);
+    return this.of(file).then((s) => s.readRange(file, offset, length));
+  }
+
+  /** An S3 object as a stream (assets, downloads); `range` is [start, end), `ifMatch` the ETag it must still have. */
+  async stream(file: string, range?: { start: number; end: number }, o: { ifMatch?: string } = {}) {
+    return (await this.of(file)).stream(file, range, o);
+  }
+}
+
+/** Re-scans S3 roots on a timer (one scan at a time per root; a slow bucket never piles up scans). */
+export class S3Poller {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly busy = new Set<string>();
+  private closed = false;
+
+  constructor(
+    private readonly intervalMs: number,
+    private readonly rescan: (rootPath: string) => Promise<void>,
+  ) {}
+
+  add(rootPath: string): void {
+    if (this.closed || this.timers.has(rootPath) || !isS3Path(rootPath)) return;
+    const t = setInterval(() => {
+      if (this.busy.has(rootPath)) return;
+      this.busy.add(rootPath);
+      void this.rescan(rootPath).finally(() => this.busy.delete(rootPath));
+    }, this.intervalMs);
+    t.unref();
+    this.timers.set(rootPath, t);
+  }
+
+  remove(rootPath: string): void {
+    clearInterval(this.timers.get(rootPath));
+    this.timers.delete(rootPath);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const t of this.timers.values()) clearInterval(t);
+    this.timers.clear();
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The S3 backend's public face. Nothing here imports the AWS SDK: `openBucket` loads it on first
+ * use (about 115 ms and 23 MiB), so the guard's pass-through path, plain local use and `--help`
+ * never pay for it.
+ *
+ * | entry point                         | for                                                        |
+ * | ----------------------------------- | ---------------------------------------------------------- |
+ * | `isS3Url(s)` / `parseS3Url(s)`      | telling `s3://bucket/prefix` from a folder, and parsing it  |
+ * | `resolveS3Settings(url, opts)`      | endpoint, region, credentials, deadline from the AWS variables |
+ * | `openBucket(url, opts)`             | the S3 calls, under deadlines (shared per process and settings) |
+ * | `syncPending` / `syncSession`       | `spillway sync`                                             |
+ * | `S3Source`                          | a prefix read as a folder tree (the index's and inspector's S3 roots) |
+ */
+import crypto from 'node:crypto';
+import { resolveS3Settings, type S3Settings, type S3StoreOptions } from './config.js';
+import type { S3Objects } from './client.js';
+import type { S3SessionWriter } from './writer.js';
+import type { S3Location } from './location.js';
+
+export { isS3Url, parseS3Url, formatS3Url, sessionNameFor, sessionKeys, S3UrlError, type S3Location } from './location.js';
+export { resolveS3Settings, redactSecrets, S3ConfigError, S3_OP_TIMEOUT_MS, type S3Settings, type S3StoreOptions } from './config.js';
+export type { ObjectInfo, HeadInfo } from './client.js';
+export { S3StoreError, isUnusable, type S3ErrorCode } from './errors.js';
+export { S3SpillStore, downReason, resetStoreHealth } from './spill-store.js';
+export { configuredStores } from './select.js';
+export { S3Materializer } from './materialize.js';
+export { S3Source, isS3Path, splitS3Path, SIDECAR_READ_AHEAD } from './source.js';
+export { syncPending, syncSession, queuePending, listPending, pendingDir, type PendingRecord, type SyncOutcome, type SyncReport } from './sync.js';
+
+const pool = new Map<string, Promise<S3Objects>>();
+
+/** One client per distinct settings in a process (connections are reused across spills). */
+function poolKey(s: S3Settings): string {
+  const creds = s.credentials ? crypto.createHash('sha256').update(`${s.credentials.accessKeyId}\n${s.credentials.secretAccessKey}\n${s.credentials.sessionToken ?? ''}`).digest('hex') : '';
+  return JSON.stringify([s.location.bucket, s.endpoint, s.region, s.forcePathStyle, s.timeoutMs, s.profile, creds]);
+}
+
+export async function openBucket(url: string | S3Location, opts: S3StoreOptions = {}): Promise<S3Objects> {
+  const settings = resolveS3Settings(url, opts);
+  const key = poolKey(settings);
+  let p = pool.get(key);
+  if (!p) {
+    p = import('./client.js').then(({ S3Objects }) => new S3Objects(settings));
+    p.catch(() => pool.delete(key));
+    pool.set(key, p);
+  }
+  return p;
+}
+
+export async function openSessionWriter(url: string, session: string, opts: S3StoreOptions = {}): Promise<S3SessionWriter> {
+  const settings = resolveS3Settings(url, opts);
+  const [objects, { S3SessionWriter }] = await Promise.all([openBucket(url, opts), import('./writer.js')]);
+  return new S3SessionWriter(objects, settings.location, session);
+}
+
+/** Close every pooled client (tests, and a CLI that wants to exit promptly). */
+export async function closeBuckets(): Promise<void> {
+  const all = [...pool.values()];
+  pool.clear();
+  for (const p of all) (await p.catch(() => undefined))?.destroy();
+}
