@@ -65,7 +65,7 @@ function useHostMenu() {
       const s = store.getState();
       if (cmd.command === 'analyzePath') void s.analyze({ name: cmd.name, path: cmd.path });
       else if (cmd.command === 'rootsChanged') void s.loadRoots();
-      else if (cmd.command === 'reindexStarted') store.setState({ indexing: { rootId: '', done: 0, total: 0 } });
+      else if (cmd.command === 'reindexStarted') store.setState({ reindexing: true });
       else if (cmd.command === 'search') s.setPaletteOpen(true);
       else if (cmd.command === 'view' && (VIEWS as readonly string[]).includes(cmd.view)) s.setView(cmd.view as (typeof VIEWS)[number]);
     });

@@ -13,7 +13,8 @@
  */
 import { estimateTokenCount } from 'tokenx';
 import { buildCorpus, CATEGORIES, mixedInput, type CorpusSample } from '../scripts/build-corpus.js';
-import { calibrated, chars4, countExact, craftDensity, FEATURE_NAMES, PROFILES, sampleFeatures, type Profile } from '../src/pipeline/estimate/internal.js';
+import { calibrated, chars4, countExact, craftDensity, FEATURE_COUNT, FEATURE_NAMES, PROFILES, sampleFeatures, scanFeatures, type Profile } from '../src/pipeline/estimate/internal.js';
+import * as referenceScanner from '../test/estimate/reference-features.js';
 
 type Row = 'chars4' | 'craft-density' | 'calibrated' | 'tokenx';
 const ROWS: Row[] = ['chars4', 'craft-density', 'calibrated', 'tokenx'];
@@ -103,6 +104,21 @@ export async function run(): Promise<void> {
   console.log(
     `calibrated on the mixed input ${info.full ? 'read all of it' : `read ${((info.scanned / mixed.length) * 100).toFixed(1)}% of it in stratified windows (relative standard error ${(info.relStdErr * 100).toFixed(2)}%)`}; texts up to 64 K chars are always read whole`,
   );
+
+  // ---- the scanner itself, before (charCodeAt, test/estimate/reference-features.ts) and after (block buffer)
+  const scratch = new Float64Array(FEATURE_COUNT);
+  const plainLoop = (t: string) => {
+    let x = 0;
+    for (let i = 0; i < t.length; i++) x += t.charCodeAt(i);
+    return x;
+  };
+  const scanRows: string[][] = [];
+  for (const [name, text] of [...inputs.filter(([c]) => ['prose', 'code-js', 'json-min', 'cyrillic', 'cjk'].includes(c)), ['mixed', mixed] as [string, string]]) {
+    const before = mbPerSec((t) => referenceScanner.scanFeatures(t, scratch), text);
+    const after = mbPerSec((t) => scanFeatures(t, scratch), text);
+    scanRows.push([name, before.toFixed(0), after.toFixed(0), (after / before).toFixed(2), mbPerSec(plainLoop, text).toFixed(0)]);
+  }
+  printTable('feature scan, full pass: MB/s (UTF-16 chars) before and after, same text, same run; and a bare charCodeAt loop', ['input', 'before', 'after', 'after/before', 'charCodeAt loop'], scanRows);
 
   // ---- the guard's budget: the calibrated pass vs JSON.parse of a same-size JSON document
   const json = JSON.stringify(samples.map((s) => ({ id: s.id, category: s.category, text: s.text })));

@@ -2,6 +2,7 @@ import { useEffect, useRef, type ReactElement } from 'react';
 import { useApp, useAppStore } from '../store/index.js';
 import type { View } from '../store/slices/core.js';
 import { formatInt } from '../lib/format.js';
+import { PHASE_LABEL, share, summarizeProgress, type PhaseProgress } from '../lib/progress.js';
 import { modKey } from './common.js';
 
 const VIEW_ITEMS: Array<{ view: View; label: string; icon: ReactElement }> = [
@@ -45,9 +46,51 @@ export function ActivityBar() {
   );
 }
 
+/** Both phases of the scans in flight: listing first (rows appear), then full-text search (fills in behind). */
+export function IndexProgress() {
+  const progress = useApp((s) => s.progress);
+  const reindexing = useApp((s) => s.reindexing);
+  const { list, fulltext } = summarizeProgress(progress);
+  if (!list && !fulltext && !reindexing) return null;
+  const current = list ? 'list' : fulltext ? 'fulltext' : null;
+  return (
+    <span
+      className="sb-item sb-progress"
+      data-testid="indexing"
+      data-phase={current ?? 'starting'}
+      title="Listed payloads can be opened, sorted and filtered at once; full-text search fills in behind, and a search made meanwhile says what it could not see yet."
+    >
+      <span className="spinner" />
+      {current === null ? (
+        <span>Indexing…</span>
+      ) : (
+        <>
+          <Phase name="list" p={list} active={current === 'list'} />
+          <span className="sb-sep" aria-hidden>→</span>
+          <Phase name="fulltext" p={fulltext} active={current === 'fulltext'} />
+        </>
+      )}
+    </span>
+  );
+}
+
+function Phase({ name, p, active }: { name: 'list' | 'fulltext'; p?: PhaseProgress; active: boolean }) {
+  if (!p)
+    return (
+      <span className={`sb-phase ${name === 'list' ? 'done' : 'next'}`} data-phase-step={name}>
+        {name === 'list' ? 'Listed' : 'search next'}
+      </span>
+    );
+  return (
+    <span className={`sb-phase ${active ? 'active' : ''}`} data-phase-step={name}>
+      {PHASE_LABEL[name]} {p.total ? `${formatInt(p.done)} / ${formatInt(p.total)}` : '…'}
+      {p.total ? <span className="sb-bar"><span style={{ width: `${share(p) * 100}%` }} /></span> : null}
+    </span>
+  );
+}
+
 export function StatusBar() {
   const info = useApp((s) => s.info);
-  const indexing = useApp((s) => s.indexing);
   const roots = useApp((s) => s.roots);
   const running = useApp((s) => s.summaryRunning);
   const payloads = roots.reduce((n, r) => n + r.payloadCount, 0);
@@ -55,12 +98,7 @@ export function StatusBar() {
     <footer className="statusbar" role="status" aria-live="polite">
       <span className="sb-item">{info ? (info.transport === 'electron' ? 'Desktop' : 'Local server') : 'Connecting…'}</span>
       <span className="sb-item">{formatInt(roots.length)} folders · {formatInt(payloads)} payloads</span>
-      {indexing ? (
-        <span className="sb-item sb-progress" data-testid="indexing">
-          <span className="spinner" /> Indexing{indexing.total ? ` ${formatInt(indexing.done)} / ${formatInt(indexing.total)}` : '…'}
-          {indexing.total ? <span className="sb-bar"><span style={{ width: `${(indexing.done / indexing.total) * 100}%` }} /></span> : null}
-        </span>
-      ) : null}
+      <IndexProgress />
       {running ? <span className="sb-item"><span className="spinner" /> Summarizing…</span> : null}
       <span className="spacer" />
       {info ? <span className="sb-item dim">strategy {info.defaults.strategy} · limit {formatInt(info.defaults.limitTokens)}</span> : null}

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
-import type { PayloadRow } from '../../src/service/contract.js';
+import type { PayloadRow, SessionInfo } from '../../src/service/contract.js';
+import { clientLabel, sessionTitle } from '../lib/sessions.js';
 import { useApp, useAppStore } from '../store/index.js';
 import type { View } from '../store/slices/core.js';
 import { errorMessage } from '../transport/errors.js';
@@ -25,6 +26,17 @@ export function highlight(text: string, query: string): ReactNode[] {
   return text.split(re).map((part, i) => (i % 2 === 1 ? <mark key={i}>{part}</mark> : part));
 }
 
+/** Which session a hit is in, as people know it: its first prompt, and the client. */
+function SessionHint({ session }: { session?: SessionInfo }) {
+  if (!session) return null;
+  const t = sessionTitle(session);
+  return (
+    <span className="dim pal-session ellipsis" title={[t.text, session.project, session.client].filter(Boolean).join('\n')}>
+      {clientLabel(session.kind)} · {t.text}
+    </span>
+  );
+}
+
 export function CommandPalette() {
   const open = useApp((s) => s.paletteOpen);
   if (!open) return null;
@@ -39,9 +51,14 @@ function Palette() {
   const [total, setTotal] = useState(0);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
+  const [partial, setPartial] = useState<{ unsearched: number } | null>(null);
   const [active, setActive] = useState(0);
+  // A partial answer is asked again each time full-text search finishes filling in somewhere.
+  const epoch = useApp((s) => s.searchEpoch);
+  const retryEpoch = partial ? epoch : 0;
   const inputRef = useRef<HTMLInputElement>(null);
   const listRef = useRef<HTMLUListElement>(null);
+  const rowsRef = useRef<PayloadRow[]>([]);
   const restoreFocus = useRef<Element | null>(document.activeElement);
 
   const close = () => {
@@ -74,6 +91,7 @@ function Palette() {
       setRows([]);
       setTotal(0);
       setError(null);
+      setPartial(null);
       return;
     }
     let live = true;
@@ -85,8 +103,11 @@ function Palette() {
           if (!live) return;
           setRows(res.rows);
           setTotal(res.total);
+          setPartial(res.partial ?? null);
           setError(null);
-          setActive(0);
+          // A refresh of the same query keeps the highlighted hit if it is still there.
+          setActive((a) => (res.rows[a] && res.rows[a]!.id === rowsRef.current[a]?.id ? a : 0));
+          rowsRef.current = res.rows;
         })
         .catch((err: unknown) => live && setError(errorMessage(err)))
         .finally(() => live && setBusy(false));
@@ -95,7 +116,7 @@ function Palette() {
       live = false;
       clearTimeout(t);
     };
-  }, [query, commandMode, store]);
+  }, [query, commandMode, store, retryEpoch]);
 
   const count = commandMode ? shownCommands.length : rows.length;
   const choose = (i: number) => {
@@ -173,7 +194,7 @@ function Palette() {
                 <li key={r.id} id={`palette-${i}`} data-index={i} role="option" aria-selected={i === active} className={i === active ? 'active' : ''} onMouseMove={() => setActive(i)} onClick={() => choose(i)}>
                   <div className="pal-main">
                     <span className="mono tool-name">{r.tool}</span>
-                    <span className="dim">{sessions.find((s) => s.id === r.sessionId)?.name ?? ''}</span>
+                    <SessionHint session={sessions.find((s) => s.id === r.sessionId)} />
                     <span className="spacer" />
                     <span className="dim mono">{formatTokens(r.tokens)} tok · {formatTime(r.createdAt)}</span>
                   </div>
@@ -181,6 +202,11 @@ function Palette() {
                 </li>
               ))}
         </ul>
+        {!commandMode && query.trim() && partial && partial.unsearched > 0 ? (
+          <div className="partial-notice" role="status" data-testid="palette-partial">
+            Search still filling in: {partial.unsearched.toLocaleString('en-US')} {partial.unsearched === 1 ? 'payload' : 'payloads'} not yet searchable. Results refresh when it is done.
+          </div>
+        ) : null}
         <footer className="palette-foot dim">
           {error ? <span className="inline-error">{error}</span> : commandMode ? <span>Commands</span> : query.trim() ? <span>{busy ? 'Searching…' : `${total.toLocaleString()} matches${total > rows.length ? ` · showing ${rows.length}` : ''}`}</span> : <span>Full-text search over payloads and summaries</span>}
           <span className="spacer" />

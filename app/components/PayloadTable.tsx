@@ -1,10 +1,16 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useEffect, useRef, type KeyboardEvent } from 'react';
+import { useEffect, useMemo, useRef, type KeyboardEvent } from 'react';
 import type { ContentKind, GuardAction, PayloadRow, PayloadSortField } from '../../src/service/contract.js';
 import { useApp, useAppStore } from '../store/index.js';
 import { PAGE_ROWS } from '../store/slices/payloads.js';
 import { formatBytes, formatDateTime, formatInt, formatTime, formatTokens } from '../lib/format.js';
-import { ActionBadge } from './common.js';
+import { ActionBadge, ClientBadge } from './common.js';
+import { NoSessions } from './NoSessions.js';
+import { guessHome, projectOf, rootLabel, sessionTitle, shortenHome } from '../lib/sessions.js';
+import { summarizeProgress } from '../lib/progress.js';
+import type { PayloadFilters } from '../store/slices/payloads.js';
+
+const filtersActive = (f: PayloadFilters) => Boolean(f.query.trim() || f.tool || f.action || f.kind || f.minTokens != null);
 
 export const ROW_HEIGHT_PX = 28;
 /** Arrow-key browsing opens the row under the cursor after this pause, so holding ↓ stays smooth. */
@@ -23,6 +29,36 @@ const COLUMNS: Array<{ id: string; label: string; sort?: PayloadSortField; class
 const ACTIONS: GuardAction[] = ['spill', 'inline-assets', 'pass'];
 const KINDS: ContentKind[] = ['json', 'ndjson', 'csv', 'log', 'html', 'xml', 'markdown', 'code', 'text', 'binary'];
 
+/** What the table shows: one session (as people know it), one folder, or everything. */
+export function ScopeBar() {
+  const sessionId = useApp((s) => s.selectedSessionId);
+  const rootId = useApp((s) => s.selectedRootId);
+  const sessions = useApp((s) => s.sessions);
+  const roots = useApp((s) => s.roots);
+  const info = useApp((s) => s.info);
+  const home = useMemo(() => guessHome(roots), [roots]);
+  const session = sessionId ? sessions.find((x) => x.id === sessionId) : undefined;
+  const root = !session && rootId ? roots.find((r) => r.id === rootId) : undefined;
+  if (session) {
+    const title = sessionTitle(session);
+    const project = projectOf(session, home);
+    return (
+      <div className="scope-bar" data-testid="scope">
+        <ClientBadge s={session} />
+        <span className="scope-title ellipsis" title={title.text}>{title.text}</span>
+        {project ? <span className="scope-project dim mono ellipsis" title={project.path}>{project.path}</span> : null}
+        {session.readOnly ? <span className="badge tiny read-only" title="Spillway never writes next to this session">read-only</span> : null}
+      </div>
+    );
+  }
+  return (
+    <div className="scope-bar" data-testid="scope">
+      <span className="scope-title ellipsis">{root ? rootLabel(root, info, home).name : 'Every folder'}</span>
+      {root ? <span className="scope-project dim mono ellipsis">{shortenHome(root.path, home)}</span> : null}
+    </div>
+  );
+}
+
 export function PayloadFilterBar() {
   const filters = useApp((s) => s.filters);
   const setFilters = useApp((s) => s.setFilters);
@@ -30,6 +66,7 @@ export function PayloadFilterBar() {
   const loading = useApp((s) => s.listLoading);
   return (
     <div className="filter-bar" role="search">
+      <ScopeBar />
       <div className="filter-row">
       <input
         className="filter-search"
@@ -64,6 +101,27 @@ export function PayloadFilterBar() {
         onChange={(e) => setFilters({ minTokens: e.target.value === '' ? null : Math.max(0, Number(e.target.value)) })}
       />
       </div>
+      <PartialNotice />
+    </div>
+  );
+}
+
+/**
+ * A text query answered while full-text search was still filling in: say how much it could not
+ * see. The store asks again when the fill ends (connectEvents), and the notice goes.
+ */
+export function PartialNotice() {
+  const partial = useApp((s) => s.partial);
+  const progress = useApp((s) => s.progress);
+  if (!partial || partial.unsearched <= 0) return null;
+  const { fulltext } = summarizeProgress(progress);
+  return (
+    <div className="partial-notice" role="status" data-testid="partial-notice">
+      <span className="spinner" aria-hidden />
+      <span>
+        Search still filling in: {formatInt(partial.unsearched)} {partial.unsearched === 1 ? 'payload' : 'payloads'} not yet searchable
+        {fulltext && fulltext.total ? ` (${formatInt(fulltext.done)} / ${formatInt(fulltext.total)} done)` : ''}. Results refresh when it is done.
+      </span>
     </div>
   );
 }
@@ -81,6 +139,9 @@ export function PayloadTable() {
   const error = useApp((s) => s.listError);
   const filters = useApp((s) => s.filters);
   const scope = useApp((s) => s.selectedSessionId ?? s.selectedRootId);
+  // Only once the roots have been listed (there is always at least the app-data folder), never during a refresh.
+  const scopeKind = useApp((s) => (s.selectedSessionId ? s.sessions.find((x) => x.id === s.selectedSessionId)?.kind : undefined));
+  const noSessions = useApp((s) => s.roots.length > 0 && !s.sessions.some((x) => x.kind !== 'scratch'));
   const parentRef = useRef<HTMLDivElement>(null);
   const openTimer = useRef<ReturnType<typeof setTimeout>>(undefined);
 
@@ -166,18 +227,27 @@ export function PayloadTable() {
           <button className="btn sm" onClick={() => store.getState().reloadPayloads()}>Retry</button>
         </div>
       ) : null}
-      {empty ? (
+      {empty && noSessions && !filtersActive(filters) ? (
+        <NoSessions />
+      ) : empty ? (
         <div className="state">
-          {filters.query || filters.tool || filters.action || filters.kind || filters.minTokens != null ? (
+          {filtersActive(filters) ? (
             <>
               <strong>No payloads match</strong>
               <span>Clear the filters to see everything in this scope.</span>
             </>
           ) : (
-            <>
-              <strong>No payloads here yet</strong>
-              <span>Spilled tool results show up as the agent runs. Add a sessions folder, or drop a file anywhere to analyse it.</span>
-            </>
+            scopeKind && scopeKind !== 'spillway' && scopeKind !== 'scratch' ? (
+              <>
+                <strong>No tool results in this transcript</strong>
+                <span>Every tool result an agent's transcript records is listed here; this one records none.</span>
+              </>
+            ) : (
+              <>
+                <strong>No payloads here yet</strong>
+                <span>Spilled tool results show up as the agent runs. Add a sessions folder, or drop a file anywhere to analyse it.</span>
+              </>
+            )
           )}
         </div>
       ) : null}

@@ -1,9 +1,19 @@
-import type { GuardAction } from '../../src/service/contract.js';
+import type { GuardAction, SessionInfo } from '../../src/service/contract.js';
+import { clientLabel } from '../lib/sessions.js';
 
 const ACTION_LABEL: Record<GuardAction, string> = { pass: 'pass', spill: 'spilled', 'inline-assets': 'assets cut' };
 
 export function ActionBadge({ action }: { action: GuardAction }) {
   return <span className={`badge action-${action}`}>{ACTION_LABEL[action] ?? action}</span>;
+}
+
+/** Which client wrote the session (Claude Code, Codex, Gemini, Spillway); the exact client and version in the tooltip. */
+export function ClientBadge({ s }: { s: Pick<SessionInfo, 'kind' | 'client'> }) {
+  return (
+    <span className={`badge tiny client client-${s.kind}`} title={s.client ?? clientLabel(s.kind)} data-testid="client-badge">
+      {clientLabel(s.kind)}
+    </span>
+  );
 }
 
 export function Kbd({ keys }: { keys: string[] }) {

@@ -90,6 +90,19 @@ export function formatRelative(iso: string | undefined, now: number = Date.now()
   return new Date(iso).toLocaleDateString('en-CA');
 }
 
+/** The compact form for narrow lists: `now`, `5m`, `2h`, `30d`, then the date. */
+export function formatAgo(iso: string | undefined, now: number = Date.now()): string {
+  if (!iso) return '';
+  const t = new Date(iso).getTime();
+  if (Number.isNaN(t)) return '';
+  const s = Math.round((now - t) / 1000);
+  if (s < 45) return 'now';
+  if (s < 3600) return `${Math.max(1, Math.round(s / 60))}m`;
+  if (s < 86_400) return `${Math.round(s / 3600)}h`;
+  if (s < 86_400 * 30) return `${Math.round(s / 86_400)}d`;
+  return new Date(iso).toLocaleDateString('en-CA');
+}
+
 export function basename(p: string): string {
   const parts = p.split(/[\\/]/).filter(Boolean);
   return parts[parts.length - 1] ?? p;

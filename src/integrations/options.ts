@@ -15,6 +15,7 @@ export interface GuardCliOptions {
   profile?: Profile;
   strategy?: StrategyName;
   store?: string;
+  cutMedia?: boolean;
 }
 
 /**
@@ -57,17 +58,21 @@ export function addLimitOptions(cmd: Command, defaultProfile: Profile = 'o200k')
 
 /** {@link addLimitOptions} for the verbs that guard an agent's stream of results (`mcp`, `hook`). */
 export function addGuardOptions(cmd: Command, defaultProfile: Profile = 'o200k'): Command {
-  return addLimitOptions(cmd.option('--session <dir>', 'session folder for spilled payloads'), defaultProfile).option(
-    '--focus-arg <name>',
-    "a tool argument that carries the caller's focus (intent)",
-  );
+  return addLimitOptions(cmd.option('--session <dir>', 'session folder for spilled payloads'), defaultProfile)
+    .option('--focus-arg <name>', "a tool argument that carries the caller's focus (intent)");
 }
 
-/** The guard with the verb's `--profile` (else `defaultProfile`) and `--strategy` applied to every call. */
-export function guardWith(o: Pick<GuardCliOptions, 'profile' | 'strategy' | 'store'>, defaultProfile: Profile = 'o200k') {
+/** The guard with the verb's `--profile` (else `defaultProfile`), `--strategy`, `--store` and `--cut-media` applied to every call. */
+export function guardWith(o: Pick<GuardCliOptions, 'profile' | 'strategy' | 'store' | 'cutMedia'>, defaultProfile: Profile = 'o200k') {
   const profile = o.profile ?? defaultProfile;
   return (result: ToolResult, options: GuardOptions): Promise<GuardResult | null> =>
-    guardLargeResult(result, { ...options, profile, ...(o.strategy ? { strategy: o.strategy } : {}), ...(o.store ? { store: o.store } : {}) });
+    guardLargeResult(result, {
+      ...options,
+      profile,
+      ...(o.strategy ? { strategy: o.strategy } : {}),
+      ...(o.store ? { store: o.store } : {}),
+      ...(o.cutMedia ? { cutMediaBlocks: true } : {}),
+    });
 }
 
 /** The default provider: SPILLWAY_SUMMARIZER, else the offline structural one. */

@@ -1,13 +1,17 @@
-import type { ContentKind, Estimate, GuardOptions, GuardResult, Profile, StrategyName } from './types.js';
+import crypto from 'node:crypto';
+import type { ContentKind, Estimate, GuardOptions, GuardResult, PayloadMeta, Profile, StrategyName } from './types.js';
 import { PREVIEW_CHARS } from './limits.js';
 import { inputHash, sanitizeToolName } from './layout.js';
 import type { Payload, Subject } from './normalize.js';
 import type { Spill } from './decide.js';
-import { nameCandidates, type StemParts } from './store.js';
+import { commitSpill, nameCandidates, type StemParts } from './store.js';
+import type { NameCandidate } from './spill-store.js';
 import { isStoreError, type SpillStore } from './spill-store.js';
 import { buildPreview } from './preview.js';
 import { buildMessage, capMessage, readMoreAdvice } from './message.js';
 import { errText } from './errors.js';
+import { jsonSafe } from './serialize.js';
+import { estimateTokens } from './estimate/index.js';
 import { fmtInt } from './text.js';
 
 /**
@@ -62,6 +66,74 @@ function rawOf(subject: Subject | null, spill: Spill | null): { data: string | B
   return text === undefined ? undefined : { data: text, binary: false };
 }
 
+/**
+ * What a last-resort result is worth in tokens: the decision's estimate when it got that far, else a
+ * cheap bounded estimate of the text, else its byte count (a tokenizer never makes more tokens than
+ * bytes), so neither the result nor the sidecar claims more than the payload holds.
+ */
+function emergencyEstimate(raw: { data: string | Buffer; binary: boolean } | undefined, spill: Spill | null, ctx: FailureContext): Estimate {
+  const bytes = raw ? (typeof raw.data === 'string' ? Buffer.byteLength(raw.data) : raw.data.byteLength) : 0;
+  const byBytes: Estimate = { tokens: bytes, strategy: ctx.strategy, profile: ctx.profile, exact: false };
+  if (spill?.estimate) return spill.estimate;
+  if (!raw || typeof raw.data !== 'string') return byBytes;
+  try {
+    const e = estimateTokens(raw.data, { profile: ctx.profile, bounded: true });
+    return e.tokens <= bytes ? e : byBytes;
+  } catch {
+    return byBytes;
+  }
+}
+
+/** The message for a last-resort save, given where it went (if anywhere). */
+function emergencyMessage(o: GuardOptions, why: string, bytes: number | undefined, saved: string | undefined): string {
+  return capMessage(
+    `[spillway] The tool result${o?.toolName ? ` of \`${o.toolName}\`` : ''} was withheld because the guard hit an internal error (${why}).` +
+      (bytes !== undefined ? ` It was ${fmtInt(bytes)} bytes.` : '') +
+      (saved ? ` The raw result was saved to ${saved}. ${readMoreAdvice(o?.readMore)}` : ' It could not be saved.'),
+  );
+}
+
+/**
+ * A sidecar for a last-resort save, so the index lists it (with the error) instead of calling it an
+ * unfinished spill, and `spillway restore` can check its sha256. The other strategies' estimates
+ * are left to the index.
+ */
+function emergencySidecar(
+  c: NameCandidate,
+  raw: { data: string | Buffer; binary: boolean },
+  subject: Subject,
+  estimate: Estimate,
+  parts: StemParts,
+  message: string,
+  errors: string[],
+  ctx: FailureContext,
+): string {
+  // the options may be what broke (a throwing getter): what cannot be read is left out
+  const read = <T>(f: () => T): T | undefined => {
+    try {
+      return f();
+    } catch {
+      return undefined;
+    }
+  };
+  const o = ctx.options;
+  const tool = read(() => o?.toolName);
+  const intent = read(() => o?.intent);
+  const toolInput = read(() => (o?.toolInput !== undefined ? jsonSafe(o.toolInput) : undefined));
+  const bytes = typeof raw.data === 'string' ? Buffer.byteLength(raw.data) : raw.data.byteLength;
+  const meta: PayloadMeta = {
+    version: 1, id: c.stem, createdAt: parts.time.toISOString(), tool: typeof tool === 'string' ? tool : parts.tool,
+    ...(toolInput !== undefined ? { toolInput } : {}),
+    ...(typeof intent === 'string' && intent ? { intent } : {}),
+    action: 'spill', payloadFile: c.key.slice(c.key.lastIndexOf('/') + 1), payloadIsOriginal: true,
+    kind: raw.binary ? 'binary' : 'text', bytes, chars: typeof raw.data === 'string' ? raw.data.length : bytes,
+    sha256: crypto.createHash('sha256').update(raw.data).digest('hex'),
+    estimate, estimates: {}, limitTokens: ctx.limit, assets: [], message, summaryRuns: [], errors,
+    ...(subject.origin === 'bytes' || subject.origin === 'string' || subject.origin === 'json-value' ? { origin: subject.origin } : {}),
+  };
+  return JSON.stringify(meta, null, 2) + '\n';
+}
+
 /** Last resort after an internal error: save the raw payload if at all possible, say so briefly. */
 export async function emergency(err: unknown, subject: Subject | null, spill: Spill | null, ctx: FailureContext): Promise<GuardResult> {
   const o = ctx.options;
@@ -69,9 +141,12 @@ export async function emergency(err: unknown, subject: Subject | null, spill: Sp
   const errors = [`internal error: ${why}`];
   const raw = rawOf(subject, spill);
   const bytes = raw ? (typeof raw.data === 'string' ? Buffer.byteLength(raw.data) : raw.data.byteLength) : undefined;
+  const estimate = emergencyEstimate(raw, spill, ctx);
   let saved: string | undefined;
-  if (raw) {
+  let metaPath: string | undefined;
+  if (raw && subject) {
     const parts: StemParts = { time: new Date(), tool: sanitizeToolName(o?.toolName), inputHash: inputHash(o?.toolInput) };
+    const suffix = raw.binary ? '.bin' : '.txt';
     let stores: SpillStore[] = [];
     try {
       stores = ctx.stores();
@@ -80,7 +155,17 @@ export async function emergency(err: unknown, subject: Subject | null, spill: Sp
     }
     for (const store of stores) {
       try {
-        saved = store.describe((await store.putPayload(nameCandidates(parts, raw.binary ? '.bin' : '.txt'), () => raw.data)).key);
+        const put = await store.putPayload(nameCandidates(parts, suffix), () => raw.data);
+        saved = store.describe(put.key);
+        // the sidecar is best effort: the payload is saved either way, and the message says where
+        const sidecarErrors = [...errors];
+        const c = await commitSpill(store, put, nameCandidates(parts, suffix), (n) => {
+          const message = emergencyMessage(o, why, bytes, store.describe(n.key));
+          return { message, json: emergencySidecar(n, raw, subject, estimate, parts, message, sidecarErrors, ctx) };
+        });
+        saved = store.describe(c.payload.key);
+        if (c.metaKey) metaPath = store.describe(c.metaKey);
+        else errors.push(`the sidecar of the emergency save could not be written: ${errText(c.error)}`);
         break;
       } catch (e2) {
         errors.push(`emergency save to ${store.location} failed: ${errText(e2)}`);
@@ -88,17 +173,13 @@ export async function emergency(err: unknown, subject: Subject | null, spill: Sp
       }
     }
   }
-  const message = capMessage(
-    `[spillway] The tool result${o?.toolName ? ` of \`${o.toolName}\`` : ''} was withheld because the guard hit an internal error (${why}).` +
-      (bytes !== undefined ? ` It was ${fmtInt(bytes)} bytes.` : '') +
-      (saved ? ` The raw result was saved to ${saved}. ${readMoreAdvice(o?.readMore)}` : ' It could not be saved.'),
-  );
   return {
     action: 'spill',
-    message,
-    estimate: { tokens: bytes ?? 0, strategy: ctx.strategy, profile: ctx.profile, exact: false },
+    message: emergencyMessage(o, why, bytes, saved),
+    estimate,
     limitTokens: ctx.limit,
     ...(saved ? { payloadPath: saved } : {}),
+    ...(metaPath ? { metaPath } : {}),
     assets: [],
     errors,
   };

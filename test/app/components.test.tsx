@@ -6,22 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { App } from '../../app/App.js';
 import { JsonTree } from '../../app/components/viewer/JsonTree.js';
 import { RunDiff } from '../../app/components/detail/RunDiff.js';
-import { connectEvents, createAppStore, StoreContext, type AppStore } from '../../app/store/index.js';
+import { createAppStore, StoreContext } from '../../app/store/index.js';
 import type { SummaryRun } from '../../src/service/contract.js';
-import { createMemoryApi, type MemoryApi } from './memory-api.js';
-
-async function renderApp(api: MemoryApi): Promise<AppStore> {
-  const store = createAppStore(api);
-  connectEvents(store);
-  render(
-    <StoreContext.Provider value={store}>
-      <App />
-    </StoreContext.Provider>,
-  );
-  await act(() => store.getState().init());
-  await waitFor(() => expect(store.getState().listStarted).toBe(true));
-  return store;
-}
+import { createMemoryApi } from './memory-api.js';
+import { renderApp } from './render.js';
 
 const run = (id: string, summary: string, focus: string): SummaryRun => ({
   id,
@@ -40,11 +28,14 @@ describe('the app shell', () => {
   it('lists sessions, opens the first one and shows its payload count', async () => {
     const api = createMemoryApi({ payloads: 40, sessions: 2 });
     const store = await renderApp(api);
-    expect(screen.getByText('session-000')).toBeTruthy();
-    expect(screen.getByText('session-001')).toBeTruthy();
+    const sidebar = within(screen.getByRole('navigation', { name: 'Roots and sessions' }));
+    expect(sidebar.getByText('session-000')).toBeTruthy();
+    expect(sidebar.getByText('session-001')).toBeTruthy();
     await waitFor(() => expect(screen.getByTestId('payload-count').textContent).toBe('20 payloads'));
     expect(store.getState().selectedSessionId).toBeTruthy();
-    fireEvent.click(screen.getByText('session-001'));
+    fireEvent.click(sidebar.getByText('session-001'));
+    // The table says whose payloads it shows.
+    await waitFor(() => expect(screen.getByTestId('scope').textContent).toContain('session-001'));
     await waitFor(() => expect(store.getState().selectedSessionId).toBe('s1'));
     const req = api.calls.filter((c) => c.method === 'listPayloads').at(-1)!.req as { sessionId: string };
     expect(req.sessionId).toBe('s1');

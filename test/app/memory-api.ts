@@ -9,6 +9,8 @@ import type {
   InspectorEvents,
   ListPayloadsRequest,
   PayloadRow,
+  RootInfo,
+  SessionInfo,
   SummaryRun,
 } from '../../src/service/contract.js';
 import { ApiError } from '../../app/transport/errors.js';
@@ -19,16 +21,29 @@ export interface MemoryApi extends InspectorApi {
   calls: Array<{ method: string; req: unknown }>;
   emit<E extends EventName>(event: E, payload: InspectorEvents[E]): void;
   rows: PayloadRow[];
+  /**
+   * While above 0, text queries answer `partial: { unsearched }` (full-text search still filling
+   * in, as the index does behind a scan). Set it to 0 when the fill "ends".
+   */
+  unsearched: number;
+}
+
+export interface MemoryApiOptions {
+  payloads?: number;
+  sessions?: number;
+  /** Replace the generated roots and sessions (payloads are still spread over the sessions). */
+  roots?: RootInfo[];
+  sessionList?: SessionInfo[];
 }
 
 export function contentOf(row: PayloadRow): string {
   return JSON.stringify({ tool: row.tool, id: row.id, lines: Array.from({ length: 20 }, (_, i) => `line ${i} of ${row.id}`) }, null, 2);
 }
 
-export function createMemoryApi(opts: { payloads?: number; sessions?: number } = {}): MemoryApi {
+export function createMemoryApi(opts: MemoryApiOptions = {}): MemoryApi {
   const n = opts.payloads ?? 50;
-  const sessionCount = opts.sessions ?? 2;
-  const sessions = Array.from({ length: sessionCount }, (_, i) => ({
+  const sessionCount = opts.sessionList?.length ?? opts.sessions ?? 2;
+  const sessions: SessionInfo[] = opts.sessionList?.map((s) => ({ ...s, payloadCount: 0, totalTokens: 0 })) ?? Array.from({ length: sessionCount }, (_, i) => ({
     id: `s${i}`,
     rootId: 'r0',
     name: `session-${String(i).padStart(3, '0')}`,
@@ -41,6 +56,7 @@ export function createMemoryApi(opts: { payloads?: number; sessions?: number } =
     totalTokens: 0,
     lastAt: new Date(Date.UTC(2026, 10, 1, 8, i)).toISOString(),
   }));
+  const state = { unsearched: 0 };
   const rows: PayloadRow[] = Array.from({ length: n }, (_, i) => {
     const s = sessions[i % sessionCount]!;
     const tokens = 100 + ((i * 7919) % 50_000);
@@ -91,7 +107,7 @@ export function createMemoryApi(opts: { payloads?: number; sessions?: number } =
       };
     },
     async listRoots() {
-      return [{ id: 'r0', path: '/tmp/root', kind: 'sessions', addedAt: '2026-11-01T00:00:00Z', sessionCount, payloadCount: n }];
+      return opts.roots?.map((r) => ({ ...r })) ?? [{ id: 'r0', path: '/tmp/root', kind: 'sessions', addedAt: '2026-11-01T00:00:00Z', sessionCount, payloadCount: n }];
     },
     async listSessions() {
       return sessions.map((s) => ({ ...s }));
@@ -111,6 +127,7 @@ export function createMemoryApi(opts: { payloads?: number; sessions?: number } =
       return {
         rows: list.slice(offset, offset + limit).map((r) => (req.query ? { ...r, snippet: `… ${req.query} …` } : r)),
         total: list.length,
+        ...(req.query && state.unsearched > 0 ? { partial: { unsearched: state.unsearched } } : {}),
       };
     },
     async getPayload({ id }: { id: string }) {
@@ -128,6 +145,7 @@ export function createMemoryApi(opts: { payloads?: number; sessions?: number } =
         totalBytes: text.length,
         totalLines: text.split('\n').length,
         binary: false,
+        readOnly: sessions.find((s) => s.id === row.sessionId)?.readOnly ?? false,
       };
     },
     async readPayload(req: { id: string; start?: number; end?: number }) {
@@ -218,9 +236,15 @@ export function createMemoryApi(opts: { payloads?: number; sessions?: number } =
     },
   } as Record<string, unknown>;
   const api = new Proxy(impl, {
+    set(_target, prop: string, value: unknown) {
+      if (prop !== 'unsearched') return false;
+      state.unsearched = Number(value);
+      return true;
+    },
     get(target, prop: string) {
       if (prop === 'calls') return calls;
       if (prop === 'rows') return rows;
+      if (prop === 'unsearched') return state.unsearched;
       if (prop === 'emit') return (event: string, payload: unknown) => listeners.get(event)?.forEach((l) => l(payload));
       const fn = target[prop];
       if (typeof fn !== 'function') return async () => { throw new ApiError('UNAVAILABLE', `${prop} is not in the memory API`); };

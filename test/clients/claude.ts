@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ROOT, claudeBinary, listFiles, parseJsonLines, runClient, tmpDir, type RunResult } from './harness.js';
+import { ROOT, baseClientEnv, claudeBinary, listFiles, parseJsonLines, runClient, tmpDir, type RunResult } from './harness.js';
 
 export interface ClaudeRunOptions {
   /** The model double's origin (ANTHROPIC_BASE_URL). */
@@ -40,11 +40,7 @@ export interface ClaudeRun extends RunResult {
 
 export function claudeEnv(home: string, baseUrl: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: home,
-    USER: process.env.USER ?? 'root',
-    LANG: 'C.UTF-8',
-    TMPDIR: path.join(home, 'tmp'),
+    ...baseClientEnv(home),
     IS_SANDBOX: '1',
     ANTHROPIC_BASE_URL: baseUrl,
     ANTHROPIC_API_KEY: 'sk-ant-local-double',
@@ -55,8 +51,6 @@ export function claudeEnv(home: string, baseUrl: string, extra: Record<string, s
     // Every tool declared up front (not behind ToolSearch), and MCP servers connected before the first request.
     ENABLE_TOOL_SEARCH: 'false',
     MCP_CONNECTION_NONBLOCKING: 'false',
-    // The proxy under test writes its spills into the run's own app-data folder.
-    SPILLWAY_HOME: path.join(home, 'spillway'),
     ...extra,
   };
 }

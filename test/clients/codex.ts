@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { codexBinary, listFiles, parseJsonLines, runClient, tmpDir, type RunResult } from './harness.js';
+import { baseClientEnv, codexBinary, listFiles, parseJsonLines, runClient, tmpDir, type RunResult } from './harness.js';
 
 export interface CodexRunOptions {
   /** The double's origin; Codex posts to `<origin>/v1/responses`. */
@@ -64,14 +64,9 @@ export function codexConfig(baseUrl: string): string {
 
 export function codexEnv(home: string, codexHome: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: home,
-    USER: process.env.USER ?? 'root',
-    LANG: 'C.UTF-8',
-    TMPDIR: path.join(home, 'tmp'),
+    ...baseClientEnv(home),
     CODEX_HOME: codexHome,
     SPILLWAY_DOUBLE_KEY: 'sk-local-double',
-    SPILLWAY_HOME: path.join(home, 'spillway'),
     NO_COLOR: '1',
     RUST_LOG: 'error',
     ...extra,

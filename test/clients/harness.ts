@@ -54,6 +54,19 @@ if (process.env.VITEST) {
   });
 }
 
+/** What every client run starts from: a temporary HOME, plain locale, and Spillway's app data inside it. */
+export function baseClientEnv(home: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    USER: process.env.USER ?? 'root',
+    LANG: 'C.UTF-8',
+    TMPDIR: path.join(home, 'tmp'),
+    // The proxy under test writes its spills into the run's own app-data folder.
+    SPILLWAY_HOME: path.join(home, 'spillway'),
+  };
+}
+
 export function tmpDir(prefix: string): string {
   const d = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), prefix)));
   made.push(d);

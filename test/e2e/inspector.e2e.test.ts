@@ -7,19 +7,17 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSessionsRoot } from '../helpers/gen-sessions.js';
-import { ensureRendererBuilt, launchChromium, REPO_ROOT, startServe, type ServeProcess } from './helpers/serve.js';
+import { ensureRendererBuilt, launchChromium, openInspector, REPO_ROOT, startServe, type ServeProcess } from './helpers/serve.js';
 
 const BIG_PAYLOAD_BYTES = 100 * 1024 * 1024;
 const SHOTS = path.join(REPO_ROOT, 'test-results', 'screenshots');
-const VIEWPORT = { width: 1440, height: 900 };
 
 let tmp: string;
 let serve: ServeProcess;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 const requests: string[] = [];
 const consoleErrors: string[] = [];
@@ -50,13 +48,13 @@ beforeAll(async () => {
   await generateSessionsRoot(root, { sessions: 4, payloads: 240, seed: 42, bigPayloadBytes: BIG_PAYLOAD_BYTES, imageShare: 0.08 });
   serve = await startServe({ roots: [root], home: path.join(tmp, 'home') });
   browser = await launchChromium();
-  context = await browser.newContext({ viewport: VIEWPORT, colorScheme: 'dark' });
-  page = await context.newPage();
-  page.on('request', (r: Request) => requests.push(r.url()));
-  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
-  page.on('pageerror', (e) => consoleErrors.push(e.message));
-  await page.goto(serve.url);
-  await page.waitForSelector('.app[data-ready="true"]');
+  page = await openInspector(browser, serve.url, {
+    before: (p) => {
+      p.on('request', (r: Request) => requests.push(r.url()));
+      p.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
+      p.on('pageerror', (e) => consoleErrors.push(e.message));
+    },
+  });
 }, 240_000);
 
 afterAll(async () => {
@@ -88,7 +86,7 @@ describe('inspector in Chromium against spillway serve', () => {
     await page.keyboard.press('Enter');
     await page.waitForSelector('.detail[data-payload-id]');
     await page.waitForSelector('.viewer[data-state="ready"]');
-    await shot('payloads');
+    await shot('payloads-generated');
   });
 
   it('opens the 100 MB payload and scrolls through it in windows', async () => {
@@ -262,11 +260,8 @@ describe('inspector in Chromium against spillway serve', () => {
   });
 
   it('renders the light theme from the OS setting', async () => {
-    const light = await context.browser()!.newContext({ viewport: VIEWPORT, colorScheme: 'light' });
-    const p = await light.newPage();
-    p.on('request', (r) => requests.push(r.url()));
-    await p.goto(await serve.freshUrl());
-    await p.waitForSelector('.app[data-ready="true"]');
+    const p = await openInspector(browser, await serve.freshUrl(), { colorScheme: 'light', before: (x) => x.on('request', (r) => requests.push(r.url())) });
+    const light = p.context();
     await p.locator('.session-row').first().click();
     await p.locator('.prow[data-row-id]').nth(2).click();
     await p.waitForSelector('.viewer[data-state="ready"]');

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_MESSAGE_CHARS } from '../../src/pipeline/index.js';
+import { MAX_MESSAGE_CHARS, restorePayload } from '../../src/pipeline/index.js';
 import { cliArgs, connect, connectDirect, connectProxy, EVERYTHING, listFiles, RawPeer, rawProxy, rawServer, spillOf, testEnv, textOf, tmpDir } from './helpers.js';
 
 type Connected = Awaited<ReturnType<typeof connectProxy>>;
@@ -85,6 +85,26 @@ describe('spillway mcp in front of @modelcontextprotocol/server-everything', () 
       expect(pa.raw.equals(pb.raw)).toBe(true);
     } finally {
       await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('with --cut-media, the image block of get-tiny-image is cut to an asset (the default passes it, above)', async () => {
+    const cutSession = path.join(tmpDir(), 'session');
+    const cut = await connectProxy(home, ['--session', cutSession, '--cut-media'], EVERYTHING);
+    try {
+      const [r, d] = await Promise.all([cut.client.callTool({ name: 'get-tiny-image', arguments: {} }), direct.client.callTool({ name: 'get-tiny-image', arguments: {} })]);
+      const image = (d.content as Array<{ type: string; data?: string }>).find((b) => b.type === 'image')!;
+      const bytes = Buffer.from(image.data!, 'base64');
+      expect(JSON.stringify(r)).not.toContain(image.data!.slice(0, 200));
+      expect((r.content as Array<{ type: string }>).some((b) => b.type === 'image')).toBe(false);
+      const assetsDir = path.join(cutSession, 'long_responses', 'assets');
+      const match = listFiles(assetsDir).find((f) => fs.readFileSync(path.join(assetsDir, f)).equals(bytes));
+      expect(match, 'one asset holds the image bytes').toBeDefined();
+      expect(textOf(r)).toContain(match!);
+      // what was saved restores to what the server sent
+      expect(JSON.parse((await restorePayload(spillOf(r)!.payloadPath!)).toString('utf8'))).toEqual(d);
+    } finally {
+      await cut.client.close();
     }
   });
 

@@ -1,8 +1,9 @@
-import { useRef, useState, type KeyboardEvent } from 'react';
+import { useMemo, useRef, useState, type KeyboardEvent } from 'react';
 import { useApp, useAppStore } from '../../store/index.js';
 import { DETAIL_TABS, type DetailTab } from '../../store/slices/detail.js';
 import { formatBytes, formatDateTime, formatInt, formatTime, formatTokens } from '../../lib/format.js';
 import { ActionBadge } from '../common.js';
+import { guessHome, shortenHome } from '../../lib/sessions.js';
 import { WindowedViewer } from '../viewer/WindowedViewer.js';
 import { ParsedView } from '../viewer/ParsedView.js';
 import { EstimatesPanel } from './EstimatesPanel.js';
@@ -19,6 +20,8 @@ export function DetailPane() {
   const tab = useApp((s) => s.tab);
   const setTab = useApp((s) => s.setTab);
   const store = useAppStore();
+  const roots = useApp((s) => s.roots);
+  const home = useMemo(() => guessHome(roots), [roots]);
   const [assetFocus, setAssetFocus] = useState<string | null>(null);
   const tabRefs = useRef<Record<string, HTMLButtonElement | null>>({});
   /** An asset reference clicked in the linked or the raw tree (a raw payload may itself be the linked form). */
@@ -86,6 +89,11 @@ export function DetailPane() {
           <ActionBadge action={row.action} />
           <span className="badge">{row.kind}</span>
           {detail?.source ? <span className="badge" title={detail.source.transcript}>imported</span> : null}
+          {detail?.readOnly ? (
+            <span className="badge read-only" data-testid="read-only-badge" title="Its session is read-only: Spillway never writes next to it. Summary runs of this payload are kept in Spillway's app data.">
+              read-only
+            </span>
+          ) : null}
           {!detail ? <span className="spinner" aria-label="Loading details" /> : null}
         </div>
         <div className="detail-facts">
@@ -97,7 +105,7 @@ export function DetailPane() {
           {detail?.meta?.intent ? <span className="chip" title="The caller's intent">intent: {detail.meta.intent}</span> : null}
         </div>
         <div className="detail-path">
-          <code className="ellipsis" title={detail?.path}>{detail?.path ?? '…'}</code>
+          <code className="ellipsis" title={detail?.path}>{detail ? shortenHome(detail.path, home) : '…'}</code>
           <button className="btn ghost sm" onClick={() => void copyPath()} disabled={!detail}>Copy path</button>
         </div>
         {row.inputExcerpt ? <div className="detail-input mono ellipsis" title={row.inputExcerpt}>input {row.inputExcerpt}</div> : null}

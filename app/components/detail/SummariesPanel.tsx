@@ -4,6 +4,7 @@ import { useApp } from '../../store/index.js';
 import { formatInt, formatMs, formatTime, formatUsd } from '../../lib/format.js';
 import { Editor } from '../viewer/Editor.js';
 import { RunDiff } from './RunDiff.js';
+import { summaryRunsDir } from '../../lib/sessions.js';
 
 function Elapsed({ since }: { since: number }) {
   const [now, setNow] = useState(Date.now());
@@ -19,6 +20,7 @@ const STATUS_CLASS: Record<SummaryRun['status'], string> = { ok: 'ok', error: 'b
 /** The message the model got, the preview and the summary runs side by side; re-run and compare. */
 export function SummariesPanel() {
   const detail = useApp((s) => s.detail);
+  const info = useApp((s) => s.info);
   const form = useApp((s) => s.summaryForm);
   const setForm = useApp((s) => s.setSummaryForm);
   const providers = useApp((s) => s.providers);
@@ -95,6 +97,15 @@ export function SummariesPanel() {
             </span>
           ) : null}
         </header>
+        <div className="note" data-testid="runs-kept">
+          {detail.readOnly ? (
+            <>This session is read-only: runs are kept in <code>{summaryRunsDir(info)}</code>, never written next to it.</>
+          ) : !detail.meta ? (
+            <>This payload has no sidecar: runs are kept in <code>{summaryRunsDir(info)}</code>.</>
+          ) : (
+            <>Runs are appended to this payload's <code>.meta.json</code> in its session.</>
+          )}
+        </div>
         <div className="form-grid">
           <label className="field wide">
             <span>Focus</span>

@@ -1,4 +1,4 @@
-import type { AppInfo } from '../../../src/service/contract.js';
+import type { AppInfo, IndexProgressEvent } from '../../../src/service/contract.js';
 import { errorMessage } from '../../transport/errors.js';
 import type { Slice } from '../types.js';
 
@@ -19,7 +19,15 @@ export interface CoreSlice {
   paletteOpen: boolean;
   helpOpen: boolean;
   toasts: Toast[];
-  indexing: { rootId: string; done: number; total: number } | null;
+  /**
+   * Scans in flight, by root: the latest progress event of each (its phase: `list`, then
+   * `fulltext`). An entry goes when its phase reports done; a finished `fulltext` bumps `searchEpoch`.
+   */
+  progress: Record<string, IndexProgressEvent>;
+  /** A reindex the user asked for (or the desktop menu started) has not answered yet. */
+  reindexing: boolean;
+  /** Bumped each time full-text search finishes filling in for a root: a partial search is worth asking again. */
+  searchEpoch: number;
   init(): Promise<void>;
   setView(view: View): void;
   setPaletteOpen(open: boolean): void;
@@ -41,7 +49,9 @@ export const createCoreSlice: Slice<CoreSlice> = (set, get, { api }) => ({
   paletteOpen: false,
   helpOpen: false,
   toasts: [],
-  indexing: null,
+  progress: {},
+  reindexing: false,
+  searchEpoch: 0,
   async init() {
     try {
       const info = await api.getInfo({});

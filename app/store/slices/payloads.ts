@@ -12,6 +12,11 @@ import type { Slice } from '../types.js';
 export const PAGE_ROWS = 200;
 /** Wait after the last keystroke before querying. */
 export const FILTER_DEBOUNCE_MS = 180;
+/**
+ * A partial answer with no full-text progress in sight (its end event came before the answer, or
+ * was lost) is asked again after this long, until it is complete.
+ */
+export const PARTIAL_RECHECK_MS = 2_000;
 
 export interface PayloadFilters {
   query: string;
@@ -34,6 +39,11 @@ export interface PayloadsSlice {
   listStarted: boolean;
   listLoading: boolean;
   listError: string | null;
+  /**
+   * The last text query was answered while full-text search was still filling in: this many of
+   * the payloads in scope were not searchable yet (hits may be missing). Null when complete.
+   */
+  partial: { unsearched: number } | null;
   selectedIndex: number;
   setFilters(patch: Partial<PayloadFilters>): void;
   setSort(field: PayloadSortField): void;
@@ -47,6 +57,7 @@ export interface PayloadsSlice {
 export const createPayloadsSlice: Slice<PayloadsSlice> = (set, get, { api }) => {
   const inFlight = new Set<string>();
   let debounce: ReturnType<typeof setTimeout> | undefined;
+  let recheckGeneration = -1;
 
   const fetchPage = async (page: number, generation: number) => {
     const key = `${generation}:${page}`;
@@ -55,7 +66,14 @@ export const createPayloadsSlice: Slice<PayloadsSlice> = (set, get, { api }) => 
     try {
       const res = await api.listPayloads({ ...get().listRequest(), offset: page * PAGE_ROWS, limit: PAGE_ROWS });
       if (get().listGeneration !== generation) return;
-      set((s) => ({ pages: { ...s.pages, [page]: res.rows }, total: res.total, listLoading: false, listError: null }));
+      set((s) => ({ pages: { ...s.pages, [page]: res.rows }, total: res.total, partial: res.partial ?? null, listLoading: false, listError: null }));
+      const filling = Object.values(get().progress).some((p) => p.phase === 'fulltext');
+      if (res.partial && !filling && recheckGeneration !== generation) {
+        recheckGeneration = generation;
+        setTimeout(() => {
+          if (get().listGeneration === generation && get().partial) get().reloadPayloads({ keepPages: true });
+        }, PARTIAL_RECHECK_MS);
+      }
     } catch (err) {
       if (get().listGeneration !== generation) return;
       set({ listLoading: false, listError: errorMessage(err) });
@@ -73,6 +91,7 @@ export const createPayloadsSlice: Slice<PayloadsSlice> = (set, get, { api }) => 
     listStarted: false,
     listLoading: false,
     listError: null,
+    partial: null,
     selectedIndex: -1,
     listRequest() {
       const { filters, sort, selectedSessionId, selectedRootId } = get();
@@ -106,7 +125,7 @@ export const createPayloadsSlice: Slice<PayloadsSlice> = (set, get, { api }) => 
         for (const p of loaded.length ? loaded : [0]) void fetchPage(p, generation);
         return;
       }
-      set({ listGeneration: generation, pages: {}, total: 0, listStarted: true, listLoading: true, listError: null, selectedIndex: -1 });
+      set({ listGeneration: generation, pages: {}, total: 0, partial: null, listStarted: true, listLoading: true, listError: null, selectedIndex: -1 });
       void fetchPage(0, generation);
     },
     ensureRows(from, to) {

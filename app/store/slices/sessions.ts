@@ -55,9 +55,9 @@ export const createSessionsSlice: Slice<SessionsSlice> = (set, get, { api }) => 
     await get().loadRoots();
   },
   async reindex(rootId) {
-    set({ indexing: { rootId: rootId ?? '', done: 0, total: 0 } });
+    set({ reindexing: true });
     const stats = await get().guard('Reindex', () => api.reindex({ rootId }));
-    set({ indexing: null });
+    set({ reindexing: false });
     if (stats) {
       get().notify('success', `Indexed ${stats.payloads.toLocaleString()} payloads in ${stats.sessions} sessions (${stats.seconds.toFixed(1)} s)`);
       await get().loadRoots();

@@ -26,6 +26,8 @@ export function register(program: Command): void {
         'gemini the content blocks; generic, the default, counts both, so an unknown client never gets too much)',
       oneOf('--client', MCP_CLIENT_KINDS),
     )
+    // Only here: the hook prices Claude Code's image blocks by pixels and keeps them as images.
+    .option('--cut-media', 'also cut MCP image/audio blocks out of results that fit the limit (for clients that show the model media as text)')
     .option('--no-drill-down', 'do not add the spillway_read / spillway_grep / spillway_query tools')
     .option('--quiet', 'no log lines on stderr (the server\'s own stderr still passes)')
     .addHelpText(

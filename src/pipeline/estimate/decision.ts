@@ -13,8 +13,9 @@ import type { Estimate, Profile } from '../types.js';
 import { priceFeatures, roundTokens } from './calibrated.js';
 import { estimateTokens } from './cheap.js';
 import { EXACT_MARGIN } from './constants.js';
-import { countExactDetailed, countTokens, PATHOLOGICAL_RUN_CHARS, type CountOptions } from './exact.js';
-import { addRangeFeatures, FEATURE_COUNT } from './features.js';
+import { HEADROOM } from './headroom.js';
+import { countExactDetailed, countTokens, hasLongRun, PATHOLOGICAL_RUN_CHARS, type CountOptions } from './exact.js';
+import { addRangeFeatures, countPieceCuts, FEATURE_COUNT } from './features.js';
 import { corrected, claudeCorrectionFor, DEFAULT_STRATEGY, isExactStrategy, profileOf, type EstimateOptions } from './options.js';
 import { riskTokens } from './risk.js';
 import { quickSample, sampleFeatures, windowIn } from './sample.js';
@@ -34,12 +35,31 @@ export interface DecisionOptions extends EstimateOptions {
 /**
  * True when a calibrated estimate cannot tell which side of the limit the real count is on: with a
  * worst relative error m, the real count lies in [est/(1+m), est/(1-m)]; `risk` tokens of content
- * the fit was not validated on ({@link riskTokens}) widen that on both sides.
+ * the fit was not validated on ({@link riskTokens}) widen that on both sides. With `headroom`
+ * ({@link headroomTokens}) the upper end is est + risk + headroom instead of (est + risk)/(1-m).
  */
-export function isNearLimit(estimateTokensValue: number, limitTokens: number, margin: number, risk = 0): boolean {
+export function isNearLimit(estimateTokensValue: number, limitTokens: number, margin: number, risk = 0, headroom?: number): boolean {
   const low = Math.max(0, estimateTokensValue - risk) / (1 + margin);
-  const high = margin < 1 ? (estimateTokensValue + risk) / (1 - margin) : Infinity;
-  return low <= limitTokens && limitTokens < high;
+  return low <= limitTokens && limitTokens < upperBound(estimateTokensValue, margin, risk, headroom);
+}
+
+/** The upper end of the band: what the real count can be at most, given the estimate. */
+function upperBound(est: number, margin: number, risk: number, headroom: number | undefined): number {
+  if (headroom !== undefined) return est + risk + headroom;
+  return margin < 1 ? (est + risk) / (1 - margin) : Infinity;
+}
+
+/**
+ * The most the calibrated fit may under-price a text with these features (which may stand for the
+ * whole text from a sample), in tokens: a sum over its features fitted on the train side of the
+ * corpus (scripts/fit-headroom.ts), so prose carries ~12% of its estimate, code ~20-27%, compact
+ * JSON ~30%, and a mixture the sum of its parts'. Scaled by the Claude correction with the estimate.
+ */
+export function headroomTokens(features: Float64Array, profile: Profile, opts: Pick<EstimateOptions, 'claudeCorrection'> = {}): number {
+  const u = HEADROOM[profile];
+  let h = 0;
+  for (let f = 0; f < FEATURE_COUNT; f++) h += features[f]! * u[f]!;
+  return profile === 'claude' ? h * claudeCorrectionFor(opts) : h;
 }
 
 /**
@@ -93,19 +113,22 @@ export async function estimateForDecision(text: string, limitTokens: number, opt
   if (isExactStrategy(strategy)) return countTokens(text, strategy, opts);
   if (strategy !== 'calibrated') return estimateTokens(text, { ...opts, profile, strategy });
   const margin = opts.margin ?? EXACT_MARGIN[profile];
+  // An explicit margin (tests, callers who want one band) replaces the fitted headroom on the pass side too.
+  const headroomOf = (f: Float64Array) => (opts.margin === undefined ? headroomTokens(f, profile, opts) : undefined);
   let bytes = opts.utf8Bytes;
   const utf8 = () => (bytes ??= Buffer.byteLength(text, 'utf8'));
   if (text.length >= QUICK_CHECK_MIN_CHARS) {
-    const quick = quickLook(text, limitTokens, profile, margin, opts);
+    const quick = quickLook(text, limitTokens, profile, margin, headroomOf, utf8(), opts);
     if (quick.pass) return quick.est;
     // Inside the band even at the sample's best and worst: a full pass could not leave it, so count now.
     if (quick.surelyNear && opts.exactNearLimit !== false && utf8() <= MAX_PLAUSIBLE_BYTES_PER_TOKEN * limitTokens) {
-      return countOrWorst(text, limitTokens, profile, utf8(), quick.est, quick.risk, margin, opts);
+      return countOrWorst(text, limitTokens, profile, utf8(), quick.est, upperBound(quick.est.tokens, margin, quick.risk, quick.headroom), opts);
     }
   }
   const { est, risk } = fitWithRisk(text, profile, opts);
+  const headroom = headroomOf(fitScratch);
   if (opts.exactNearLimit === false) return est;
-  if (!isNearLimit(est.tokens, limitTokens, margin, risk)) {
+  if (!isNearLimit(est.tokens, limitTokens, margin, risk, headroom)) {
     if (est.tokens <= limitTokens || risk < RATIO_MIN_RISK * est.tokens) return est;
     // Over the limit even at the risk's worst, so it spills; but the fit's number may be far off
     // (Arabic reads 13x too high), so the message shows it corrected by the real tokenizer.
@@ -116,17 +139,17 @@ export async function estimateForDecision(text: string, limitTokens: number, opt
     // limit at any plausible density, so it spills, with the corrected number.
     return { ...est, tokens: Math.max(Math.ceil(utf8() / MAX_PLAUSIBLE_BYTES_PER_TOKEN), await ratioCorrected(est.tokens, text, profile, opts)) };
   }
-  return countOrWorst(text, limitTokens, profile, utf8(), est, risk, margin, opts);
+  return countOrWorst(text, limitTokens, profile, utf8(), est, upperBound(est.tokens, margin, risk, headroom), opts);
 }
 
 /** countToDecide; if the tokenizer cannot run, the worst case the band allows (so an error can only spill). */
-async function countOrWorst(text: string, limitTokens: number, profile: Profile, bytes: number, est: Estimate, risk: number, margin: number, opts: DecisionOptions): Promise<Estimate> {
+async function countOrWorst(text: string, limitTokens: number, profile: Profile, bytes: number, est: Estimate, worst: number, opts: DecisionOptions): Promise<Estimate> {
   try {
     return await countToDecide(text, limitTokens, profile, bytes, est.tokens, opts);
   } catch (err) {
     if (opts.signal?.aborted) throw err;
-    const worst = margin < 1 ? (est.tokens + risk) / (1 - margin) : (est.tokens + risk) * 2;
-    return { ...est, tokens: Math.max(est.tokens, Math.ceil(worst), Math.min(bytes, limitTokens + 1)) };
+    const bound = Number.isFinite(worst) ? worst : (est.tokens + 1) * 2;
+    return { ...est, tokens: Math.max(est.tokens, Math.ceil(bound), Math.min(bytes, limitTokens + 1)) };
   }
 }
 
@@ -137,11 +160,18 @@ async function countOrWorst(text: string, limitTokens: number, profile: Profile,
  */
 async function countToDecide(text: string, limitTokens: number, profile: Profile, bytes: number, fitTokens: number, opts: DecisionOptions): Promise<Estimate> {
   const f = claudeCorrectionFor(opts);
+  const n = text.length;
   let countedBytes = 0;
   let at = 0;
   let verdict: 'over' | 'under' | undefined;
+  // The spill side's proof counts the uncounted rest too: it holds at least one token per piece, and
+  // at least (certain piece boundaries inside it) + 1 pieces (countPieceCuts). Never for an unbroken
+  // run (counted in pieces, where a seam may fall inside a piece); and the rest is read only once
+  // that minimum could settle it (a rest of r chars has at most r/2 boundaries), so near the end.
+  const useCuts = !hasLongRun(text, PATHOLOGICAL_RUN_CHARS);
+  let restCutDensity = -1; // not read yet
   // First chunk: up to where the fit's estimate says the count could first prove an answer.
-  const density = Math.max(1e-9, fitTokens / Math.max(1, text.length));
+  const density = Math.max(1e-9, fitTokens / Math.max(1, n));
   const firstChunk = Math.max(DECIDE_CHUNK_CHARS, Math.floor((0.8 * limitTokens) / density));
   const counted = await countExactDetailed(text, profile, {
     signal: opts.signal,
@@ -150,14 +180,25 @@ async function countToDecide(text: string, limitTokens: number, profile: Profile
       countedBytes += Buffer.byteLength(text.slice(at, end), 'utf8');
       at = end;
       const rest = bytes - countedBytes;
-      if (Math.ceil(tokens * f) > limitTokens) verdict = 'over';
+      const restChars = n - end;
+      let restMin = 0;
+      // read the rest when its minimum could settle it: at most 1 boundary per 2 chars, then at the
+      // density the last reading found (one more reading near the end, not one per chunk)
+      if (useCuts && restChars > 0 && Math.ceil((tokens + (restCutDensity < 0 ? 0.5 : restCutDensity) * restChars + 1) * f) > limitTokens) {
+        restMin = countPieceCuts(text, end + 1, n) + 1;
+        restCutDensity = (restMin - 1) / restChars;
+      }
+      if (Math.ceil((tokens + restMin) * f) > limitTokens) verdict = 'over';
       else if ((tokens + rest) * f <= limitTokens) verdict = 'under';
       if (verdict !== undefined) return true;
       // The next chunk reaches about where the count so far says the answer will be proven, so a
       // result far from the limit is counted in a few big calls and a close one in small ones near the end.
       const perChar = tokens / end;
       const bytesPerChar = countedBytes / end;
-      const toOver = (limitTokens / f - tokens) / Math.max(1e-9, perChar);
+      // the rest's minimum as last read, or as expected at the density last read
+      const cutsPerChar = Math.max(0, restCutDensity);
+      const expectedMin = restMin > 0 ? restMin : cutsPerChar * restChars;
+      const toOver = perChar > cutsPerChar ? (limitTokens / f - tokens - expectedMin) / (perChar - cutsPerChar) : Infinity;
       const toUnder = bytesPerChar > perChar ? (tokens + rest - limitTokens / f) / (bytesPerChar - perChar) : Infinity;
       return Math.max(DECIDE_CHUNK_CHARS, 0.9 * Math.min(toOver, toUnder));
     },
@@ -176,24 +217,35 @@ async function countToDecide(text: string, limitTokens: number, profile: Profile
 }
 
 /**
- * The estimate from ~3 K chars of windows spread over the text, with its worst case (the declared
- * margin widened by QUICK_CHECK_SIGMAS standard errors of the sample and by the sample's risk).
- * `pass`: even the worst case is under the limit. `surelyNear`: the limit lies inside the band at
- * both ends of the sample's own error, so a full pass would only delay the count.
+ * The estimate from ~3 K chars of windows spread over the text, with its worst case (the upper end of
+ * the band, widened by QUICK_CHECK_SIGMAS standard errors of the sample; the sample's risk and
+ * headroom stand for the whole text). `pass`: even the worst case is under the limit. `surelyNear`:
+ * the limit lies inside the band at both ends of the sample's own error, so a full pass would only
+ * delay the count.
  */
-function quickLook(text: string, limitTokens: number, profile: Profile, margin: number, opts: DecisionOptions): { pass: boolean; surelyNear: boolean; est: Estimate; risk: number } {
-  const info = quickSample(text, quickScratch, profile);
+function quickLook(
+  text: string,
+  limitTokens: number,
+  profile: Profile,
+  margin: number,
+  headroomOf: (f: Float64Array) => number | undefined,
+  utf8Bytes: number,
+  opts: DecisionOptions,
+): { pass: boolean; surelyNear: boolean; est: Estimate; risk: number; headroom: number | undefined } {
+  const info = quickSample(text, quickScratch, profile, utf8Bytes);
   const est = pricedEstimate(quickScratch, text, profile, opts);
-  if (!info.trusted || info.relStdErr > QUICK_CHECK_MAX_REL_STDERR) return { pass: false, surelyNear: false, est, risk: 0 };
+  const headroom = headroomOf(quickScratch);
+  if (!info.trusted || info.relStdErr > QUICK_CHECK_MAX_REL_STDERR) return { pass: false, surelyNear: false, est, risk: 0, headroom };
   const risk = riskOf(text, quickScratch, profile, est.tokens);
-  const wide = margin + QUICK_CHECK_SIGMAS * info.relStdErr;
-  const pass = wide < 1 && (est.tokens + risk) / (1 - wide) <= limitTokens;
   const spread = QUICK_CHECK_SIGMAS * info.relStdErr;
+  const pass = headroom !== undefined
+    ? est.tokens * (1 + spread) + risk + headroom * (1 + spread) <= limitTokens
+    : margin + spread < 1 && (est.tokens + risk) / (1 - margin - spread) <= limitTokens;
   const surelyNear =
     !pass &&
-    isNearLimit(est.tokens * (1 - spread), limitTokens, margin, risk) &&
-    isNearLimit(est.tokens * (1 + spread), limitTokens, margin, risk);
-  return { pass, surelyNear, est, risk };
+    isNearLimit(est.tokens * (1 - spread), limitTokens, margin, risk, headroom === undefined ? undefined : headroom * (1 - spread)) &&
+    isNearLimit(est.tokens * (1 + spread), limitTokens, margin, risk, headroom === undefined ? undefined : headroom * (1 + spread));
+  return { pass, surelyNear, est, risk, headroom };
 }
 
 /** Windows of ~RATIO_WINDOW_CHARS counted exactly to correct the fit on a risky text too big to count whole. */

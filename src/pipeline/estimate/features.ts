@@ -1,9 +1,17 @@
 /**
- * The one linear pass behind the `calibrated` strategy: it reads each UTF-16 code unit once, keeps
- * counters in locals (no allocation per char, no regex), and classifies what it sees into the
- * features a BPE tokenizer is sensitive to: word counts and lengths, digit groups, punctuation and
- * whitespace runs, random-looking runs (base64, hex, hashes), UUIDs, and scripts (CJK, Cyrillic, other).
- * Each tokenizer family prices these features with its own fitted weights (constants.ts).
+ * The one linear pass behind the `calibrated` strategy: it reads each UTF-16 code unit once (no
+ * allocation per char, no regex), and classifies what it sees into the features a BPE tokenizer is
+ * sensitive to: word counts and lengths, digit groups, punctuation and whitespace runs, random-looking
+ * runs (base64, hex, hashes), UUIDs, and scripts (CJK, Cyrillic, other). Each tokenizer family prices
+ * these features with its own fitted weights (constants.ts).
+ *
+ * Its shape is measured, not chosen for looks (`npm run bench estimate`, and an A/B of both shapes
+ * timed in turns in one process): letters and digits, most of any text, are read by the main loop
+ * with their counters in locals, and every other stretch (whitespace, punctuation, other scripts,
+ * read by a code unit table) by a part of its own. Reading each letter/digit run in a function of
+ * its own, or keeping the counters in an object or a typed array, made ASCII text 15-45% slower;
+ * and a small function with a loop that V8 deoptimized on a path it had not seen was left in
+ * baseline code, 5x slower, for as long as it was timed.
  */
 import { COMMON_HAN, KNOWN_WORDS, RARE_BIGRAMS } from './constants.js';
 
@@ -187,23 +195,173 @@ const isKnown = (h: number): boolean => {
   return (KNOWN[a >>> 3]! & (1 << (a & 7))) !== 0 && (KNOWN[b >>> 3]! & (1 << (b & 7))) !== 0;
 };
 
-const isHexAt = (text: string, i: number): boolean => {
-  const c = text.charCodeAt(i);
+/**
+ * The scan reads UTF-16 code units from this buffer, block by block, not from the string: V8's
+ * charCodeAt dispatches on the string's representation (flat one- or two-byte, sliced, cons), and a
+ * process that has met several kinds (every guard does) ran the loop up to ~1.7x slower than on one.
+ * A block is copied in by Buffer.write with utf16le (a native copy of the code units, lone
+ * surrogates included), so the loop reads one typed array whatever the string. UNITS[i - unitBase] is
+ * text.charCodeAt(i) for i in [blockStart - UNIT_BEHIND, blockEnd + UNIT_AHEAD); NO_UNIT past the text.
+ */
+const UNIT_BLOCK = 64 * 1024;
+/** The UUID check looks 8 chars back from where a run ends, and 28 ahead. */
+const UNIT_BEHIND = 16;
+const UNIT_AHEAD = 64;
+const UNITS = new Uint16Array(UNIT_BEHIND + UNIT_BLOCK + UNIT_AHEAD + 1);
+const unitBytes = Buffer.from(UNITS.buffer, UNITS.byteOffset, UNITS.byteLength);
+const BIG_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 0;
+let unitBase = 0;
+/** Stands for "no char" past the end (charCodeAt's NaN): not ASCII, so no test on it matches. */
+const NO_UNIT = 0xffff;
+
+/** A text loaded whole by {@link holdUnits}: scans of windows of it read the buffer as it is. */
+let held: string | undefined;
+
+/**
+ * Load all of `text` once, when it fits the buffer, for many scans of windows of it (the sampler),
+ * until {@link releaseUnits}. Without it each window would copy its own block.
+ */
+export function holdUnits(text: string): void {
+  held = undefined;
+  if (text.length > UNIT_BLOCK) return;
+  loadBlock(text, 0, text.length);
+  held = text;
+}
+
+/** Forget the held text (the buffer never keeps a result alive past the call that scanned it). */
+export function releaseUnits(): void {
+  held = undefined;
+}
+
+/** Load the block of text[from..) the scan of [.., n) reads next; returns where the block ends. */
+function loadBlock(text: string, from: number, n: number): number {
+  if (held === text) return n; // all of it is loaded: unitBase 0, NO_UNIT past its end
+  held = undefined; // another text takes the buffer
+  const blockEnd = Math.min(n, from + UNIT_BLOCK);
+  const lo = Math.max(0, from - UNIT_BEHIND);
+  const hi = Math.min(text.length, blockEnd + UNIT_AHEAD);
+  const written = unitBytes.write(lo === 0 && hi === text.length ? text : text.slice(lo, hi), 0, 'utf16le');
+  if (BIG_ENDIAN) unitBytes.subarray(0, written).swap16();
+  UNITS[hi - lo] = NO_UNIT;
+  unitBase = lo;
+  return blockEnd;
+}
+
+const isHexAt = (i: number): boolean => {
+  const c = UNITS[i - unitBase]!;
   return c < 128 && IS_HEX[c] === 1;
 };
 
 /** True when text[start..start+36) is an 8-4-4-4-12 hex UUID. Called only at a hex run of 8 followed by '-'. */
-function isUuidAt(text: string, start: number): boolean {
-  if (start < 0 || start + 36 > text.length) return false;
+function isUuidAt(textLength: number, start: number): boolean {
+  if (start < 0 || start + 36 > textLength) return false;
   for (let k = 0; k < 36; k++) {
     const dash = k === 8 || k === 13 || k === 18 || k === 23;
-    if (dash ? text.charCodeAt(start + k) !== 45 : !isHexAt(text, start + k)) return false;
+    if (dash ? UNITS[start + k - unitBase] !== 45 : !isHexAt(start + k)) return false;
   }
-  const after = text.charCodeAt(start + 36);
+  const after = UNITS[start + 36 - unitBase]!;
   return !(after < 128 && ASCII_CLASS[after]! <= DIG);
 }
 
 const F = Object.fromEntries(FEATURE_NAMES.map((n, i) => [n, i])) as Record<FeatureName, number>;
+
+/**
+ * Non-ASCII chars other than accented Latin letters, by code unit: the feature each one counts, and
+ * what it does to the word and run it may be part of. Built once from SCRIPT_RANGES.
+ */
+const SCRIPT = new Uint16Array(0x10000);
+const FEATURE_MASK = 0x7f;
+/** Bits 7-9: the word kind (a new word is counted where the kind changes); W_RESET ends a word, W_KEEP leaves it as it is. */
+const WORD_SHIFT = 7;
+const W_RESET = 0, W_CYRILLIC = 1, W_RTL = 3, W_INDIC = 4, W_GEORGIAN = 5, W_GREEK = 6, W_KEEP = 7;
+/** Bits 10-11: the run kind (a new run is counted where it changes); 0 ends a run. */
+const RUN_SHIFT = 10;
+const R_GREEK_CYRILLIC = 1, R_CJK = 2;
+/** Also counts cyrillicNonRu. */
+const NON_RU = 1 << 12;
+/** Also counts hanRare unless HAN_COMMON has it. */
+const HAN_CHECK = 1 << 13;
+/** A high surrogate: a pair (emoji or astral) when a low one follows, else other3. */
+const HIGH_SURROGATE = 1 << 14;
+const WORD_FEATURE = Int32Array.from([0, F.cyrillicWords, 0, F.rtlWords, F.indicWords, F.indicWords, F.greekWords, 0]);
+const RUN_FEATURE = Int32Array.from([0, F.cyrillicRuns, F.cjkRuns, 0]);
+
+/** [first, last, feature, word kind, run kind, flags]; a later range overrides an earlier one. */
+const SCRIPT_RANGES: ReadonlyArray<readonly [number, number, FeatureName, number, number, number?]> = [
+  [0x0080, 0xffff, 'other3', W_RESET, 0], // lone surrogates, the rest of the BMP
+  [0x0080, 0x024f, 'latinExt', W_RESET, 0], // Latin-1 symbols (the letters are read as words)
+  [0x0250, 0x036f, 'combining', W_KEEP, 0],
+  [0x0370, 0x03ff, 'greek', W_GREEK, R_GREEK_CYRILLIC],
+  // Russian's 66 letters are U+0410..U+044F and ё/Ё; the rest mark another language
+  [0x0400, 0x052f, 'cyrillic', W_CYRILLIC, R_GREEK_CYRILLIC, NON_RU],
+  [0x0401, 0x0401, 'cyrillic', W_CYRILLIC, R_GREEK_CYRILLIC],
+  [0x0410, 0x044f, 'cyrillic', W_CYRILLIC, R_GREEK_CYRILLIC],
+  [0x0451, 0x0451, 'cyrillic', W_CYRILLIC, R_GREEK_CYRILLIC],
+  [0x0530, 0x058f, 'armenian', W_RTL, 0],
+  [0x0590, 0x05ff, 'hebrew', W_RTL, 0],
+  [0x0600, 0x077f, 'arabic', W_RTL, 0],
+  [0x0780, 0x07ff, 'other2', W_RESET, 0],
+  [0x0800, 0x1fff, 'alphabets', W_KEEP, 0],
+  [0x0900, 0x097f, 'devanagari', W_INDIC, 0],
+  [0x0980, 0x0dff, 'indic', W_INDIC, 0],
+  [0x0e00, 0x0eff, 'thai', W_KEEP, 0],
+  [0x10a0, 0x10ff, 'georgian', W_GEORGIAN, 0],
+  [0x1200, 0x139f, 'ethiopic', W_KEEP, 0],
+  [0x1e00, 0x1eff, 'latinExtAdd', W_KEEP, 0],
+  [0x2000, 0x2bff, 'symbols', W_RESET, 0],
+  [0x200d, 0x200d, 'emojiGlue', W_RESET, 0],
+  [0x2500, 0x259f, 'boxDrawing', W_RESET, 0],
+  [0x3000, 0x303f, 'cjkPunct', W_RESET, 0],
+  [0x3040, 0x30ff, 'kana', W_KEEP, R_CJK],
+  [0x3400, 0x4dff, 'han', W_KEEP, R_CJK],
+  [HAN_FIRST, HAN_LAST, 'han', W_KEEP, R_CJK, HAN_CHECK],
+  [0xac00, 0xd7af, 'hangul', W_KEEP, R_CJK],
+  [0xd800, 0xdbff, 'other3', W_RESET, 0, HIGH_SURROGATE],
+  [0xe000, 0xf8ff, 'privateUse', W_RESET, 0],
+  [0xfe0e, 0xfe0f, 'emojiGlue', W_RESET, 0],
+  [0xff00, 0xffef, 'cjkPunct', W_RESET, 0],
+];
+for (const [first, last, feature, word, run, flags = 0] of SCRIPT_RANGES) {
+  SCRIPT.fill(F[feature] | (word << WORD_SHIFT) | (run << RUN_SHIFT) | flags, first, last + 1);
+}
+
+/** Accented Latin letters (U+00C0..U+024F but × and ÷) are letters of the word they are in. */
+const isLatinLetter = (c: number): boolean => c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7;
+
+/**
+ * The scan in progress (one at a time: it is synchronous). The main loop and the parts it hands a
+ * stretch of text to read the block buffer through locals, and call {@link reload} where the block
+ * ends: UNITS[j - blockBase] holds text[j] for j < blockLim.
+ */
+let scanText = '';
+let scanEnd = 0;
+let blockBase = 0;
+let blockLim = 0;
+/** Set by each part: the stretch it read lets a random run before it go on after it (base64 glue). */
+let keepsRandom = false;
+/** Whitespace and punctuation, counted by their parts and added to the features at the end. */
+let singleSpaces = 0, wsRuns = 0, wsChars = 0, newlines = 0, punctRuns = 0, punctChars = 0, quotes = 0, backslashes = 0, uEscapes = 0;
+
+const isSpaceUnit = (c: number): boolean => c === 32 || c === 10 || c === 9 || c === 13 || c === 11 || c === 12;
+
+function beginScan(text: string, n: number): void {
+  scanText = text;
+  scanEnd = n;
+  blockLim = 0; // nothing of this text is loaded yet
+  singleSpaces = wsRuns = wsChars = newlines = punctRuns = punctChars = quotes = backslashes = uEscapes = 0;
+}
+
+/** Add what the parts counted (and the single spaces the loop read itself) to the features. */
+function endScan(out: Float64Array, oneSpaces: number): void {
+  out[F.singleSpaces]! += singleSpaces + oneSpaces; out[F.wsRuns]! += wsRuns; out[F.wsChars]! += wsChars; out[F.newlines]! += newlines;
+  out[F.punctRuns]! += punctRuns; out[F.punctChars]! += punctChars; out[F.quotes]! += quotes; out[F.backslashes]! += backslashes; out[F.uEscapes]! += uEscapes;
+  scanText = ''; // the scan never keeps a result alive past the call
+}
+
+function reload(j: number): void {
+  blockLim = loadBlock(scanText, j, scanEnd);
+  blockBase = unitBase;
+}
 
 /**
  * Fill `out` (length FEATURE_COUNT) with the features of `text`. One pass, O(n), no allocation.
@@ -216,122 +374,77 @@ export function scanFeatures(text: string, out: Float64Array): void {
 /**
  * ADD the features of text[start..end) to `out`. Only the UUID check looks past `end` (a UUID that
  * starts inside the window is priced whole); pairs and \uXXXX escapes cut by `end` count as cut.
+ * The loop reads letters and digits itself, a char at a time (most of any text), and hands each
+ * stretch of anything else to its part: whitespace, punctuation, other scripts.
  */
 export function addRangeFeatures(text: string, start: number, end: number, out: Float64Array): void {
   const n = Math.min(end, text.length);
-  // committed features
-  let words = 0, knownWords = 0, capsWords = 0, titleWords = 0, wordLetters = 0, wordOver3 = 0, wordOver6 = 0, wordOver10 = 0, capsPairs = 0, rareBigrams = 0;
-  let digitRuns = 0, digitGroups = 0, digitChars = 0;
-  let mixedRuns = 0, mixedChars = 0, mixedHexRuns = 0, mixedTrans = 0;
-  let b64Runs = 0, b64Chars = 0, b64Digits = 0, b64Trans = 0;
-  let hexRuns = 0, hexChars = 0, uuids = 0;
-  let singleSpaces = 0, wsRuns = 0, wsChars = 0, newlines = 0;
-  let punctRuns = 0, punctChars = 0, quotes = 0, backslashes = 0, uEscapes = 0, controls = 0;
-  let latinExt = 0, latinInWord = 0, cyrillic = 0, cyrillicRuns = 0, other2 = 0, symbols = 0;
-  let cjkPunct = 0, kana = 0, han = 0, hanRare = 0, hangul = 0, cjkRuns = 0, astral = 0, privateUse = 0, other3 = 0, alphabets = 0;
-  let greek = 0, greekWords = 0, cyrillicWords = 0, armenian = 0, hebrew = 0, arabic = 0, rtlWords = 0, combining = 0;
-  let cyrillicNonRu = 0, boxDrawing = 0;
-  let devanagari = 0, indic = 0, indicWords = 0, thai = 0, georgian = 0, ethiopic = 0, latinExtAdd = 0, emoji = 0, emojiGlue = 0;
-  // the script of the previous non-ASCII letter run (1 Greek/Cyrillic, 2 CJK, 3 RTL, 4 Indic, 5 other), 0 after anything else
-  let prevWord = 0;
-
-  // the current ASCII letter/digit run, with its words and digit groups held back until we know
-  // whether the run is ordinary text or random
-  let runLen = 0, runDigits = 0, runTrans = 0, runCaps = 0, runNonHex = 0, runCls = -1;
-  let tWords = 0, tKnown = 0, tCaps = 0, tTitle = 0, tLetters = 0, tOver3 = 0, tOver6 = 0, tOver10 = 0, tRare = 0;
-  let tDigitRuns = 0, tDigitGroups = 0;
-  let wl = 0, wu = 0, wFirstUp = false, wh = WORD_HASH_SEED, dl = 0, prevLetter = -1;
-  let lastRandom = false;
-  let gap = 0;
-  let gapGlue = false;
-
-  let wsLen = 0, wsOnlySpace = true;
-  let punctLen = 0;
-  let prevScript = 0; // 1 cyrillic, 2 cjk
-
-  for (let i = Math.max(0, start); i <= n; i++) {
-    const c = i < n ? text.charCodeAt(i) : 32;
-    // accented Latin letters (U+00C0..U+024F but × and ÷) are letters of the word they are in
-    const k = c < 128 ? ASCII_CLASS[c]! : c >= 0xc0 && c <= 0x24f && c !== 0xd7 && c !== 0xf7 ? latinCase(c) : NONASCII;
-
-    if (k <= DIG) {
-      // ---- letter or digit: extend the run
-      if (runLen === 0) {
-        gapGlue = lastRandom && gap === 1;
-        runCls = -1;
-        // close any whitespace / punctuation run
-        if (wsLen > 0) {
-          if (wsLen === 1 && wsOnlySpace) singleSpaces++;
-          else { wsRuns++; wsChars += wsLen; }
-          wsLen = 0; wsOnlySpace = true;
-        }
-        if (punctLen > 0) { punctRuns++; punctChars += punctLen; punctLen = 0; }
-        prevScript = 0; prevWord = 0;
+  const textLength = text.length;
+  beginScan(text, n);
+  const u = UNITS;
+  let base = 0, lim = 0;
+  // the words and digit groups of the runs that proved not random
+  let words = 0, knownWords = 0, capsWords = 0, titleWords = 0, wordLetters = 0, wordOver3 = 0, wordOver6 = 0, wordOver10 = 0;
+  let digitRuns = 0, digitGroups = 0, digitChars = 0, capsPairs = 0, rareBigrams = 0, latinExt = 0, latinInWord = 0;
+  // the letter/digit run being read, its words and digit groups held back until we know whether it is random
+  let runLen = 0, runDigits = 0, runTrans = 0, runCaps = 0, runNonHex = 0, runCls = -1, rare = 0, glue = false;
+  let tWords = 0, tKnown = 0, tCaps = 0, tTitle = 0, tLetters = 0, tOver3 = 0, tOver6 = 0, tOver10 = 0, tDigitRuns = 0, tDigitGroups = 0;
+  let wl = 0, wu = 0, firstUp = false, wh = WORD_HASH_SEED, dl = 0, prevLetter = -1;
+  // the last run was random, and the `gap` chars since have not ruled out that the next one continues it
+  let lastRandom = false, gap = 0, oneSpaces = 0;
+  for (let i = Math.max(0, start); ; i++) {
+    if (i >= lim && i < n) { reload(i); base = blockBase; lim = blockLim; }
+    const c = i < n ? u[i - base]! : 32; // a space past the end closes what is open
+    const k = c < 128 ? ASCII_CLASS[c]! : isLatinLetter(c) ? latinCase(c) : NONASCII;
+    // a word ends before anything but a letter that goes on with it (a camelCase hump starts one)
+    if (wl > 0 && (k >= DIG || (k === UP && runCls === LOW))) {
+      tWords++; tLetters += wl;
+      if (wl > 1 && isKnown(wh)) tKnown++;
+      else if (wl > 1 && wu === wl) tCaps++;
+      else {
+        if (firstUp) tTitle++;
+        if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
       }
-      if (k === DIG) {
-        if (wl > 0) {
-          tWords++; tLetters += wl;
-          if (wl > 1 && isKnown(wh)) tKnown++;
-          else if (wl > 1 && wu === wl) tCaps++;
-          else {
-            if (wFirstUp) tTitle++;
-            if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
-          }
-          wl = 0; wu = 0; wFirstUp = false; wh = WORD_HASH_SEED;
-        }
-        prevLetter = -1;
-        dl++;
-        runDigits++;
-      } else {
-        if (dl > 0) { tDigitRuns++; tDigitGroups += ((dl + 2) / 3) | 0; dl = 0; }
+      wl = 0; wu = 0; firstUp = false; wh = WORD_HASH_SEED;
+    }
+    // o200k and cl100k split numbers into 1-3 digit pieces
+    if (dl > 0 && k !== DIG) { tDigitRuns++; tDigitGroups += ((dl + 2) / 3) | 0; dl = 0; }
+    if (k <= DIG) {
+      if (runLen === 0) glue = lastRandom && gap === 1;
+      if (k === DIG) { prevLetter = -1; dl++; runDigits++; }
+      else {
         if (k === UP) {
           if (runCls === UP) runCaps++;
-          else if (runCls === LOW && wl > 0) {
-            // camelCase hump: a new word
-            tWords++; tLetters += wl;
-            if (wl > 1 && isKnown(wh)) tKnown++;
-            else if (wl > 1 && wu === wl) tCaps++;
-            else {
-              if (wFirstUp) tTitle++;
-              if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
-            }
-            wl = 0; wu = 0; wFirstUp = false; wh = WORD_HASH_SEED;
-          }
-        }
-        let letter = c < 128 ? (c | 32) - 97 : NON_ASCII_LETTER;
-        if (prevLetter >= 0) tRare += RARE_BIGRAM[prevLetter * BIGRAM_ROW + letter]!;
-        wh = Math.imul(wh ^ c, 16777619);
-        if (k === UP) {
-          if (wl === 0 && runLen === 0) wFirstUp = true;
+          if (wl === 0 && runLen === 0) firstUp = true;
           wu++;
         }
-        if (c >= 128) {
-          latinExt++;
-          if (wl > 0) latinInWord++;
-          runNonHex++;
-        } else if (IS_HEX[c] === 0) runNonHex++;
+        let letter = c < 128 ? (c | 32) - 97 : NON_ASCII_LETTER;
+        if (prevLetter >= 0) rare += RARE_BIGRAM[prevLetter * BIGRAM_ROW + letter]!;
+        wh = Math.imul(wh ^ c, 16777619);
+        if (c >= 128) { latinExt++; if (wl > 0) latinInWord++; runNonHex++; }
+        else if (IS_HEX[c] === 0) runNonHex++;
         wl++;
         if (runCls !== k && runCls !== -1) runTrans++;
         runCls = k;
         runLen++;
-        // hot path: the lower case letters that follow (most of any text) in a tight loop
+        // hot path: the lower case letters that follow (most of any text) in a tight loop; one cut
+        // at a block's end goes on through the general path, with the same features
         let j = i + 1;
-        let d = j < n ? text.charCodeAt(j) : 0;
+        let d = j < lim ? u[j - base]! : 0;
         if (d >= 97 && d <= 122) {
           if (k === UP) runTrans++;
           runCls = LOW;
           do {
             const l = d - 97;
-            tRare += RARE_BIGRAM[letter * BIGRAM_ROW + l]!;
+            rare += RARE_BIGRAM[letter * BIGRAM_ROW + l]!;
             letter = l;
             wh = Math.imul(wh ^ d, 16777619);
             runNonHex += IS_NOT_HEX_LOWER[l]!;
             j++;
-            d = j < n ? text.charCodeAt(j) : 0;
+            d = j < lim ? u[j - base]! : 0;
           } while (d >= 97 && d <= 122);
-          const more = j - i - 1;
-          wl += more;
-          runLen += more;
+          wl += j - i - 1;
+          runLen += j - i - 1;
           i = j - 1;
         }
         prevLetter = letter;
@@ -342,185 +455,216 @@ export function addRangeFeatures(text: string, start: number, end: number, out: 
       runLen++;
       continue;
     }
-
-    // ---- anything else ends the letter/digit run
     if (runLen > 0) {
-      if (wl > 0) {
-        tWords++; tLetters += wl;
-        if (wl > 1 && isKnown(wh)) tKnown++;
-        else if (wl > 1 && wu === wl) tCaps++;
-        else {
-          if (wFirstUp) tTitle++;
-          if (wl > 3) { tOver3 += wl - 3; if (wl > 6) { tOver6 += wl - 6; if (wl > 10) tOver10 += wl - 10; } }
-        }
-        wl = 0; wu = 0; wFirstUp = false; wh = WORD_HASH_SEED;
-      }
-      if (dl > 0) { tDigitRuns++; tDigitGroups += ((dl + 2) / 3) | 0; dl = 0; }
-      prevLetter = -1;
-      const mixed = runDigits > 0 && runDigits < runLen;
-      // random: long, changing class often, and (unless hex) full of letter pairs real words avoid,
-      // so getElementById10 stays an identifier while base64 does not
-      let random =
-        runLen >= RANDOM_RUN_MIN_CHARS &&
-        runTrans * 3 >= runLen &&
-        (runDigits >= 2 || runCaps >= 2) &&
-        (runNonHex === 0 || tRare >= 2);
-      if (!random && gapGlue && (mixed || runTrans * 4 >= runLen || runLen <= 3)) random = true;
-      if (runNonHex === 0 && runLen === 8 && c === 45 && isUuidAt(text, i - 8)) {
-        uuids++;
-        // resume right after the UUID (the loop's i++ lands on its 37th char)
-        i = i - 8 + 35;
-        runLen = runDigits = runTrans = runCaps = runNonHex = 0;
-        tWords = tKnown = tCaps = tTitle = tLetters = tOver3 = tOver6 = tOver10 = tRare = tDigitRuns = tDigitGroups = 0;
+      // the run ends here: as a UUID (the scan resumes right after it), random, or words and digit groups
+      const uuid = runNonHex === 0 && runLen === 8 && c === 45 && isUuidAt(textLength, i - 8);
+      if (uuid) {
+        out[F.uuids]!++;
         lastRandom = false;
-        gap = 0;
+      } else {
+        lastRandom = isRandomRun(runLen, runDigits, runTrans, runCaps, runNonHex, rare, glue);
+        if (lastRandom) addRandomRun(out, runLen, runDigits, runTrans, runNonHex);
+        else {
+          words += tWords; knownWords += tKnown; capsWords += tCaps; titleWords += tTitle; wordLetters += tLetters;
+          wordOver3 += tOver3; wordOver6 += tOver6; wordOver10 += tOver10; digitRuns += tDigitRuns; digitGroups += tDigitGroups;
+          digitChars += runDigits; capsPairs += runCaps; rareBigrams += rare;
+          if (runDigits > 0 && runDigits < runLen) addMixedRun(out, runLen, runTrans, runNonHex);
+        }
+      }
+      runLen = runDigits = runTrans = runCaps = runNonHex = rare = 0;
+      runCls = prevLetter = -1;
+      tWords = tKnown = tCaps = tTitle = tLetters = tOver3 = tOver6 = tOver10 = tDigitRuns = tDigitGroups = 0;
+      gap = 0;
+      if (uuid) { i += 27; continue; }
+    }
+    if (i >= n) break;
+    if (c === 32 && (i + 1 < lim ? !isSpaceUnit(u[i + 1 - base]!) : i + 1 >= n)) {
+      // one space between words (most of prose), without a call
+      oneSpaces++;
+      lastRandom = false;
+      gap++;
+      continue;
+    }
+    // anything else: a stretch of whitespace, punctuation, controls or other scripts, read by its part
+    const stretchEnd = k <= WS ? scanSpace(i, n) : k === PUN ? scanPunct(i, n) : k === CTL ? control(i, out) : scanScripts(i, n, out);
+    // when the gap matters (a random run may go on after it) the stretch held no escape or pair: a step a char
+    gap += stretchEnd - i;
+    lastRandom = lastRandom && keepsRandom;
+    base = blockBase; lim = blockLim;
+    i = stretchEnd - 1; // the loop's i++ lands on the char after the stretch
+  }
+  out[F.words]! += words; out[F.knownWords]! += knownWords; out[F.capsWords]! += capsWords; out[F.titleWords]! += titleWords; out[F.wordLetters]! += wordLetters;
+  out[F.wordOver3]! += wordOver3; out[F.wordOver6]! += wordOver6; out[F.wordOver10]! += wordOver10; out[F.capsPairs]! += capsPairs; out[F.rareBigrams]! += rareBigrams;
+  out[F.digitRuns]! += digitRuns; out[F.digitGroups]! += digitGroups; out[F.digitChars]! += digitChars; out[F.latinExt]! += latinExt; out[F.latinInWord]! += latinInWord;
+  endScan(out, oneSpaces);
+}
+
+/**
+ * A run is random when it is long, changes class often, and (unless hex) is full of letter pairs
+ * real words avoid, so getElementById10 stays an identifier while base64 does not; or when one
+ * char glues it to a random run before it.
+ */
+function isRandomRun(runLen: number, runDigits: number, runTrans: number, runCaps: number, runNonHex: number, rare: number, glue: boolean): boolean {
+  if (runLen >= RANDOM_RUN_MIN_CHARS && runTrans * 3 >= runLen && (runDigits >= 2 || runCaps >= 2) && (runNonHex === 0 || rare >= 2)) return true;
+  return glue && ((runDigits > 0 && runDigits < runLen) || runTrans * 4 >= runLen || runLen <= 3);
+}
+
+/** A random run counts as one hex run (a hash) or one base64 run, whatever words it looked like. */
+function addRandomRun(out: Float64Array, runLen: number, runDigits: number, runTrans: number, runNonHex: number): void {
+  if (runNonHex === 0 && runDigits > 0) {
+    out[F.hexRuns]!++;
+    out[F.hexChars]! += runLen;
+  } else {
+    out[F.b64Runs]!++;
+    out[F.b64Chars]! += runLen;
+    out[F.b64Digits]! += runDigits;
+    out[F.b64Trans]! += runTrans;
+  }
+}
+
+/** A short run mixing letters and digits (utf8, x64, 4e47), on top of its words and digit groups. */
+function addMixedRun(out: Float64Array, runLen: number, runTrans: number, runNonHex: number): void {
+  out[F.mixedRuns]!++;
+  out[F.mixedChars]! += runLen;
+  out[F.mixedTrans]! += runTrans;
+  if (runNonHex === 0) out[F.mixedHexRuns]!++;
+}
+
+/** A control char (NUL, BEL, ESC...): one each. */
+function control(i: number, out: Float64Array): number {
+  out[F.controls]!++;
+  keepsRandom = false;
+  return i + 1;
+}
+
+/** Read a whitespace stretch at i: one space, or a run (indents, tabs, blank lines) with its newlines. */
+function scanSpace(i: number, n: number): number {
+  const u = UNITS;
+  let base = blockBase, lim = blockLim;
+  let j = i, onlySpace = true, onlyNewlines = true;
+  for (; ; j++) {
+    if (j >= lim) {
+      if (j >= n) break;
+      reload(j); base = blockBase; lim = blockLim;
+    }
+    const c = u[j - base]!;
+    if (c === 32) onlyNewlines = false;
+    else if (c === 10) { newlines++; onlySpace = false; }
+    else if (c === 9 || c === 13 || c === 11 || c === 12) { onlyNewlines = false; onlySpace = false; }
+    else break;
+  }
+  if (j - i === 1 && onlySpace) singleSpaces++;
+  else { wsRuns++; wsChars += j - i; }
+  // a wrapped base64 body goes on after a line break, not after a space or a tab
+  keepsRandom = onlyNewlines;
+  return j;
+}
+
+/** Read a punctuation stretch at i, with its quotes and backslashes; a \uXXXX escape is one escape and ends a run. */
+function scanPunct(i: number, n: number): number {
+  const u = UNITS;
+  let base = blockBase, lim = blockLim;
+  let j = i, len = 0, glueOnly = true;
+  for (;;) {
+    if (j >= lim) {
+      if (j >= n) break;
+      reload(j); base = blockBase; lim = blockLim;
+    }
+    const c = u[j - base]!;
+    if (c >= 128 || ASCII_CLASS[c] !== PUN) break;
+    if (B64_GLUE[c] === 0) glueOnly = false;
+    if (c === 92) {
+      if (j + 5 < n && (u[j + 1 - base]! | 32) === 117 && isHexAt(j + 2) && isHexAt(j + 3) && isHexAt(j + 4) && isHexAt(j + 5)) {
+        if (len > 0) { punctRuns++; punctChars += len; len = 0; }
+        uEscapes++;
+        j += 6;
         continue;
       }
-      if (random) {
-        if (runNonHex === 0 && runDigits > 0) { hexRuns++; hexChars += runLen; }
-        else { b64Runs++; b64Chars += runLen; b64Digits += runDigits; b64Trans += runTrans; }
-      } else {
-        words += tWords; knownWords += tKnown; capsWords += tCaps; titleWords += tTitle; wordLetters += tLetters; wordOver3 += tOver3; wordOver6 += tOver6; wordOver10 += tOver10;
-        capsPairs += runCaps; rareBigrams += tRare;
-        digitRuns += tDigitRuns; digitGroups += tDigitGroups; digitChars += runDigits;
-        if (mixed) {
-          mixedRuns++; mixedChars += runLen; mixedTrans += runTrans;
-          if (runNonHex === 0) mixedHexRuns++;
-        }
-      }
-      lastRandom = random;
-      runLen = runDigits = runTrans = runCaps = runNonHex = 0;
-      tWords = tKnown = tCaps = tTitle = tLetters = tOver3 = tOver6 = tOver10 = tRare = tDigitRuns = tDigitGroups = 0;
-      gap = 0;
-    }
-    if (i === n) break;
-    gap++;
+      backslashes++;
+    } else if (c === 34) quotes++;
+    len++;
+    j++;
+  }
+  if (len > 0) { punctRuns++; punctChars += len; }
+  keepsRandom = glueOnly;
+  return j;
+}
 
-    if (k === SP || k === NL || k === WS) {
-      if (punctLen > 0) { punctRuns++; punctChars += punctLen; punctLen = 0; }
-      wsLen++;
-      if (k !== SP) wsOnlySpace = false;
-      if (k === NL) newlines++;
-      else lastRandom = false;
-      prevScript = 0; prevWord = 0;
-      continue;
+/**
+ * Read a run of other non-ASCII chars at i (not accented Latin letters) by their script (SCRIPT):
+ * with words of Greek, Cyrillic, RTL and Indic letters, and runs of Greek/Cyrillic and of CJK.
+ */
+function scanScripts(i: number, n: number, out: Float64Array): number {
+  const u = UNITS;
+  let base = blockBase, lim = blockLim;
+  let j = i, prevWord = W_RESET, prevRun = 0;
+  for (;;) {
+    if (j >= lim) {
+      if (j >= n) break;
+      reload(j); base = blockBase; lim = blockLim;
     }
-    if (wsLen > 0) {
-      if (wsLen === 1 && wsOnlySpace) singleSpaces++;
-      else { wsRuns++; wsChars += wsLen; }
-      wsLen = 0; wsOnlySpace = true;
-    }
-    if (k === PUN) {
-      if (B64_GLUE[c] === 0) lastRandom = false;
-      if (c === 92) {
-        // \uXXXX: one escape, not a backslash plus a mixed run
-        if (i + 5 < n && (text.charCodeAt(i + 1) | 32) === 117 && isHexAt(text, i + 2) && isHexAt(text, i + 3) && isHexAt(text, i + 4) && isHexAt(text, i + 5)) {
-          if (punctLen > 0) { punctRuns++; punctChars += punctLen; punctLen = 0; }
-          uEscapes++;
-          i += 5;
-          prevScript = 0; prevWord = 0;
-          continue;
-        }
-        backslashes++;
-      } else if (c === 34) quotes++;
-      punctLen++;
-      prevScript = 0; prevWord = 0;
-      continue;
-    }
-    if (punctLen > 0) { punctRuns++; punctChars += punctLen; punctLen = 0; }
-    lastRandom = false;
-    if (k === CTL) { controls++; prevScript = 0; prevWord = 0; continue; }
-
-    // ---- non-ASCII
-    if (c < 0x250) {
-      // Latin-1 symbols (the letters took the word path above)
-      latinExt++;
-      prevScript = 0; prevWord = 0;
-    }
-    else if (c >= 0x370 && c < 0x530) {
-      if (c < 0x400) {
-        greek++;
-        if (prevWord !== 6) { greekWords++; prevWord = 6; }
-      } else {
-        cyrillic++;
-        // Russian's 66 letters are U+0410..U+044F and ё/Ё; the rest mark another language
-        if ((c < 0x410 || c > 0x44f) && c !== 0x451 && c !== 0x401) cyrillicNonRu++;
-        if (prevWord !== 1) { cyrillicWords++; prevWord = 1; }
-      }
-      if (prevScript !== 1) { cyrillicRuns++; prevScript = 1; }
-    } else if (c < 0x800) {
-      prevScript = 0;
-      if (c < 0x370) { combining++; }
-      else if (c < 0x590) { armenian++; if (prevWord !== 3) { rtlWords++; prevWord = 3; } }
-      else if (c < 0x600) { hebrew++; if (prevWord !== 3) { rtlWords++; prevWord = 3; } }
-      else if (c < 0x780) { arabic++; if (prevWord !== 3) { rtlWords++; prevWord = 3; } }
-      else { other2++; prevWord = 0; }
-    }
-    else if (c >= 0x4e00 && c <= 0x9fff) {
-      han++;
-      const o = c - HAN_FIRST;
-      if ((HAN_COMMON[o >>> 3]! & (1 << (o & 7))) === 0) hanRare++;
-      if (prevScript !== 2) { cjkRuns++; prevScript = 2; }
-    } else if (c >= 0x3040 && c <= 0x30ff) {
-      kana++;
-      if (prevScript !== 2) { cjkRuns++; prevScript = 2; }
-    } else if (c >= 0xac00 && c <= 0xd7af) {
-      hangul++;
-      if (prevScript !== 2) { cjkRuns++; prevScript = 2; }
-    } else if (c >= 0x3400 && c < 0x4e00) {
-      han++;
-      if (prevScript !== 2) { cjkRuns++; prevScript = 2; }
-    } else if ((c >= 0x3000 && c < 0x3040) || (c >= 0xff00 && c <= 0xffef)) { cjkPunct++; prevScript = 0; prevWord = 0; }
-    else if (c < 0x2000) {
-      prevScript = 0;
-      if (c >= 0x900 && c < 0xe00) {
-        if (c < 0x980) devanagari++;
-        else indic++;
-        if (prevWord !== 4) { indicWords++; prevWord = 4; }
-      } else if (c >= 0xe00 && c < 0xf00) thai++;
-      else if (c >= 0x10a0 && c < 0x1100) { georgian++; if (prevWord !== 5) { indicWords++; prevWord = 5; } }
-      else if (c >= 0x1200 && c < 0x13a0) ethiopic++;
-      else if (c >= 0x1e00 && c < 0x1f00) latinExtAdd++;
-      else alphabets++;
-    }
-    else if (c >= 0x2000 && c < 0x2c00) { if (c === 0x200d) emojiGlue++; else if (c >= 0x2500 && c < 0x25a0) boxDrawing++; else symbols++; prevScript = 0; prevWord = 0; }
-    else if (c >= 0xd800 && c <= 0xdbff) {
-      const d = i + 1 < n ? text.charCodeAt(i + 1) : 0;
+    const c = u[j - base]!;
+    if (c < 128 || isLatinLetter(c)) break;
+    const e = SCRIPT[c]!;
+    if ((e & HIGH_SURROGATE) !== 0) {
+      const d = j + 1 < n ? u[j + 1 - base]! : 0;
       if (d >= 0xdc00 && d <= 0xdfff) {
         // U+1F000..U+1FAFF: high surrogate D83C..D83E
-        if (c >= 0xd83c && c <= 0xd83e) emoji++;
-        else astral++;
-        i++;
-      }
-      else other3++;
-      prevScript = 0; prevWord = 0;
-    } else if (c >= 0xe000 && c <= 0xf8ff) { privateUse++; prevScript = 0; prevWord = 0; }
-    else if (c === 0xfe0f || c === 0xfe0e) { emojiGlue++; prevScript = 0; prevWord = 0; }
-    else { other3++; prevScript = 0; prevWord = 0; }
-    continue;
+        out[c >= 0xd83c && c <= 0xd83e ? F.emoji : F.astral]!++;
+        j++;
+      } else out[F.other3]!++;
+      prevWord = W_RESET;
+      prevRun = 0;
+      j++;
+      continue;
+    }
+    out[e & FEATURE_MASK]!++;
+    if ((e & NON_RU) !== 0) out[F.cyrillicNonRu]!++;
+    else if ((e & HAN_CHECK) !== 0 && (HAN_COMMON[(c - HAN_FIRST) >>> 3]! & (1 << ((c - HAN_FIRST) & 7))) === 0) out[F.hanRare]!++;
+    const w = (e >>> WORD_SHIFT) & 7;
+    if (w !== W_KEEP) {
+      if (w !== W_RESET && w !== prevWord) out[WORD_FEATURE[w]!]!++;
+      prevWord = w;
+    }
+    const r = (e >>> RUN_SHIFT) & 3;
+    if (r !== 0 && r !== prevRun) out[RUN_FEATURE[r]!]!++;
+    prevRun = r;
+    j++;
   }
-  if (wsLen > 0) {
-    // the sentinel at i === n never joins a run, so wsLen here is real whitespace at the end
-    if (wsLen === 1 && wsOnlySpace) singleSpaces++;
-    else { wsRuns++; wsChars += wsLen; }
-  }
-  if (punctLen > 0) { punctRuns++; punctChars += punctLen; }
+  keepsRandom = false;
+  return j;
+}
 
-  out[F.words]! += words; out[F.knownWords]! += knownWords; out[F.capsWords]! += capsWords; out[F.titleWords]! += titleWords; out[F.wordLetters]! += wordLetters; out[F.wordOver3]! += wordOver3; out[F.wordOver6]! += wordOver6;
-  out[F.wordOver10]! += wordOver10; out[F.capsPairs]! += capsPairs; out[F.rareBigrams]! += rareBigrams;
-  out[F.digitRuns]! += digitRuns; out[F.digitGroups]! += digitGroups; out[F.digitChars]! += digitChars;
-  out[F.mixedRuns]! += mixedRuns; out[F.mixedChars]! += mixedChars; out[F.mixedHexRuns]! += mixedHexRuns; out[F.mixedTrans]! += mixedTrans;
-  out[F.b64Runs]! += b64Runs; out[F.b64Chars]! += b64Chars; out[F.b64Digits]! += b64Digits; out[F.b64Trans]! += b64Trans;
-  out[F.hexRuns]! += hexRuns; out[F.hexChars]! += hexChars; out[F.uuids]! += uuids;
-  out[F.singleSpaces]! += singleSpaces; out[F.wsRuns]! += wsRuns; out[F.wsChars]! += wsChars; out[F.newlines]! += newlines;
-  out[F.punctRuns]! += punctRuns; out[F.punctChars]! += punctChars; out[F.quotes]! += quotes; out[F.backslashes]! += backslashes;
-  out[F.uEscapes]! += uEscapes; out[F.controls]! += controls;
-  out[F.latinExt]! += latinExt; out[F.latinInWord]! += latinInWord; out[F.cyrillic]! += cyrillic; out[F.cyrillicRuns]! += cyrillicRuns; out[F.other2]! += other2;
-  out[F.symbols]! += symbols; out[F.cjkPunct]! += cjkPunct; out[F.kana]! += kana; out[F.han]! += han; out[F.hanRare]! += hanRare; out[F.hangul]! += hangul;
-  out[F.cjkRuns]! += cjkRuns; out[F.astral]! += astral; out[F.privateUse]! += privateUse; out[F.other3]! += other3;
-  out[F.alphabets]! += alphabets;
-  out[F.greek]! += greek; out[F.greekWords]! += greekWords; out[F.cyrillicWords]! += cyrillicWords; out[F.armenian]! += armenian;
-  out[F.hebrew]! += hebrew; out[F.arabic]! += arabic; out[F.rtlWords]! += rtlWords; out[F.combining]! += combining;
-  out[F.devanagari]! += devanagari; out[F.indic]! += indic; out[F.indicWords]! += indicWords; out[F.thai]! += thai;
-  out[F.georgian]! += georgian; out[F.ethiopic]! += ethiopic; out[F.latinExtAdd]! += latinExtAdd; out[F.emoji]! += emoji; out[F.emojiGlue]! += emojiGlue; out[F.cyrillicNonRu]! += cyrillicNonRu; out[F.boxDrawing]! += boxDrawing;
+/** ASCII punctuation after which no tokenizer we use joins with the letter before (exact.ts's SAFE_PUNCT). */
+const CUT_PUNCT = new Uint8Array(128);
+for (const ch of '!"#$%&()*+,-./:;=?@[\\]^`{|}~') CUT_PUNCT[ch.charCodeAt(0)] = 1;
+const isAsciiLetterUnit = (c: number) => (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+
+/**
+ * How many positions p in [from, to) (p >= 1) are a certain piece boundary for every tokenizer we
+ * use: an ASCII letter at p-1 followed by ASCII punctuation from CUT_PUNCT at p, or by a space at p
+ * and an ASCII letter at p+1. These are the ASCII cases of exact.ts's isSafeCut (no pattern lets a
+ * letter piece take the punctuation or space after it; a space always starts the next word's piece),
+ * so a text whose [a, b) holds k of them strictly inside splits into at least k + 1 pieces, and a
+ * byte-level BPE spends at least one token per piece: tokens(text[a..b)) >= k + 1, for any text.
+ * Read through the same block buffer as the scan (one pass, no charCodeAt).
+ */
+export function countPieceCuts(text: string, from: number, to: number): number {
+  const n = Math.min(to, text.length);
+  const u = UNITS;
+  let cuts = 0;
+  let base = 0;
+  let blockEnd = Math.max(1, from);
+  for (let p = blockEnd; p < n; p++) {
+    // a block holds UNIT_BEHIND units before it and UNIT_AHEAD after: p - 1 and p + 1 are in it
+    if (p >= blockEnd) {
+      blockEnd = loadBlock(text, p, n);
+      base = unitBase;
+    }
+    const c = u[p - base]!;
+    if (c === 32) {
+      if (isAsciiLetterUnit(u[p - 1 - base]!) && isAsciiLetterUnit(u[p + 1 - base]!)) cuts++;
+    } else if (c < 128 && CUT_PUNCT[c] === 1 && isAsciiLetterUnit(u[p - 1 - base]!)) cuts++;
+  }
+  return cuts;
 }

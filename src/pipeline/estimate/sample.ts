@@ -14,7 +14,7 @@
  */
 import type { Profile } from '../types.js';
 import { WEIGHTS } from './constants.js';
-import { addRangeFeatures, FEATURE_COUNT, FEATURE_NAMES, scanFeatures, type FeatureName } from './features.js';
+import { addRangeFeatures, FEATURE_COUNT, FEATURE_NAMES, holdUnits, releaseUnits, scanFeatures, type FeatureName } from './features.js';
 
 /** Texts up to this many UTF-16 chars are always scanned whole. */
 export const SAMPLE_MIN_CHARS = 64 * 1024;
@@ -34,6 +34,8 @@ export const SAMPLE_MAX_REL_STDERR = 0.02;
 export const SAMPLE_MAX_UTF8_GAP = 0.02;
 /** How far a window's edges move to reach whitespace, so no word is cut in two. */
 const SNAP_CHARS = 32;
+/** Chars the scanner copies around a window besides the window (its look-behind and look-ahead). */
+const WINDOW_COPY_EXTRA_CHARS = 80;
 
 export interface SampleInfo {
   /** Chars actually scanned (the whole text when `full`). */
@@ -46,16 +48,21 @@ export interface SampleInfo {
 
 const windowScratch = new Float64Array(FEATURE_COUNT);
 
-function isSpace(c: number): boolean {
-  return c === 32 || c === 10 || c === 9 || c === 13;
-}
+const SPACE_RE = /[ \n\t\r]/;
+const LOW_SURROGATE_RE = /^[\udc00-\udfff]/;
 
-/** Move `i` forward to just past the next whitespace within SNAP_CHARS, and off a low surrogate. */
+/**
+ * Move `i` forward to just past the next whitespace within SNAP_CHARS, and off a low surrogate. A
+ * regex on the short slice, not charCodeAt per char: a process that has met several string kinds
+ * runs charCodeAt through a slow generic path, ~50 times per window.
+ */
 function snap(text: string, i: number, limit: number): number {
   const stop = Math.min(limit, i + SNAP_CHARS);
-  for (let j = i; j < stop; j++) if (isSpace(text.charCodeAt(j))) return j + 1;
-  const c = text.charCodeAt(i);
-  return c >= 0xdc00 && c <= 0xdfff ? i + 1 : i;
+  if (stop > i) {
+    const at = text.slice(i, stop).search(SPACE_RE);
+    if (at >= 0) return i + at + 1;
+  }
+  return i < text.length && LOW_SURROGATE_RE.test(text.slice(i, i + 1)) ? i + 1 : i;
 }
 
 /** A deterministic pseudo-random fraction in [0, 1) for stratum k of round r (the same text gives the same estimate). */
@@ -73,10 +80,13 @@ const THREE_BYTE: FeatureName[] = [
   'devanagari', 'indic', 'thai', 'georgian', 'ethiopic', 'latinExtAdd', 'emojiGlue', 'boxDrawing',
 ];
 /** UTF-8 bytes beyond one per UTF-16 char that a window's features imply (an astral pair: 4 bytes for 2 chars). */
+const TWO_BYTE_AT = Int32Array.from(TWO_BYTE, (k) => FI[k]);
+const THREE_BYTE_AT = Int32Array.from(THREE_BYTE, (k) => FI[k]);
 function utf8ExtraBytes(f: Float64Array): number {
+  // indices, not names: this runs once per sampled window
   let x = 0;
-  for (const k of TWO_BYTE) x += f[FI[k]]!;
-  for (const k of THREE_BYTE) x += 2 * f[FI[k]]!;
+  for (let i = 0; i < TWO_BYTE_AT.length; i++) x += f[TWO_BYTE_AT[i]!]!;
+  for (let i = 0; i < THREE_BYTE_AT.length; i++) x += 2 * f[THREE_BYTE_AT[i]!]!;
   return x;
 }
 
@@ -100,6 +110,17 @@ interface Round {
  */
 function sampleRound(text: string, out: Float64Array, w: readonly number[], windows: number, windowChars: number, round: number, utf8ExtraPerChar: number): Round {
   out.fill(0);
+  // one copy of a text that fits the scanner's buffer, instead of one per window, when the windows
+  // cover much of it (a few windows of a long text copy less each on their own)
+  if (windows * (windowChars + 2 * WINDOW_COPY_EXTRA_CHARS) * 2 >= text.length) holdUnits(text);
+  try {
+    return sampleWindows(text, out, w, windows, windowChars, round, utf8ExtraPerChar);
+  } finally {
+    releaseUnits();
+  }
+}
+
+function sampleWindows(text: string, out: Float64Array, w: readonly number[], windows: number, windowChars: number, round: number, utf8ExtraPerChar: number): Round {
   let scanned = 0;
   let sumD = 0;
   let sampledExtra = 0;
@@ -194,13 +215,13 @@ export const QUICK_WINDOW_CHARS = 128;
  * of QUICK_WINDOWS windows, scaled to the whole text. The caller must widen its margin by the returned
  * relative standard error, and not trust it at all when the UTF-8 check fails (`trusted` false).
  */
-export function quickSample(text: string, out: Float64Array, profile: Profile): SampleInfo & { trusted: boolean } {
+export function quickSample(text: string, out: Float64Array, profile: Profile, utf8Bytes?: number): SampleInfo & { trusted: boolean } {
   const n = text.length;
   if (n <= QUICK_WINDOWS * QUICK_WINDOW_CHARS * 2) {
     scanFeatures(text, out);
     return { scanned: n, full: true, relStdErr: 0, trusted: true };
   }
-  const extra = (Buffer.byteLength(text, 'utf8') - n) / n;
+  const extra = ((utf8Bytes ?? Buffer.byteLength(text, 'utf8')) - n) / n;
   const r = sampleRound(text, out, WEIGHTS[profile], QUICK_WINDOWS, QUICK_WINDOW_CHARS, 0, extra);
   if (r.scanned > 0) scale(out, n / r.scanned);
   return { scanned: r.scanned, full: false, relStdErr: r.relStdErr, trusted: r.scanned > 0 && r.utf8Gap <= SAMPLE_MAX_UTF8_GAP && Number.isFinite(r.relStdErr) };

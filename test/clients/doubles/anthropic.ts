@@ -13,7 +13,7 @@
  * client produced for turn N-1's tool_use. That tool_result is what the model "received".
  */
 import type http from 'node:http';
-import { startLoopback, sse, type LoopbackServer, type RecordedRequest } from './http.js';
+import { pieces, startLoopback, sse, streamId, type LoopbackServer, type RecordedRequest } from './http.js';
 
 export interface ToolUse {
   name: string;
@@ -60,17 +60,7 @@ export function turnOf(body: any): number {
   return Array.isArray(body?.messages) ? body.messages.filter((m: any) => m?.role === 'assistant').length : 0;
 }
 
-let seq = 0;
-const id = (prefix: string) => `${prefix}_${Date.now().toString(36)}${(seq++).toString(36).padStart(6, '0')}`;
-
-/** Cut a string into `n` roughly equal pieces, as the API streams partial JSON. */
-function pieces(s: string, n: number): string[] {
-  if (s.length <= n) return [s];
-  const size = Math.ceil(s.length / n);
-  const out: string[] = [];
-  for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size));
-  return out;
-}
+const id = streamId;
 
 function blocksOf(step: AnthropicStep): any[] {
   const blocks: any[] = [...(step.blocks ?? [])];

@@ -77,3 +77,16 @@ export async function startLoopback(handle: Handler): Promise<LoopbackServer> {
 export function sse(res: http.ServerResponse, event: string, data: unknown): void {
   res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
 }
+
+let seq = 0;
+/** An id shaped like the provider's (`msg_…`, `resp_…`), unique in the process. */
+export const streamId = (prefix: string) => `${prefix}_${Date.now().toString(36)}${(seq++).toString(36).padStart(6, '0')}`;
+
+/** Cut a string into `n` roughly equal pieces, as the APIs stream partial JSON and text. */
+export function pieces(s: string, n: number): string[] {
+  if (s.length <= n) return [s];
+  const size = Math.ceil(s.length / n);
+  const out: string[] = [];
+  for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size));
+  return out;
+}

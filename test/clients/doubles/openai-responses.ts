@@ -16,7 +16,7 @@
  * call.
  */
 import type http from 'node:http';
-import { startLoopback, sse, type LoopbackServer, type RecordedRequest } from './http.js';
+import { pieces, startLoopback, sse, streamId, type LoopbackServer, type RecordedRequest } from './http.js';
 
 export interface FunctionCall {
   name: string;
@@ -49,16 +49,7 @@ export function responsesTurnOf(body: any): number {
   return input.filter((i: any) => i?.type === 'function_call' || (i?.type === 'message' && i?.role === 'assistant')).length;
 }
 
-let seq = 0;
-const id = (prefix: string) => `${prefix}_${Date.now().toString(36)}${(seq++).toString(36).padStart(6, '0')}`;
-
-function pieces(s: string, n: number): string[] {
-  if (s.length <= n) return [s];
-  const size = Math.ceil(s.length / n);
-  const out: string[] = [];
-  for (let i = 0; i < s.length; i += size) out.push(s.slice(i, i + size));
-  return out;
-}
+const id = streamId;
 
 function writeResponse(res: http.ServerResponse, reqBody: any, step: ResponsesStep): void {
   const model = typeof reqBody?.model === 'string' ? reqBody.model : 'gpt-5-codex';

@@ -6,7 +6,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 export const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 export const CHROMIUM_PATH = process.env.SPILLWAY_CHROMIUM ?? '/usr/bin/chromium';
@@ -35,8 +35,12 @@ export interface ServeProcess {
   stop(): Promise<void>;
 }
 
-/** Start `spillway serve` on the given roots with a private app-data folder; resolves once it prints its URL. */
-export async function startServe(opts: { roots: string[]; home: string; extraArgs?: string[] }): Promise<ServeProcess> {
+/**
+ * Start `spillway serve` on the given roots with a private app-data folder (`home` is
+ * SPILLWAY_HOME); resolves once it prints its URL. `env` adds to the process's environment: a
+ * temporary `HOME` makes the agents' folders opened by default (with no roots) the test's own.
+ */
+export async function startServe(opts: { roots: string[]; home: string; extraArgs?: string[]; env?: NodeJS.ProcessEnv }): Promise<ServeProcess> {
   const token = crypto.randomBytes(24).toString('base64url');
   const args = [
     '--import',
@@ -52,7 +56,7 @@ export async function startServe(opts: { roots: string[]; home: string; extraArg
   const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     // The token goes in the environment, never in argv (readable by every local account).
-    env: { ...process.env, SPILLWAY_HOME: opts.home, SPILLWAY_TOKEN: token, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', BROWSER: 'true' },
+    env: { ...process.env, ...opts.env, SPILLWAY_HOME: opts.home, SPILLWAY_TOKEN: token, ANTHROPIC_API_KEY: '', OPENAI_API_KEY: '', BROWSER: 'true' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -100,4 +104,19 @@ export function launchChromium(): Promise<Browser> {
     executablePath: CHROMIUM_PATH,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
   });
+}
+
+export const E2E_VIEWPORT = { width: 1440, height: 900 };
+
+/**
+ * A new browser context on the inspector: opens `url` (a one-time launch link) and waits until
+ * the app is ready. `before` runs on the page first, to attach listeners that must see every request.
+ */
+export async function openInspector(browser: Browser, url: string, opts: { colorScheme?: 'dark' | 'light'; before?: (page: Page) => void } = {}): Promise<Page> {
+  const context = await browser.newContext({ viewport: E2E_VIEWPORT, colorScheme: opts.colorScheme ?? 'dark' });
+  const page = await context.newPage();
+  opts.before?.(page);
+  await page.goto(url);
+  await page.waitForSelector('.app[data-ready="true"]');
+  return page;
 }
