@@ -151,8 +151,10 @@ export class FullText {
 
   private async run(): Promise<void> {
     // Listings pause this filler: the read indexes a first listing dropped are built between them
-    // (their pages go into the WAL with the listing's, for one checkpoint after).
+    // (their pages go into the WAL with the listing's, for one checkpoint after). A closing index
+    // leaves them to its next open.
     await this.gate();
+    if (this.stopped) return;
     const release = this.core.holdCheckpoints();
     try {
       await this.core.buildIndexes();
