@@ -79,7 +79,8 @@ parentPort.on('message', (m) => {
           setUp = true;
         }
       }
-      m.rows.forEach((list, i) => { for (const a of list) st[i].run(a); });
+      // Arguments spread: better-sqlite3 reads an array argument element by element through the slow API.
+      m.rows.forEach((list, i) => { for (const a of list) st[i].run(...a); });
       lastApplied = m.id;
       parentPort.postMessage({ type: 'applied', id: m.id });
       if (Date.now() - began >= workerData.commitMs) commit();

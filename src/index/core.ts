@@ -4,7 +4,7 @@
  * text, queries, summary runs, reports) each take it.
  */
 import type { Statement } from 'better-sqlite3';
-import { BUSY_TIMEOUT_MS, type DB, Statements, openDatabase } from './db.js';
+import { BUSY_TIMEOUT_MS, type DB, READ_INDEXES, Statements, createReadIndex, dropReadIndexes, openDatabase } from './db.js';
 import type { DidIndexEvent, IndexProgressEvent } from './rows.js';
 import type { SessionSource } from './source.js';
 
@@ -25,6 +25,8 @@ export class IndexError extends Error {
 
 /** Warnings kept (newest last). */
 const MAX_WARNINGS = 200;
+/** SQLite's default: a commit that leaves the WAL longer than this checkpoints it (copies it into the database file, with fsyncs). */
+const WAL_AUTOCHECKPOINT_PAGES = 1000;
 
 export class IndexCore {
   readonly db: DB;
@@ -32,6 +34,10 @@ export class IndexCore {
   readonly warnings: string[] = [];
   closed = false;
   private readonly statements: Statements;
+  private checkpointHolds = 0;
+  /** The read indexes (db.ts READ_INDEXES) are down: a first listing dropped them. */
+  private indexesDown = false;
+  private building: Promise<void> | null = null;
 
   constructor(
     readonly dbPath: string,
@@ -44,6 +50,50 @@ export class IndexCore {
 
   q(sql: string): Statement {
     return this.statements.q(sql);
+  }
+
+  /**
+   * No automatic checkpoint on this connection until the returned function is called (holds
+   * nest). A listing and a bulk load commit into the WAL only: a checkpoint in the middle of them
+   * would make a commit wait for the copy and its fsyncs (a tenth of a second for a first index of
+   * 10,000 payloads). After the last hold, the next commit that finds the WAL long copies it.
+   */
+  holdCheckpoints(): () => void {
+    if (this.checkpointHolds++ === 0) this.db.pragma('wal_autocheckpoint = 0');
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      if (--this.checkpointHolds === 0 && this.db.open) this.db.pragma(`wal_autocheckpoint = ${WAL_AUTOCHECKPOINT_PAGES}`);
+    };
+  }
+
+  /** Drop the read indexes for a first listing into an empty index: no query or delete needs them until it is done. */
+  dropIndexes(): void {
+    if (this.indexesDown || this.building) return;
+    dropReadIndexes(this.db);
+    this.indexesDown = true;
+  }
+
+  /** Build the read indexes a first listing dropped, one per event-loop turn (each blocks for the time it takes). */
+  buildIndexes(): Promise<void> {
+    if (!this.indexesDown) return Promise.resolve();
+    this.building ??= (async () => {
+      for (const ix of READ_INDEXES) {
+        if (!this.indexesDown) break;
+        createReadIndex(this.db, ix);
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+      this.indexesDown = false;
+    })().finally(() => (this.building = null));
+    return this.building;
+  }
+
+  /** The same, now: a delete that cascades must not scan a table for every row it removes. */
+  buildIndexesNow(): void {
+    if (!this.indexesDown) return;
+    for (const ix of READ_INDEXES) createReadIndex(this.db, ix);
+    this.indexesDown = false;
   }
 
   emit(e: IndexEvent): void {

@@ -88,11 +88,17 @@ export function fillStat(f: FileStat, size: number | undefined, mtimeMs: number 
  * A hand-edited payload under an unchanged sidecar is picked up by a rebuild.
  */
 export function fingerprint(files: FileStat[]): string {
-  return files
-    .map((f) => (f.size === STAT_PENDING ? f.name : `${f.name}:${f.size}:${Math.floor(f.mtimeMs)}`))
-    .sort()
-    .join('|');
+  // A Spillway stem has one to three files, most often two: no array to sort for those.
+  if (files.length === 1) return fileMark(files[0]!);
+  if (files.length === 2) {
+    const a = fileMark(files[0]!);
+    const b = fileMark(files[1]!);
+    return a < b ? `${a}|${b}` : `${b}|${a}`;
+  }
+  return files.map(fileMark).sort().join('|');
 }
+
+const fileMark = (f: FileStat) => (f.size === STAT_PENDING ? f.name : `${f.name}:${f.size}:${Math.floor(f.mtimeMs)}`);
 
 /** The file of a Spillway stem its fingerprint takes size and mtime from: the sidecar, else the payload. */
 export function anchorOf(files: FileStat[]): FileStat | undefined {

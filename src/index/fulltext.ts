@@ -89,6 +89,8 @@ export class FullText {
   private stopped = false;
   private wakeResume: Array<() => void> = [];
   private bulk: BulkWriter<Item[]> | null = null;
+  /** Ends the hold on this connection's checkpoints that a writer thread's run takes (it checkpoints once, at its end). */
+  private releaseCheckpoints: (() => void) | null = null;
   private readonly buffers = new ReadBuffers();
   /** Writer threads still checkpointing after their run (close waits for them). */
   readonly finishing = new Set<Promise<void>>();
@@ -148,6 +150,15 @@ export class FullText {
   }
 
   private async run(): Promise<void> {
+    // Listings pause this filler: the read indexes a first listing dropped are built between them
+    // (their pages go into the WAL with the listing's, for one checkpoint after).
+    await this.gate();
+    const release = this.core.holdCheckpoints();
+    try {
+      await this.core.buildIndexes();
+    } finally {
+      release();
+    }
     for (;;) {
       if (this.stopped) return;
       const roots = this.core.q('SELECT DISTINCT root_id AS id FROM payloads WHERE fts_pending > 0').all() as Array<{ id: string }>;
@@ -267,7 +278,7 @@ export class FullText {
     try {
       this.bulk = new BulkWriter<Item[]>(this.core.dbPath, { sql: [INSERT_FTS_SQL, MARK_DONE_SQL], setup: [FTS_NO_AUTOMERGE_SQL] }, { commitMs: BULK_COMMIT_MS });
       // The worker checkpoints once at the end; this connection must not do it on the way.
-      this.core.db.pragma('wal_autocheckpoint = 0');
+      this.releaseCheckpoints = this.core.holdCheckpoints();
     } catch (err) {
       this.core.warn(`full-text writer thread unavailable, writing on the main thread: ${(err as Error).message}`);
       this.bulk = null;
@@ -288,9 +299,11 @@ export class FullText {
     this.core.db.exec(FTS_AUTOMERGE_SQL);
     // The worker's closing checkpoint copies the WAL into the database file: housekeeping that
     // neither this scan nor the UI waits for (close() does).
+    const release = this.releaseCheckpoints;
+    this.releaseCheckpoints = null;
     const finishing = bulk.finish().finally(() => {
       this.finishing.delete(finishing);
-      if (!this.core.closed) this.core.db.pragma('wal_autocheckpoint = 1000');
+      release?.();
     });
     this.finishing.add(finishing);
   }

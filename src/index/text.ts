@@ -175,6 +175,8 @@ export function scaleEstimates(
   return out;
 }
 
+const HAS_WHITESPACE_RE = /\s/;
+
 /** One line, at most INPUT_EXCERPT_CHARS, of a tool input. */
 export function inputExcerpt(input: unknown): string | undefined {
   if (input === undefined || input === null) return undefined;
@@ -187,7 +189,8 @@ export function inputExcerpt(input: unknown): string | undefined {
       s = String(input);
     }
   }
-  s = s.replace(/\s+/g, ' ').trim();
+  // Most inputs (a path, a URL, a small JSON object) hold no whitespace: nothing to collapse.
+  if (HAS_WHITESPACE_RE.test(s)) s = s.replace(/\s+/g, ' ').trim();
   if (!s) return undefined;
   return s.length > INPUT_EXCERPT_CHARS ? s.slice(0, INPUT_EXCERPT_CHARS - 1) + '…' : s;
 }

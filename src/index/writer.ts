@@ -75,6 +75,8 @@ export interface Changes {
   removed: number;
 }
 
+const NO_IDS: ReadonlySet<string> = new Set();
+
 export const sessionIdOf = (sessionPath: string) => stableId('s', sessionPath);
 
 export class RowWriter {
@@ -131,18 +133,16 @@ export class RowWriter {
    * saved.
    */
   replaceSource(rootId: string, sessionId: string, unit: Unit, fp: string, result: UnitResult, existing: number | undefined, fresh = false): Changes {
-    const q = (sql: string) => this.core.q(sql);
-    const before = new Set<string>();
+    let before: ReadonlySet<string> = NO_IDS;
     let sourceId: number;
     if (existing !== undefined) {
-      for (const r of q('SELECT id FROM payloads WHERE source_id = ?').all(existing) as Array<{ id: string }>) before.add(r.id);
-      q('DELETE FROM payloads WHERE source_id = ?').run(existing);
-      q('UPDATE sources SET fingerprint = ?, hash = ?, session_id = ?, kind = ?, root_id = ? WHERE id = ?').run(fp, result.hash, sessionId, unit.kind, rootId, existing);
+      before = this.clearSource(existing);
+      this.core.q('UPDATE sources SET fingerprint = ?, hash = ?, session_id = ?, kind = ?, root_id = ? WHERE id = ?').run(fp, result.hash, sessionId, unit.kind, rootId, existing);
       sourceId = existing;
     } else {
       // A leftover row under the same key (from a root since replaced) is dropped first.
-      if (!fresh) q('DELETE FROM sources WHERE key = ?').run(unit.key);
-      sourceId = Number(q(INSERT_SOURCE_SQL).run(null, rootId, sessionId, unit.key, fp, result.hash, unit.kind).lastInsertRowid);
+      if (!fresh) this.core.q('DELETE FROM sources WHERE key = ?').run(unit.key);
+      sourceId = Number(this.core.q(INSERT_SOURCE_SQL).run(null, rootId, sessionId, unit.key, fp, result.hash, unit.kind).lastInsertRowid);
     }
     const after = new Set<string>();
     let added = 0;
@@ -150,7 +150,7 @@ export class RowWriter {
     for (const rec of result.payloads) {
       if (after.has(rec.id)) continue;
       // Same id under another source (a file moved between two roots' views): the newest wins.
-      if (!fresh) q('DELETE FROM payloads WHERE id = ?').run(rec.id);
+      if (!fresh) this.core.q('DELETE FROM payloads WHERE id = ?').run(rec.id);
       this.insertPayload(rootId, sessionId, sourceId, rec, fresh);
       after.add(rec.id);
       if (before.has(rec.id)) changed++;
@@ -165,20 +165,29 @@ export class RowWriter {
     return { added, changed, removed };
   }
 
+  /** A known unit's payload rows go (its summary runs stay until the rewrite says which ids are gone); returns their ids. */
+  private clearSource(sourceId: number): Set<string> {
+    const ids = new Set<string>();
+    for (const r of this.core.q('SELECT id FROM payloads WHERE source_id = ?').all(sourceId) as Array<{ id: string }>) ids.add(r.id);
+    this.core.q('DELETE FROM payloads WHERE source_id = ?').run(sourceId);
+    return ids;
+  }
+
   private insertPayload(rootId: string, sessionId: string, sourceId: number, rec: PayloadRecord, fresh: boolean): void {
     this.onPending();
     const values = payloadValues(rootId, sessionId, sourceId, rec, this.ftsToken++);
     let rowid: number;
+    // Values spread as arguments: better-sqlite3 reads an array argument element by element through the slow API.
     try {
-      rowid = Number(this.core.q(INSERT_PAYLOAD_SQL).run(values).lastInsertRowid);
+      rowid = Number(this.core.q(INSERT_PAYLOAD_SQL).run(...values).lastInsertRowid);
     } catch (err) {
       // Skipping the clash lookup on a fresh index is a bet; a lost one costs a retry, never the scan.
       if (!fresh || (err as { code?: string }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
       this.core.q('DELETE FROM payloads WHERE id = ?').run(rec.id);
-      rowid = Number(this.core.q(INSERT_PAYLOAD_SQL).run(values).lastInsertRowid);
+      rowid = Number(this.core.q(INSERT_PAYLOAD_SQL).run(...values).lastInsertRowid);
     }
     const insAsset = this.core.q(INSERT_ASSET_SQL);
-    for (const a of rec.assets) insAsset.run(assetValues(rowid, a));
+    for (const a of rec.assets) insAsset.run(...assetValues(rowid, a));
     if (!fresh || rec.summaryRuns.length) this.runs.replaceMeta(rowid, rec.id, rec.summaryRuns);
   }
 

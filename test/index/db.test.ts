@@ -2,8 +2,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { MIGRATIONS, SCHEMA_VERSION, migrate } from '../../src/index/db.js';
+import { MIGRATIONS, READ_INDEXES, SCHEMA_VERSION, dropReadIndexes, migrate } from '../../src/index/db.js';
+import { IndexCore } from '../../src/index/core.js';
 import { openIndex } from '../../src/index/index.js';
+import { localSource } from '../../src/index/source.js';
 import { generateSessionsRoot } from '../helpers/gen-sessions.js';
 import { tmpDir } from './helpers.js';
 
@@ -119,6 +121,77 @@ describe('the index database', () => {
     expect(db.prepare('SELECT fts_pending FROM payloads').all()).toEqual([{ fts_pending: 0 }]);
     expect(db.prepare('SELECT read_only, auto FROM roots').all()).toEqual([{ read_only: 0, auto: 0 }]);
     db.close();
+  });
+
+  it('names every index reads use as READ_INDEXES does, without the unused sources_session (migration 5)', () => {
+    const db = new Database(':memory:');
+    migrate(db);
+    const made = db
+      .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL AND tbl_name IN ('sources', 'payloads', 'assets') ORDER BY name")
+      .all() as Array<{ name: string; sql: string }>;
+    expect(made.map((m) => [m.name, m.sql.replace(/\s+/g, ' ')])).toEqual(
+      READ_INDEXES.map((ix) => [ix.name, `CREATE INDEX ${ix.name} ON ${ix.on}`]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1)),
+    );
+    expect(made.map((m) => m.name)).not.toContain('sources_session');
+    db.close();
+  });
+
+  it('lists a first index without its read indexes and builds them before full text; a database left without them gets them at open', async () => {
+    const root = await smallRoot();
+    const dbPath = path.join(tmpDir(), 'index.sqlite');
+    const readIndexes = () => {
+      const db = new Database(dbPath, { readonly: true });
+      try {
+        return (db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL").all() as Array<{ name: string }>).map((r) => r.name);
+      } finally {
+        db.close();
+      }
+    };
+    const index = openIndex({ dbPath, bulkMinRows: Infinity });
+    index.addRoot(root);
+    const seen: Array<{ phase: string | undefined; present: string[]; page: number[] }> = [];
+    await index.scan({
+      onProgress: (p) => {
+        if (p.done !== p.total || seen.some((s) => s.phase === p.phase)) return;
+        const page = index.listPayloads({ sort: { field: 'tokens', dir: 'desc' }, limit: 3 }).rows.map((r) => r.tokens);
+        seen.push({ phase: p.phase, present: readIndexes().filter((n) => READ_INDEXES.some((ix) => ix.name === n)), page });
+      },
+    });
+    const listed = seen.find((s) => s.phase === 'list')!;
+    // Listed and sortable with no read index yet...
+    expect(listed.present).toEqual([]);
+    expect(listed.page).toEqual([...listed.page].sort((a, b) => b - a));
+    expect(listed.page).toHaveLength(3);
+    // ...and every one of them there once full text has begun (and after).
+    expect(seen.find((s) => s.phase === 'fulltext')!.present.sort()).toEqual(READ_INDEXES.map((ix) => ix.name).sort());
+    const again = await index.scan();
+    expect(again.unchanged).toBe(8);
+    await index.close();
+
+    // A process that stopped before building them: the next open does.
+    const db = new Database(dbPath);
+    dropReadIndexes(db);
+    db.close();
+    expect(readIndexes().filter((n) => READ_INDEXES.some((ix) => ix.name === n))).toEqual([]);
+    const reopened = openIndex({ dbPath });
+    expect(readIndexes().sort()).toEqual(expect.arrayContaining(READ_INDEXES.map((ix) => ix.name)));
+    expect(reopened.listPayloads({ limit: 100 }).total).toBe(8);
+    await reopened.close();
+  });
+
+  it('holds WAL checkpoints while a listing or a writer thread runs, and gives them back after the last hold', () => {
+    const core = new IndexCore(path.join(tmpDir(), 'index.sqlite'), localSource);
+    const value = () => core.db.pragma('wal_autocheckpoint', { simple: true });
+    expect(value()).toBe(1000);
+    const listing = core.holdCheckpoints();
+    const writer = core.holdCheckpoints();
+    expect(value()).toBe(0);
+    listing();
+    listing();
+    expect(value()).toBe(0);
+    writer();
+    expect(value()).toBe(1000);
+    core.db.close();
   });
 
   it('refuses a database inside a sessions root', async () => {

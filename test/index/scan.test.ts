@@ -92,6 +92,21 @@ describe('scanning a Spillway sessions root', () => {
     fs.utimesSync(p0.payloadPath, future, future);
     expect((await index.scan()).read).toBe(0);
 
+    // An edit that keeps the sidecar's length (the last digit of its size): the fingerprint moves
+    // with the mtime, and the content hash tells the rows must be rewritten.
+    const p2 = gen.payloads[2]!;
+    const text = fs.readFileSync(p2.metaPath, 'utf8');
+    const m = /"bytes": (\d+)/.exec(text)!;
+    const last = m.index + m[0].length - 1;
+    const swapped = text.slice(0, last) + (text[last] === '1' ? '2' : '1') + text.slice(last + 1);
+    expect(swapped.length).toBe(text.length);
+    const id = index.listPayloads({ limit: 1000 }).rows.find((r) => r.bytes === Number(m[1]) && r.createdAt === JSON.parse(text).createdAt)!.id;
+    fs.writeFileSync(p2.metaPath, swapped);
+    const later = new Date(Date.now() + 120_000);
+    fs.utimesSync(p2.metaPath, later, later);
+    expect(await index.scan()).toMatchObject({ read: 1, changed: 1 });
+    expect((await index.getPayload(id)).row.bytes).toBe(JSON.parse(swapped).bytes);
+
     // An edited sidecar (a summary run appended) is re-read.
     const meta = JSON.parse(fs.readFileSync(p0.metaPath, 'utf8'));
     meta.summaryRuns.push({ id: 'run-1', createdAt: '2026-11-30T09:00:00.000Z', status: 'ok', summary: 'zanzibar quokka summary', provider: 'structural', model: 'none', inputTokens: 1, outputTokens: 1, ms: 1 });
