@@ -153,6 +153,9 @@ export class FullText {
     // Listings pause this filler: the read indexes a first listing dropped are built between them
     // (their pages go into the WAL with the listing's, for one checkpoint after).
     await this.gate();
+    // A run that starts (or wakes) once close() has begun has nothing to do: the next open builds
+    // what is left and fills in behind.
+    if (this.stopped || this.core.closed || !this.core.db.open) return;
     const release = this.core.holdCheckpoints();
     try {
       await this.core.buildIndexes();
