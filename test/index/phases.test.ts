@@ -85,6 +85,20 @@ describe('two-phase scans', () => {
     expect(left.pending).toBeGreaterThan(0);
     expect(left.fts + left.pending).toBe(gen.payloads.length);
 
+    // Opened and closed again at once: the filler its open scheduled finds the index closed and
+    // touches nothing (it used to reach for the closed connection).
+    const failures: unknown[] = [];
+    const onRejection = (err: unknown) => failures.push(err);
+    process.on('unhandledRejection', onRejection);
+    try {
+      await openIndex({ dbPath }).close();
+      for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    } finally {
+      process.off('unhandledRejection', onRejection);
+    }
+    expect(failures).toEqual([]);
+    expect(rawCounts(dbPath).pending).toBe(left.pending);
+
     const second = openIndex({ dbPath });
     expect(second.listPayloads({ query: 'the' }).partial?.unsearched).toBe(left.pending);
     await second.idle();
