@@ -80,7 +80,7 @@ export class IndexCore {
     if (!this.indexesDown) return Promise.resolve();
     this.building ??= (async () => {
       for (const ix of READ_INDEXES) {
-        if (!this.indexesDown || !this.db.open) break;
+        if (!this.indexesDown || this.closed || !this.db.open) break;
         createReadIndex(this.db, ix);
         await new Promise<void>((resolve) => setImmediate(resolve));
       }

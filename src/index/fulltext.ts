@@ -151,10 +151,11 @@ export class FullText {
 
   private async run(): Promise<void> {
     // Listings pause this filler: the read indexes a first listing dropped are built between them
-    // (their pages go into the WAL with the listing's, for one checkpoint after). A closing index
-    // leaves them to its next open.
+    // (their pages go into the WAL with the listing's, for one checkpoint after).
     await this.gate();
-    if (this.stopped) return;
+    // A run that starts (or wakes) once close() has begun has nothing to do: the next open builds
+    // what is left and fills in behind.
+    if (this.stopped || this.core.closed || !this.core.db.open) return;
     const release = this.core.holdCheckpoints();
     try {
       await this.core.buildIndexes();
