@@ -58,12 +58,19 @@ export function failed(err: unknown, payload: Payload, kind: ContentKind, estima
   return { action: 'spill', message, estimate, limitTokens: ctx.limit, assets: [], errors };
 }
 
+/** The raw form of a subject for a last-resort save, and its size in bytes (measured once: it may be large). */
+interface Raw {
+  data: string | Buffer;
+  binary: boolean;
+  bytes: number;
+}
+
 /** The raw form of a subject for a last-resort save: the string, the bytes, or the JSON already made. */
-function rawOf(subject: Subject | null, spill: Spill | null): { data: string | Buffer; binary: boolean } | undefined {
+function rawOf(subject: Subject | null, spill: Spill | null): Raw | undefined {
   if (!subject) return undefined;
-  if (subject.origin === 'bytes') return { data: subject.bytes, binary: subject.binary };
+  if (subject.origin === 'bytes') return { data: subject.bytes, binary: subject.binary, bytes: subject.bytes.byteLength };
   const text = subject.origin === 'string' ? subject.text : spill?.text;
-  return text === undefined ? undefined : { data: text, binary: false };
+  return text === undefined ? undefined : { data: text, binary: false, bytes: Buffer.byteLength(text) };
 }
 
 /**
@@ -71,8 +78,8 @@ function rawOf(subject: Subject | null, spill: Spill | null): { data: string | B
  * cheap bounded estimate of the text, else its byte count (a tokenizer never makes more tokens than
  * bytes), so neither the result nor the sidecar claims more than the payload holds.
  */
-function emergencyEstimate(raw: { data: string | Buffer; binary: boolean } | undefined, spill: Spill | null, ctx: FailureContext): Estimate {
-  const bytes = raw ? (typeof raw.data === 'string' ? Buffer.byteLength(raw.data) : raw.data.byteLength) : 0;
+function emergencyEstimate(raw: Raw | undefined, spill: Spill | null, ctx: FailureContext): Estimate {
+  const bytes = raw?.bytes ?? 0;
   const byBytes: Estimate = { tokens: bytes, strategy: ctx.strategy, profile: ctx.profile, exact: false };
   if (spill?.estimate) return spill.estimate;
   if (!raw || typeof raw.data !== 'string') return byBytes;
@@ -100,7 +107,7 @@ function emergencyMessage(o: GuardOptions, why: string, bytes: number | undefine
  */
 function emergencySidecar(
   c: NameCandidate,
-  raw: { data: string | Buffer; binary: boolean },
+  raw: Raw,
   subject: Subject,
   estimate: Estimate,
   parts: StemParts,
@@ -120,7 +127,7 @@ function emergencySidecar(
   const tool = read(() => o?.toolName);
   const intent = read(() => o?.intent);
   const toolInput = read(() => (o?.toolInput !== undefined ? jsonSafe(o.toolInput) : undefined));
-  const bytes = typeof raw.data === 'string' ? Buffer.byteLength(raw.data) : raw.data.byteLength;
+  const bytes = raw.bytes;
   const meta: PayloadMeta = {
     version: 1, id: c.stem, createdAt: parts.time.toISOString(), tool: typeof tool === 'string' ? tool : parts.tool,
     ...(toolInput !== undefined ? { toolInput } : {}),
@@ -140,7 +147,7 @@ export async function emergency(err: unknown, subject: Subject | null, spill: Sp
   const why = errText(err);
   const errors = [`internal error: ${why}`];
   const raw = rawOf(subject, spill);
-  const bytes = raw ? (typeof raw.data === 'string' ? Buffer.byteLength(raw.data) : raw.data.byteLength) : undefined;
+  const bytes = raw?.bytes;
   const estimate = emergencyEstimate(raw, spill, ctx);
   let saved: string | undefined;
   let metaPath: string | undefined;
@@ -156,7 +163,7 @@ export async function emergency(err: unknown, subject: Subject | null, spill: Sp
     for (const store of stores) {
       try {
         const put = await store.putPayload(nameCandidates(parts, suffix), () => raw.data);
-        saved = store.describe(put.key);
+        saved = store.describe(put.key); // saved now, whatever becomes of the sidecar
         // the sidecar is best effort: the payload is saved either way, and the message says where
         const sidecarErrors = [...errors];
         const c = await commitSpill(store, put, nameCandidates(parts, suffix), (n) => {
