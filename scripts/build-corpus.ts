@@ -166,12 +166,16 @@ export function isTokenizerVocabulary(rel: string): boolean {
  */
 export const CORPUS_PACKAGES_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'corpus-packages.txt');
 
+let corpusPackageSet: Set<string> | undefined | null = null;
+
 function corpusPackages(): Set<string> | undefined {
+  if (corpusPackageSet !== null) return corpusPackageSet;
   try {
-    return new Set(fs.readFileSync(CORPUS_PACKAGES_FILE, 'utf8').split('\n').filter(Boolean));
+    corpusPackageSet = new Set(fs.readFileSync(CORPUS_PACKAGES_FILE, 'utf8').split('\n').filter(Boolean));
   } catch {
-    return undefined;
+    corpusPackageSet = undefined;
   }
+  return corpusPackageSet;
 }
 
 /** The install path of the package a file belongs to (`a/node_modules/@s/b`), or '' at the top. */
@@ -198,7 +202,12 @@ export function listFiles(nodeModules: string): FileEntry[] {
   if (hit) return hit;
   const allowed = corpusPackages();
   const all = listAllFiles(nodeModules);
-  const out = allowed ? all.filter((f) => allowed.has(packagePath(f.rel)) || packagePath(f.rel) === '') : all;
+  const out = allowed
+    ? all.filter((f) => {
+        const pp = packagePath(f.rel);
+        return pp === '' || allowed.has(pp);
+      })
+    : all;
   fileListCache.set(nodeModules, out);
   return out;
 }
@@ -240,17 +249,12 @@ function listAllFiles(nodeModules: string): FileEntry[] {
   return out;
 }
 
+/** The innermost package a file belongs to (`@s/b`), or its first path segment at the top. */
 function packageOf(rel: string): string {
-  const parts = rel.split('/');
-  let pkg = '';
-  for (let i = 0; i < parts.length - 1; i++) {
-    if (i === 0 || parts[i - 1] === 'node_modules') {
-      const p = parts[i]!;
-      if (p === 'node_modules') continue;
-      pkg = p.startsWith('@') && parts[i + 1] ? `${p}/${parts[i + 1]}` : p;
-    }
-  }
-  return pkg || parts[0]!;
+  const pp = packagePath(rel);
+  if (!pp) return rel.split('/')[0]!;
+  const i = pp.lastIndexOf('node_modules/');
+  return i < 0 ? pp : pp.slice(i + 'node_modules/'.length);
 }
 
 // ---------------------------------------------------------------------------------------------
