@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
- * Layering as data (DESIGN.md; VS Code's `code-layering`): one row per layer says which other layers it may
+ * Layering as data (docs/architecture.md; VS Code's `code-layering`): one row per layer says which other layers it may
  * import, which of their modules count as their public face, and which npm packages only it may use. An
  * exception is a row entry with its reason, never a special case in the checks below.
  */
@@ -12,7 +12,7 @@ interface Layer {
   may: string[];
   /** Imports of other layers must be type-only (the renderer never runs our Node code). */
   typeOnly?: boolean;
-  /** Why a `may` entry that DESIGN.md does not name is there. */
+  /** Why a `may` entry beyond the basic layering (docs/architecture.md) is there. */
   why?: Record<string, string>;
   /** Modules a type-only layer may still import values from, each with its reason. */
   values?: Record<string, string>;
@@ -141,7 +141,7 @@ const layerOf = (file: string): string | undefined => {
 const all = ['src', 'electron', 'app'].flatMap((d) => walk(path.join(ROOT, d))).flatMap(importsOf);
 const show = (i: Imp) => `${i.file} imports ${i.spec}`;
 
-describe('layering (DESIGN.md, as the table above)', () => {
+describe('layering (docs/architecture.md, as the table above)', () => {
   it('found the source tree, and every source file belongs to a layer', () => {
     expect(all.filter((i) => i.file.startsWith('src/pipeline/')).length).toBeGreaterThan(5);
     const files = new Set(all.map((i) => i.file));

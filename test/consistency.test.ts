@@ -5,7 +5,7 @@ import { buildProgram } from '../src/cli/main.js';
 import { VERSION } from '../src/version.js';
 import { EVENT_NAMES, METHOD_NAMES } from '../src/service/contract.js';
 
-// The lists the README repeats must match the code (DESIGN.md: "a consistency test").
+// The lists the README repeats must match the code (docs/architecture.md: a list repeated in prose is held to the code).
 const ROOT = path.resolve(import.meta.dirname, '..');
 const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 // Depth lives in docs/: the CLI reference and the architecture page (the contract's list) are held to the code too.

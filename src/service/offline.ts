@@ -1,7 +1,7 @@
 /**
  * What the CLI verbs do without a running inspector, composed here from the same layers the
  * service uses, so `src/cli` imports the service (and the pipeline), never index, compress or
- * summarize directly (DESIGN.md).
+ * summarize directly (the layering in docs/architecture.md).
  *
  * | verb                | call                                                        |
  * | ------------------- | ----------------------------------------------------------- |
