@@ -36,8 +36,7 @@ const readText = (content: string) => ({ type: 'text', file: { filePath: '/w/a.t
 const b64 = (n: number, seed = 7) => Buffer.from(Array.from({ length: n }, (_, i) => (i * 31 + seed) % 256)).toString('base64');
 
 /** The full hook in-process, with the real guard, measuring as the CLI does (Claude's tokenizer). */
-async function fullHook(stdin: string, o: FastHookOptions) {
-  const sessionDir = path.join(tmpDir('spillway-fast-'), 'session');
+async function fullHook(stdin: string, o: FastHookOptions, sessionDir: string) {
   return handleClaudeCodeHook(stdin, {
     guard: (r, opts) => guardLargeResult(r, { ...opts, profile: 'claude' }),
     sessionDir,
@@ -97,6 +96,7 @@ describe('the hook fast path decides as the full hook does', () => {
   it('says "pass" only where the full hook prints nothing (no answer, no note), and where the guard itself passes a text', async () => {
     let passes = 0;
     let hooks = 0;
+    const sessionDir = path.join(tmpDir('spillway-fast-'), 'session');
     await fc.assert(
       fc.asyncProperty(stdinArb, limitArb, async (stdin, o) => {
         if (fastVerdict(stdin, o) !== 'pass') {
@@ -104,7 +104,7 @@ describe('the hook fast path decides as the full hook does', () => {
           return;
         }
         passes++;
-        const full = await fullHook(stdin, o);
+        const full = await fullHook(stdin, o, sessionDir);
         expect(full.output, 'the fast path let through what the hook answers').toBeUndefined();
         expect(full.note, 'the fast path silenced a note of the full hook').toBeUndefined();
         // A text reading that passed must also pass the guard itself (nothing over the limit, no base64 to cut, not binary).
@@ -112,11 +112,12 @@ describe('the hook fast path decides as the full hook does', () => {
         if (input.hook_event_name !== undefined && input.hook_event_name !== 'PostToolUse') return;
         if (input.tool_response === undefined || input.tool_response === null) return;
         const reading = readToolResponse(input.tool_name || 'tool', input.tool_response);
-        if (reading.kind === 'text') expect(await guardLargeResult(reading.text, { ...o, profile: 'claude', sessionPath: tmpDir('spillway-fast-g-') })).toBeNull();
+        if (reading.kind === 'text') expect(await guardLargeResult(reading.text, { ...o, profile: 'claude', sessionPath: sessionDir })).toBeNull();
       }),
       { numRuns: 400 },
     );
     // Both answers occur: the property is not met by the fast path always deferring, nor by never deferring.
+    expect(fs.existsSync(sessionDir), 'nothing was spilled for a result the fast path passes').toBe(false);
     expect(passes).toBeGreaterThan(80);
     expect(hooks).toBeGreaterThan(80);
   }, 120_000);
