@@ -121,14 +121,7 @@ function fitsByLength(text: string, limit: number): { fits: boolean; textBytes?:
   return { fits: textBytes <= limit, textBytes };
 }
 
-/**
- * For a caller that passes results by size without calling the guard: false means a result of
- * this text or these bytes (UTF-8, e.g. a JSON-RPC line) holds no base64 the guard would cut,
- * so the size alone decides. True: call the guard. One cheap linear scan.
- */
-export function mayCarryInlineAssets(raw: string | Uint8Array): boolean {
-  return typeof raw === 'string' ? hasBase64Run(raw, MIN_INLINE_ASSET_RUN_CHARS) : hasBase64RunBytes(raw, MIN_INLINE_ASSET_RUN_CHARS);
-}
+export { mayCarryInlineAssets } from './quick.js';
 
 const isMedia = (a: FoundAsset) => a.source === 'mcp-image' || a.source === 'mcp-audio';
 

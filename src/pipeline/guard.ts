@@ -1,5 +1,5 @@
 import type { ContentKind, GuardOptions, GuardResult, Profile, StrategyName, ToolResult } from './types.js';
-import { DEFAULT_LIMIT_TOKENS, INLINE_HEADER_ROOM_CHARS, MAX_MESSAGE_CHARS, STORE_CALL_TIMEOUT_MS, limitForContextWindow } from './limits.js';
+import { DEFAULT_LIMIT_TOKENS, INLINE_HEADER_ROOM_CHARS, MAX_MESSAGE_CHARS, STORE_CALL_TIMEOUT_MS } from './limits.js';
 import { KIND_INFO, detectTextFormat } from './detect.js';
 import { DEFAULT_PROFILE, DEFAULT_STRATEGY } from './estimate/index.js';
 import { LINKED_SUFFIX, assetFileName, assetKey, inputHash, sanitizeToolName } from './layout.js';
@@ -13,6 +13,7 @@ import { commitSpill, nameCandidates, withDeadline, type StemParts } from './sto
 import { recordOf, resultOf, summaryOrPreview, type Placed, type Shown } from './record.js';
 import { emergency, failed, fellBack } from './failure.js';
 import { errText } from './errors.js';
+import { resolveLimit } from './quick.js';
 
 /**
  * The guard: pass a tool result through, or spill it to the session and hand back a short
@@ -45,11 +46,7 @@ export interface HandleLargeResponseArgs {
   storeTimeoutMs?: number;
 }
 
-/** The limit a call decides with: explicit, else default, narrowed by the context window. */
-export function resolveLimit(o: { limitTokens?: number; contextWindowTokens?: number }): number {
-  const base = o.limitTokens !== undefined && Number.isFinite(o.limitTokens) && o.limitTokens > 0 ? Math.floor(o.limitTokens) : DEFAULT_LIMIT_TOKENS;
-  return limitForContextWindow(o.contextWindowTokens, base);
-}
+export { resolveLimit };
 
 interface GuardContext extends DecideContext {
   options: GuardOptions;

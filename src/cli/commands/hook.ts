@@ -2,24 +2,12 @@ import type { Command } from 'commander';
 import { addGuardOptions, guardWith, loadSummarizer, type GuardCliOptions } from '../../integrations/options.js';
 import { handleClaudeCodeHook } from '../../integrations/hooks/claude-code.js';
 import { terminalSafe } from '../../pipeline/terminal.js';
+import { MAX_HOOK_INPUT_BYTES, readHookStdin } from '../../integrations/hooks/claude-code-fast.js';
 
 /** Claude Code runs Claude models: the hook measures results with Claude's tokenizer unless told otherwise. */
 export const HOOK_DEFAULT_PROFILE = 'claude' as const;
 
-/** Hook input larger than this is not read whole: Claude Code sends the full tool response, which can be huge. */
-export const MAX_HOOK_INPUT_BYTES = 512 * 1024 * 1024;
-
-async function readStdin(): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let bytes = 0;
-  for await (const chunk of process.stdin) {
-    const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
-    bytes += b.length;
-    if (bytes > MAX_HOOK_INPUT_BYTES) return undefined;
-    chunks.push(b);
-  }
-  return Buffer.concat(chunks, bytes).toString('utf8');
-}
+export { MAX_HOOK_INPUT_BYTES };
 
 export function register(program: Command): void {
   const hook = program.command('hook').description('agent hooks that spill oversized tool results (see `spillway hook claude-code`)');
@@ -38,7 +26,8 @@ export function register(program: Command): void {
     .action(async (opts: GuardCliOptions) => {
       // Whatever happens, exit 0: a failing PostToolUse hook must not disturb the agent.
       try {
-        const stdin = await readStdin();
+        // bin/spillway.js's fast path may have read stdin already: this gives the same text.
+        const stdin = await readHookStdin();
         if (stdin === undefined) {
           process.stderr.write(`spillway hook: input over ${MAX_HOOK_INPUT_BYTES} bytes; left unchanged\n`);
           return;

@@ -1,0 +1,159 @@
+import { isBinaryString, mayCarryInlineAssets, resolveLimit } from '../../pipeline/quick.js';
+import { PROFILES } from '../../pipeline/types.js';
+import { readToolResponse } from './claude-code-shapes.js';
+
+/**
+ * The pass-through fast path of `spillway hook claude-code`, run by bin/spillway.js before the CLI
+ * loads. Claude Code runs the hook on every tool call and nearly every result is small; loading the
+ * whole CLI (commander, every verb, zod, SQLite bindings: ~280 modules) cost several times a bare
+ * `node -e 0` per call. This module loads only the hook's shapes and the pipeline's cheap checks.
+ *
+ * It says "pass" only where `handleClaudeCodeHook` returns nothing at all (no answer, no note)
+ * before calling the guard: the same early checks, on the same limit. Everything else — anything
+ * that may be over the limit, carry base64 worth cutting, be binary in a string, a Bash result
+ * Claude Code persisted, bad JSON, options it does not know or that commander would reject — goes
+ * to the full CLI, which gets the stdin already read. test/integrations/hook-fast.test.ts checks
+ * the two against each other; change them together.
+ */
+
+/** Hook input larger than this is not read whole: Claude Code sends the full tool response, which can be huge. */
+export const MAX_HOOK_INPUT_BYTES = 512 * 1024 * 1024;
+/** Same as claude-code.ts's MCP_IMAGE_TOKENS (a test holds them equal; that module is too heavy to load here). */
+export const FAST_MCP_IMAGE_TOKENS = 1_600;
+/** The strategies and summarizer names the CLI accepts (tests hold them equal to ALL_STRATEGIES and PROVIDER_NAMES). */
+export const FAST_STRATEGIES: readonly string[] = ['chars4', 'craft-density', 'calibrated', 'o200k', 'cl100k', 'claude'];
+export const FAST_SUMMARIZERS: readonly string[] = ['structural', 'anthropic', 'openai', 'none', 'off'];
+
+/** What the decision needs of the command line. */
+export interface FastHookOptions {
+  limitTokens?: number;
+  contextWindowTokens?: number;
+}
+
+const positive = (v: string): number | undefined => {
+  const n = Number(v);
+  return Number.isInteger(n) && n > 0 ? n : undefined;
+};
+const oneOf = (allowed: readonly string[]) => (v: string) => (allowed.includes(v) ? v : undefined);
+const anyText = (v: string) => v;
+
+/** Each option of `spillway hook claude-code`, with what commander would accept (undefined: it would refuse). */
+const OPTIONS: Record<string, (v: string) => unknown> = {
+  '--limit': positive,
+  '--context-window': positive,
+  '--profile': oneOf(PROFILES),
+  '--strategy': oneOf(FAST_STRATEGIES),
+  '--summarizer': oneOf(FAST_SUMMARIZERS),
+  '--provider': oneOf(FAST_SUMMARIZERS),
+  '--session': anyText,
+  '--store': anyText,
+  '--model': anyText,
+  '--template': anyText,
+  '--focus-arg': anyText,
+};
+
+/**
+ * The options after `hook claude-code`, or undefined when the full CLI must see them: an option
+ * not listed, a value commander would refuse, help, a stray argument, a value that looks like a flag.
+ */
+export function parseFastArgs(args: readonly string[]): FastHookOptions | undefined {
+  const out: FastHookOptions = {};
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    const eq = a.indexOf('=');
+    const name = a.startsWith('--') && eq > 2 ? a.slice(0, eq) : a;
+    const check = Object.hasOwn(OPTIONS, name) ? OPTIONS[name] : undefined;
+    if (!check) return undefined;
+    let value: string | undefined;
+    if (name !== a) value = a.slice(eq + 1);
+    else {
+      value = args[++i];
+      if (value === undefined || value.startsWith('-')) return undefined;
+    }
+    const parsed = check(value);
+    if (parsed === undefined) return undefined;
+    if (name === '--limit') out.limitTokens = parsed as number;
+    if (name === '--context-window') out.contextWindowTokens = parsed as number;
+  }
+  return out;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function sizeOf(v: unknown): number {
+  if (typeof v === 'string') return Buffer.byteLength(v);
+  try {
+    return Buffer.byteLength(JSON.stringify(v) ?? '');
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+/** Bytes bound tokens from above (no tokenizer makes more tokens than bytes), so this fits whatever counts it. */
+const fitsAsText = (text: string, limit: number) => Buffer.byteLength(text) <= limit && !mayCarryInlineAssets(text) && !isBinaryString(text);
+
+/** 'pass': the result goes to the model unchanged, print nothing. 'hook': run the full hook. Never throws. */
+export function fastVerdict(stdin: string, opts: FastHookOptions): 'pass' | 'hook' {
+  try {
+    const input = JSON.parse(stdin) as unknown;
+    if (!isObj(input)) return 'hook';
+    if (input.hook_event_name !== undefined && input.hook_event_name !== 'PostToolUse') return 'pass';
+    if (input.tool_response === undefined || input.tool_response === null) return 'pass';
+    const toolName = typeof input.tool_name === 'string' && input.tool_name ? input.tool_name : 'tool';
+    const limit = resolveLimit(opts);
+    const reading = readToolResponse(toolName, input.tool_response);
+    switch (reading.kind) {
+      case 'leave':
+        return 'pass';
+      case 'unknown':
+        return sizeOf(input.tool_response) <= limit ? 'pass' : 'hook';
+      case 'mcp-blocks':
+        return fitsAsText(reading.text, limit - reading.images.length * FAST_MCP_IMAGE_TOKENS) ? 'pass' : 'hook';
+      case 'text':
+        return !reading.persisted && fitsAsText(reading.text, limit) ? 'pass' : 'hook';
+    }
+  } catch {
+    return 'hook';
+  }
+}
+
+/**
+ * Stdin can be read once per process, and the full CLI must get what the fast path read. The read
+ * is kept on the process, not in this module, so a second copy of the module (the source run
+ * through tsx beside the built one) still finds it instead of reading an empty stream.
+ */
+const STDIN_KEY = Symbol.for('spillway.hook.stdin');
+
+async function readAll(): Promise<string | undefined> {
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of process.stdin) {
+    const b = typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer);
+    bytes += b.length;
+    if (bytes > MAX_HOOK_INPUT_BYTES) return undefined;
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks, bytes).toString('utf8');
+}
+
+/** The hook's stdin, read once: undefined when it is over {@link MAX_HOOK_INPUT_BYTES}. */
+export function readHookStdin(): Promise<string | undefined> {
+  const g = globalThis as { [STDIN_KEY]?: Promise<string | undefined> };
+  return (g[STDIN_KEY] ??= readAll());
+}
+
+/**
+ * bin/spillway.js calls this for `spillway hook claude-code <args>`: true when the result passes
+ * and nothing is to be printed; false when the full CLI must run (it reads the same stdin).
+ */
+export async function runFastHook(args: readonly string[]): Promise<boolean> {
+  try {
+    const opts = parseFastArgs(args);
+    if (!opts) return false;
+    const stdin = await readHookStdin();
+    return stdin !== undefined && fastVerdict(stdin, opts) === 'pass';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,25 @@
+import { DEFAULT_LIMIT_TOKENS, MIN_INLINE_ASSET_RUN_CHARS, limitForContextWindow } from './limits.js';
+import { hasBase64Run, hasBase64RunBytes } from './base64.js';
+
+export { isBinaryString } from './detect.js';
+
+/**
+ * The checks a caller's fast path makes before it decides to call the guard, in a module that
+ * loads nothing heavy (no estimator, tokenizer, store or summarizer): the Claude Code hook runs
+ * once per tool call, and on a result that passes only these and the hook's own shapes load.
+ */
+
+/** The limit a call decides with: explicit, else default, narrowed by the context window. */
+export function resolveLimit(o: { limitTokens?: number; contextWindowTokens?: number }): number {
+  const base = o.limitTokens !== undefined && Number.isFinite(o.limitTokens) && o.limitTokens > 0 ? Math.floor(o.limitTokens) : DEFAULT_LIMIT_TOKENS;
+  return limitForContextWindow(o.contextWindowTokens, base);
+}
+
+/**
+ * For a caller that passes results by size without calling the guard: false means a result of
+ * this text or these bytes (UTF-8, e.g. a JSON-RPC line) holds no base64 the guard would cut,
+ * so the size alone decides. True: call the guard. One cheap linear scan.
+ */
+export function mayCarryInlineAssets(raw: string | Uint8Array): boolean {
+  return typeof raw === 'string' ? hasBase64Run(raw, MIN_INLINE_ASSET_RUN_CHARS) : hasBase64RunBytes(raw, MIN_INLINE_ASSET_RUN_CHARS);
+}
