@@ -29,8 +29,10 @@ export function quietBrokenPipes(): void {
     exitBrokenPipe();
   });
   process.stderr.on('error', (err: NodeJS.ErrnoException) => {
+    // The proxy's log lines have nowhere to go (EPIPE, then writes to the destroyed stream): it keeps serving.
+    if (!mode.stderrFatal) return;
     if (!isBrokenPipe(err)) throw err;
-    if (mode.stderrFatal) exitBrokenPipe();
+    exitBrokenPipe();
   });
 }
 

@@ -3,7 +3,7 @@
  * every verb whose reader left early. Now each stops quietly with 141, the status a shell shows for
  * a tool killed by SIGPIPE (src/cli/pipes.ts). Real pipelines, run by bash with pipefail.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -69,4 +69,33 @@ describe('a verb whose reader went away exits quietly with 141', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
   });
+});
+
+describe('spillway mcp keeps serving when its stderr reader goes away', () => {
+  it('a real MCP server behind the proxy, stderr closed at once: initialize and tools/list are still answered, exit 0', async () => {
+    const server = path.join(REPO, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+    const child = spawn(process.execPath, ['--import', 'tsx', '--conditions=source', path.join(REPO, 'src', 'cli', 'main.ts'), 'mcp', '--session', path.join(tmp, 'mcp'), '--', process.execPath, server], {
+      cwd: REPO,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    // The server writes a banner to stderr at start: the proxy's write of it meets EPIPE.
+    child.stderr.destroy();
+    const send = (m: object) => child.stdin.write(JSON.stringify({ jsonrpc: '2.0', ...m }) + '\n');
+    let out = '';
+    const answered = new Promise<void>((resolve) =>
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('"id":1') && !out.includes('"id":2')) send({ id: 2, method: 'tools/list', params: {} });
+        if (out.includes('"id":2')) resolve();
+      }),
+    );
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    send({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'pipes-test', version: '1' } } });
+    // Before the fix the proxy died of the unhandled EPIPE (exit 1) before it answered.
+    expect(await Promise.race([answered.then(() => 'answered'), exited.then((code) => `exited with ${code}`)])).toBe('answered');
+    expect(out).toMatch(/"tools":\[/);
+    child.stdin.end();
+    expect(await exited).toBe(0);
+  }, 120_000);
 });
