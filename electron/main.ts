@@ -67,11 +67,11 @@ function wireIpc(): void {
     });
   }
   ipcMain.handle(HOST_OPEN_EXTERNAL_CHANNEL, (event, url: unknown) => (trusted(event) ? offerExternal(url) : false));
-  // The preload read this path from a real drop (webUtils.getPathForFile): the service may read that one file.
+  // The preload read this path from a real drop (webUtils.getPathForFile): the service may read that one
+  // file, or the window may add that folder as a root. true for a file, 'folder' for a folder, else false.
   ipcMain.on(HOST_DROPPED_FILE_CHANNEL, (event, p: unknown) => {
-    const ok = trusted(event) && checkDroppedPath(p) === null;
-    if (ok) service.allowDroppedFile(p as string);
-    event.returnValue = ok;
+    const kind = trusted(event) ? service.allowDropped(p) : null;
+    event.returnValue = kind === 'file' ? true : kind === 'folder' ? 'folder' : false;
   });
   for (const name of EVENT_NAMES) {
     service.on(name, (payload: unknown) => {

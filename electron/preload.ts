@@ -39,6 +39,17 @@ const api: Record<string, unknown> = {
 for (const m of METHOD_NAMES) api[m] = (req: unknown) => invoke(m, req);
 contextBridge.exposeInMainWorld('spillway', api);
 
+/** The real path of a dropped File or folder, if the main process accepts it as `kind` (true: a file). */
+function dropped(file: unknown, kind: true | 'folder'): string | undefined {
+  let p = '';
+  try {
+    p = webUtils.getPathForFile(file as File);
+  } catch {
+    return undefined;
+  }
+  return p && ipcRenderer.sendSync(HOST_DROPPED_FILE_CHANNEL, p) === kind ? p : undefined;
+}
+
 contextBridge.exposeInMainWorld('spillwayHost', {
   /**
    * The real path of a dropped File. A page cannot make up a File with a path, so this is the
@@ -46,13 +57,11 @@ contextBridge.exposeInMainWorld('spillwayHost', {
    * analyse the path) and lets the service read that one file.
    */
   pathForFile(file: unknown) {
-    let p = '';
-    try {
-      p = webUtils.getPathForFile(file as File);
-    } catch {
-      return undefined;
-    }
-    return p && ipcRenderer.sendSync(HOST_DROPPED_FILE_CHANNEL, p) === true ? p : undefined;
+    return dropped(file, true);
+  },
+  /** The same proof for a dropped folder: the main process then lets the window add it as a root. */
+  folderForFile(file: unknown) {
+    return dropped(file, 'folder');
   },
   onMenu(listener: unknown) {
     if (typeof listener !== 'function') throw new TypeError('listener must be a function');

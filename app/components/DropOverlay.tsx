@@ -9,6 +9,9 @@ export function useAnalyzeFile() {
   return useCallback(
     async (file: File) => {
       const s = store.getState();
+      // A folder dropped on the desktop window becomes a root: the drop is the user's consent.
+      const folder = store.deps.host?.folderForFile?.(file);
+      if (folder) return void (await s.addRoot(folder));
       const path = store.deps.host?.pathForFile(file);
       if (path) return s.analyze({ name: file.name, path });
       if (file.size > MAX_UPLOAD_BYTES) {

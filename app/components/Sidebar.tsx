@@ -46,10 +46,10 @@ export function Sidebar() {
   const info = useApp((s) => s.info);
   const store = useAppStore();
   const [adding, setAdding] = useState(false);
-  const [path, setPath] = useState('');
   const home = useMemo(() => guessHome(roots), [roots]);
-  // The browser cannot add roots (serve refuses addRoot over HTTP: the token must not widen what it reads).
-  const canAddRoot = info?.transport !== 'http';
+  // Neither page can name a folder to read: serve refuses addRoot over HTTP, and the desktop window
+  // adds only a folder the user dropped or picked in the main process's dialog (roots-policy.ts).
+  const desktop = info?.transport === 'electron';
 
   const q = filter.trim().toLowerCase();
   const visible = useMemo(() => (q ? sessions.filter((s) => sessionMatches(s, q, home)) : sessions), [sessions, q, home]);
@@ -81,23 +81,10 @@ export function Sidebar() {
           <svg viewBox="0 0 16 16" aria-hidden><path d="M13 8a5 5 0 1 1-1.5-3.5M13 2.5V5h-2.5" /></svg>
         </button>
       </div>
-      {adding && canAddRoot ? (
-        <form
-          className="add-root"
-          onSubmit={(e) => {
-            e.preventDefault();
-            if (!path.trim()) return;
-            void store.getState().addRoot(path.trim()).then((ok) => {
-              if (ok) {
-                setPath('');
-                setAdding(false);
-              }
-            });
-          }}
-        >
-          <input autoFocus aria-label="Folder path" placeholder="/path/to/sessions" value={path} onChange={(e) => setPath(e.target.value)} />
-          <button className="btn sm primary" type="submit">Add</button>
-        </form>
+      {adding && desktop ? (
+        <div className="sidebar-note" role="note">
+          Drop a sessions folder on the window, or choose it with <b>File → Open Folder…</b>
+        </div>
       ) : adding ? (
         <div className="sidebar-note" role="note">
           From the browser, folders are added in the terminal: <code>spillway index DIR</code> (this page lists it after <b>Reindex</b>), or

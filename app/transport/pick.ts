@@ -10,6 +10,8 @@ import { setAssetUrls } from './media.js';
 export interface SpillwayHost {
   /** Real path of a dropped File (Electron's webUtils), so big files are analysed in place. */
   pathForFile(file: File): string | undefined;
+  /** Real path of a dropped folder: the main process then lets `addRoot` take it (the user's consent). */
+  folderForFile?(file: File): string | undefined;
   /** Commands from the app menu (Open File, Open Folder, Reload Index). */
   onMenu(listener: (cmd: MenuCommand) => void): () => void;
   openExternal(url: string): Promise<void>;

@@ -136,6 +136,8 @@ export function createContext(opts: CreateServiceOptions) {
   const rootPolicy: RootPolicyContext = { appData: paths, home: env.HOME ?? os.homedir(), env };
   const areas = createRootAreas(guard, s3, rootPolicy, warn);
   const runs = createImportedRuns(paths.summaryRuns, warn);
+  /** Real paths of folders the user dropped or picked in the desktop app (roots-policy.ts: the window's consent). */
+  const consentedFolders = new Set<string>();
   let closed = false;
   let index: SpillIndex | undefined;
   let stopWatch: (() => Promise<void>) | undefined;
@@ -208,6 +210,8 @@ export function createContext(opts: CreateServiceOptions) {
     isClosed: () => closed,
     isScratch: (p: string) => isInside(paths.scratch, p),
     allowRootArea: areas.allow,
+    consentToFolder: (realPath: string) => void consentedFolders.add(realPath),
+    hasConsent: (realPath: string) => [...consentedFolders].some((d) => isInside(d, realPath)),
     forgetRootArea: areas.forget,
     /** The index's roots, each granted in the guard (roots another process added become readable too). */
     syncRootAreas: (ix: SpillIndex): RootInfo[] => areas.sync(ix.listRoots()),

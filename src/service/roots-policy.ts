@@ -6,13 +6,21 @@
  * | who asks                                                      | checked                                  |
  * | ------------------------------------------------------------- | ---------------------------------------- |
  * | the CLI (`--root`, `spillway index`), the config file, the desktop Open Folder dialog | hard limits |
- * | the desktop window (`addRoot` over IPC)                        | hard limits + looks like a session tree  |
+ * | the desktop window (`addRoot` over IPC)                        | hard limits + the user's consent: a folder they dropped on the window or picked in a dialog of the main process |
  * | an HTTP client of `spillway serve` (`addRoot` over HTTP)       | refused: roots come from the CLI/config  |
  * | an `s3://bucket/prefix` root, from anyone but the CLI/config   | refused (read with the user's AWS credentials) |
  *
  * Hard limits, for everyone: never the file-system root, a system folder (or anything in one), the
  * user's home itself or a folder above it, a folder holding the app data, or the app data's own
  * files (its `sessions/` and `scratch/` folders are fine).
+ *
+ * Why the window needs the user's consent, not a folder's looks: a compromised page can name any
+ * path, and "looks like a session tree" is cheap to satisfy. A project that keeps spills the way the
+ * README shows (`./.spillway/session-42/long_responses`) looked like one as a whole, so the page could
+ * make the project a root and read its `.env`. A drop is proven by the main process
+ * (`webUtils.getPathForFile` works only on a File the user dropped or picked; see shell/policy.ts),
+ * a dialog is the main process's own; a page can fake neither. Consent to a folder covers that folder
+ * and what is under it, never its parent.
  *
  * Why HTTP may not add roots at all: the token is the whole credential of `serve`, and whoever holds
  * it (a page, any local process that read it) must not be able to widen what it reads. A
@@ -23,12 +31,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { classifyLongResponseFile, isInside, LONG_RESPONSES_DIR } from '../pipeline/index.js';
+import { isInside } from '../pipeline/index.js';
 import { canonicalS3Root, isS3Path } from '../index/index.js';
 import { ServiceError } from './contract.js';
 
 /** Who is asking for a root (see the table above). */
 export type RootSource = 'trusted' | 'window' | 'http';
+
+/** For the window: whether the user consented to this real path (dropped or picked it, or a folder above it). */
+export type RootConsent = (realPath: string) => boolean;
 
 /** Folders (and everything under them) that hold the system, never sessions. Compared after realpath. */
 export const SYSTEM_DIRS: readonly string[] = [
@@ -59,14 +70,6 @@ export const SYSTEM_DIRS: readonly string[] = [
   '/private/var/log',
   '/private/var/run',
 ];
-
-/** How deep, and how many entries, the session-tree check looks before it gives up. */
-export const SESSION_TREE_MAX_DEPTH = 4;
-export const SESSION_TREE_MAX_ENTRIES = 5_000;
-
-const CLAUDE_TRANSCRIPT_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\.jsonl$/;
-const CODEX_ROLLOUT_RE = /^rollout-.+\.jsonl$/;
-const GEMINI_CHAT_RE = /^session-.+\.json$/;
 
 function real(p: string): string {
   try {
@@ -113,57 +116,10 @@ export function hardRootRefusal(realPath: string, ctx: RootPolicyContext): strin
 }
 
 /**
- * Whether `realPath` looks like something agents wrote: a payload or transcript file, or a folder
- * with a `long_responses/` folder, Claude Code `<uuid>.jsonl` transcripts, Codex `rollout-*.jsonl`
- * files or Gemini `chats/session-*.json` within SESSION_TREE_MAX_DEPTH levels. Names only: no file
- * is opened, and the walk stops after SESSION_TREE_MAX_ENTRIES entries.
- */
-export function looksLikeSessionTree(realPath: string): boolean {
-  let st: fs.Stats;
-  try {
-    st = fs.statSync(realPath);
-  } catch {
-    return false;
-  }
-  const name = path.basename(realPath);
-  const parent = path.basename(path.dirname(realPath));
-  if (st.isFile()) {
-    if (parent === LONG_RESPONSES_DIR && classifyLongResponseFile(name)) return true;
-    return CLAUDE_TRANSCRIPT_RE.test(name) || CODEX_ROLLOUT_RE.test(name) || (parent === 'chats' && GEMINI_CHAT_RE.test(name));
-  }
-  if (!st.isDirectory()) return false;
-  let seen = 0;
-  let level: Array<{ dir: string; name: string }> = [{ dir: realPath, name }];
-  for (let depth = 0; depth <= SESSION_TREE_MAX_DEPTH && level.length; depth++) {
-    const next: typeof level = [];
-    for (const { dir, name: dirName } of level) {
-      let entries: fs.Dirent[];
-      try {
-        entries = fs.readdirSync(dir, { withFileTypes: true });
-      } catch {
-        continue;
-      }
-      for (const e of entries) {
-        if (++seen > SESSION_TREE_MAX_ENTRIES) return false;
-        if (e.isDirectory()) {
-          if (e.name === LONG_RESPONSES_DIR) return true;
-          next.push({ dir: path.join(dir, e.name), name: e.name });
-        } else if (e.isFile()) {
-          if (CLAUDE_TRANSCRIPT_RE.test(e.name) || CODEX_ROLLOUT_RE.test(e.name)) return true;
-          if (dirName === 'chats' && GEMINI_CHAT_RE.test(e.name)) return true;
-        }
-      }
-    }
-    level = next;
-  }
-  return false;
-}
-
-/**
  * Resolve and check a root for `source`; returns its real path (an S3 root's canonical URL) or throws ServiceError
  * (FORBIDDEN_PATH for policy, NOT_FOUND when it does not exist).
  */
-export function checkRoot(p: string, source: RootSource, ctx: RootPolicyContext): string {
+export function checkRoot(p: string, source: RootSource, ctx: RootPolicyContext, consent: RootConsent = () => false): string {
   if (source === 'http') {
     throw new ServiceError(
       'FORBIDDEN_PATH',
@@ -189,11 +145,8 @@ export function checkRoot(p: string, source: RootSource, ctx: RootPolicyContext)
   }
   const refusal = hardRootRefusal(realPath, ctx);
   if (refusal) throw new ServiceError('FORBIDDEN_PATH', refusal);
-  if (source === 'window' && !looksLikeSessionTree(realPath)) {
-    throw new ServiceError(
-      'FORBIDDEN_PATH',
-      `${realPath} does not look like a sessions folder (no long_responses/ folder and no Claude Code, Codex or Gemini transcripts); use File → Open Folder… to add it anyway`,
-    );
+  if (source === 'window' && !consent(realPath)) {
+    throw new ServiceError('FORBIDDEN_PATH', `${realPath} was not picked or dropped by you: use File → Open Folder…, or drop the folder on the window`);
   }
   return realPath;
 }

@@ -19,7 +19,9 @@
 import { METHOD_NAMES, ServiceError, type EventName, type InspectorEvents, type MethodName, type MethodRequest, type MethodResponse } from './contract.js';
 import type { OpenedAsset } from './assets.js';
 import { createContext, toServiceError, type CallOptions, type CreateServiceOptions, type Handler, type Handlers } from './context.js';
+import fs from 'node:fs';
 import { checkPathText } from './paths.js';
+import { checkDroppedFolder, checkDroppedPath } from './shell/policy.js';
 import { analysisMethods } from './methods/analysis.js';
 import { payloadMethods } from './methods/payloads.js';
 import { rootMethods } from './methods/roots.js';
@@ -52,6 +54,12 @@ export interface InspectorService extends Methods {
   openAsset(req: { payloadId: string; sha256: string }): Promise<OpenedAsset>;
   /** Allow reading one file the user dropped or picked, as proven by the desktop shell's main process. */
   allowDroppedFile(p: string): void;
+  /**
+   * What the desktop shell's main process calls with a path it has proof the user dropped
+   * (`webUtils.getPathForFile`): a regular file becomes readable (analyze), a folder may become a
+   * root through the window's `addRoot`. Anything else is refused (null).
+   */
+  allowDropped(p: unknown): 'file' | 'folder' | null;
   /** Add a root the user picked in a trusted place (the desktop's Open Folder dialog): hard limits only. */
   addTrustedRoot(p: string): Promise<MethodResponse<'addRoot'>>;
   /** Whether the compute worker is running a summary or an analysis now (diagnostics, tests). */
@@ -109,6 +117,17 @@ export function createInspectorService(opts: CreateServiceOptions): InspectorSer
     allowDroppedFile(p: string) {
       checkPathText(p);
       ctx.guard.allowFile(p, 'dropped file');
+    },
+    allowDropped(p: unknown) {
+      if (checkDroppedPath(p) === null) {
+        ctx.guard.allowFile(p as string, 'dropped file');
+        return 'file';
+      }
+      if (checkDroppedFolder(p) === null) {
+        ctx.consentToFolder(fs.realpathSync.native(p as string));
+        return 'folder';
+      }
+      return null;
     },
     async addTrustedRoot(p: string) {
       try {

@@ -83,7 +83,7 @@ describe('security policy', () => {
 });
 
 describe('preload bridge (bundled, run against a stand-in electron module)', () => {
-  async function loadPreload(o: { pathForFile?: () => string; mainAllows?: boolean } = {}) {
+  async function loadPreload(o: { pathForFile?: () => string; mainAllows?: boolean | 'folder' } = {}) {
     const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-preload-')), 'preload.cjs');
     await esbuild.build({ entryPoints: [path.join(ROOT, 'electron', 'preload.ts')], outfile: out, bundle: true, platform: 'node', format: 'cjs', external: ['electron'], logLevel: 'silent' });
     const exposed: Record<string, Record<string, (...a: unknown[]) => unknown>> = {};
@@ -173,5 +173,16 @@ describe('preload bridge (bundled, run against a stand-in electron module)', () 
     const madeUp = await loadPreload({ pathForFile: () => '' });
     expect(madeUp.exposed.spillwayHost!.pathForFile!({})).toBeUndefined();
     expect(madeUp.sentSync).toEqual([]);
+  });
+
+  it('folderForFile returns a dropped folder only when the main process accepted it as a folder (then addRoot takes it)', async () => {
+    const folder = await loadPreload({ pathForFile: () => '/home/me/sessions', mainAllows: 'folder' });
+    expect(folder.exposed.spillwayHost!.folderForFile!({})).toBe('/home/me/sessions');
+    expect(folder.exposed.spillwayHost!.pathForFile!({})).toBeUndefined();
+    expect(folder.sentSync.map((s) => s.channel)).toEqual([HOST_DROPPED_FILE_CHANNEL, HOST_DROPPED_FILE_CHANNEL]);
+    const file = await loadPreload({ pathForFile: () => '/home/me/drop.json', mainAllows: true });
+    expect(file.exposed.spillwayHost!.folderForFile!({})).toBeUndefined();
+    const refused = await loadPreload({ pathForFile: () => '/proc/self', mainAllows: false });
+    expect(refused.exposed.spillwayHost!.folderForFile!({})).toBeUndefined();
   });
 });

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../src/service/contract.js';
 import { createInspectorService } from '../../src/service/service.js';
-import { checkRoot, hardRootRefusal, looksLikeSessionTree, type RootPolicyContext } from '../../src/service/roots-policy.js';
+import { checkRoot, hardRootRefusal, type RootPolicyContext } from '../../src/service/roots-policy.js';
 
 let tmp: string;
 let home: string;
@@ -49,11 +49,11 @@ describe('root policy', () => {
   it("lets the CLI's default agent roots through, and refuses the home folder itself from every source", () => {
     for (const p of ['.claude/projects', '.codex/sessions', '.gemini']) {
       expect(code(() => checkRoot(path.join(home, p), 'trusted', ctx)), p).toBe('ok');
-      expect(code(() => checkRoot(path.join(home, p), 'window', ctx)), p).toBe('ok');
+      expect(code(() => checkRoot(path.join(home, p), 'window', ctx, () => true)), p).toBe('ok');
     }
     for (const source of ['trusted', 'window', 'http'] as const) {
-      expect(code(() => checkRoot(home, source, ctx)), source).toBe('FORBIDDEN_PATH');
-      expect(code(() => checkRoot(path.dirname(home), source, ctx)), source).toBe('FORBIDDEN_PATH');
+      expect(code(() => checkRoot(home, source, ctx, () => true)), source).toBe('FORBIDDEN_PATH');
+      expect(code(() => checkRoot(path.dirname(home), source, ctx, () => true)), source).toBe('FORBIDDEN_PATH');
     }
   });
 
@@ -71,10 +71,11 @@ describe('root policy', () => {
     expect(code(() => checkRoot(link, 'trusted', ctx))).toBe('FORBIDDEN_PATH');
   });
 
-  it('the desktop window may add only folders that look like session trees; the CLI may add a new empty folder', () => {
-    expect(looksLikeSessionTree(path.join(home, 'agent-sessions'))).toBe(true);
-    expect(looksLikeSessionTree(path.join(home, '.ssh'))).toBe(false);
-    expect(code(() => checkRoot(path.join(home, '.ssh'), 'window', ctx))).toBe('FORBIDDEN_PATH');
+  it('the desktop window may add only a folder the user consented to (however much it looks like sessions); the CLI may add a new empty folder', () => {
+    const consented = (dir: string) => (real: string) => real === dir;
+    expect(code(() => checkRoot(path.join(home, 'agent-sessions'), 'window', ctx))).toBe('FORBIDDEN_PATH');
+    expect(code(() => checkRoot(path.join(home, 'agent-sessions'), 'window', ctx, consented(path.join(home, 'agent-sessions'))))).toBe('ok');
+    expect(code(() => checkRoot(path.join(home, '.ssh'), 'window', ctx, consented(path.join(home, 'agent-sessions'))))).toBe('FORBIDDEN_PATH');
     expect(code(() => checkRoot(path.join(home, 'empty-new-folder'), 'window', ctx))).toBe('FORBIDDEN_PATH');
     expect(code(() => checkRoot(path.join(home, 'empty-new-folder'), 'trusted', ctx))).toBe('ok');
     expect(code(() => checkRoot(path.join(home, 'agent-sessions'), 'http', ctx))).toBe('FORBIDDEN_PATH');

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_PROFILE, DEFAULT_STRATEGY, PROFILES, countTokens, describeTokens, isBinaryBytes, type Profile, type StrategyName } from '../../pipeline/index.js';
+import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
 import { CHEAP_STRATEGIES, EXACT_STRATEGIES, countTokensAnthropicApi, parseClaudeCorrection } from '../../pipeline/estimate/index.js';
 
 interface EstimateCliOptions {
@@ -59,7 +60,8 @@ export async function estimateFile(file: string, opts: EstimateCliOptions): Prom
 
 function table(rows: FileEstimate[], strategies: StrategyName[]): string {
   const head = ['file', 'chars', 'bytes', ...strategies.map((s) => (s === rows[0]?.default ? `${s}*` : s))];
-  const body = rows.map((r) => [r.binary ? `${r.file} (binary→base64)` : r.file, String(r.chars), String(r.bytes), ...strategies.map((s) => (r.estimates[s] === undefined ? '-' : String(r.estimates[s])))]);
+  // File names are the user's, or anyone's who named a file: escaped before the widths are measured.
+  const body = rows.map((r) => [terminalSafe(r.binary ? `${r.file} (binary→base64)` : r.file), String(r.chars), String(r.bytes), ...strategies.map((s) => (r.estimates[s] === undefined ? '-' : String(r.estimates[s])))]);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(head), ...body.map(line)].join('\n');
@@ -96,12 +98,12 @@ export function register(program: Command): void {
       for (const file of files) {
         try {
           const row = await estimateFile(file, opts);
-          if (opts.json) process.stdout.write(JSON.stringify(row) + '\n');
+          if (opts.json) process.stdout.write(jsonLine(row) + '\n');
           rows.push(row);
         } catch (err) {
           failed++;
           const code = (err as NodeJS.ErrnoException).code;
-          process.stderr.write(`spillway estimate: ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (err as Error).message}\n`);
+          process.stderr.write(terminalSafe(`spillway estimate: ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (err as Error).message}`) + '\n');
         }
       }
       if (!opts.json && rows.length) {
@@ -111,7 +113,7 @@ export function register(program: Command): void {
         for (const r of rows) {
           if (r.anthropicApi) {
             const a = r.anthropicApi;
-            process.stdout.write(`${r.file}: count_tokens(${a.model}) = ${a.tokens}, legacy claude = ${a.legacyClaude}, implied correction ${a.impliedCorrection}\n`);
+            process.stdout.write(terminalSafe(`${r.file}: count_tokens(${a.model}) = ${a.tokens}, legacy claude = ${a.legacyClaude}, implied correction ${a.impliedCorrection}`) + '\n');
           }
         }
       }

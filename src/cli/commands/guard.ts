@@ -131,7 +131,7 @@ export function register(program: Command): void {
         await runGuard(file, opts);
       } catch (err) {
         if (err instanceof UsageError) {
-          process.stderr.write(`spillway guard: ${err.message}\n`);
+          process.stderr.write(`spillway guard: ${terminalSafe(err.message)}\n`);
           process.exitCode = 2;
           return;
         }

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { restoreFromStore, restorePayload, restoreToFile, writeFileAtomic } from '../../pipeline/index.js';
 import { S3SpillStore, closeBuckets, isS3Url } from '../../pipeline/store/s3/index.js';
 import { terminalSafe } from '../../pipeline/terminal.js';
+import { exitBrokenPipe, isBrokenPipe } from '../pipes.js';
 
 /** A spill in a bucket (`s3://…/long_responses/<file>`), read through the S3 store. */
 async function restoreS3(url: string, out?: string): Promise<Buffer | number> {
@@ -31,14 +32,16 @@ export function register(program: Command): void {
       try {
         if (isS3Url(p)) {
           const r = await restoreS3(p, opts.output);
-          if (typeof r === 'number') process.stderr.write(`restored ${r} bytes to ${opts.output}\n`);
+          if (typeof r === 'number') process.stderr.write(`restored ${r} bytes to ${terminalSafe(opts.output!)}\n`);
           else await toStdout(r);
         } else if (opts.output) {
           const n = await restoreToFile(p, opts.output);
-          process.stderr.write(`restored ${n} bytes to ${opts.output}\n`);
+          process.stderr.write(`restored ${n} bytes to ${terminalSafe(opts.output)}\n`);
         } else await toStdout(await restorePayload(p));
       } catch (err) {
-        process.stderr.write(`spillway restore: ${err instanceof Error ? err.message : String(err)}\n`);
+        // The reader went away (`| head -c 300`): stop quietly, like a Unix tool.
+        if (isBrokenPipe(err)) exitBrokenPipe();
+        process.stderr.write(`spillway restore: ${terminalSafe(err instanceof Error ? err.message : String(err))}\n`);
         process.exitCode = 1;
       }
     });

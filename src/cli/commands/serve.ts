@@ -110,7 +110,7 @@ browser. Requests without the token get 401; only loopback Host/Origin are accep
       const roots = await service.listRoots({});
       const auto = roots.filter((r) => r.auto);
       process.stderr.write(
-        `spillway serve: index ${service.dbPath}\n` +
+        `spillway serve: index ${terminalSafe(service.dbPath)}\n` +
           roots.map((r) => `spillway serve: root ${terminalSafe(r.path)} (${r.kind}${r.readOnly ? ', read-only' : ''}${r.auto ? ', opened by default' : ''})\n`).join('') +
           (auto.length ? `spillway serve: ${auto.length} agent session folder(s) opened read-only by default; --no-default-roots or ${NO_DEFAULT_ROOTS_ENV}=1 turns that off\n` : '') +
           'spillway serve: press Ctrl+C to stop\n',

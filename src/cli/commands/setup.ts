@@ -3,6 +3,7 @@ import { setupClaudeCode } from '../../integrations/setup/claude-code.js';
 import { setupCodex } from '../../integrations/setup/codex.js';
 import { PRINT_ONLY_CLIENTS, printSnippet, type PrintOnlyClient } from '../../integrations/setup/snippets.js';
 import { SetupError, type FileChange } from '../../integrations/setup/files.js';
+import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
 
 interface SetupCliOptions {
   project?: string;
@@ -17,8 +18,8 @@ export const SETUP_CLIENTS = ['claude-code', 'codex', ...PRINT_ONLY_CLIENTS] as 
 
 function report(changes: FileChange[]): void {
   for (const c of changes) {
-    process.stdout.write(`${c.action.padEnd(9)} ${c.file}: ${c.detail}\n`);
-    if (c.backup) process.stdout.write(`          backup of the previous file: ${c.backup}\n`);
+    process.stdout.write(terminalSafe(`${c.action.padEnd(9)} ${c.file}: ${c.detail}`) + '\n');
+    if (c.backup) process.stdout.write(terminalSafe(`          backup of the previous file: ${c.backup}`) + '\n');
   }
 }
 
@@ -51,7 +52,7 @@ export function register(program: Command): void {
     .action((client: string, server: string[], o: SetupCliOptions) => {
       try {
         if (!(SETUP_CLIENTS as readonly string[]).includes(client)) {
-          process.stderr.write(`spillway setup: unknown client ${JSON.stringify(client)}; use one of ${SETUP_CLIENTS.join(', ')}\n`);
+          process.stderr.write(`spillway setup: unknown client ${jsonLine(client)}; use one of ${SETUP_CLIENTS.join(', ')}\n`);
           process.exitCode = 2;
           return;
         }
@@ -59,7 +60,7 @@ export function register(program: Command): void {
         if (o.project && o.user) throw new SetupError('--project and --user exclude each other');
         if ((PRINT_ONLY_CLIENTS as readonly string[]).includes(client)) {
           if (!o.print) throw new SetupError(`setup does not edit ${client}'s files: add --print and merge the snippet yourself`);
-          process.stdout.write(printSnippet(client as PrintOnlyClient, o.mcp, server));
+          process.stdout.write(terminalSafe(printSnippet(client as PrintOnlyClient, o.mcp, server)));
           return;
         }
         if (client === 'codex') {
@@ -69,7 +70,7 @@ export function register(program: Command): void {
         }
         report(setupClaudeCode({ projectDir: o.project, shared: o.shared, mcp: o.mcp ? { name: o.mcp, server } : undefined, remove: o.remove }));
       } catch (err) {
-        process.stderr.write(`spillway setup: ${err instanceof Error ? err.message : String(err)}\n`);
+        process.stderr.write(`spillway setup: ${terminalSafe(err instanceof Error ? err.message : String(err))}\n`);
         process.exitCode = 1;
       }
     });

@@ -34,8 +34,8 @@ async function readText(file: string): Promise<string> {
 export async function runSummarize(file: string | undefined, o: SummarizeCliOptions): Promise<void> {
   if (o.listProviders) {
     const rows = listSummaryProviders();
-    if (o.json) process.stdout.write(JSON.stringify(rows) + '\n');
-    else for (const p of rows) process.stdout.write(`${p.name.padEnd(11)} ${p.available ? 'available ' : 'missing   '} default model ${p.defaultModel}${p.reason ? `  (${p.reason})` : ''}\n`);
+    if (o.json) process.stdout.write(jsonLine(rows) + '\n');
+    else for (const p of rows) process.stdout.write(terminalSafe(`${p.name.padEnd(11)} ${p.available ? 'available ' : 'missing   '} default model ${p.defaultModel}${p.reason ? `  (${p.reason})` : ''}`) + '\n');
     return;
   }
   if (o.listTemplates) {

@@ -7,7 +7,7 @@ import { ErrorCode, errorResponse, idKey, peekLine, resultResponse, tryParse, ty
 import { defaultSessionDir, lazyMkdir, serverNameFromCommand } from './session.js';
 import { guardToolResult, mcpAwareSummarizer, type GuardFn, type McpClientKind, type ToolCallContext } from './tool-result.js';
 import type { Validate } from './structured.js';
-import { terminalSafe } from '../../pipeline/terminal.js';
+import { TerminalSafeLines, terminalSafe } from '../../pipeline/terminal.js';
 
 /** After the client closes our stdin, time the server gets to exit before SIGTERM, then again before SIGKILL (MCP stdio shutdown). */
 export const SHUTDOWN_GRACE_MS = 2_000;
@@ -194,13 +194,16 @@ export class McpProxy {
     child.stdin!.on('error', () => {
       /* EPIPE when the server died: its 'close' event reports that */
     });
-    child.stderr!.on('data', (chunk: Buffer) => {
+    // The server's stderr reaches the user's terminal: line by line, every control made visible (terminal.ts).
+    const serverErr = new TerminalSafeLines((b) => {
       try {
-        this.errOut.write(chunk);
+        this.errOut.write(b);
       } catch {
         /* ignore */
       }
     });
+    child.stderr!.on('data', (chunk: Buffer) => serverErr.push(chunk));
+    child.stderr!.on('end', () => serverErr.end());
     const fromServer = new LineSplitter({
       onLine: (line) => this.onServerLine(line),
       onOversizedStart: (head) => {

@@ -17,7 +17,7 @@ export function rootMethods(ctx: ServiceContext) {
     // A bucket prefix (s3://bucket/prefix) is a URL, not a path; the policy decides who may add one.
     if (!isS3Path(p) && !path.isAbsolute(p)) throw new ServiceError('BAD_REQUEST', `root must be an absolute path: ${JSON.stringify(p)}`);
     const index = await ctx.idx();
-    const real = checkRoot(p, source, ctx.rootPolicy);
+    const real = checkRoot(p, source, ctx.rootPolicy, ctx.hasConsent);
     let root: RootInfo;
     try {
       root = index.addRoot(real);

@@ -9,6 +9,7 @@
  * | `isExternalHttpUrl`    | which links may be offered to the system browser                        |
  * | `ExternalLinkGate`     | one "open in browser?" dialog at a time: a link leaves only when the user clicks Open |
  * | `checkDroppedPath`     | which dropped/opened paths the main process lets the service read      |
+ * | `checkDroppedFolder`   | which dropped folders the window may then add as a root                |
  * | `resolveStaticPath`    | which files app:// serves from the built renderer                       |
  * | `parseAssetPath`       | app:// asset URLs                                                       |
  * | `restoreBounds`        | where a remembered window goes back                                     |
@@ -113,6 +114,31 @@ export function checkDroppedPath(p: unknown): string | null {
     return 'no such file';
   }
   if (PSEUDO_FS.some((d) => real === d || real.startsWith(d + '/'))) return 'not a file anyone drops';
+  return null;
+}
+
+/**
+ * A folder the preload got from `webUtils.getPathForFile` for a real drop: absolute, plain text, a
+ * directory after following links, outside the pseudo-file systems. It is the user's consent for
+ * the window to add it as a root (roots-policy.ts still applies its hard limits). Returns the reason
+ * to refuse, or null.
+ */
+export function checkDroppedFolder(p: unknown): string | null {
+  if (typeof p !== 'string') return 'not a path';
+  try {
+    checkPathText(p);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  if (!path.isAbsolute(p)) return 'not an absolute path';
+  let real: string;
+  try {
+    real = fs.realpathSync.native(p);
+    if (!fs.statSync(real).isDirectory()) return 'not a folder';
+  } catch {
+    return 'no such folder';
+  }
+  if (PSEUDO_FS.some((d) => real === d || real.startsWith(d + '/'))) return 'not a folder anyone drops';
   return null;
 }
 
