@@ -234,7 +234,7 @@ describe('spillway setup codex', () => {
       env: { SET_UP_BY_SPILLWAY: 'added' },
       startup_timeout_sec: STARTUP_TIMEOUT_S,
     });
-    expect(c!.detail).toMatch(/startup_timeout_sec = 60: Codex waits only 10 s .*npx -y/);
+    expect(c!.detail).toMatch(/startup_timeout_sec = 120: by default Codex waits about 30 s .*npx -y/);
     expect(doc.mcp_servers.git).toEqual({ command: 'uvx', args: ['mcp-server-git'], env: { GIT_TOKEN: 'secret' } });
     expect(setupCodex({ env, mcp: { name: 'fs', server: SERVER } })[0]!.action).toBe('unchanged');
     setupCodex({ env, mcp: { name: 'fs', server: [] }, remove: true });
@@ -480,7 +480,7 @@ describe('spillway setup codex: removal of everything, created files', () => {
     fs.mkdirSync(mine.CODEX_HOME, { recursive: true });
     fs.writeFileSync(path.join(mine.CODEX_HOME, 'config.toml'), CODEX_CONFIG);
     const [w] = setupCodex({ env: mine, mcp: { name: 'git', server: [] } });
-    expect(w!.notes!.join('\n')).toMatch(/\[mcp_servers\.git\] has no startup_timeout_sec.*add startup_timeout_sec = 60/);
+    expect(w!.notes!.join('\n')).toMatch(/\[mcp_servers\.git\] has no startup_timeout_sec.*add startup_timeout_sec = 120/);
     setupCodex({ env: mine, mcp: { name: 'fs', server: SERVER } });
     const [rm] = setupCodex({ env: mine, remove: true });
     expect(rm!.action).toBe('updated');

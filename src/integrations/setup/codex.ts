@@ -14,21 +14,26 @@ import { deleteConfig, homeDir, innerServer, isObj, Manifest, missingDirs, proxy
  * (an invalid one is left untouched) and after (the result must parse, hold exactly the intended
  * server, and hold everything else unchanged), so a text edit can never produce a broken config.
  *
- * A server setup adds gets `startup_timeout_sec` ({@link STARTUP_TIMEOUT_S}): Codex gives a server
- * 10 s to start by default and then runs the whole session without its tools, saying so only on
- * stderr; a first `npx -y` of a server (nothing in npm's cache) took longer than that here.
+ * A server setup adds gets `startup_timeout_sec` ({@link STARTUP_TIMEOUT_S}): Codex gives up on a
+ * server that has not answered by then and runs the whole session without its tools, saying
+ * nothing about it in `codex exec --json` but "unsupported call" when the model calls one.
  */
 
 /**
  * Codex's startup timeout for a server setup adds (s). Measured here: `npx -y
  * @modelcontextprotocol/server-filesystem` with an empty npm cache answered `initialize` after
- * 10.3–13.1 s (3 runs, a shared 2-core machine, a fast registry link); 60 s leaves room for a slower
- * network and a bigger package, and costs nothing when the server starts fast.
+ * 10.3–13.1 s (3 runs, a shared 2-core machine, a fast registry link), and a user's first runs
+ * lost the tools to a cold npx at Codex's default. Codex connects servers in the background (the
+ * first model request does not wait), so a long timeout delays nothing; it only lets a slow first
+ * start still arrive.
  */
-export const STARTUP_TIMEOUT_S = 60;
-/** Codex's own default, from its error text ("timed out after 10 seconds"). */
-export const CODEX_DEFAULT_STARTUP_TIMEOUT_S = 10;
-const TIMEOUT_WHY = `startup_timeout_sec = ${STARTUP_TIMEOUT_S}: Codex waits only ${CODEX_DEFAULT_STARTUP_TIMEOUT_S} s for a server to start by default and then goes on without its tools, and a first \`npx -y\` download takes longer than that`;
+export const STARTUP_TIMEOUT_S = 120;
+/**
+ * Codex 0.171's own default, as observed with the real binary (test/clients/setup.test.ts and runs by
+ * hand): a server ready after ~27 s was connected, one ready after ~34 s was not.
+ */
+export const CODEX_DEFAULT_STARTUP_TIMEOUT_S = 30;
+const TIMEOUT_WHY = `startup_timeout_sec = ${STARTUP_TIMEOUT_S}: by default Codex waits about ${CODEX_DEFAULT_STARTUP_TIMEOUT_S} s for a server to start and then goes on without its tools, and a first \`npx -y\` download can take that long`;
 
 type Obj = Record<string, unknown>;
 
@@ -174,7 +179,7 @@ function editServer(file: string, ed: Edit, name: string, server: string[], remo
     const addTimeout = newMark === 'added' && !hasTimeout;
     if (addTimeout) next.startup_timeout_sec = STARTUP_TIMEOUT_S;
     if (newMark === 'wrapped' && !hasTimeout) {
-      notes.push(`[mcp_servers.${name}] has no startup_timeout_sec: Codex waits ${CODEX_DEFAULT_STARTUP_TIMEOUT_S} s for it to start and then goes on without its tools; if it starts slowly (a first \`npx -y\`), add startup_timeout_sec = ${STARTUP_TIMEOUT_S} to its table`);
+      notes.push(`[mcp_servers.${name}] has no startup_timeout_sec: Codex waits about ${CODEX_DEFAULT_STARTUP_TIMEOUT_S} s for it to start and then goes on without its tools; if it starts slowly (a first \`npx -y\`), add startup_timeout_sec = ${STARTUP_TIMEOUT_S} to its table`);
     }
     if (same(next, cur)) return { ...ed, detail: `[mcp_servers.${name}] already behind Spillway`, notes };
     detail = `[mcp_servers.${name}] runs behind spillway mcp (${target.join(' ')})${addTimeout ? `; ${TIMEOUT_WHY}` : ''}`;
