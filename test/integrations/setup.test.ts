@@ -10,6 +10,8 @@ import { SetupError } from '../../src/integrations/setup/files.js';
 import { cliArgs, ROOT, tmpDir } from './helpers.js';
 
 const BIN = path.join(ROOT, 'bin', 'spillway.js');
+/** Tests that spawn the CLI (tsx compiles it each time, several seconds per run on a loaded machine). */
+const CLI_TEST_MS = 240_000;
 const SERVER = ['npx', '-y', '@modelcontextprotocol/server-filesystem', '/home/me/work'];
 
 /** A private HOME and app data, and a PATH without any `spillway`, so the absolute form is written. */
@@ -177,7 +179,7 @@ describe('spillway setup claude-code', () => {
     const u = runSetup(['vscode'], env);
     expect(u.code).toBe(2);
     expect(u.stderr).toMatch(/unknown client "vscode"/);
-  });
+  }, CLI_TEST_MS);
 
   it('the CLI reports each file it touched', () => {
     const env = envFor();
@@ -185,7 +187,7 @@ describe('spillway setup claude-code', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^created +.*\.claude\/settings\.json: added the PostToolUse hook/m);
     expect(runSetup(['claude-code'], env).stdout).toMatch(/^unchanged /m);
-  });
+  }, CLI_TEST_MS);
 });
 
 const CODEX_CONFIG = `# my Codex config
@@ -271,7 +273,7 @@ describe('spillway setup codex', () => {
       expect(besideBackups(path.dirname(file))).toEqual([]);
     }
     expect(runSetup(['codex'], envFor()).code).toBe(1);
-  });
+  }, CLI_TEST_MS);
 
   it('property: for any server name, add then remove gives back the same document, and nothing else ever changes', () => {
     const name = fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{1,12}$/), fc.string({ minLength: 1, maxLength: 12 }).filter((s) => !/[\u0000-\u001f\u007f]/.test(s)));
@@ -303,7 +305,7 @@ describe('spillway setup claude-desktop | cursor --print', () => {
     expect(fs.readdirSync(env.HOME!)).toEqual([]);
     expect(runSetup(['claude-desktop', '--mcp', 'fs', '--', ...SERVER], env).code).toBe(1);
     expect(runSetup(['claude-desktop', '--print', '--mcp', 'fs', '--', ...SERVER], env).stdout).toMatch(/claude_desktop_config\.json/);
-  });
+  }, CLI_TEST_MS);
 });
 
 describe('spillway setup: removal, backups, symlinks, wrappers, other scopes', () => {
@@ -458,7 +460,7 @@ describe('spillway setup: removal, backups, symlinks, wrappers, other scopes', (
     expect(rm.stdout).toMatch(/^deleted +.*\.mcp\.json: removed MCP server "fs"/m);
     expect(rm.stdout).toMatch(new RegExp(`backup of the previous file: ${env.SPILLWAY_HOME!.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/backups/`));
     expect(git('status', '--porcelain', '--untracked-files=all', '--ignored')).toBe('');
-  });
+  }, CLI_TEST_MS);
 });
 
 describe('spillway setup codex: removal of everything, created files', () => {
