@@ -44,6 +44,7 @@ export function register(program: Command): void {
         '  spillway setup codex --mcp fs -- npx -y @modelcontextprotocol/server-filesystem ~/work\n' +
         '  spillway setup codex --mcp fs                       # wrap the [mcp_servers.fs] you already have\n' +
         '  spillway setup cursor --print --mcp fs -- npx -y @modelcontextprotocol/server-filesystem ~/work\n' +
+        '  spillway setup claude-code --project . --remove  # everything setup added to that project, out again\n' +
         '\nFiles are merged, never replaced: other settings stay, the old file is kept in <app data>/backups/ (the path\n' +
         'is printed), a symlinked file is written at its target, and running it again changes nothing. The command written runs this install (`spillway` when the one on PATH\n' +
         'is this install, else this node and this checkout\'s bin/spillway.js). A file that is not valid JSON/TOML is left\n' +

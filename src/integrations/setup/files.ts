@@ -19,7 +19,7 @@ export class SetupError extends Error {
   }
 }
 
-export type FileAction = 'created' | 'updated' | 'deleted' | 'unchanged' | 'removed-entry' | 'nothing-to-remove';
+export type FileAction = 'created' | 'updated' | 'deleted' | 'unchanged';
 
 export interface FileChange {
   file: string;
