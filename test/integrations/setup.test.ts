@@ -399,6 +399,12 @@ describe('spillway setup: removal, backups, symlinks, wrappers, other scopes', (
     expect(u!.notes!.join('\n')).toMatch(/also registered at project \(local\) scope .*spillway setup claude-code --project .* --remove/);
     const [s] = setupClaudeCode({ env, projectDir: project, shared: true });
     expect(s!.notes!.join('\n')).toMatch(/user scope[\s\S]*project \(local\) scope/);
+    // In the home folder the user's settings are also the project's shared ones: one warning, not two.
+    const inHome = envFor();
+    setupClaudeCode({ env: inHome, cwd: inHome.HOME });
+    const [h] = setupClaudeCode({ env: inHome, projectDir: inHome.HOME });
+    expect(h!.notes).toHaveLength(1);
+    expect(h!.notes![0]).toMatch(/at user scope/);
     // A scope with none says nothing.
     const lone = envFor();
     expect(setupClaudeCode({ env: lone, cwd: tmpDir() })[0]!.notes).toBeUndefined();

@@ -235,8 +235,11 @@ function scopesOf(o: ClaudeSetupOptions): Array<{ file: string; scope: string; f
 /** A note for each other scope that already runs Spillway's hook: Claude Code runs the hooks of every scope. */
 function otherScopeNotes(o: ClaudeSetupOptions, here: string): string[] {
   const notes: string[] = [];
+  // In the home folder, the user's settings and the project's shared ones are one file.
+  const seen = new Set([path.resolve(here)]);
   for (const s of scopesOf(o)) {
-    if (path.resolve(s.file) === path.resolve(here)) continue;
+    if (seen.has(path.resolve(s.file))) continue;
+    seen.add(path.resolve(s.file));
     let hooks: unknown[] = [];
     try {
       const v = readJsonObject(s.file).value;
