@@ -3,6 +3,7 @@ import { setupClaudeCode } from '../../integrations/setup/claude-code.js';
 import { setupCodex } from '../../integrations/setup/codex.js';
 import { PRINT_ONLY_CLIENTS, printSnippet, type PrintOnlyClient } from '../../integrations/setup/snippets.js';
 import { SetupError, type FileChange } from '../../integrations/setup/files.js';
+import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
 
 interface SetupCliOptions {
   project?: string;
@@ -19,8 +20,13 @@ function report(changes: FileChange[]): void {
   for (const c of changes) {
     process.stdout.write(`${c.action.padEnd(9)} ${c.file}: ${c.detail}\n`);
     if (c.backup) process.stdout.write(`          backup of the previous file: ${c.backup}\n`);
-    for (const n of c.notes ?? []) process.stdout.write(`note      ${n}\n`);
   }
+}
+
+/** The changes, then what the user should know beyond them (a wrapper kept, the hook at another scope). */
+function reportAll(changes: FileChange[]): void {
+  report(changes);
+  for (const n of changes.flatMap((c) => c.notes ?? [])) process.stdout.write(terminalSafe(`note      ${n}`) + '\n');
 }
 
 export function register(program: Command): void {
@@ -65,10 +71,10 @@ export function register(program: Command): void {
           return;
         }
         if (client === 'codex') {
-          report(setupCodex({ mcp: o.mcp ? { name: o.mcp, server } : undefined, remove: o.remove }));
+          reportAll(setupCodex({ mcp: o.mcp ? { name: o.mcp, server } : undefined, remove: o.remove }));
           return;
         }
-        report(setupClaudeCode({ projectDir: o.project, shared: o.shared, mcp: o.mcp ? { name: o.mcp, server } : undefined, remove: o.remove }));
+        reportAll(setupClaudeCode({ projectDir: o.project, shared: o.shared, mcp: o.mcp ? { name: o.mcp, server } : undefined, remove: o.remove }));
       } catch (err) {
         process.stderr.write(`spillway setup: ${err instanceof Error ? err.message : String(err)}\n`);
         process.exitCode = 1;
