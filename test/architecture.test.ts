@@ -21,6 +21,11 @@ interface Layer {
 const LAYERS: Record<string, Layer> = {
   'src/version': { may: [] },
   'src/pipeline': { may: [] },
+  // The package root: src/index.ts, not the src/index/ folder of the same name (the SQLite index).
+  'src/index.ts': {
+    may: ['src/pipeline', 'src/summarize'],
+    why: { 'src/summarize': "the library's guard calls summarize by default, as the CLI, the proxy and the hook do" },
+  },
   'src/summarize': { may: ['src/pipeline'] },
   'src/compress': { may: ['src/pipeline'] },
   'src/index': { may: ['src/pipeline'] },
@@ -135,7 +140,7 @@ function importsOf(file: string): Imp[] {
 const layerOf = (file: string): string | undefined => {
   const p = file.replace(/\.(ts|tsx|mts)$/, '');
   return Object.keys(LAYERS)
-    .filter((l) => p === l || p.startsWith(l + '/'))
+    .filter((l) => p === l || file === l || p.startsWith(l + '/'))
     .sort((a, b) => b.length - a.length)[0];
 };
 

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { ALL_STRATEGIES, guardLargeResult, PROFILES, type GuardOptions, type GuardResult, type Profile, type StrategyName, type SummarizeHook, type ToolResult } from '../pipeline/index.js';
-import { createSummarizer, isProviderName, PROVIDER_NAMES, type ProviderName } from '../summarize/index.js';
+import { createSummarizer, defaultProviderName, isProviderName, PROVIDER_NAMES, type ProviderName } from '../summarize/index.js';
 
 /** Options shared by `spillway mcp` and `spillway hook`. */
 export interface GuardCliOptions {
@@ -75,10 +75,9 @@ export function guardWith(o: Pick<GuardCliOptions, 'profile' | 'strategy' | 'sto
     });
 }
 
-/** The default provider: SPILLWAY_SUMMARIZER, else the offline structural one. */
+/** The default provider: SPILLWAY_SUMMARIZER, else the offline structural one (the library's too: src/summarize/default.ts). */
 export function defaultProvider(env: NodeJS.ProcessEnv = process.env): ProviderName {
-  const p = env.SPILLWAY_SUMMARIZER;
-  return isProviderName(p) ? p : 'structural';
+  return defaultProviderName(env);
 }
 
 /**

@@ -100,4 +100,45 @@ describe('spillway setup, proven in the real clients', () => {
     expect(out).toContain('Summary (structural');
     expect(out.length).toBeLessThan(20_000);
   }, RUN_MS + 60_000);
+
+  it('codex: the startup_timeout_sec setup writes is the key Codex honours: a server that takes ~40 s to start is connected with it, and given up on without it', async () => {
+    // A server slower to start than Codex's default (~30 s), as a first `npx -y` can be; a fixed
+    // sleep keeps the run independent of the registry.
+    const runOnce = async (withTimeout: boolean) => {
+      const home = tmpDir('spillway-setup-codex-slow-home-');
+      const cwd = tmpDir('spillway-setup-codex-slow-cwd-');
+      const data = path.join(cwd, 'data');
+      fs.mkdirSync(data);
+      fs.writeFileSync(path.join(data, 'big.txt'), bigText(300_000));
+      const read = { call: { name: 'read_text_file', namespace: 'mcp__fs', arguments: { path: path.join(data, 'big.txt') } } };
+      // Wait past the server's start in steps of 9 s (each under exec's own yield time), then call it.
+      const WAITS = 6;
+      const script = (body: any) => {
+        const outs = (body?.input ?? []).filter((i: any) => i?.type === 'function_call_output');
+        if (outs.length < WAITS) return { call: { name: 'exec_command', arguments: { cmd: 'sleep 9; echo waited' } } };
+        if (outs.length === WAITS) return read;
+        return { text: 'done' };
+      };
+      const d = await startResponsesDouble({ steps: Array.from({ length: WAITS + 3 }, () => script) });
+      servers.push(d);
+      const codexHome = path.join(home, '.codex');
+      fs.mkdirSync(codexHome, { recursive: true });
+      const file = path.join(codexHome, 'config.toml');
+      fs.writeFileSync(file, codexConfig(d.origin));
+      const out = setup(['codex', '--mcp', 'fs', '--', '/bin/sh', '-c', `sleep 38; exec ${process.execPath} ${FILESYSTEM} ${data}`], { HOME: home, CODEX_HOME: codexHome, SPILLWAY_HOME: path.join(home, 'spillway') });
+      expect(out).toMatch(/startup_timeout_sec = 120: by default Codex waits about 30 s/);
+      const text = fs.readFileSync(file, 'utf8');
+      expect(text).toMatch(/^startup_timeout_sec = 120$/m);
+      if (!withTimeout) fs.writeFileSync(file, text.replace(/^startup_timeout_sec = 120\n/m, ''));
+      const run = await runCodex({ baseUrl: d.origin, prompt: 'read data/big.txt', cwd, home, keepConfig: true, timeoutMs: RUN_MS });
+      expect(run.code, run.stderr.slice(-2000)).toBe(0);
+      const outs = d.toolOutputs().map((o) => JSON.stringify(o.item.output));
+      return { readOut: outs[WAITS] ?? '', log: run.stdout + run.stderr };
+    };
+    const [slowOk, slowLost] = await Promise.all([runOnce(true), runOnce(false)]);
+    expect(slowOk.readOut).toContain('[spillway] The result of `read_text_file`');
+    // Without it, Codex says nothing of the timeout; the model's call is just unknown.
+    expect(slowLost.readOut).toContain('unsupported call: mcp__fsread_text_file');
+    expect(slowLost.readOut).not.toContain('[spillway]');
+  }, RUN_MS + 120_000);
 });

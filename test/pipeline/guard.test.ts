@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { guardLargeResult, handleLargeResponse, readMeta, restorePayload, MAX_MESSAGE_CHARS, DEFAULT_LIMIT_TOKENS } from '../../src/index.js';
+import { guardLargeResult, handleLargeResponse, readMeta, restorePayload, MAX_MESSAGE_CHARS, DEFAULT_LIMIT_TOKENS } from '../../src/pipeline/index.js';
 import { fixture, listLong, tmpSession } from './helpers.js';
 
 const bigLog = (lines = 4000) =>

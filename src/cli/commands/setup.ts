@@ -23,6 +23,12 @@ function report(changes: FileChange[]): void {
   }
 }
 
+/** The changes, then what the user should know beyond them (a wrapper kept, the hook at another scope). */
+function reportAll(changes: FileChange[]): void {
+  report(changes);
+  for (const n of changes.flatMap((c) => c.notes ?? [])) process.stdout.write(terminalSafe(`note      ${n}`) + '\n');
+}
+
 export function register(program: Command): void {
   program
     .command('setup')
@@ -34,7 +40,7 @@ export function register(program: Command): void {
     .option('--project <dir>', 'claude-code: that project (.claude/settings.local.json, and .mcp.json for --mcp)')
     .option('--shared', 'claude-code with --project: the committed .claude/settings.json instead of settings.local.json')
     .option('--mcp <name>', 'put MCP server NAME behind spillway mcp: the command after --, or without one, wrap the existing server NAME')
-    .option('--remove', 'take out what setup put in (a wrapped server gets its own command back)')
+    .option('--remove', 'take out everything setup put in that scope (with --mcp NAME: the hook and that server only); a wrapped server gets its own command back')
     .option('--print', 'claude-desktop, cursor: print the config snippet (setup does not edit their files)')
     .addHelpText(
       'after',
@@ -44,8 +50,9 @@ export function register(program: Command): void {
         '  spillway setup codex --mcp fs -- npx -y @modelcontextprotocol/server-filesystem ~/work\n' +
         '  spillway setup codex --mcp fs                       # wrap the [mcp_servers.fs] you already have\n' +
         '  spillway setup cursor --print --mcp fs -- npx -y @modelcontextprotocol/server-filesystem ~/work\n' +
-        '\nFiles are merged, never replaced: other settings stay, the old file is kept as <file>.<time>.spillway-backup,\n' +
-        'and running it again changes nothing. The command written runs this install (`spillway` when the one on PATH\n' +
+        '  spillway setup claude-code --project . --remove  # everything setup added to that project, out again\n' +
+        '\nFiles are merged, never replaced: other settings stay, the old file is kept in <app data>/backups/ (the path\n' +
+        'is printed), a symlinked file is written at its target, and running it again changes nothing. The command written runs this install (`spillway` when the one on PATH\n' +
         'is this install, else this node and this checkout\'s bin/spillway.js). A file that is not valid JSON/TOML is left\n' +
         'untouched and setup exits 1.',
     )
@@ -64,11 +71,10 @@ export function register(program: Command): void {
           return;
         }
         if (client === 'codex') {
-          if (!o.mcp) throw new SetupError('Codex takes Spillway as an MCP proxy: give --mcp NAME [-- <server command>]');
-          report(setupCodex({ mcp: { name: o.mcp, server }, remove: o.remove }));
+          reportAll(setupCodex({ mcp: o.mcp ? { name: o.mcp, server } : undefined, remove: o.remove }));
           return;
         }
-        report(setupClaudeCode({ projectDir: o.project, shared: o.shared, mcp: o.mcp ? { name: o.mcp, server } : undefined, remove: o.remove }));
+        reportAll(setupClaudeCode({ projectDir: o.project, shared: o.shared, mcp: o.mcp ? { name: o.mcp, server } : undefined, remove: o.remove }));
       } catch (err) {
         process.stderr.write(`spillway setup: ${terminalSafe(err instanceof Error ? err.message : String(err))}\n`);
         process.exitCode = 1;

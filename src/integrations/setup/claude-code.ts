@@ -1,9 +1,12 @@
 import path from 'node:path';
 import {
+  deleteConfig,
   homeDir,
   innerServer,
   isObj,
   jsonText,
+  Manifest,
+  missingDirs,
   proxyEntry,
   readJsonObject,
   SETUP_MARK_ENV,
@@ -25,7 +28,10 @@ import {
  * | `--project DIR` | `DIR/.claude/settings.local.json` (per developer, not committed: the command holds this machine's paths); `--shared`: `DIR/.claude/settings.json` | `DIR/.mcp.json`, and its name in `enabledMcpjsonServers` of the same settings file (Claude Code skips project servers nobody approved) |
  *
  * Everything else in those files is kept as it was. Run it twice: nothing changes. `--remove`
- * takes out only what setup put in (an MCP server it wrapped gets its own command back).
+ * takes out everything setup put in that scope, and only that: the hook it wrote (recognised by its
+ * exact command, {@link isOurHookCommand}), every MCP server marked `SET_UP_BY_SPILLWAY` (or only
+ * `--mcp NAME`; one it wrapped gets its own command back), and the `enabledMcpjsonServers` names it
+ * added (kept in the manifest, files.ts). A file setup created is deleted once nothing is left in it.
  */
 
 type Obj = Record<string, unknown>;
@@ -41,10 +47,12 @@ export interface ClaudeSetupOptions {
   hookArgs?: string[];
   env?: NodeJS.ProcessEnv;
   now?: Date;
+  /** The folder setup runs in: at user scope, its project settings are checked for the hook too. Default process.cwd(). */
+  cwd?: string;
 }
 
-/** How a hook command that setup wrote looks, whichever install wrote it. */
-const OUR_HOOK_RE = /(^|[\s/\\'"])spillway(\.js)?['"]?\s+hook\s+claude-code(\s|$)/;
+/** A command that runs `spillway hook claude-code` somehow: setup's own, or a user's wrapper around it. */
+const RUNS_OUR_HOOK_RE = /(^|[\s/\\'"])spillway(\.js)?['"]?\s+hook\s+claude-code(\s|$)/;
 /** Claude Code's timeout for our hook (s): a summary by a remote model may take up to a minute. */
 export const HOOK_TIMEOUT_S = 120;
 
@@ -67,7 +75,43 @@ export function hookCommand(env: NodeJS.ProcessEnv = process.env, extra: string[
   return [...spillwayArgv(env), 'hook', 'claude-code', ...extra].map(shellWord).join(' ');
 }
 
-const isOurHook = (h: unknown) => isObj(h) && typeof h.command === 'string' && OUR_HOOK_RE.test(h.command);
+/**
+ * The words of a command as {@link shellWord} joins them (plain words, or single-quoted ones, one
+ * space apart), or undefined when the command is anything else: `;`, `&&`, a pipe, `$(…)`, a
+ * redirect, an env prefix with a quote in it. So a user's wrapper never parses as ours.
+ */
+function joinedWords(cmd: string): string[] | undefined {
+  const word = /([\w@%+=:,./-]+)|'([^']*(?:'\\''[^']*)*)'/y;
+  const words: string[] = [];
+  for (let pos = 0; ; pos++) {
+    word.lastIndex = pos;
+    const m = word.exec(cmd);
+    if (!m) return undefined;
+    words.push(m[1] ?? m[2]!.replace(/'\\''/g, "'"));
+    pos = word.lastIndex;
+    if (pos === cmd.length) return words;
+    if (cmd[pos] !== ' ') return undefined;
+  }
+}
+
+/**
+ * Whether a hook command is exactly one setup writes ({@link hookCommand}), by any install:
+ * `spillway hook claude-code [options]`, or `<absolute node> <absolute …/bin/spillway.js> hook
+ * claude-code [options]`. Nothing before it, nothing chained after it.
+ */
+export function isOurHookCommand(cmd: string): boolean {
+  const w = joinedWords(cmd);
+  if (!w) return false;
+  let i: number;
+  if (w[0] === 'spillway') i = 1;
+  else if (w.length > 1 && path.isAbsolute(w[0]!) && /^node(js)?[\d.]*(\.exe)?$/.test(path.basename(w[0]!)) && path.isAbsolute(w[1]!) && /[/\\]bin[/\\]spillway\.js$/.test(w[1]!)) i = 2;
+  else return false;
+  return w[i] === 'hook' && w[i + 1] === 'claude-code' && w.slice(i + 2).every((a, k, rest) => a.startsWith('--') || (k > 0 && rest[k - 1]!.startsWith('--')));
+}
+
+const isOurHook = (h: unknown) => isObj(h) && h.type === 'command' && typeof h.command === 'string' && isOurHookCommand(h.command);
+/** A hook that runs Spillway's hook inside a command setup did not write. */
+const isWrapper = (h: unknown) => isObj(h) && typeof h.command === 'string' && !isOurHook(h) && RUNS_OUR_HOOK_RE.test(h.command);
 
 function arrayAt(obj: Obj, key: string, file: string, where: string): unknown[] | undefined {
   const v = obj[key];
@@ -77,7 +121,7 @@ function arrayAt(obj: Obj, key: string, file: string, where: string): unknown[] 
 }
 
 /** Settings with our hook in (or out): everything else as it was. */
-function mergeHook(settings: Obj, file: string, command: string | undefined): { value: Obj; detail: string } {
+function mergeHook(settings: Obj, file: string, command: string | undefined): { value: Obj; detail: string; notes: string[] } {
   const value: Obj = { ...settings };
   if (value.hooks !== undefined && !isObj(value.hooks)) throw new SetupError(`${file}: "hooks" is not an object; it was left untouched.`);
   const hooks: Obj = { ...((value.hooks as Obj | undefined) ?? {}) };
@@ -86,8 +130,16 @@ function mergeHook(settings: Obj, file: string, command: string | undefined): { 
     return g;
   });
   const ours = groups.flatMap((g) => ((g.hooks as unknown[] | undefined) ?? []).filter(isOurHook));
+  const wrappers = groups.flatMap((g) => ((g.hooks as unknown[] | undefined) ?? []).filter(isWrapper)).map((h) => (h as Obj).command as string);
+  const notes = wrappers.map(
+    (c) =>
+      `kept the PostToolUse hook ${JSON.stringify(c)} in ${file}: it runs spillway hook claude-code inside a command setup did not write, so setup leaves it to you` +
+      (command !== undefined && !ours.length ? ', and added no hook of its own (the two would guard every result twice)' : ''),
+  );
+  // A wrapper of the user's already runs the hook: adding ours would run it twice.
+  if (command !== undefined && wrappers.length && !ours.length) return { value: settings, detail: 'no hook added: a hook of yours already runs Spillway', notes };
   const wanted = { type: 'command', command, timeout: HOOK_TIMEOUT_S };
-  if (command !== undefined && ours.length === 1 && JSON.stringify(ours[0]) === JSON.stringify(wanted)) return { value: settings, detail: 'hook already in place' };
+  if (command !== undefined && ours.length === 1 && JSON.stringify(ours[0]) === JSON.stringify(wanted)) return { value: settings, detail: 'hook already in place', notes };
   // Out with every hook of ours (an old install's path included), then in with the one wanted.
   let kept: Obj[] = groups
     .map((g): Obj => ({ ...g, hooks: ((g.hooks as unknown[] | undefined) ?? []).filter((h) => !isOurHook(h)) }))
@@ -105,20 +157,11 @@ function mergeHook(settings: Obj, file: string, command: string | undefined): { 
       : ours.length
         ? 'replaced the PostToolUse hook with this install\'s command'
         : 'added the PostToolUse hook for every tool (matcher "*")';
-  return { value, detail };
-}
-
-function withEnabledServer(settings: Obj, file: string, name: string, on: boolean): Obj {
-  const list = (arrayAt(settings, 'enabledMcpjsonServers', file, '') ?? []).filter((x) => x !== name);
-  const value: Obj = { ...settings };
-  if (on) value.enabledMcpjsonServers = [...list, name];
-  else if (list.length) value.enabledMcpjsonServers = list;
-  else delete value.enabledMcpjsonServers;
-  return value;
+  return { value, detail, notes };
 }
 
 /** The mcpServers map with NAME behind the proxy (or back out of it). */
-function mergeMcp(config: Obj, file: string, name: string, server: string[], remove: boolean, env: NodeJS.ProcessEnv): { value: Obj; detail: string } {
+function mergeMcp(config: Obj, file: string, name: string, server: string[], remove: boolean, env: NodeJS.ProcessEnv): { value: Obj; detail: string; mark?: SetupMark } {
   if (config.mcpServers !== undefined && !isObj(config.mcpServers)) throw new SetupError(`${file}: "mcpServers" is not an object; it was left untouched.`);
   const servers: Obj = { ...((config.mcpServers as Obj | undefined) ?? {}) };
   const existing = servers[name];
@@ -135,12 +178,13 @@ function mergeMcp(config: Obj, file: string, name: string, server: string[], rem
   if (remove) {
     if (!cur) return { value: config, detail: `no MCP server ${JSON.stringify(name)} to remove` };
     if (!inner || !mark) throw new SetupError(`${file}: MCP server ${JSON.stringify(name)} was not set up by spillway; it was left alone.`);
-    if (mark === 'added') return { value: put(undefined), detail: `removed MCP server ${JSON.stringify(name)}` };
+    if (mark === 'added') return { value: put(undefined), detail: `removed MCP server ${JSON.stringify(name)}`, mark };
     const { [SETUP_MARK_ENV]: _m, ...restEnv } = curEnv;
     const { env: _e, ...rest } = cur!;
     return {
       value: put({ ...rest, command: inner[0], args: inner.slice(1), ...(Object.keys(restEnv).length ? { env: restEnv } : {}) }),
       detail: `MCP server ${JSON.stringify(name)} runs its own command again (${inner.join(' ')})`,
+      mark,
     };
   }
   let target: string[];
@@ -166,29 +210,129 @@ function mergeMcp(config: Obj, file: string, name: string, server: string[], rem
   return { value: put(next), detail: `MCP server ${JSON.stringify(name)} runs behind spillway mcp (${target.join(' ')})` };
 }
 
+/** The MCP servers in a config that setup wrote (marked, and running `spillway mcp`). */
+function markedServers(config: Obj): string[] {
+  if (!isObj(config.mcpServers)) return [];
+  return Object.entries(config.mcpServers as Obj)
+    .filter(([, v]) => isObj(v) && isObj(v.env) && typeof (v.env as Obj)[SETUP_MARK_ENV] === 'string' && innerServer(v.command, v.args) !== undefined)
+    .map(([k]) => k);
+}
+
+/** Nothing left but empty objects: `{}`, `{"mcpServers": {}}`, `{"hooks": {}}`. */
+const isEmptyConfig = (v: Obj) => Object.values(v).every((x) => isObj(x) && Object.keys(x).length === 0);
+
+/** The scopes whose settings hold PostToolUse hooks for the same folder, each with the flags that name it. */
+function scopesOf(o: ClaudeSetupOptions): Array<{ file: string; scope: string; flags: string }> {
+  const project = path.resolve(o.projectDir ?? o.cwd ?? process.cwd());
+  const q = shellWord(o.projectDir ? path.resolve(o.projectDir) : '.');
+  return [
+    { file: claudeSettingsFile({ env: o.env }), scope: 'user', flags: '--user' },
+    { file: claudeSettingsFile({ projectDir: project, shared: true }), scope: 'project (shared)', flags: `--project ${q} --shared` },
+    { file: claudeSettingsFile({ projectDir: project }), scope: 'project (local)', flags: `--project ${q}` },
+  ];
+}
+
+/** A note for each other scope that already runs Spillway's hook: Claude Code runs the hooks of every scope. */
+function otherScopeNotes(o: ClaudeSetupOptions, here: string): string[] {
+  const notes: string[] = [];
+  // In the home folder, the user's settings and the project's shared ones are one file.
+  const seen = new Set([path.resolve(here)]);
+  for (const s of scopesOf(o)) {
+    if (seen.has(path.resolve(s.file))) continue;
+    seen.add(path.resolve(s.file));
+    let hooks: unknown[] = [];
+    try {
+      const v = readJsonObject(s.file).value;
+      const post = isObj(v.hooks) ? (v.hooks as Obj).PostToolUse : undefined;
+      hooks = Array.isArray(post) ? post.flatMap((g) => (isObj(g) && Array.isArray(g.hooks) ? g.hooks : [])) : [];
+    } catch {
+      continue; // unreadable there: not this command's business
+    }
+    const found = hooks.filter((h) => isObj(h) && typeof h.command === 'string' && RUNS_OUR_HOOK_RE.test(h.command));
+    if (!found.length) continue;
+    const how = found.some(isOurHook) ? `spillway setup claude-code ${s.flags} --remove` : 'remove it by hand: setup did not write it';
+    notes.push(`warning: the Spillway hook is also registered at ${s.scope} scope (${s.file}); Claude Code runs the hooks of every scope, so keep one: ${how}`);
+  }
+  return notes;
+}
+
 /** Merge (or remove) the hook and the optional MCP server. Reads every file first: an invalid one stops setup before anything is written. */
 export function setupClaudeCode(o: ClaudeSetupOptions): FileChange[] {
   const env = o.env ?? process.env;
+  const wo = { env, now: o.now };
+  const manifest = new Manifest(env);
   const settingsFile = claudeSettingsFile(o);
   const settings = readJsonObject(settingsFile);
+  const settingsDirs = missingDirs(settingsFile);
   const command = o.remove ? undefined : hookCommand(env, o.hookArgs ?? []);
   const hook = mergeHook(settings.value, settingsFile, command);
   let settingsValue = hook.value;
-  let mcp: { file: string; text?: string; value: Obj; detail: string; same: boolean } | undefined;
-  if (o.mcp) {
-    const mcpFile = claudeMcpFile(o);
+  const settingsDetails = [hook.detail];
+  const settingsEntry = manifest.get(settingsFile);
+  let enabledByUs = [...(settingsEntry.enabled ?? [])];
+
+  // The MCP file: read for --mcp, and for --remove (which takes out every server setup added).
+  const mcpFile = claudeMcpFile(o);
+  let mcp: { text?: string; value: Obj; details: string[]; dirs: string[]; changed: boolean } | undefined;
+  if (o.mcp || o.remove) {
     const cfg = readJsonObject(mcpFile);
-    const merged = mergeMcp(cfg.value, mcpFile, o.mcp.name, o.mcp.server, o.remove === true, env);
-    mcp = { file: mcpFile, text: cfg.text, value: merged.value, detail: merged.detail, same: merged.value === cfg.value };
-    const stillThere = isObj(merged.value.mcpServers) && (merged.value.mcpServers as Obj)[o.mcp.name] !== undefined;
-    if (o.projectDir) settingsValue = withEnabledServer(settingsValue, settingsFile, o.mcp.name, stillThere);
+    mcp = { text: cfg.text, value: cfg.value, details: [], dirs: missingDirs(mcpFile), changed: false };
+    const names = o.mcp ? [o.mcp.name] : o.remove ? markedServers(cfg.value) : [];
+    for (const name of names) {
+      const merged = mergeMcp(mcp.value, mcpFile, name, o.mcp?.server ?? [], o.remove === true, env);
+      mcp.details.push(merged.detail);
+      if (merged.value !== mcp.value) mcp.changed = true;
+      mcp.value = merged.value;
+      if (!o.projectDir) continue;
+      // Claude Code skips a project server nobody approved: setup approves the one it adds, and takes
+      // back only an approval it gave (the manifest), or that of a server it added and now removed.
+      const list = arrayAt(settingsValue, 'enabledMcpjsonServers', settingsFile, '') ?? [];
+      const stillThere = isObj(mcp.value.mcpServers) && (mcp.value.mcpServers as Obj)[name] !== undefined && !o.remove;
+      let next = list;
+      if (stillThere && !list.includes(name)) {
+        next = [...list, name];
+        enabledByUs = [...enabledByUs.filter((n) => n !== name), name];
+        settingsDetails.push(`approved ${JSON.stringify(name)} in enabledMcpjsonServers`);
+      } else if (!stillThere && list.includes(name) && (enabledByUs.includes(name) || merged.mark === 'added')) {
+        next = list.filter((x) => x !== name);
+        settingsDetails.push(`removed ${JSON.stringify(name)} from enabledMcpjsonServers`);
+      }
+      if (!stillThere) enabledByUs = enabledByUs.filter((n) => n !== name);
+      if (next !== list) {
+        const { enabledMcpjsonServers: _e, ...rest } = settingsValue;
+        settingsValue = next.length ? { ...settingsValue, enabledMcpjsonServers: next } : rest;
+      }
+    }
+    if (o.remove && !o.mcp && !names.length && cfg.text !== undefined) mcp.details.push('no MCP server set up by Spillway here');
   }
+  const notes = [...hook.notes, ...(o.remove ? [] : otherScopeNotes(o, settingsFile))];
+
   const changes: FileChange[] = [];
   const settingsText = settingsValue === settings.value && settings.text !== undefined ? settings.text : jsonText(settingsValue);
-  if (!(o.remove && settings.text === undefined)) changes.push(writeConfig(settingsFile, settings.text, settingsText, hook.detail, o.now));
-  if (mcp) {
-    const text = mcp.same && mcp.text !== undefined ? mcp.text : jsonText(mcp.value);
-    if (!(o.remove && mcp.text === undefined)) changes.push(writeConfig(mcp.file, mcp.text, text, mcp.detail, o.now));
+  const settingsDetail = settingsDetails.join('; ');
+  if (!(o.remove && settings.text === undefined)) {
+    let c: FileChange;
+    if (o.remove && settingsEntry.created && isEmptyConfig(settingsValue)) c = deleteConfig(settingsFile, settingsDetail, settingsEntry.dirs ?? [], wo);
+    else c = writeConfig(settingsFile, settings.text, settingsText, settingsDetail, wo);
+    if (notes.length) c.notes = notes;
+    changes.push(c);
+    manifest.set(settingsFile, {
+      created: c.action === 'created' || (settingsEntry.created && c.action !== 'deleted'),
+      dirs: c.action === 'created' ? settingsDirs : settingsEntry.dirs,
+      enabled: c.action === 'deleted' ? [] : enabledByUs,
+    });
   }
+  if (mcp && mcp.text === undefined && o.remove) mcp = undefined; // nothing there to remove from
+  if (mcp) {
+    const entry = manifest.get(mcpFile);
+    const text = !mcp.changed && mcp.text !== undefined ? mcp.text : jsonText(mcp.value);
+    const detail = mcp.details.join('; ');
+    let c: FileChange;
+    if (o.remove && entry.created && isEmptyConfig(mcp.value)) c = deleteConfig(mcpFile, detail, entry.dirs ?? [], wo);
+    else c = writeConfig(mcpFile, mcp.text, text, detail, wo);
+    changes.push(c);
+    manifest.set(mcpFile, { created: c.action === 'created' || (entry.created && c.action !== 'deleted'), dirs: c.action === 'created' ? mcp.dirs : entry.dirs });
+  }
+  manifest.save();
   return changes;
 }

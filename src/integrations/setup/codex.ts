@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { parse, stringify } from 'smol-toml';
-import { homeDir, innerServer, isObj, proxyEntry, readText, SETUP_MARK_ENV, SetupError, writeConfig, type FileChange, type SetupMark } from './files.js';
+import { deleteConfig, homeDir, innerServer, isObj, Manifest, missingDirs, proxyEntry, readText, SETUP_MARK_ENV, SetupError, writeConfig, type FileChange, type SetupMark } from './files.js';
 
 /**
  * `spillway setup codex --mcp NAME [-- CMD…]`: an `[mcp_servers.NAME]` table in
@@ -13,7 +13,27 @@ import { homeDir, innerServer, isObj, proxyEntry, readText, SETUP_MARK_ENV, Setu
  * smol-toml (a small, spec-compliant TOML 1.0 parser with no dependencies) checks the file before
  * (an invalid one is left untouched) and after (the result must parse, hold exactly the intended
  * server, and hold everything else unchanged), so a text edit can never produce a broken config.
+ *
+ * A server setup adds gets `startup_timeout_sec` ({@link STARTUP_TIMEOUT_S}): Codex gives up on a
+ * server that has not answered by then and runs the whole session without its tools, saying
+ * nothing about it in `codex exec --json` but "unsupported call" when the model calls one.
  */
+
+/**
+ * Codex's startup timeout for a server setup adds (s). Measured here: `npx -y
+ * @modelcontextprotocol/server-filesystem` with an empty npm cache answered `initialize` after
+ * 10.3–13.1 s (3 runs, a shared 2-core machine, a fast registry link), and a user's first runs
+ * lost the tools to a cold npx at Codex's default. Codex connects servers in the background (the
+ * first model request does not wait), so a long timeout delays nothing; it only lets a slow first
+ * start still arrive.
+ */
+export const STARTUP_TIMEOUT_S = 120;
+/**
+ * Codex 0.171's own default, as observed with the real binary (test/clients/setup.test.ts and runs by
+ * hand): a server ready after ~27 s was connected, one ready after ~34 s was not.
+ */
+export const CODEX_DEFAULT_STARTUP_TIMEOUT_S = 30;
+const TIMEOUT_WHY = `startup_timeout_sec = ${STARTUP_TIMEOUT_S}: by default Codex waits about ${CODEX_DEFAULT_STARTUP_TIMEOUT_S} s for a server to start and then goes on without its tools, and a first \`npx -y\` download can take that long`;
 
 type Obj = Record<string, unknown>;
 
@@ -24,7 +44,8 @@ function same(a: unknown, b: unknown): boolean {
 }
 
 export interface CodexSetupOptions {
-  mcp: { name: string; server: string[] };
+  /** The server to add, wrap or remove; with `remove` and no `mcp`, every server setup added. */
+  mcp?: { name: string; server: string[] };
   remove?: boolean;
   env?: NodeJS.ProcessEnv;
   now?: Date;
@@ -99,13 +120,16 @@ function without(doc: Obj, name: string): Obj {
   return Object.keys(rest).length ? { ...top, mcp_servers: rest } : top;
 }
 
-export function setupCodex(o: CodexSetupOptions): FileChange[] {
-  const env = o.env ?? process.env;
-  const file = codexConfigFile(env);
-  const { name, server } = o.mcp;
-  if (!name) throw new SetupError('give the server a name: --mcp NAME');
-  const before = readText(file);
-  const doc = before === undefined ? {} : parseToml(before, file);
+interface Edit {
+  text: string;
+  doc: Obj;
+  detail?: string;
+  notes: string[];
+}
+
+/** One server's edit of the text (added, wrapped, unwrapped or removed); `detail` undefined: nothing to do. */
+function editServer(file: string, ed: Edit, name: string, server: string[], remove: boolean, env: NodeJS.ProcessEnv): Edit {
+  const { doc } = ed;
   let cur: Obj | undefined;
   try {
     cur = serverOf(doc, name);
@@ -115,11 +139,12 @@ export function setupCodex(o: CodexSetupOptions): FileChange[] {
   const curEnv = isObj(cur?.env) ? (cur!.env as Obj) : {};
   const mark = curEnv[SETUP_MARK_ENV] as SetupMark | undefined;
   const inner = cur ? innerServer(cur.command, cur.args) : undefined;
+  const notes: string[] = [];
 
   let next: Obj | undefined;
   let detail: string;
-  if (o.remove) {
-    if (!cur) return before === undefined ? [] : [{ file, action: 'nothing-to-remove', detail: `no MCP server ${JSON.stringify(name)} to remove` }];
+  if (remove) {
+    if (!cur) return { ...ed, detail: `no MCP server ${JSON.stringify(name)} to remove`, notes };
     if (!inner || !mark) throw new SetupError(`${file}: MCP server ${JSON.stringify(name)} was not set up by spillway; it was left alone.`);
     if (mark === 'added') {
       next = undefined;
@@ -148,11 +173,19 @@ export function setupCodex(o: CodexSetupOptions): FileChange[] {
     }
     const entry = proxyEntry('codex', target, env);
     next = { ...(cur ?? {}), command: entry.command, args: entry.args, env: { ...curEnv, [SETUP_MARK_ENV]: newMark } };
-    if (same(next, cur)) return [{ file, action: 'unchanged', detail: `[mcp_servers.${name}] already behind Spillway` }];
-    detail = `[mcp_servers.${name}] runs behind spillway mcp (${target.join(' ')})`;
+    const hasTimeout = cur?.startup_timeout_sec !== undefined || cur?.startup_timeout_ms !== undefined;
+    // Only a server setup adds gets the timeout, so removal takes it out with the table; a wrapped
+    // server is the user's, and is told.
+    const addTimeout = newMark === 'added' && !hasTimeout;
+    if (addTimeout) next.startup_timeout_sec = STARTUP_TIMEOUT_S;
+    if (newMark === 'wrapped' && !hasTimeout) {
+      notes.push(`[mcp_servers.${name}] has no startup_timeout_sec: Codex waits about ${CODEX_DEFAULT_STARTUP_TIMEOUT_S} s for it to start and then goes on without its tools; if it starts slowly (a first \`npx -y\`), add startup_timeout_sec = ${STARTUP_TIMEOUT_S} to its table`);
+    }
+    if (same(next, cur)) return { ...ed, detail: `[mcp_servers.${name}] already behind Spillway`, notes };
+    detail = `[mcp_servers.${name}] runs behind spillway mcp (${target.join(' ')})${addTimeout ? `; ${TIMEOUT_WHY}` : ''}`;
   }
 
-  let text = before ?? '';
+  let text = ed.text;
   if (cur) {
     const c = cutServer(text, name);
     if (c.cut === 0) throw new SetupError(`${file}: MCP server ${JSON.stringify(name)} is written as an inline table or dotted keys, which setup does not edit; change it by hand.`);
@@ -162,7 +195,7 @@ export function setupCodex(o: CodexSetupOptions): FileChange[] {
     const block = stringify({ mcp_servers: { [name]: next } }).trimEnd();
     text = `${text.replace(/\s*$/, '')}${text.trim() ? '\n\n' : ''}${MARKER_PREFIX}${name} runs behind spillway mcp (undo: spillway setup codex --mcp ${name} --remove)\n${block}\n`;
   } else {
-    text = `${text.replace(/\s*$/, '')}\n`;
+    text = text.trim() ? `${text.replace(/\s*$/, '')}\n` : '';
   }
   // The edit must give exactly the intended document.
   const after = parseToml(text, file);
@@ -170,5 +203,42 @@ export function setupCodex(o: CodexSetupOptions): FileChange[] {
   if (!same(got, next) || !same(without(after, name), without(doc, name))) {
     throw new SetupError(`${file}: the edited file would not hold what was intended (its layout is one setup cannot edit safely); it was left untouched.`);
   }
-  return [writeConfig(file, before, text, detail, o.now)];
+  return { text, doc: after, detail, notes: [...ed.notes, ...notes] };
+}
+
+/** The servers in config.toml that setup wrote (marked, and running `spillway mcp`). */
+function markedServers(doc: Obj): string[] {
+  if (!isObj(doc.mcp_servers)) return [];
+  return Object.entries(doc.mcp_servers as Obj)
+    .filter(([, v]) => isObj(v) && isObj(v.env) && typeof (v.env as Obj)[SETUP_MARK_ENV] === 'string' && innerServer(v.command, v.args) !== undefined)
+    .map(([k]) => k);
+}
+
+export function setupCodex(o: CodexSetupOptions): FileChange[] {
+  const env = o.env ?? process.env;
+  const file = codexConfigFile(env);
+  if (o.mcp && !o.mcp.name) throw new SetupError('give the server a name: --mcp NAME');
+  if (!o.mcp && !o.remove) throw new SetupError('Codex takes Spillway as an MCP proxy: give --mcp NAME [-- <server command>]');
+  const before = readText(file);
+  const dirs = missingDirs(file);
+  const doc = before === undefined ? {} : parseToml(before, file);
+  if (o.remove && before === undefined) return [];
+  const names = o.mcp ? [o.mcp.name] : markedServers(doc);
+  let ed: Edit = { text: before ?? '', doc, notes: [] };
+  const details: string[] = [];
+  for (const name of names) {
+    ed = editServer(file, ed, name, o.mcp?.server ?? [], o.remove === true, env);
+    details.push(ed.detail!);
+  }
+  if (!names.length) details.push('no MCP server set up by Spillway here');
+  const manifest = new Manifest(env);
+  const entry = manifest.get(file);
+  const wo = { env, now: o.now };
+  let c: FileChange;
+  if (o.remove && entry.created && ed.text.trim() === '' && ed.text !== before) c = deleteConfig(file, details.join('; '), entry.dirs ?? [], wo);
+  else c = writeConfig(file, before, ed.text, details.join('; '), wo);
+  if (ed.notes.length) c.notes = ed.notes;
+  manifest.set(file, { created: c.action === 'created' || (entry.created && c.action !== 'deleted'), dirs: c.action === 'created' ? dirs : entry.dirs });
+  manifest.save();
+  return [c];
 }

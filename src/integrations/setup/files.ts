@@ -1,12 +1,14 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { appDataDir } from '../../pipeline/config.js';
 
 /**
- * What `spillway setup` shares between clients: reading a config file without ever damaging it,
- * writing it back atomically with its mode kept and a backup beside it, and the command line that
- * runs this very install of Spillway.
+ * What `spillway setup` shares between clients: reading a config file without ever damaging it
+ * (through a symlink to its target), writing it back atomically with its mode kept and a backup in
+ * app data, the manifest of what setup added, and the command line that runs this very install.
  */
 
 /** A config file that cannot be merged (bad JSON or TOML, an unexpected shape): left exactly as it was. */
@@ -17,7 +19,7 @@ export class SetupError extends Error {
   }
 }
 
-export type FileAction = 'created' | 'updated' | 'unchanged' | 'removed-entry' | 'nothing-to-remove';
+export type FileAction = 'created' | 'updated' | 'deleted' | 'unchanged';
 
 export interface FileChange {
   file: string;
@@ -26,22 +28,47 @@ export interface FileChange {
   backup?: string;
   /** What changed, for the user. */
   detail: string;
+  /** What the user should know that is not a change: a hook also registered in another scope, a wrapper kept. */
+  notes?: string[];
 }
 
 /** Largest config file `setup` reads (Claude Code's ~/.claude.json grows with history, but not this far). */
 export const MAX_CONFIG_FILE_BYTES = 64 * 1024 * 1024;
 
-export function readText(file: string): string | undefined {
+/**
+ * Where a config file's content really lives: the file itself, or, when it is a symlink (a dotfiles
+ * repo), the file the link points to, so the write goes there and the link stays a link. A link
+ * whose target is missing is refused: setup would otherwise create a file somewhere the user did not
+ * name.
+ */
+export function contentPath(file: string): string {
   let st: fs.Stats;
   try {
-    st = fs.statSync(file);
+    st = fs.lstatSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return file;
+    throw new SetupError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  if (!st.isSymbolicLink()) return file;
+  try {
+    return fs.realpathSync(file);
+  } catch (err) {
+    throw new SetupError(`${file} is a symlink to ${fs.readlinkSync(file)}, which cannot be opened (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); it was left untouched. Create its target, or remove the link, and run setup again.`);
+  }
+}
+
+export function readText(file: string): string | undefined {
+  const real = contentPath(file);
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(real);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new SetupError(`cannot read ${file}: ${(err as Error).message}`);
   }
   if (!st.isFile()) throw new SetupError(`${file} is not a regular file`);
   if (st.size > MAX_CONFIG_FILE_BYTES) throw new SetupError(`${file} is larger than ${MAX_CONFIG_FILE_BYTES} bytes; not touching it`);
-  return fs.readFileSync(file, 'utf8');
+  return fs.readFileSync(real, 'utf8');
 }
 
 type Obj = Record<string, unknown>;
@@ -70,24 +97,68 @@ function stamp(now: Date): string {
   return now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
 }
 
+/** Setup's own folders in app data: private (0700), as they hold copies of config files that may carry tokens. */
+function privateDir(dir: string): string {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  fs.chmodSync(dir, 0o700);
+  return dir;
+}
+
+/** `<app data>/backups/`: every copy setup keeps of a file before it changes it. */
+export function backupDir(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(appDataDir(env), 'backups');
+}
+
 /**
- * Write `text` to `file` when it differs from `previous`: the old content is first copied to
- * `<file>.<UTC time>.spillway-backup`, then the new one goes to a temp file with the same mode and
- * is renamed into place, so a crash leaves either file whole.
+ * Copy `file`'s current content to `<app data>/backups/<name>.<hash of its path>.<UTC time>.spillway-backup`
+ * (0600, never overwriting one): never beside the file, where it would show in a project's git
+ * status. The hash tells apart two files of the same name (a project's and the user's settings.json).
  */
-export function writeConfig(file: string, previous: string | undefined, text: string, detail: string, now = new Date()): FileChange {
+function backUp(file: string, text: string, env: NodeJS.ProcessEnv, now: Date): string {
+  const dir = privateDir(backupDir(env));
+  const tag = crypto.createHash('sha256').update(path.resolve(file)).digest('hex').slice(0, 8);
+  const base = `${path.basename(file).replace(/^\.+/, '')}.${tag}.${stamp(now)}`;
+  for (let i = 0; ; i++) {
+    const backup = path.join(dir, `${base}${i ? `-${i}` : ''}.spillway-backup`);
+    try {
+      const fd = fs.openSync(backup, 'wx', 0o600);
+      try {
+        fs.writeFileSync(fd, text);
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+      return backup;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+}
+
+export interface WriteOptions {
+  now?: Date;
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Write `text` to `file` when it differs from `previous`: the old content is first copied to app
+ * data ({@link backUp}), then the new one goes to a temp file with the same mode and is renamed into
+ * place, so a crash leaves either file whole. A symlinked file is written at its target (the link
+ * is kept).
+ */
+export function writeConfig(file: string, previous: string | undefined, text: string, detail: string, o: WriteOptions = {}): FileChange {
   if (previous === text) return { file, action: 'unchanged', detail };
-  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const env = o.env ?? process.env;
+  const real = contentPath(file);
+  const existed = fs.existsSync(real);
+  if (!existed) fs.mkdirSync(path.dirname(real), { recursive: true });
   let mode = 0o644;
   let backup: string | undefined;
-  if (previous !== undefined) {
-    mode = fs.statSync(file).mode & 0o777;
-    backup = `${file}.${stamp(now)}.spillway-backup`;
-    for (let i = 1; fs.existsSync(backup); i++) backup = `${file}.${stamp(now)}-${i}.spillway-backup`;
-    fs.copyFileSync(file, backup, fs.constants.COPYFILE_EXCL);
-    fs.chmodSync(backup, mode);
+  if (existed) {
+    mode = fs.statSync(real).mode & 0o777;
+    backup = backUp(file, fs.readFileSync(real, 'utf8'), env, o.now ?? new Date());
   }
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
+  const tmp = path.join(path.dirname(real), `.${path.basename(real)}.${process.pid}.${Date.now()}.tmp`);
   const fd = fs.openSync(tmp, 'wx', mode);
   try {
     fs.writeFileSync(fd, text);
@@ -96,12 +167,105 @@ export function writeConfig(file: string, previous: string | undefined, text: st
     fs.closeSync(fd);
   }
   try {
-    fs.renameSync(tmp, file);
+    fs.renameSync(tmp, real);
   } catch (err) {
     fs.rmSync(tmp, { force: true });
     throw err;
   }
-  return { file, action: previous === undefined ? 'created' : 'updated', ...(backup ? { backup } : {}), detail };
+  const via = real !== file ? `; written through the symlink to ${real}` : '';
+  return { file, action: existed ? 'updated' : 'created', ...(backup ? { backup } : {}), detail: detail + via };
+}
+
+/**
+ * Delete a file setup created, now that nothing but setup's own entries was ever in it (what is
+ * left is `{}`, `{"mcpServers": {}}` or blank). A backup is kept first; folders setup created for it
+ * go too when empty. A symlink is never deleted (the user made it).
+ */
+export function deleteConfig(file: string, detail: string, dirs: string[], o: WriteOptions = {}): FileChange {
+  const st = fs.lstatSync(file);
+  if (!st.isFile()) return { file, action: 'updated', detail };
+  const backup = backUp(file, fs.readFileSync(file, 'utf8'), o.env ?? process.env, o.now ?? new Date());
+  fs.rmSync(file);
+  for (const d of [...dirs].sort((a, b) => b.length - a.length)) {
+    try {
+      fs.rmdirSync(d);
+    } catch {
+      /* not empty, or gone: keep it */
+    }
+  }
+  return { file, action: 'deleted', backup, detail: `${detail}; setup had created the file and nothing else is in it, so it was deleted` };
+}
+
+/**
+ * What setup remembers of the files it touched, in `<app data>/setup/manifest.json`: which files it
+ * created (so removal deletes them when they are left empty) and which names it put in a list it
+ * shares with the user (`enabledMcpjsonServers`), which no mark inside the file can carry. Entries
+ * inside the files carry their own mark (the exact hook command; `SET_UP_BY_SPILLWAY` in a server's
+ * env), so removal still finds them when this manifest is gone.
+ */
+export interface ManifestEntry {
+  /** Setup created the file. */
+  created?: boolean;
+  /** Folders setup created for it (deepest last), removed with it when empty. */
+  dirs?: string[];
+  /** Names setup added to the file's `enabledMcpjsonServers`. */
+  enabled?: string[];
+}
+
+interface ManifestDoc {
+  version: 1;
+  files: Record<string, ManifestEntry>;
+}
+
+export class Manifest {
+  private doc: ManifestDoc;
+  private dirty = false;
+  constructor(private readonly env: NodeJS.ProcessEnv = process.env) {
+    this.doc = { version: 1, files: {} };
+    try {
+      const v = JSON.parse(fs.readFileSync(this.file, 'utf8')) as ManifestDoc;
+      if (isObj(v) && isObj(v.files)) this.doc = { version: 1, files: v.files };
+    } catch {
+      /* none yet, or unreadable: start empty (entries in the files still carry their marks) */
+    }
+  }
+  get file(): string {
+    return path.join(appDataDir(this.env), 'setup', 'manifest.json');
+  }
+  get(file: string): ManifestEntry {
+    const e = this.doc.files[path.resolve(file)];
+    return isObj(e) ? e : {};
+  }
+  set(file: string, entry: ManifestEntry): void {
+    const key = path.resolve(file);
+    const clean: ManifestEntry = {
+      ...(entry.created ? { created: true } : {}),
+      ...(entry.created && entry.dirs?.length ? { dirs: entry.dirs } : {}),
+      ...(entry.enabled?.length ? { enabled: entry.enabled } : {}),
+    };
+    if (JSON.stringify(clean) === JSON.stringify(this.doc.files[key] ?? {})) return;
+    if (Object.keys(clean).length) this.doc.files[key] = clean;
+    else delete this.doc.files[key];
+    this.dirty = true;
+  }
+  save(): void {
+    if (!this.dirty) return;
+    const dir = privateDir(path.dirname(this.file));
+    const tmp = path.join(dir, `.manifest.${process.pid}.${Date.now()}.tmp`);
+    fs.writeFileSync(tmp, jsonText(this.doc), { mode: 0o600, flag: 'wx' });
+    fs.renameSync(tmp, this.file);
+    this.dirty = false;
+  }
+}
+
+/** The folders that do not exist yet on the way to `file` (shallowest first). */
+export function missingDirs(file: string): string[] {
+  const out: string[] = [];
+  for (let d = path.dirname(contentPath(file)); !fs.existsSync(d); d = path.dirname(d)) {
+    out.unshift(d);
+    if (path.dirname(d) === d) break;
+  }
+  return out;
 }
 
 /** The folder of this Spillway install: the one whose package.json is named "spillway", above this module. */
