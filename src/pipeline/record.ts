@@ -87,7 +87,7 @@ export function recordOf(
     const fileName = c.key.slice(c.key.lastIndexOf('/') + 1);
     const message = buildMessage({
       action, toolName: o.toolName, estimate: spill.estimate, estimateSampled: spill.sampled !== undefined, limitTokens: ctx.limit, kind,
-      bytes: payload.byteLength, sessionPath: store.location, payloadPath: store.describe(c.key), assets, summary: shown.summary,
+      bytes: payload.byteLength, ...(ctx.shown !== undefined ? { shownBytes: Buffer.byteLength(ctx.shown) } : {}), sessionPath: store.location, payloadPath: store.describe(c.key), assets, summary: shown.summary,
       preview: shown.preview, inlineText: action === 'inline-assets' ? linked?.text : undefined, inlineTokens: placed.inlineTokens, storeNote,
       reason: placed.shownAs, readMore: o.readMore, incomplete: o.incomplete,
     });

@@ -232,8 +232,8 @@ export interface GuardOptions {
 }
 
 /**
- * The tools a model has for reading a spilled payload: `claude-code` (its Read and Grep, or grep in
- * Bash), `drill-down` (the proxy's spillway_read / spillway_grep / spillway_query), `generic`
+ * The tools a model has for reading a spilled payload: `claude-code` (Read, and grep in Bash or the Grep
+ * tool when it is offered), `drill-down` (the proxy's spillway_read / spillway_grep / spillway_query), `generic`
  * (names no tool: the library cannot know the agent's).
  */
 export type ReadMoreTools = 'claude-code' | 'drill-down' | 'generic';
