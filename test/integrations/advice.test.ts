@@ -8,6 +8,9 @@ import { readMoreAdvice } from '../../src/pipeline/message.js';
 import { guardToolResult } from '../../src/integrations/mcp/tool-result.js';
 import { clientProfile } from '../../src/cli/commands/mcp.js';
 import { guardWith } from '../../src/integrations/options.js';
+import { createSummarizer } from '../../src/summarize/index.js';
+import { handleClaudeCodeHook } from '../../src/integrations/hooks/claude-code.js';
+import path from 'node:path';
 import { tmpDir } from './helpers.js';
 
 const textOf = (out: Record<string, unknown> | null) => (out!.content as Array<{ text: string }>)[0]!.text;
@@ -42,5 +45,27 @@ describe('behind `spillway mcp --client claude-code`', () => {
     expect(clientProfile(undefined)).toBe('o200k');
     const out = await guardToolResult(result, { toolName: 'read_text_file' }, { guard: guardWith({}, clientProfile('claude-code')), client: 'claude-code', session: async () => tmpDir(), log: () => {} });
     expect(textOf(out)).toMatch(/~[\d,]+ tokens \([a-z0-9-]+(, exact| estimate), claude\)/);
+  });
+});
+
+describe('a Read that Claude Code cut at its token cap', () => {
+  it('of a JSON file: classified by its content (json, a schema of the part shown), and the message says what was saved', async () => {
+    const rows = Array.from({ length: 1000 }, (_, i) => ({ id: i, name: `item ${i}`, tags: ['a', 'b'], price: i * 1.5, meta: { created: '2026-01-01', note: 'some words here to make it long' } }));
+    const whole = JSON.stringify({ rows }, null, 2);
+    const lines = whole.split('\n');
+    // The tool_response 2.1.328 hands the hook for such a Read (recorded from a real run: 4,076 of 13,004 lines).
+    const content = lines.slice(0, 4076).join('\n');
+    const filePath = '/home/user/work/big.json';
+    const input = {
+      session_id: 'a1b2c3d4-5e6f-4a5b-8c9d-0e1f2a3b4c5d', hook_event_name: 'PostToolUse', tool_name: 'Read', tool_input: { file_path: filePath }, tool_use_id: 'toolu_01cut',
+      tool_response: { type: 'text', file: { filePath, content, numLines: 4076, startLine: 1, totalLines: lines.length, truncatedByTokenCap: true } },
+    };
+    const r = await handleClaudeCodeHook(JSON.stringify(input), { guard: guardLargeResult, sessionDir: path.join(tmpDir(), 's'), summarize: createSummarizer({ provider: 'structural' }) });
+    const msg = (r.output!.hookSpecificOutput.updatedToolOutput as { file: { content: string } }).file.content;
+    expect(msg).toMatch(/too large for the context: .* \(json, [\d.]+ KB\)/);
+    expect(msg).toContain(`NOT in full: Claude Code's Read showed only lines 1–4,076 of ${lines.length.toLocaleString('en-US')} (its token cap)`);
+    expect(msg).toMatch(/JSON object, [\d,]+ bytes, 4,076 lines, ~[\d,]+ tokens; cut short after/);
+    expect(msg).toContain('$.rows[*].price: number');
+    expect(msg).not.toMatch(/\bCode, [\d,]+ bytes/);
   });
 });

@@ -119,8 +119,21 @@ describe('structural summary: JSON', () => {
   });
 
   it('invalid JSON is still summarized, as text', () => {
-    const out = structuralSummary('{"a": 1, "b": [1, 2, ', { kind: 'json' });
+    const out = structuralSummary('{"a": 1, "b": [1, 2,, 3]}', { kind: 'json' });
     expect(out).toMatch(/JSON that does not parse/);
+  });
+
+  it('JSON cut short (a Read stopped at the token cap) is JSON by its content, and gets the schema of the part shown', () => {
+    const whole = JSON.stringify({ orders: records }, null, 2);
+    const cut = whole.split('\n').slice(0, 3509).join('\n') + '\n';
+    expect(() => JSON.parse(cut)).toThrow();
+    expect(detectTextKind(cut)).toBe('json');
+    const out = structuralSummary(cut, {});
+    expect(out).toMatch(/^JSON object, [\d,]+ bytes, 3,509 lines, ~[\d,]+ tokens; cut short after 3,50\d lines: the schema below is of the part shown/);
+    expect(out).toContain('$.orders[*].amount: number');
+    expect(out).not.toMatch(/^Code, /);
+    // Not every text that opens with a bracket is JSON cut short.
+    expect(detectTextKind('[INFO] started\n[INFO] listening on :8080\n[WARN] slow\n[INFO] done\n')).not.toBe('json');
   });
 });
 

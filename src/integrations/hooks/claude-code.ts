@@ -188,7 +188,7 @@ async function subjectOf(input: ClaudeCodeHookInput, reading: Reading & { kind: 
     };
   }
   const p: PersistedOutput | undefined = reading.persisted;
-  if (!p) return { value: reading.text };
+  if (!p) return { value: reading.text, ...(reading.partial ? { incomplete: reading.partial } : {}) };
   const full = await readPersisted(input, p.path);
   if ('bytes' in full) {
     if (p.source === 'bash') {
