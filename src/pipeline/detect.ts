@@ -2,6 +2,9 @@ import { isUtf8 } from 'node:buffer';
 import type { ContentKind } from './types.js';
 import { scanJsonPrefix } from './json-prefix.js';
 
+// JSON cut short is part of telling kinds apart; the summarizer closes it to read its schema.
+export { closeJsonPrefix } from './json-prefix.js';
+
 /**
  * Content detection, cheapest check first: emptiness, NUL bytes, UTF-8 validity and control
  * characters over the WHOLE input (native scans), then the text kind from the head.

@@ -40,6 +40,8 @@ export interface MessageParts {
   readMore?: ReadMoreTools;
   /** What the saved payload lacks, when the guard did not get the whole tool output. */
   incomplete?: string;
+  /** A local copy of the payload, for an agent that reads files; `payloadPath` is then the durable copy (a bucket URL). */
+  localPath?: string;
   /** Where the result went when it is not where the caller asked (a fallback store), and why. */
   storeNote?: string;
   /** Why a spill happened when it is not the size: the result is binary, or it fits but its assets had to go and the rest is too long to show here. */
@@ -141,7 +143,10 @@ export function buildMessage(p: MessageParts): string {
         (p.incomplete ? `It was saved instead, but NOT in full: ${p.incomplete}` : 'It was saved in full instead.'),
     );
   }
-  if (p.payloadPath && rel) {
+  if (p.payloadPath && rel && p.localPath) {
+    out.push(`Saved: ${rel} (in session ${p.sessionPath}); durable copy: ${p.payloadPath}`);
+    out.push(`Absolute path: ${p.localPath} (a local copy to read)`);
+  } else if (p.payloadPath && rel) {
     out.push(`Saved: ${rel} (in session ${p.sessionPath})`);
     out.push(`Absolute path: ${p.payloadPath}`);
   }

@@ -8,8 +8,7 @@ import { JsonProfiler } from './json.js';
 import { summarizeLog } from './log.js';
 import { Budget, fmt } from './out.js';
 import { htmlToText, summarizeProse } from './prose.js';
-import { detectTextFormat, unwrapText, type TextWrapper } from '../../pipeline/detect.js';
-import { closeJsonPrefix } from '../../pipeline/json-prefix.js';
+import { closeJsonPrefix, detectTextFormat, unwrapText, type TextWrapper } from '../../pipeline/detect.js';
 
 export interface StructuralOptions {
   /** Keywords or a question: ranks what is kept. */
