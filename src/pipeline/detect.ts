@@ -1,5 +1,9 @@
 import { isUtf8 } from 'node:buffer';
 import type { ContentKind } from './types.js';
+import { scanJsonPrefix } from './json-prefix.js';
+
+// JSON cut short is part of telling kinds apart; the summarizer closes it to read its schema.
+export { closeJsonPrefix } from './json-prefix.js';
 
 /**
  * Content detection, cheapest check first: emptiness, NUL bytes, UTF-8 validity and control
@@ -409,6 +413,16 @@ export function detectTextKind(text: string): ContentKind {
   return detectTextFormat(text).kind;
 }
 
+/** Lines, or chars, a cut JSON text must span before it is called JSON: `{` and a word are not a file. */
+const MIN_CUT_JSON_LINES = 3;
+const MIN_CUT_JSON_CHARS = 1_000;
+
+function looksLikeCutJson(text: string): boolean {
+  let nl = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && nl < MIN_CUT_JSON_LINES; i = text.indexOf('\n', i + 1)) nl++;
+  return (nl >= MIN_CUT_JSON_LINES || text.length >= MIN_CUT_JSON_CHARS) && scanJsonPrefix(text).state === 'prefix';
+}
+
 function plainTextKind(text: string): ContentKind {
   const head = text.length > KIND_SNIFF_CHARS ? text.slice(0, KIND_SNIFF_CHARS) : text;
   const trimmed = head.trimStart();
@@ -433,6 +447,9 @@ function plainTextKind(text: string): ContentKind {
   if (head.includes('\0')) return 'binary';
   const lines = splitHeadLines(head, 200);
   if ((c === 0x7b || c === 0x5b) && looksNdjson(lines)) return 'ndjson';
+  // JSON cut short (a Read stopped at the client's token cap, a head): still JSON by its content.
+  // A large text is judged by its head, as above.
+  if ((c === 0x7b || c === 0x5b) && looksLikeCutJson(text.length <= JSON_CONFIRM_MAX_CHARS ? text : head)) return 'json';
   if (HTML_RE.test(head)) return 'html';
   if (XML_RE.test(head)) return 'xml';
   const sample = lines.slice(0, 100).filter((l) => l.trim() !== '');

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { ContentKind, GuardOptions, GuardResult, Profile, StrategyName, ToolResult } from './types.js';
 import { DEFAULT_LIMIT_TOKENS, INLINE_HEADER_ROOM_CHARS, MAX_MESSAGE_CHARS, STORE_CALL_TIMEOUT_MS } from './limits.js';
 import { KIND_INFO, detectTextFormat } from './detect.js';
@@ -8,6 +9,7 @@ import { decide, inlineCuts, measureInline, passesAtOnce, strategyCounts, type D
 import { extractAssets, linkAssets, linkBinary, type AssetSink, type FoundAsset, type LinkedPayload } from './extract.js';
 import { SpillStoreError, isStoreError, type SpillBody, type SpillStore } from './spill-store.js';
 import { LocalSpillStore } from './store-local.js';
+import { localCopyDir, withLocalCopy } from './local-copy.js';
 import { configuredStores } from './store/s3/select.js';
 import { commitSpill, nameCandidates, withDeadline, type StemParts } from './store.js';
 import { recordOf, resultOf, summaryOrPreview, type Placed, type Shown } from './record.js';
@@ -35,7 +37,7 @@ import { resolveLimit } from './quick.js';
 export interface HandleLargeResponseArgs {
   text: string;
   sessionPath: string;
-  context?: Pick<GuardOptions, 'toolName' | 'toolInput' | 'intent' | 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy' | 'readMore' | 'incomplete'>;
+  context?: Pick<GuardOptions, 'toolName' | 'toolInput' | 'intent' | 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy' | 'readMore' | 'incomplete' | 'localCopy'>;
   summarize?: GuardOptions['summarize'];
   summaryTimeoutMs?: number;
   signal?: AbortSignal;
@@ -66,11 +68,17 @@ function contextOf(options: GuardOptions): GuardContext {
   let stores: SpillStore[] | undefined;
   const storesOf = () => {
     const ms = options?.storeTimeoutMs && options.storeTimeoutMs > 0 ? options.storeTimeoutMs : STORE_CALL_TIMEOUT_MS;
-    const list = configuredStores(options ?? {}) ?? [
-      options?.store && typeof options.store === 'object' ? options.store : new LocalSpillStore(options?.sessionPath),
-      ...(options?.fallbackStore ? [options.fallbackStore] : []),
-    ];
-    return list.map((s) => withDeadline(s, ms));
+    const list = (
+      configuredStores(options ?? {}) ?? [
+        options?.store && typeof options.store === 'object' ? options.store : new LocalSpillStore(options?.sessionPath),
+        ...(options?.fallbackStore ? [options.fallbackStore] : []),
+      ]
+    ).map((s) => withDeadline(s, ms));
+    // An agent that reads files cannot open s3://…: keep a local copy beside the bucket's.
+    if (options?.localCopy === true && list[0] && !path.isAbsolute(list[0].location)) {
+      list[0] = withLocalCopy(list[0], withDeadline(new LocalSpillStore(localCopyDir(options.sessionPath ?? '.')), ms));
+    }
+    return list;
   };
   const shown = typeof options?.shown === 'string' ? options.shown : undefined;
   return { options, limit, profile, strategy, cutMediaBlocks: options?.cutMediaBlocks === true, shown, stores: () => (stores ??= storesOf()) };

@@ -21,6 +21,11 @@ export interface MessageParts {
   limitTokens: number;
   kind: ContentKind;
   bytes: number;
+  /**
+   * Bytes of what the client shows the model, when that is not the whole result (GuardOptions.shown:
+   * Claude Code and Codex show an MCP result's structuredContent, not its text blocks too).
+   */
+  shownBytes?: number;
   sessionPath: string;
   payloadPath?: string;
   assets: AssetRef[];
@@ -35,6 +40,8 @@ export interface MessageParts {
   readMore?: ReadMoreTools;
   /** What the saved payload lacks, when the guard did not get the whole tool output. */
   incomplete?: string;
+  /** A local copy of the payload, for an agent that reads files; `payloadPath` is then the durable copy (a bucket URL). */
+  localPath?: string;
   /** Where the result went when it is not where the caller asked (a fallback store), and why. */
   storeNote?: string;
   /** Why a spill happened when it is not the size: the result is binary, or it fits but its assets had to go and the rest is too long to show here. */
@@ -44,14 +51,17 @@ export interface MessageParts {
 /**
  * How the model can read more of a spilled payload, naming only tools it has: a message that sends
  * a model to a tool it lacks wastes a turn (Codex has no Read or Grep; behind the proxy the way in
- * is the drill-down tools; Claude Code 2.1.328 leaves Grep out unless the user opts in).
+ * is the drill-down tools). Claude Code 2.1.328 (native build) offers Read and Bash in every setup
+ * seen, but Grep only when `--allowedTools`/`--tools` names it, and its hook input does not say
+ * which tools the session has: so the advice leads with Read and `grep` in Bash, which hold either
+ * way, and names Grep only as "if you have it".
  */
 export function readMoreAdvice(tools: ReadMoreTools = 'generic'): string {
   switch (tools) {
     case 'claude-code':
       return (
-        'Read more: open the absolute path with Read (offset/limit for a range of lines) or search it with Grep; ' +
-        'where Grep is not available, run `grep -n "<pattern>" <path>` with Bash.'
+        'Read more: open the absolute path with Read (offset/limit for a range of lines); to search it, run ' +
+        '`grep -n "<pattern>" <path>` with Bash (or use the Grep tool, if you have it).'
       );
     case 'drill-down':
       return (
@@ -64,6 +74,12 @@ export function readMoreAdvice(tools: ReadMoreTools = 'generic'): string {
         'with the Spillway MCP proxy connected, spillway_read, spillway_grep and spillway_query work on it.'
       );
   }
+}
+
+/** The size the model would have read; the saved size too when the client shows only part of the result. */
+function sizeNote(p: MessageParts): string {
+  if (p.shownBytes === undefined || p.shownBytes === p.bytes) return fmtBytes(p.bytes);
+  return `${fmtBytes(p.shownBytes)} as the client shows it; the whole result saved is ${fmtBytes(p.bytes)}`;
 }
 
 function strategyNote(e: Estimate, sampled?: boolean): string {
@@ -123,11 +139,14 @@ export function buildMessage(p: MessageParts): string {
   } else {
     out.push(
       `[spillway] The result of ${tool} is too large for the context: ${size} > limit ${fmtInt(p.limitTokens)} tokens ` +
-        `(${p.kind}, ${fmtBytes(p.bytes)}). ` +
+        `(${p.kind}, ${sizeNote(p)}). ` +
         (p.incomplete ? `It was saved instead, but NOT in full: ${p.incomplete}` : 'It was saved in full instead.'),
     );
   }
-  if (p.payloadPath && rel) {
+  if (p.payloadPath && rel && p.localPath) {
+    out.push(`Saved: ${rel} (in session ${p.sessionPath}); durable copy: ${p.payloadPath}`);
+    out.push(`Absolute path: ${p.localPath} (a local copy to read)`);
+  } else if (p.payloadPath && rel) {
     out.push(`Saved: ${rel} (in session ${p.sessionPath})`);
     out.push(`Absolute path: ${p.payloadPath}`);
   }

@@ -9,6 +9,7 @@ import { describeBinary } from './media.js';
 import { buildPreview } from './preview.js';
 import { runSummary } from './summary.js';
 import { buildMessage } from './message.js';
+import { isLocalCopying, localCopyOf } from './local-copy.js';
 import { jsonSafe } from './serialize.js';
 import { fmtInt } from './text.js';
 
@@ -85,11 +86,14 @@ export function recordOf(
   const assets = linked?.assets ?? [];
   return (c: NameCandidate) => {
     const fileName = c.key.slice(c.key.lastIndexOf('/') + 1);
+    const local = localCopyOf(store, c.key);
+    const copyNote = isLocalCopying(store) && !local ? `No local copy could be kept (${store.copyError(c.key) ?? 'unknown error'}): the bucket's is the only one.` : undefined;
     const message = buildMessage({
       action, toolName: o.toolName, estimate: spill.estimate, estimateSampled: spill.sampled !== undefined, limitTokens: ctx.limit, kind,
-      bytes: payload.byteLength, sessionPath: store.location, payloadPath: store.describe(c.key), assets, summary: shown.summary,
+      bytes: payload.byteLength, ...(ctx.shown !== undefined ? { shownBytes: Buffer.byteLength(ctx.shown) } : {}), sessionPath: store.location, payloadPath: store.describe(c.key), assets, summary: shown.summary,
       preview: shown.preview, inlineText: action === 'inline-assets' ? linked?.text : undefined, inlineTokens: placed.inlineTokens, storeNote,
       reason: placed.shownAs, readMore: o.readMore, incomplete: o.incomplete,
+      ...(local ? { localPath: local } : {}), ...(copyNote ? { storeNote: [storeNote, copyNote].filter(Boolean).join('\n') } : {}),
     });
     const meta: PayloadMeta = {
       version: 1, id: c.stem, createdAt: parts.time.toISOString(), tool: o.toolName ?? parts.tool,
@@ -111,6 +115,7 @@ export function resultOf(placed: Placed, payload: Payload, spill: Spill, summary
   const payloadPath = placed.store.describe(c.payload.key);
   return {
     action: placed.action, message: c.message, estimate: spill.estimate, limitTokens: ctx.limit, payloadPath,
+    ...(localCopyOf(placed.store, c.payload.key) ? { localPath: localCopyOf(placed.store, c.payload.key) } : {}),
     ...(placed.linked ? { linkedPath: payloadPath } : {}),
     ...(c.metaKey ? { metaPath: placed.store.describe(c.metaKey) } : {}),
     assets: placed.linked?.assets ?? [],

@@ -225,6 +225,12 @@ export interface GuardOptions {
   /** Deadline of each store call; default STORE_CALL_TIMEOUT_MS. */
   storeTimeoutMs?: number;
   /**
+   * The agent reads spills as local files (Claude Code's Read, Bash): with an object store, also keep
+   * a copy of the payload and its assets in `<sessionPath>/.local-copy/`, and name that path in the
+   * message, with the bucket URL as the durable copy. No effect when spills are local anyway.
+   */
+  localCopy?: boolean;
+  /**
    * Also cut MCP `image`/`audio` blocks out of results that fit the limit. Off by default:
    * multimodal clients show those blocks to the model as media, not text.
    */
@@ -232,8 +238,8 @@ export interface GuardOptions {
 }
 
 /**
- * The tools a model has for reading a spilled payload: `claude-code` (its Read and Grep, or grep in
- * Bash), `drill-down` (the proxy's spillway_read / spillway_grep / spillway_query), `generic`
+ * The tools a model has for reading a spilled payload: `claude-code` (Read, and grep in Bash or the Grep
+ * tool when it is offered), `drill-down` (the proxy's spillway_read / spillway_grep / spillway_query), `generic`
  * (names no tool: the library cannot know the agent's).
  */
 export type ReadMoreTools = 'claude-code' | 'drill-down' | 'generic';
@@ -246,6 +252,8 @@ export interface GuardResult {
   limitTokens: number;
   /** Where the payload was saved, as its store describes it: an absolute path locally (undefined only if saving failed). */
   payloadPath?: string;
+  /** With `localCopy` and an object store: the local copy of the payload the message names (payloadPath is the bucket's). */
+  localPath?: string;
   linkedPath?: string;
   metaPath?: string;
   assets: AssetRef[];

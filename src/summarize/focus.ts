@@ -1,4 +1,4 @@
-import { MAX_FOCUS_TERMS } from './limits.js';
+import { MAX_FOCUS_TERMS, MIN_ITEMS_TO_JUDGE_TERMS, WEAK_TERM_SHARE } from './limits.js';
 
 /**
  * A focus ("payment failures", "why did the deploy fail?") becomes a few lowercase stems that
@@ -12,7 +12,10 @@ const STOPWORDS = new Set(
     'a an and are as at be been but by can could did do does for from had has have how i if in into is it its ' +
     'me my no not of on or our show shows so some than that the their them then there these they this those to ' +
     'us was we were what when where which who why will with would you your all any about list find give tell ' +
-    'please get only just which whose there here'
+    'please get only just which whose there here ' +
+    // What a request asks the tool to do, not what the output holds: a Bash `description` such as
+    // "Print the server log" or "Grep the big folder" starts with one.
+    'print display grep search read run view dump inspect look see check'
   ).split(' '),
 );
 
@@ -144,5 +147,37 @@ export class FocusCollector<T> {
   /** Terms that matched nothing. */
   missing(): string[] {
     return this.terms.filter((_, i) => this.termHits[i] === 0).map((t) => t.word);
+  }
+
+  /**
+   * Terms too common to rank by: each matched at least WEAK_TERM_SHARE of the items offered
+   * ("big" in a listing where every path holds "bigdir"), once there are enough items to judge.
+   */
+  common(): Array<{ word: string; hits: number }> {
+    if (this.seen < MIN_ITEMS_TO_JUDGE_TERMS) return [];
+    return this.terms.flatMap((t, i) => (this.termHits[i]! >= this.seen * WEAK_TERM_SHARE ? [{ word: t.word, hits: this.termHits[i]! }] : []));
+  }
+
+  /**
+   * The same hits as if the terms named in `words` had never been asked for: their bits cleared and
+   * the buckets merged (items that matched only those terms are gone).
+   */
+  without(words: readonly string[]): FocusCollector<T> {
+    const keep = this.terms.map((t, i) => ({ t, i })).filter(({ t }) => !words.includes(t.word));
+    const out = new FocusCollector<T>(keep.map(({ t }) => t), this.perBucket);
+    out.seen = this.seen;
+    keep.forEach(({ i }, j) => (out.termHits[j] = this.termHits[i]!));
+    for (const [mask, b] of this.buckets) {
+      let m = 0;
+      keep.forEach(({ i }, j) => {
+        if (mask & (1 << i)) m |= 1 << j;
+      });
+      if (!m) continue;
+      let nb = out.buckets.get(m);
+      if (!nb) out.buckets.set(m, (nb = { count: 0, items: [] }));
+      nb.count += b.count;
+      for (const it of b.items) if (nb.items.length < this.perBucket) nb.items.push(it);
+    }
+    return out;
   }
 }

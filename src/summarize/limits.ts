@@ -13,6 +13,10 @@ export const MAX_DISTINCT_VALUE_CHARS = 200;
 export const MAX_SCHEMA_PATHS = 2_000;
 /** Focus terms used (the rest of a long question is ignored). */
 export const MAX_FOCUS_TERMS = 8;
+/** A focus term that matches at least this share of the lines (or values) is too common to rank by, and is left out. */
+export const WEAK_TERM_SHARE = 0.9;
+/** Fewer lines (or values) than this are too few to call a focus term too common. */
+export const MIN_ITEMS_TO_JUDGE_TERMS = 20;
 /** Lines kept per focus-term combination while streaming through a payload. */
 export const FOCUS_LINES_PER_BUCKET = 40;
 /** Longest single line (chars) quoted verbatim; longer ones are cut around the interesting part. */

@@ -11,6 +11,7 @@ import { startResponsesDouble, type ResponsesDouble } from './doubles/openai-res
 import { runClaudeCode, sourceSpillwayArgs, transcriptToolResults, type ClaudeRun } from './claude.js';
 import { runCodex, tomlString, type CodexRun } from './codex.js';
 import { exportTranscripts, ROOT, tmpDir } from './harness.js';
+import { fmtBytes } from '../../src/pipeline/index.js';
 
 const FILESYSTEM = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
 const RUN_MS = 180_000;
@@ -90,6 +91,9 @@ describe('spillway mcp under the real Codex', () => {
     expect(shown.content).toContain('Summary (structural');
     expect(shown.content).toContain('spillway_grep');
     expect(shown.content).not.toMatch(/\bwith Read\b|\bGrep\b/);
+    // Codex runs OpenAI models: counted with o200k; the size is of what Codex shows (structuredContent).
+    expect(shown.content).toMatch(/~[\d,]+ tokens \([a-z0-9-]+(, exact| estimate), o200k\)/);
+    expect(shown.content).toContain(`(json, ${fmtBytes(Buffer.byteLength(JSON.stringify({ content: csv })))} as the client shows it; the whole result saved is `);
     expect(out.length).toBeLessThan(20_000);
     // `spillway restore` gives back the MCP result: its structuredContent holds the file.
     const saved = JSON.parse(fs.readFileSync(payloadPathIn(shown.content)!, 'utf8'));
@@ -149,6 +153,10 @@ describe('spillway mcp under the real Claude Code', () => {
     expect(text).toContain('[spillway] The result of `read_text_file`');
     expect(text).toContain('Summary (structural');
     expect(text).toContain('spillway_grep');
+    // The profile follows the client (Claude's tokenizer), and the size is what Claude Code shows: the
+    // serialized structuredContent, not it plus the text block holding the same file.
+    expect(text).toMatch(/~[\d,]+ tokens \([a-z0-9-]+(, exact| estimate), claude\)/);
+    expect(text).toContain(`(json, ${fmtBytes(Buffer.byteLength(JSON.stringify({ content: csv })))} as the client shows it; the whole result saved is `);
     expect(text).not.toContain('exceeds maximum allowed tokens');
     expect(text.length).toBeLessThan(20_000);
   });

@@ -34,8 +34,9 @@ describe('structural summary: logs', () => {
     const lines = out.split('\n');
     const focusAt = lines.findIndex((l) => l.startsWith('Focus "payment failures"'));
     expect(focusAt).toBeGreaterThan(-1);
-    // the first quoted line under the focus is the failing one (every INFO line says "payment", only one "failed")
-    expect(lines[focusAt + 1]).toMatch(/^ {2}1 line matching "payment" \+ "failures"/);
+    // Every INFO line says "payment", so it ranks nothing and is left out (and said so); only one line "failed".
+    expect(lines[focusAt]).toMatch(/^Focus "payment failures": 1 matching line; terms used: failures; left out: "payment" \(in [\d,]+ of [\d,]+ lines: too common\)\.$/);
+    expect(lines[focusAt + 1]).toMatch(/^ {2}1 line matching:/);
     expect(lines[focusAt + 2]).toBe(`    L333334: ${FAILING}`);
     expect(out).toMatch(/Levels: ERROR \d[\d,]* .*WARN [\d,]+ .*INFO [\d,]+/);
     expect(out).toContain('Time span: 2026-11-30T00:00:00.000Z → ');
@@ -103,9 +104,36 @@ describe('structural summary: JSON', () => {
     expect(out).toContain('$[*].amount: number ×300');
   });
 
+  it('a focus made of a Bash description: command verbs, terms that match nearly every line and terms that match none are left out, and the summary says which terms were used', () => {
+    // "Grep the big folder" over a listing where every path holds "bigdir" (issue: 2,075 lines "matching").
+    const listing = Array.from({ length: 2_075 }, (_, i) => `/srv/bigdir/part-${i % 40}/file-${i}.dat${i === 1234 ? ' folder-index' : ''}`).join('\n');
+    const out = structuralSummary(listing, { focus: 'Grep the big folder', kind: 'text' });
+    const line = out.split('\n').find((l) => l.startsWith('Focus '));
+    expect(line).toBe('Focus "Grep the big folder": 1 matching line; terms used: folder; left out: "big" (in 2,075 of 2,075 lines: too common).');
+    expect(out).not.toMatch(/2,075 lines? matching/);
+    expect(out).toContain('/srv/bigdir/part-34/file-1234.dat folder-index');
+    // "Print the server log" over output that holds none of its words: not used, and said so.
+    const none = structuralSummary(Array.from({ length: 50 }, (_, i) => `row ${i}: ok`).join('\n'), { focus: 'Print the server log', kind: 'text' });
+    expect(none).toContain('Focus "Print the server log": not used; left out: "server" (no match), "log" (no match).');
+    expect(none).not.toContain('"print"');
+  });
+
   it('invalid JSON is still summarized, as text', () => {
-    const out = structuralSummary('{"a": 1, "b": [1, 2, ', { kind: 'json' });
+    const out = structuralSummary('{"a": 1, "b": [1, 2,, 3]}', { kind: 'json' });
     expect(out).toMatch(/JSON that does not parse/);
+  });
+
+  it('JSON cut short (a Read stopped at the token cap) is JSON by its content, and gets the schema of the part shown', () => {
+    const whole = JSON.stringify({ orders: records }, null, 2);
+    const cut = whole.split('\n').slice(0, 3509).join('\n') + '\n';
+    expect(() => JSON.parse(cut)).toThrow();
+    expect(detectTextKind(cut)).toBe('json');
+    const out = structuralSummary(cut, {});
+    expect(out).toMatch(/^JSON object, [\d,]+ bytes, 3,509 lines, ~[\d,]+ tokens; cut short after 3,50\d lines: the schema below is of the part shown/);
+    expect(out).toContain('$.orders[*].amount: number');
+    expect(out).not.toMatch(/^Code, /);
+    // Not every text that opens with a bracket is JSON cut short.
+    expect(detectTextKind('[INFO] started\n[INFO] listening on :8080\n[WARN] slow\n[INFO] done\n')).not.toBe('json');
   });
 });
 

@@ -42,6 +42,7 @@ export function register(program: Command): void {
           focusArg: opts.focusArg,
           profile: opts.profile ?? HOOK_DEFAULT_PROFILE,
           strategy: opts.strategy,
+          store: opts.store,
         });
         if (outcome.note) process.stderr.write(`spillway hook: ${terminalSafe(outcome.note)}\n`);
         if (outcome.output) process.stdout.write(`${JSON.stringify(outcome.output)}\n`);

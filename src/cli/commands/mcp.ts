@@ -3,6 +3,12 @@ import { addGuardOptions, guardWith, loadSummarizer, oneOf, type GuardCliOptions
 import { runMcpProxy } from '../../integrations/mcp/proxy.js';
 import { createDrillDownTools, loadProjectionFor } from '../../integrations/mcp/drilldown.js';
 import { MCP_CLIENT_KINDS, type McpClientKind } from '../../integrations/mcp/tool-result.js';
+import type { Profile } from '../../pipeline/index.js';
+
+/** The tokenizer family a client's model counts with: Claude's behind Claude Code; o200k for Codex (OpenAI models) and clients not known. */
+export function clientProfile(client: McpClientKind | undefined): Profile {
+  return client === 'claude-code' ? 'claude' : 'o200k';
+}
 
 interface McpCliOptions extends GuardCliOptions {
   projection?: string;
@@ -23,7 +29,8 @@ export function register(program: Command): void {
     .option(
       '--client <kind>',
       `what the client shows its model: ${MCP_CLIENT_KINDS.join(', ')} (claude-code and codex show the serialized structuredContent, not the content blocks; ` +
-        'gemini the content blocks; generic, the default, counts both, so an unknown client never gets too much)',
+        'gemini the content blocks; generic, the default, counts both, so an unknown client never gets too much); ' +
+        'claude-code also makes Claude\'s tokenizer the default --profile',
       oneOf('--client', MCP_CLIENT_KINDS),
     )
     // Only here: the hook prices Claude Code's image blocks by pixels and keeps them as images.
@@ -49,7 +56,7 @@ export function register(program: Command): void {
         summarize,
         projectionFor,
         focusArg: opts.focusArg,
-        guard: guardWith(opts),
+        guard: guardWith(opts, clientProfile(opts.client)),
         client: opts.client,
         localTools: opts.drillDown === false ? undefined : (session, sessionDir) => createDrillDownTools({ session, sessionDir, store: opts.store }),
         quiet: opts.quiet,

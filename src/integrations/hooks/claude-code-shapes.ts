@@ -13,7 +13,7 @@
  *
  * | tool | tool_response (as the hook gets it) | model reads | answer |
  * |---|---|---|---|
- * | Read text | {type:"text", file:{filePath, content, numLines, startLine, totalLines}} | content, line-numbered | same shape, content = message |
+ * | Read text | {type:"text", file:{filePath, content, numLines, startLine, totalLines, truncatedByTokenCap?}} | content, line-numbered (cut at the token cap: the first numLines lines) | same shape, content = message |
  * | Read notebook | {type:"notebook", file:{filePath, cells:[{cellType, source, outputs…}]}} | cells as blocks | the text shape |
  * | Read image/pdf | {type:"image", file:{base64, type, originalSize, dimensions}} … | an image/document block (priced by pixels or pages, not by base64 length) | left alone |
  * | Bash | {stdout, stderr, interrupted, isImage, noOutputExpected, persistedOutputPath?, persistedOutputSize?} | stdout (+ stderr); past 30,000 chars Claude Code shows a 2 KB `<persisted-output>` preview and keeps the whole in `tool-results/` | {stdout: message, stderr: "", interrupted, isImage:false, noOutputExpected:false} |
@@ -36,7 +36,7 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 /** What the hook makes of one tool response. */
 export type Reading =
   /** The model reads `text` (what the guard measures and saves); `replace` answers in the tool's shape. */
-  | { kind: 'text'; text: string; replace: (message: string) => unknown; persisted?: PersistedOutput }
+  | { kind: 'text'; text: string; replace: (message: string) => unknown; persisted?: PersistedOutput; partial?: string }
   /** An MCP result as API-format blocks: texts and images apart (images are priced by pixels). */
   | { kind: 'mcp-blocks'; blocks: Obj[]; text: string; images: Obj[]; replace: (message: string, keptImages: Obj[]) => unknown }
   /** The client renders it in a way its size does not tell (images, PDFs), or it shows the model one line. */
@@ -96,11 +96,21 @@ function notebookText(cells: unknown[]): string {
   return parts.join('\n');
 }
 
+function fmtLines(start: unknown, n: number): string {
+  const first = typeof start === 'number' && start > 0 ? start : 1;
+  return `${first.toLocaleString('en-US')}–${(first + n - 1).toLocaleString('en-US')}`;
+}
+
 function readTool(r: Obj): Reading {
   const file = isObj(r.file) ? r.file : undefined;
   const filePath = str(file?.filePath) ?? '';
   if (r.type === 'text' && file && typeof file.content === 'string') {
-    return { kind: 'text', text: file.content, replace: (m) => readTextShape(filePath, m) };
+    // Claude Code stopped the Read at its token cap (2.1.328: `truncatedByTokenCap`, numLines < totalLines).
+    const partial =
+      file.truncatedByTokenCap === true && typeof file.numLines === 'number' && typeof file.totalLines === 'number'
+        ? `Claude Code's Read showed only lines ${fmtLines(file.startLine, file.numLines)} of ${file.totalLines.toLocaleString('en-US')} (its token cap), and that part is what was saved; the whole file is ${filePath}.`
+        : undefined;
+    return { kind: 'text', text: file.content, replace: (m) => readTextShape(filePath, m), ...(partial ? { partial } : {}) };
   }
   if (r.type === 'notebook' && file && Array.isArray(file.cells)) {
     return { kind: 'text', text: notebookText(file.cells), replace: (m) => readTextShape(filePath, m) };

@@ -81,6 +81,8 @@ export interface ClaudeCodeHookOptions {
   /** How a result known to be too large is measured for the message (the `guard` brings its own). */
   profile?: Profile;
   strategy?: StrategyName;
+  /** `--store` (the `guard` brings it too; this is for results already known to be too large). */
+  store?: string;
   now?: () => Date;
 }
 
@@ -188,7 +190,7 @@ async function subjectOf(input: ClaudeCodeHookInput, reading: Reading & { kind: 
     };
   }
   const p: PersistedOutput | undefined = reading.persisted;
-  if (!p) return { value: reading.text };
+  if (!p) return { value: reading.text, ...(reading.partial ? { incomplete: reading.partial } : {}) };
   const full = await readPersisted(input, p.path);
   if ('bytes' in full) {
     if (p.source === 'bash') {
@@ -260,6 +262,8 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
       summarize: isMcp ? mcpAwareSummarizer(opts.summarize) : opts.summarize,
       now: opts.now,
       readMore: 'claude-code',
+      // Claude Code's Read and Bash open local files only: with a bucket, a local copy is what the message names.
+      localCopy: true,
       ...(subject.incomplete ? { incomplete: subject.incomplete } : {}),
     };
     g =
@@ -270,6 +274,7 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
             context: { ...options, profile: opts.profile, strategy: opts.strategy },
             summarize: options.summarize,
             now: opts.now,
+            ...(opts.store ? { store: opts.store } : {}),
           })
         : await opts.guard(subject.value, options);
     if (!g) return {};

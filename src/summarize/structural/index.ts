@@ -8,7 +8,7 @@ import { JsonProfiler } from './json.js';
 import { summarizeLog } from './log.js';
 import { Budget, fmt } from './out.js';
 import { htmlToText, summarizeProse } from './prose.js';
-import { detectTextFormat, unwrapText, type TextWrapper } from '../../pipeline/detect.js';
+import { closeJsonPrefix, detectTextFormat, unwrapText, type TextWrapper } from '../../pipeline/detect.js';
 
 export interface StructuralOptions {
   /** Keywords or a question: ranks what is kept. */
@@ -52,16 +52,29 @@ export function structuralSummary(text: string, opts: StructuralOptions = {}): s
 
   if (kind === 'json') {
     let value: unknown;
+    let cut: string | undefined;
     try {
       value = JSON.parse(text);
     } catch (err) {
-      b.line(`JSON that does not parse (${(err as Error).message.slice(0, 120)}), ${size}; summarized as text.`);
-      kind = 'text';
+      // Cut short (a Read the client stopped at its token cap): the schema of the part there is.
+      const closed = closeJsonPrefix(text);
+      if (closed) {
+        try {
+          value = JSON.parse(closed.json);
+          cut = `cut short after ${fmt(countLines(text.slice(0, closed.cutAt)))} lines: the schema below is of the part shown, the rest is not in this text`;
+        } catch {
+          /* said below */
+        }
+      }
+      if (!cut) {
+        b.line(`JSON that does not parse (${(err as Error).message.slice(0, 120)}), ${size}; summarized as text.`);
+        kind = 'text';
+      }
     }
     if (kind === 'json') {
       const p = new JsonProfiler(terms);
       const cost = p.walk(value, '$');
-      b.line(`JSON ${Array.isArray(value) ? `array of ${fmt((value as unknown[]).length)} items` : value === null ? 'null' : typeof value}, ${size}.`);
+      b.line(`JSON ${Array.isArray(value) ? `array of ${fmt((value as unknown[]).length)}${cut ? '+' : ''} items` : value === null ? 'null' : typeof value}, ${size}${cut ? `; ${cut}` : ''}.`);
       p.render(b, cost, { focus });
       return finish(b, maxTokens);
     }

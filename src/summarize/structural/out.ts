@@ -100,13 +100,23 @@ export function renderFocus<T>(
   show: (item: T) => string,
   opts: { top?: number; perWeaker?: number; weakerGroups?: number; reserve?: number } = {},
 ): void {
+  // Terms that match nearly every line rank nothing and only crowd out the rest of the summary;
+  // terms that match nothing say nothing. Neither is used, and the line says which terms were.
+  const common = hits.common();
+  const all = hits;
+  if (common.length) hits = hits.without(common.map((c) => c.word));
+  const missing = hits.missing();
+  const used = hits.terms.map((t) => t.word).filter((w) => !missing.includes(w));
+  const left = [
+    ...common.map((c) => `"${c.word}" (in ${fmt(c.hits)} of ${fmt(all.seen)} ${unit}s: too common)`),
+    ...missing.map((w) => `"${w}" (no match)`),
+  ];
   if (!hits.matched) {
-    b.line(`Focus "${focus}": no ${unit} matches.`);
+    b.line(`Focus "${focus}": not used${left.length ? `; left out: ${left.join(', ')}` : `: no ${unit} matches`}.`);
     return;
   }
-  const missing = hits.missing();
   const groups = hits.groups();
-  b.line(`Focus "${focus}": ${fmt(hits.matched)} matching ${unit}s${missing.length ? ` (no match for: ${missing.join(', ')})` : ''}.`);
+  b.line(`Focus "${focus}": ${fmt(hits.matched)} matching ${unit}${hits.matched === 1 ? '' : 's'}; terms used: ${used.join(', ')}${left.length ? `; left out: ${left.join(', ')}` : ''}.`);
   const reserve = opts.reserve ?? 300;
   for (const [i, g] of groups.slice(0, 1 + (opts.weakerGroups ?? 3)).entries()) {
     const max = i === 0 ? (opts.top ?? 20) : (opts.perWeaker ?? 3);
