@@ -121,7 +121,7 @@ describe('Spillway sessions: a planted payload is not read', () => {
       const root = path.join(tmpDir(), 'sessions');
       const r = await guardLargeResult('ordinary line\n'.repeat(4000), { sessionPath: path.join(root, 's1'), toolName: 'victim', limitTokens: 1000 });
       const secret = outsideSecret('outsidesecretword '.repeat(3000));
-      await plant(r.payloadPath!, kind, secret.file);
+      await plant(r!.payloadPath!, kind, secret.file);
       const ix = await indexed(root);
       expect(ix.hits('outsidesecretword')).toBe(0);
     });
