@@ -264,7 +264,8 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
   let g: GuardResult | null = null;
   let message: string;
   try {
-    await fs.promises.mkdir(sessionPath, { recursive: true });
+    // Private from the first spill: the app-data folder, sessions/ and this session's folder (0700).
+    await fs.promises.mkdir(sessionPath, { recursive: true, mode: 0o700 });
     const options: GuardOptions = {
       sessionPath,
       toolName,
