@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { LINKED_SUFFIX, LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile, isInside, sessionPaths } from '../pipeline/index.js';
+import { LINKED_SUFFIX, LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile, isInside, openUntrustedSync, sessionPaths } from '../pipeline/index.js';
 import type { RootInfo, SessionKind } from './rows.js';
 import type { SessionSource, SourceEntry } from './source.js';
 import type { Yielder } from './yielder.js';
@@ -153,7 +153,8 @@ export function detectRootKind(p: string): RootKind {
 
 function readHeadSync(p: string): string {
   try {
-    const fd = fs.openSync(p, 'r');
+    // A root the user named: a FIFO or device in its place must not block the add.
+    const { fd } = openUntrustedSync(p);
     try {
       const buf = Buffer.alloc(SNIFF_BYTES);
       return buf.subarray(0, fs.readSync(fd, buf, 0, buf.length, 0)).toString('utf8');

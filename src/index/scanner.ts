@@ -12,6 +12,7 @@
  *
  * `scan()` resolves when both are done; `ScanResult.listSeconds` says when the first was.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { LINKED_SUFFIX, META_SUFFIX, classifyLongResponseFile } from '../pipeline/index.js';
 import type { IndexCore } from './core.js';
@@ -21,6 +22,7 @@ import { type Awaitable, isPromiseLike } from './source.js';
 import { type ImportContext, importClaude, importCodex, importGemini } from './importers.js';
 import type { PayloadRecord, UnitResult } from './record.js';
 import { type RootRow, type Roots, isInsidePath } from './roots.js';
+import { isS3Path } from './s3.js';
 import type { IndexProgressEvent, IndexStats } from './rows.js';
 import { readSpillwayUnit } from './spillway.js';
 import { ReadBuffers } from './window.js';
@@ -346,8 +348,17 @@ export class Scanner {
   }
 
   /** The Spillway payload a message in a transcript names, if it is one inside a registered root (see import-link.ts). */
-  private async resolveSpill(payloadPath: string): Promise<PayloadRecord | null> {
-    if (!this.roots.rootFor(payloadPath)) return null;
+  private async resolveSpill(named: string): Promise<PayloadRecord | null> {
+    if (!this.roots.rootFor(named)) return null;
+    // The local source reads only link-free paths (roots are real): the folder as the root has it.
+    let payloadPath = named;
+    if (!isS3Path(named)) {
+      try {
+        payloadPath = path.join(fs.realpathSync.native(path.dirname(path.resolve(named))), path.basename(named));
+      } catch {
+        return null;
+      }
+    }
     const dir = path.dirname(payloadPath);
     const c = classifyLongResponseFile(path.basename(payloadPath));
     if (!c) return null;

@@ -16,6 +16,7 @@
  * with `path.join`; a source never follows a link out of what it lists.
  */
 import fs from 'node:fs';
+import { isConfinedDirSync, openUntrustedSync } from '../pipeline/layout.js';
 
 export type Awaitable<T> = T | Promise<T>;
 
@@ -64,8 +65,6 @@ export interface SessionSource {
   refresh?(root: string): Awaitable<void>;
 }
 
-/** Open flags for a file found by a listing: a symlink swapped in since is refused. */
-export const READ_NOFOLLOW = fs.constants.O_RDONLY | (fs.constants.O_NOFOLLOW ?? 0);
 
 function readFully(fd: number, buf: Buffer, position: number): number {
   let off = 0;
@@ -77,13 +76,18 @@ function readFully(fd: number, buf: Buffer, position: number): number {
   return off;
 }
 
-/** The local file system. */
+/**
+ * The local file system. Roots are registered by their real path (roots.ts), so every path under
+ * one is link-free: a folder or file whose path is not (a linked `<session>/`, `tool-results/` or
+ * `subagents/` folder, at any depth) is neither listed nor read. Files are opened the one safe way
+ * (safe-open.ts): a FIFO, socket, device, link or hard link is refused before anything blocks.
+ */
 export const localSource: SessionSource = {
   list(dir) {
     let entries: fs.Dirent[];
     try {
-      // A folder that is a symlink could lead anywhere: not listed.
-      if (!fs.lstatSync(dir).isDirectory()) return null;
+      // A folder that is a link, or lies under one, could lead anywhere: not listed.
+      if (!isConfinedDirSync(dir)) return null;
       entries = fs.readdirSync(dir, { withFileTypes: true });
     } catch {
       return null;
@@ -99,10 +103,8 @@ export const localSource: SessionSource = {
     }
   },
   readRange(file, offset, length, into) {
-    const fd = fs.openSync(file, READ_NOFOLLOW);
+    const { fd, stat: st } = openUntrustedSync(file, { root: '/' });
     try {
-      const st = fs.fstatSync(fd);
-      if (!st.isFile()) throw new Error(`not a regular file: ${file}`);
       const want = Math.max(0, Math.min(length, st.size - offset));
       const buf = into && into.length >= want ? into.subarray(0, want) : Buffer.allocUnsafe(want);
       const n = readFully(fd, buf, offset);

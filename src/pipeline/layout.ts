@@ -171,3 +171,17 @@ export function isInside(base: string, candidate: string): boolean {
   const rel = path.relative(path.resolve(base), path.resolve(candidate));
   return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
+
+/** Reading a file of the layout (or any file the user did not write) goes through one function: safe-open.ts. */
+export {
+  openUntrusted,
+  openUntrustedSync,
+  readUntrusted,
+  isConfinedDirSync,
+  UntrustedFileError,
+  UNTRUSTED_OPEN_FLAGS,
+  type UntrustedFileErrorCode,
+  type UntrustedOpenOptions,
+  type OpenedUntrusted,
+  type OpenedUntrustedSync,
+} from './safe-open.js';

@@ -145,7 +145,8 @@ export async function restoreToFile(p: string, out: string): Promise<number> {
   const { store, metaKey } = locate(p);
   const { meta, pieces } = await originalPieces(store, metaKey);
   verify(meta, pieces);
-  return writeFileAtomic(path.resolve(out), pieces);
+  // A file the user asked for, where they asked: the usual mode (their umask applies), not a session's.
+  return writeFileAtomic(path.resolve(out), pieces, { mode: 0o666 });
 }
 
 const metaQueues = new Map<string, Promise<unknown>>();

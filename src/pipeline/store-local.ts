@@ -25,7 +25,17 @@ export interface WriteOptions {
   exclusive?: boolean;
   /** fsync before the rename (durable across a crash; slower). */
   fsync?: boolean;
+  /** The new file's mode: private (0600) by default, like every file of a session (whole tool outputs). */
+  mode?: number;
 }
+
+/**
+ * A session's files are the user's alone, whichever command writes first (the hook, `mcp`, the
+ * library): folders 0700, files 0600, set at creation so a file is never readable by others even
+ * for a moment, whatever the umask.
+ */
+export const SPILL_DIR_MODE = 0o700;
+export const SPILL_FILE_MODE = 0o600;
 
 /** Pieces are flushed in chunks of about this many bytes. */
 const WRITE_CHUNK_BYTES = 4 * 1024 * 1024;
@@ -62,9 +72,9 @@ async function writeChunks(fh: fs.FileHandle, data: Iterable<string | Uint8Array
   return total;
 }
 
-async function writeTemp(tmp: string, data: SpillBody, fsync: boolean, signal?: AbortSignal): Promise<number> {
+async function writeTemp(tmp: string, data: SpillBody, fsync: boolean, signal?: AbortSignal, mode = SPILL_FILE_MODE): Promise<number> {
   signal?.throwIfAborted();
-  const fh = await fs.open(tmp, 'wx', 0o644);
+  const fh = await fs.open(tmp, 'wx', mode);
   try {
     let total: number;
     if (typeof data === 'string' || data instanceof Uint8Array) {
@@ -102,7 +112,7 @@ async function publish(tmp: string, finalPath: string, exclusive: boolean): Prom
 export async function writeFileAtomic(finalPath: string, data: WriteData, opts: WriteOptions = {}): Promise<number> {
   const tmp = tempNameFor(finalPath);
   try {
-    const n = await writeTemp(tmp, data, opts.fsync ?? false);
+    const n = await writeTemp(tmp, data, opts.fsync ?? false, undefined, opts.mode);
     await publish(tmp, finalPath, opts.exclusive ?? false);
     return n;
   } catch (err) {
@@ -235,10 +245,10 @@ export class LocalSpillStore implements SpillStore {
       const assets = path.join(longResponses, ASSETS_DIR);
       const refuse = () => new SpillStoreError('REFUSED', `refusing to write: ${longResponses} leads outside the session folder`);
       // Checked before anything is created inside it: a symlink out of the session gets nothing.
-      await fs.mkdir(longResponses, { recursive: true });
+      await fs.mkdir(longResponses, { recursive: true, mode: SPILL_DIR_MODE });
       const [realSession, realLong] = await Promise.all([fs.realpath(this.location), fs.realpath(longResponses)]);
       if (!isInside(realSession, realLong)) throw refuse();
-      await fs.mkdir(assets, { recursive: true });
+      await fs.mkdir(assets, { recursive: true, mode: SPILL_DIR_MODE });
       if (!isInside(realLong, await fs.realpath(assets))) throw refuse();
     })();
     // A failed preparation is tried again by the next call (the folder may have been fixed or removed).

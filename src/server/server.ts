@@ -22,7 +22,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { isInside } from '../pipeline/layout.js';
+import { isInside, openUntrusted } from '../pipeline/layout.js';
 import { EVENT_NAMES, METHOD_NAMES, ServiceError, type ErrorCode, type EventName, type InspectorEvents, type MethodName } from '../service/contract.js';
 import { ASSET_CSP, PDF_CSP, STATIC_TYPES, assetHeaders, uiCsp } from '../service/web-policy.js';
 import type { OpenedAsset } from '../service/service.js';
@@ -438,17 +438,21 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
       file = indexHtml;
       st = await fs.promises.stat(file);
     }
-    const real = await fs.promises.realpath(file);
-    const realRoot = await fs.promises.realpath(staticDir);
-    if (!isInside(realRoot, real)) throw new HttpError('NOT_FOUND', 'not found');
+    // The one safe open (safe-open.ts): no FIFO blocks a thread, no link leads out of the UI folder.
+    // Hard links are allowed: these are our package's files, and a package manager may link them.
+    const opened = await openUntrusted(file, { root: staticDir, hardLinks: 'allow' }).catch(() => {
+      throw new HttpError('NOT_FOUND', 'not found');
+    });
+    const size = opened.stat.size;
     res.statusCode = 200;
     res.setHeader('Content-Type', STATIC_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream');
-    res.setHeader('Content-Length', st.size);
-    if (req.method === 'HEAD' || st.size === 0) {
+    res.setHeader('Content-Length', size);
+    if (req.method === 'HEAD' || size === 0) {
+      await opened.handle.close();
       res.end();
       return;
     }
-    await streamBody(res, (await fs.promises.open(real, 'r')).createReadStream({ start: 0, end: st.size - 1, autoClose: true }));
+    await streamBody(res, opened.handle.createReadStream({ start: 0, end: size - 1, autoClose: true }));
   };
 
   const route = async (req: http.IncomingMessage, res: http.ServerResponse, url: URL): Promise<void> => {

@@ -8,7 +8,8 @@
  * `assets/x.png → <app data>/index.sqlite` link, or an asset of another session or root, from
  * being streamed. Errors name the payload and the hash, never where a link pointed.
  *
- * The file is opened once (O_NOFOLLOW), checked through that descriptor and handed to the caller
+ * The file is opened once (safe-open.ts: never a FIFO, socket, device, link or hard link, never
+ * through a linked folder, never a blocking open), checked through that descriptor and handed to the caller
  * open, so what was hashed is what gets streamed. Hashes of unchanged files are remembered. An
  * asset of an `s3://` root gets the same checks on its key and bytes (s3-read.ts), and is streamed
  * pinned to the ETag it was hashed at.
@@ -17,7 +18,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { ASSETS_DIR, LONG_RESPONSES_DIR } from '../pipeline/index.js';
+import { ASSETS_DIR, LONG_RESPONSES_DIR, UntrustedFileError, openUntrusted, type UntrustedFileErrorCode } from '../pipeline/index.js';
 import type { AssetRef } from '../pipeline/types.js';
 import { ServiceError } from './contract.js';
 import { yieldToLoop } from './heavy.js';
@@ -75,6 +76,17 @@ async function hashHandle(fh: fs.promises.FileHandle, size: number): Promise<str
   return h.digest('hex');
 }
 
+/** Why an asset file was refused, in words that name no link target. */
+const UNTRUSTED_WHY: Record<UntrustedFileErrorCode, string> = {
+  NOT_FOUND: 'the file is missing',
+  NOT_REGULAR: 'not a regular file',
+  LINK: 'the file is a link',
+  HARD_LINK: 'the file has more than one hard link',
+  OUTSIDE: 'the assets folder is a link',
+  CHANGED: 'the file changed while it was opened',
+  TOO_BIG: 'the file is too big',
+};
+
 export function refuse(payloadId: string, sha256: string, why: string): ServiceError {
   return new ServiceError('NOT_FOUND', `payload ${payloadId} has no asset ${sha256} that can be served (${why})`);
 }
@@ -110,24 +122,16 @@ export function ownAssetName(paths: path.PlatformPath, payloadId: string, payloa
  */
 export async function openVerifiedAsset(payloadId: string, payloadRealPath: string, asset: AssetRef): Promise<OpenedAsset> {
   const { assetsDir, name } = ownAssetName(path, payloadId, payloadRealPath, path.resolve(asset.path), asset.sha256);
-  let dirReal: string;
-  try {
-    dirReal = await fs.promises.realpath(assetsDir);
-  } catch {
-    throw refuse(payloadId, asset.sha256, 'the assets folder is missing');
-  }
-  if (dirReal !== assetsDir) throw refuse(payloadId, asset.sha256, 'the assets folder is a link');
   const file = path.join(assetsDir, name);
   let fh: fs.promises.FileHandle;
+  let st: fs.Stats;
   try {
-    fh = await fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    // The payload's path is already real: no component of the asset's may be a link (root '/').
+    ({ handle: fh, stat: st } = await openUntrusted(file, { root: '/' }));
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw refuse(payloadId, asset.sha256, code === 'ENOENT' ? 'the file is missing' : code === 'ELOOP' ? 'the file is a link' : 'the file cannot be opened');
+    throw refuse(payloadId, asset.sha256, err instanceof UntrustedFileError ? UNTRUSTED_WHY[err.code] : 'the file cannot be opened');
   }
   try {
-    const st = await fh.stat();
-    if (!st.isFile()) throw refuse(payloadId, asset.sha256, 'not a regular file');
     const key = identity(st);
     let sha = verifiedSha(key);
     if (sha === undefined) {

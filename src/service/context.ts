@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { appPaths, isInside } from '../pipeline/index.js';
+import { UntrustedFileError, appPaths, isInside } from '../pipeline/index.js';
 import { S3StoreError } from '../pipeline/store/s3/index.js';
 import { IndexError, RoutedSource, agentHomeRoots, isS3Path, openIndex, type SpillIndex } from '../index/index.js';
 import { TemplateError } from '../summarize/index.js';
@@ -85,6 +85,8 @@ export function toServiceError(err: unknown): ServiceError {
   if (err instanceof IndexError) return new ServiceError(err.code, err.message);
   // A bucket's answer: the object is gone or changed, or the store cannot be reached or refuses our credentials.
   if (err instanceof S3StoreError) return new ServiceError(err.code === 'NOT_FOUND' ? 'NOT_FOUND' : err.code === 'EXISTS' ? 'BAD_REQUEST' : 'UNAVAILABLE', err.message);
+  // A FIFO, device, link or hard link where a payload's file should be (safe-open.ts).
+  if (err instanceof UntrustedFileError) return new ServiceError(err.code === 'NOT_FOUND' ? 'NOT_FOUND' : 'FORBIDDEN_PATH', err.message);
   if (err instanceof TemplateError) return new ServiceError(err.code === 'NOT_FOUND' ? 'NOT_FOUND' : 'BAD_REQUEST', err.message);
   const e = err as NodeJS.ErrnoException;
   if (e?.code === 'ENOENT') return new ServiceError('NOT_FOUND', e.message);

@@ -18,6 +18,9 @@ import {
   guardLargeResult,
   handleLargeResponse,
   sniffBinary,
+  openUntrusted,
+  UntrustedFileError,
+  type OpenedUntrusted,
 } from '../pipeline/index.js';
 import type { AssetRef, ContentKind, GuardResult, Profile, StrategyName, SummaryOutput, SummaryRequest } from '../pipeline/types.js';
 import { createSummarizer } from '../summarize/index.js';
@@ -102,12 +105,21 @@ export async function analyzeContent(content: Buffer, o: AnalyzeContentOptions):
   return res;
 }
 
-/** The first `maxBytes` of a regular file, and its size. */
-export async function readHead(p: string, maxBytes: number): Promise<{ buf: Buffer; size: number }> {
-  const fh = await fs.promises.open(p, 'r');
+/**
+ * The first `maxBytes` of a regular file, and its size. `p` is a real path (confined by the
+ * caller), opened the one safe way (safe-open.ts): a FIFO, socket, device or link is refused
+ * before anything blocks, and so is a hard link unless `hardLinks: 'allow'` (a file the user picked).
+ */
+export async function readHead(p: string, maxBytes: number, o: { hardLinks?: 'allow' | 'refuse' } = {}): Promise<{ buf: Buffer; size: number }> {
+  let opened: OpenedUntrusted;
   try {
-    const st = await fh.stat();
-    if (!st.isFile()) throw new ServiceError('BAD_REQUEST', `not a regular file: ${p}`);
+    opened = await openUntrusted(p, { root: '/', hardLinks: o.hardLinks });
+  } catch (err) {
+    if (err instanceof UntrustedFileError) throw new ServiceError(err.code === 'NOT_FOUND' ? 'NOT_FOUND' : 'BAD_REQUEST', err.message);
+    throw err;
+  }
+  const { handle: fh, stat: st } = opened;
+  try {
     const len = Math.min(st.size, maxBytes);
     const buf = Buffer.allocUnsafe(len);
     let off = 0;

@@ -117,6 +117,15 @@ export class PathGuard {
     this.areas.delete(`file:${r}`);
   }
 
+  /**
+   * Whether `real` is a single file the user allowed (dropped, picked, a file root) rather than a
+   * file found in a folder: only such a file may have other hard links (a folder's confinement
+   * means nothing if a file in it is also a name of one outside).
+   */
+  isPickedFile(real: string): boolean {
+    return this.list().some((a) => a.file && (a.real === real || a.path === real));
+  }
+
   list(): AllowedArea[] {
     return [...this.areas.values()];
   }

@@ -1,5 +1,6 @@
-import fs from 'node:fs';
+import type fs from 'node:fs';
 import { isBinaryBytes } from '../pipeline/detect.js';
+import { openUntrusted, type UntrustedOpenOptions } from '../pipeline/layout.js';
 import { MAX_READ_WINDOW_BYTES, MAX_READ_WINDOW_LINES, type ReadPayloadResponse } from './contract.js';
 
 /**
@@ -38,12 +39,14 @@ export interface ByteSource {
   close(): Promise<void>;
 }
 
-/** Open a file as a ByteSource (one handle, closed by `close`). */
-export async function fileSource(p: string): Promise<ByteSource> {
-  const fh = await fs.promises.open(p, 'r');
+/**
+ * Open a file as a ByteSource (one handle, closed by `close`). `p` is a real path (confined by the
+ * caller): opened the one safe way (safe-open.ts), so a FIFO never blocks and a link or a hard link
+ * planted since the check is refused.
+ */
+export async function fileSource(p: string, o: UntrustedOpenOptions = { root: '/' }): Promise<ByteSource> {
+  const { handle: fh, stat: st } = await openUntrusted(p, o);
   try {
-    const st = await fh.stat();
-    if (!st.isFile()) throw Object.assign(new Error(`not a file: ${p}`), { code: 'ENOTFILE' });
     return {
       key: `file\0${p}\0${st.size}\0${st.mtimeMs}`,
       size: st.size,

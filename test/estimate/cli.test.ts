@@ -65,6 +65,21 @@ describe('spillway estimate', () => {
     expect(row.correction).toBe(1.2);
   });
 
+  it('refuses a FIFO or a device at once instead of hanging on it, and still estimates the other files', () => {
+    const fifo = path.join(dir, 'pipe.txt');
+    spawnSync('mkfifo', [fifo]);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--conditions=source', path.join(ROOT, 'src/cli/main.ts'), 'estimate', fifo, '/dev/zero', textFile], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(r.signal, 'estimate hung on the FIFO').toBeNull();
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/pipe\.txt.*not a regular file \(a FIFO\)/);
+    expect(r.stderr).toMatch(/zero.*not a regular file \(a device\)/);
+    expect(r.stdout).toContain('readme.md');
+  });
+
   it('prints a table without --json, and fails clearly on a missing file and on a bad profile', () => {
     const ok = run([textFile]);
     expect(ok.status).toBe(0);

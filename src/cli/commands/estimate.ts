@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { DEFAULT_PROFILE, DEFAULT_STRATEGY, PROFILES, countTokens, describeTokens, isBinaryBytes, type Profile, type StrategyName } from '../../pipeline/index.js';
+import { DEFAULT_PROFILE, DEFAULT_STRATEGY, PROFILES, countTokens, describeTokens, isBinaryBytes, openUntrustedSync, type Profile, type StrategyName } from '../../pipeline/index.js';
 import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
 import { CHEAP_STRATEGIES, EXACT_STRATEGIES, countTokensAnthropicApi, parseClaudeCorrection } from '../../pipeline/estimate/index.js';
 
@@ -34,7 +34,14 @@ export interface FileEstimate {
 
 /** Every strategy for the chosen profile (its exact tokenizer included); all tokenizers with `exact`. */
 export async function estimateFile(file: string, opts: EstimateCliOptions): Promise<FileEstimate> {
-  const buf = fs.readFileSync(file);
+  // The one safe open (safe-open.ts): a FIFO (even `<(…)`), socket or device would block or never end.
+  const { fd } = openUntrustedSync(file);
+  let buf: Buffer;
+  try {
+    buf = fs.readFileSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
   const { text, binary } = textAsGuardSees(buf);
   const report = await describeTokens(text, { profile: opts.profile, claudeCorrection: opts.claudeCorrection, exact: opts.exact ? PROFILES : [opts.profile] });
   const estimates: Partial<Record<StrategyName, number>> = Object.fromEntries(report.estimates.map((e) => [e.strategy, e.tokens]));
@@ -103,7 +110,7 @@ export function register(program: Command): void {
         } catch (err) {
           failed++;
           const code = (err as NodeJS.ErrnoException).code;
-          process.stderr.write(terminalSafe(`spillway estimate: ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (err as Error).message}`) + '\n');
+          process.stderr.write(terminalSafe(`spillway estimate: ${file}: ${code === 'ENOENT' || code === 'NOT_FOUND' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : (err as Error).message}`) + '\n');
         }
       }
       if (!opts.json && rows.length) {

@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
@@ -8,10 +9,11 @@ import {
   isBinaryString,
   isInside,
   mayCarryInlineAssets,
+  readUntrusted,
   resolveLimit,
+  UntrustedFileError,
   MAX_MESSAGE_CHARS,
   PREVIEW_CHARS,
-  sanitizeToolName,
   truncate,
   type GuardOptions,
   type GuardResult,
@@ -109,8 +111,15 @@ const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !
 
 /** The session folder a hook event spills into. */
 export function claudeCodeSessionDir(sessionId: string | undefined, sessionsRoot = appPaths().sessions): string {
-  return path.join(sessionsRoot, `claude-code_${sanitizeToolName(sessionId || 'unknown')}`);
+  if (!sessionId) return path.join(sessionsRoot, 'claude-code_unknown');
+  if (PLAIN_SESSION_ID_RE.test(sessionId)) return path.join(sessionsRoot, `claude-code_${sessionId}`);
+  // Sanitising `../<other id>` would give `<other id>`: another session's folder. A name that is not
+  // a plain id gets its own folder instead, named by its hash; the `.` keeps it apart from every plain id.
+  return path.join(sessionsRoot, `claude-code_unsafe.${crypto.createHash('sha256').update(sessionId).digest('hex').slice(0, 32)}`);
 }
+
+/** A session id as Claude Code makes them (a UUID); anything else is not used as a folder name. */
+const PLAIN_SESSION_ID_RE = /^[A-Za-z0-9_-]{1,128}$/;
 
 /**
  * A text under the limit still goes to the guard when it may hold base64 worth cutting out or is
@@ -145,26 +154,32 @@ function intentOf(input: unknown, focusArg: string | undefined): string | undefi
 export function toolResultsDir(input: ClaudeCodeHookInput): string | undefined {
   const id = input.session_id;
   const t = input.transcript_path;
-  if (typeof id !== 'string' || !/^[A-Za-z0-9_-]{1,128}$/.test(id) || typeof t !== 'string' || !path.isAbsolute(t)) return undefined;
+  if (typeof id !== 'string' || !PLAIN_SESSION_ID_RE.test(id) || typeof t !== 'string' || !path.isAbsolute(t)) return undefined;
   if (path.basename(t) !== `${id}.jsonl`) return undefined;
   return path.join(path.dirname(t), id, 'tool-results');
 }
 
 /**
- * Read a file Claude Code persisted, only if it lies in this session's `tool-results/` folder once
- * symlinks are resolved, is a regular file, and is not huge. Never throws.
+ * Read a file Claude Code persisted, only if it lies in this session's `tool-results/` folder, is
+ * a regular file with one name, and is not huge. Opened the one safe way (safe-open.ts), as the
+ * index opens the same files: no component from Claude Code's `projects/` folder down may be a
+ * link (a linked `<session>/` or `tool-results/` folder is refused, not only a linked file), and a
+ * FIFO or device is never opened. Never throws.
  */
 export async function readPersisted(input: ClaudeCodeHookInput, file: string): Promise<{ bytes: Buffer } | { error: string }> {
   const dir = toolResultsDir(input);
   if (!dir) return { error: 'the hook input names no session transcript, so its tool-results folder is unknown' };
+  const target = path.resolve(dir, file);
+  const outside = { error: `${JSON.stringify(file)} is outside this session's tool-results folder` };
+  if (!isInside(dir, target) || target === dir) return outside;
   try {
-    const [realDir, realFile] = await Promise.all([fs.promises.realpath(dir), fs.promises.realpath(path.resolve(dir, file))]);
-    if (!isInside(realDir, realFile) || realFile === realDir) return { error: `${JSON.stringify(file)} is outside this session's tool-results folder` };
-    const st = await fs.promises.stat(realFile);
-    if (!st.isFile()) return { error: `${JSON.stringify(file)} is not a regular file` };
-    if (st.size > MAX_PERSISTED_OUTPUT_BYTES) return { error: `${fmtBytes(st.size)} is more than the hook reads (${fmtBytes(MAX_PERSISTED_OUTPUT_BYTES)})` };
-    return { bytes: await fs.promises.readFile(realFile) };
+    // `<projects>/<project>/<session>/tool-results/<file>`: the root is Claude Code's projects folder.
+    return { bytes: await readUntrusted(target, { root: path.dirname(path.dirname(path.dirname(dir))), maxBytes: MAX_PERSISTED_OUTPUT_BYTES }) };
   } catch (err) {
+    if (err instanceof UntrustedFileError) {
+      if (err.code === 'OUTSIDE' || err.code === 'LINK') return outside;
+      if (err.code === 'TOO_BIG') return { error: `it is more than the hook reads (${fmtBytes(MAX_PERSISTED_OUTPUT_BYTES)})` };
+    }
     return { error: err instanceof Error ? err.message : String(err) };
   }
 }
@@ -251,7 +266,8 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
   let g: GuardResult | null = null;
   let message: string;
   try {
-    await fs.promises.mkdir(sessionPath, { recursive: true });
+    // Private from the first spill: the app-data folder, sessions/ and this session's folder (0700).
+    await fs.promises.mkdir(sessionPath, { recursive: true, mode: 0o700 });
     const options: GuardOptions = {
       sessionPath,
       toolName,

@@ -35,7 +35,8 @@ export function lazyMkdir(dir: () => string): () => Promise<string> {
   return () => {
     made ??= (async () => {
       const d = dir();
-      await fs.promises.mkdir(d, { recursive: true });
+      // Private from the first spill: every folder made here is 0700 (the files inside are 0600).
+      await fs.promises.mkdir(d, { recursive: true, mode: 0o700 });
       return d;
     })().catch((err: unknown) => {
       made = undefined; // a failed mkdir (full disk, permissions) is retried on the next spill

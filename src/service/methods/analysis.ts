@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_PROFILE, isInside, resolveLimit, sanitizeToolName, stemTime } from '../../pipeline/index.js';
+import { DEFAULT_PROFILE, UntrustedFileError, isInside, readUntrusted, resolveLimit, sanitizeToolName, stemTime } from '../../pipeline/index.js';
 import { ServiceError, type AnalyzeResponse } from '../contract.js';
 import type { Handlers, ServiceContext } from '../context.js';
 import { MAX_WHOLE_READ_BYTES, estimateText, readHead, utf8Prefix, type AnalyzeContentResult } from '../heavy.js';
@@ -44,7 +44,7 @@ export function analysisMethods(ctx: ServiceContext): Handlers<AnalysisMethodNam
         bytes = Buffer.byteLength(text, 'utf8');
       } else if (r.path !== undefined) {
         const real = ctx.guard.resolve(r.path, { what: 'path' });
-        const { buf, size } = await readHead(real, MAX_WHOLE_READ_BYTES);
+        const { buf, size } = await readHead(real, MAX_WHOLE_READ_BYTES, { hardLinks: ctx.guard.isPickedFile(real) ? 'allow' : 'refuse' });
         text = buf.length < size ? utf8Prefix(buf) : buf.toString('utf8');
         bytes = size;
         if (buf.length < size && buf.length > 0) scale = size / buf.length;
@@ -66,11 +66,12 @@ export function analysisMethods(ctx: ServiceContext): Handlers<AnalysisMethodNam
         if (!path.isAbsolute(r.path)) throw new ServiceError('BAD_REQUEST', 'a dropped file path must be absolute');
         // Only a root's file, or one the desktop shell saw the user drop or pick (allowDroppedFile).
         const real = ctx.guard.resolve(r.path, { what: 'path' });
-        const st = await fs.promises.stat(real);
-        if (!st.isFile()) throw new ServiceError('BAD_REQUEST', `not a regular file: ${r.path}`);
-        if (st.size > MAX_ANALYZE_BYTES) throw new ServiceError('BAD_REQUEST', `file is larger than ${MAX_ANALYZE_BYTES} bytes; index its folder as a root instead`);
-        // Read only: the user's file is never written, renamed or touched.
-        content = await fs.promises.readFile(real);
+        // Read only: the user's file is never written, renamed or touched; opened the one safe way (safe-open.ts).
+        content = await readUntrusted(real, { root: '/', hardLinks: ctx.guard.isPickedFile(real) ? 'allow' : 'refuse', maxBytes: MAX_ANALYZE_BYTES }).catch((err: unknown) => {
+          if (err instanceof UntrustedFileError && err.code === 'TOO_BIG') throw new ServiceError('BAD_REQUEST', `file is larger than ${MAX_ANALYZE_BYTES} bytes; index its folder as a root instead`);
+          if (err instanceof UntrustedFileError && err.code !== 'NOT_FOUND') throw new ServiceError('BAD_REQUEST', err.message);
+          throw err;
+        });
       } else if (r.base64 !== undefined) {
         content = Buffer.from(r.base64.replace(/\s+/g, ''), r.base64.includes('-') || r.base64.includes('_') ? 'base64url' : 'base64');
         if (content.length > MAX_ANALYZE_BYTES) throw new ServiceError('BAD_REQUEST', `content is larger than ${MAX_ANALYZE_BYTES} bytes`);

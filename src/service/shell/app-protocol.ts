@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
+import { openUntrusted } from '../../pipeline/layout.js';
 import type { OpenedAsset } from '../assets.js';
 import { STATIC_TYPES, assetHeaders } from '../web-policy.js';
 import { APP_HOST, DESKTOP_CSP, parseAssetPath, resolveStaticPath } from './policy.js';
@@ -57,11 +58,8 @@ export function createAppProtocolHandler(o: AppProtocolOptions): (request: Reque
     if (!file) return notFound();
     let fh: fs.promises.FileHandle;
     try {
-      fh = await fs.promises.open(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
-      if (!(await fh.stat()).isFile()) {
-        await fh.close();
-        return notFound();
-      }
+      // The one safe open (safe-open.ts), as `serve` opens the same files; hard links allowed (our package's files).
+      fh = (await openUntrusted(file, { root: o.rendererDir, hardLinks: 'allow' })).handle;
     } catch {
       return notFound();
     }
