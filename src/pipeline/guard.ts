@@ -34,7 +34,7 @@ import { errText } from './errors.js';
 export interface HandleLargeResponseArgs {
   text: string;
   sessionPath: string;
-  context?: Pick<GuardOptions, 'toolName' | 'toolInput' | 'intent' | 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy' | 'readMore' | 'incomplete'>;
+  context?: Pick<GuardOptions, 'call' | 'toolName' | 'toolInput' | 'intent' | 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy' | 'readMore' | 'incomplete'>;
   summarize?: GuardOptions['summarize'];
   summaryTimeoutMs?: number;
   signal?: AbortSignal;

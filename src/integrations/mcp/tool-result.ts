@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { buildPreview, MAX_MESSAGE_CHARS, PREVIEW_CHARS, truncate } from '../../pipeline/index.js';
-import type { GuardOptions, GuardResult, ReadMoreTools, SummarizeHook } from '../../pipeline/index.js';
+import type { GuardOptions, GuardResult, ReadMoreTools, SummarizeHook, ToolCallRef } from '../../pipeline/index.js';
 import { STRUCTURED_EXTRA_BUDGET_CHARS, shrinkStructured, type Validate } from './structured.js';
 
 /** The guard entry point (`guardLargeResult` from src/pipeline), injectable for tests of failure paths. */
@@ -19,6 +19,8 @@ export interface ToolCallContext {
   outputSchema?: { validate: Validate };
   /** `(value) => projected value` for this tool, from `--projection`. */
   project?: (value: unknown) => unknown;
+  /** The client's tool call (its id, client, session), recorded in the sidecar. */
+  call?: ToolCallRef;
 }
 
 /**
@@ -145,6 +147,7 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
       summarize: deps.summarize,
       signal: deps.signal,
       readMore: deps.readMore,
+      ...(ctx.call ? { call: ctx.call } : {}),
       ...(shown !== undefined ? { shown } : {}),
     });
   } catch (err) {
