@@ -4,7 +4,7 @@
  * come validated from the service, so only defaults are applied here.
  */
 import fs from 'node:fs';
-import { DEFAULT_STRATEGY, buildPreview } from '../pipeline/index.js';
+import { DEFAULT_PROFILE, DEFAULT_STRATEGY, buildPreview } from '../pipeline/index.js';
 import type { AssetRef, PayloadMeta, StrategyName } from '../pipeline/types.js';
 import { type IndexCore, IndexError } from './core.js';
 import type { FullText } from './fulltext.js';
@@ -206,6 +206,32 @@ function nameSpillSession(s: SessionInfo, r: SessionDbRow): void {
   s.title ??= r.j_title ?? undefined;
 }
 
+/**
+ * A payload's one token figure: the row's `tokens`, which for a spill is the number the guard
+ * decided with and the message stated (its sidecar's `estimate`), named by strategy and profile,
+ * with why a number measured on the saved file (the Estimates tab, a summary) may differ.
+ */
+export function figureOf(r: Pick<PayloadDbRow, 'tokens'>, meta: PayloadMeta | null): PayloadDetail['figure'] {
+  const e = meta && typeof meta.estimate === 'object' && meta.estimate !== null ? meta.estimate : undefined;
+  if (!e || e.tokens !== r.tokens || typeof e.strategy !== 'string') {
+    return { tokens: r.tokens, strategy: DEFAULT_STRATEGY, profile: DEFAULT_PROFILE, exact: false, source: 'index', note: 'counted by the index on the text it has of this result (a checked calibrated estimate)' };
+  }
+  const why: string[] = [];
+  if (e.exact) why.push('an exact count');
+  if (typeof e.correction === 'number' && e.correction !== 1) why.push(`with the ${e.profile} correction ×${e.correction}`);
+  if (meta?.assets?.length) why.push('measured before its assets were cut out of the saved file');
+  // A parsed value: the MCP proxy's CallToolResult, decided on what the client shows of it.
+  else if (meta?.origin === 'json-value') why.push('measured on what the client shows the model of this result (an MCP client shows its structuredContent), not on the whole saved envelope');
+  return {
+    tokens: e.tokens,
+    strategy: e.strategy,
+    profile: e.profile,
+    exact: e.exact === true,
+    source: 'guard',
+    ...(why.length ? { note: why.join('; ') } : {}),
+  };
+}
+
 export class Queries {
   constructor(
     private readonly core: IndexCore,
@@ -320,6 +346,7 @@ export class Queries {
       assets: ownAssets.length || !sp ? ownAssets : this.assetsOf(sp.rowid),
       summaryRuns: runs,
       message: r.message ?? (typeof meta?.message === 'string' ? meta.message : ''),
+      figure: figureOf(r, meta),
       ...shown,
       readOnly: (this.core.q('SELECT read_only AS ro FROM sessions WHERE id = ?').get(r.session_id) as { ro: number } | undefined)?.ro === 1,
     };

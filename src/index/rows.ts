@@ -137,6 +137,13 @@ export interface PayloadDetail {
   readOnly?: boolean;
   /** For imported sessions: where in the transcript it came from. */
   source?: { transcript: string; line: number; toolUseId?: string; toolInput?: unknown };
+  /**
+   * The payload's one token figure (the table's `tokens`): what the guard decided with and the
+   * model's message stated, with its strategy and profile; for a payload no guard measured, the
+   * index's checked calibrated estimate. `note`: how it was measured, where that explains why a
+   * number measured now on the saved file (the Estimates tab, a re-run summary) differs from it.
+   */
+  figure: { tokens: number; strategy: StrategyName; profile: Profile; exact: boolean; source: 'guard' | 'index'; note?: string };
   /** A transcript's tool call joined with its spill: the spill's row, session and how they were joined (see PayloadRow.join). */
   spill?: { payloadId: string; sessionId: string; how: 'path' | 'id' | 'inferred' };
   /** A spill joined with a transcript's tool call: that call's row and session. */
