@@ -77,6 +77,11 @@ export function DetailPane() {
       tabRefs.current[next]?.focus();
     }
   };
+  /** The other side of a joined tool call: its session, and the row opened. */
+  const openElsewhere = async (sessionId: string, payloadId: string) => {
+    store.getState().selectSession(sessionId);
+    await store.getState().openPayload(payloadId);
+  };
   const copyPath = async () => {
     if (!detail) return;
     try {
