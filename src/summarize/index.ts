@@ -5,6 +5,7 @@
  */
 export { createSummarizer, listProviders, chunkText, isProviderName, DEFAULT_MODELS, PRICING } from './summarizer.js';
 export { structuralSummary, type StructuralOptions } from './structural/index.js';
+export { isMcpEnvelope, mcpContentText, mcpContentValue } from './mcp.js';
 export {
   listTemplates,
   loadTemplate,
