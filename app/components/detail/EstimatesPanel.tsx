@@ -29,21 +29,28 @@ export function densityReason(d: DensityShares): string {
  * The payload's one figure (the header's, the table's, the message's), and why the strategies
  * below, measured now on the saved file, may show another number.
  */
-export function figureText(figure: PayloadDetail['figure'], measured: number | undefined): string {
+export function figureText(figure: PayloadDetail['figure'], measured: number | undefined, profile?: string): string {
   const named = `${formatInt(figure.tokens)} tokens (${figure.strategy}${figure.exact ? ', exact' : ' estimate'}, ${figure.profile})`;
   const base =
     figure.source === 'guard'
       ? `Listed everywhere as ${named}: the number the guard decided with, and the one the model's message stated${figure.note ? ` (${figure.note})` : ''}.`
       : `Listed everywhere as ${named}: ${figure.note ?? 'counted by the index'}.`;
   if (measured === undefined || measured === figure.tokens) return base;
-  return `${base} Below, every strategy measured now on the saved file: ${figure.strategy} gives ${formatInt(measured)}${figure.source === 'guard' && !figure.note ? ', the saved file not being exactly what the guard measured' : ''}.`;
+  // The likeliest reason first: another tokenizer profile (the guard counts for the client's model).
+  const why =
+    profile && profile !== figure.profile
+      ? `, counted for the ${profile} profile where the guard counted for ${figure.profile}`
+      : figure.source === 'guard' && !figure.note
+        ? ', the saved file not being exactly what the guard measured'
+        : '';
+  return `${base} Below, every strategy measured now on the saved file: ${figure.strategy} gives ${formatInt(measured)}${why}.`;
 }
 
 function FigureNote({ figure, res }: { figure: PayloadDetail['figure']; res: EstimateResponse }) {
   const measured = res.estimates.find((e) => e.strategy === figure.strategy)?.tokens;
   return (
     <p className="figure-note" data-testid="figure-note">
-      {figureText(figure, measured)}
+      {figureText(figure, measured, res.profile)}
     </p>
   );
 }
