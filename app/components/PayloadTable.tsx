@@ -296,6 +296,13 @@ function RowCells({ row }: { row: PayloadRow }) {
     <>
       <div role="gridcell" className="td col-tool">
         <span className="tool-name mono" title={row.tool}>{row.tool}</span>
+        {row.join ? (
+          <span className="badge tiny joined" data-testid="row-joined" title={`One tool call: the transcript's call with the spill Spillway made for it (joined ${row.join === 'inferred' ? 'by inference: same tool, arguments and time' : row.join === 'id' ? "by the client's tool call id" : 'by the path its message names'})`}>
+            {row.join === 'inferred' ? 'spill?' : 'spill'}
+          </span>
+        ) : row.joinedTo ? (
+          <span className="badge tiny joined" data-testid="row-joined" title="Also listed in the client's transcript, as that tool call">in transcript</span>
+        ) : null}
         {row.snippet ? <span className="snippet dim" title={row.snippet}>{row.snippet}</span> : row.inputExcerpt ? <span className="snippet dim" title={row.inputExcerpt}>{row.inputExcerpt}</span> : null}
       </div>
       <div role="gridcell" className="td col-time mono dim" title={formatDateTime(row.createdAt)}>{formatTime(row.createdAt)}</div>

@@ -1,5 +1,5 @@
 import type { GuardAction, SessionInfo } from '../../src/service/contract.js';
-import { clientLabel } from '../lib/sessions.js';
+import { clientLabel, sessionBadge } from '../lib/sessions.js';
 
 const ACTION_LABEL: Record<GuardAction, string> = { pass: 'pass', spill: 'spilled', 'inline-assets': 'assets cut' };
 
@@ -11,7 +11,7 @@ export function ActionBadge({ action }: { action: GuardAction }) {
 export function ClientBadge({ s }: { s: Pick<SessionInfo, 'kind' | 'client'> }) {
   return (
     <span className={`badge tiny client client-${s.kind}`} title={s.client ?? clientLabel(s.kind)} data-testid="client-badge">
-      {clientLabel(s.kind)}
+      {sessionBadge(s)}
     </span>
   );
 }

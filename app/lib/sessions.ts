@@ -15,7 +15,7 @@
  * Pure functions over contract rows: no React, no store.
  */
 import type { AppInfo, RootInfo, SessionInfo, SessionKind } from '../../src/service/contract.js';
-import { basename } from './format.js';
+import { basename, formatDateTime } from './format.js';
 
 /** The client badge, by session kind. The exact client and version (`Claude Code 2.1.328`) goes in its tooltip. */
 export const CLIENT_LABEL: Record<SessionKind, string> = {
@@ -28,6 +28,19 @@ export const CLIENT_LABEL: Record<SessionKind, string> = {
 
 export function clientLabel(kind: SessionKind): string {
   return CLIENT_LABEL[kind] ?? kind;
+}
+
+/**
+ * The badge of a session: its client. A session the hook or the proxy made names the client it
+ * spilled for and how (`Claude Code · hook`, `Codex · proxy`), from the index's `client`
+ * ("Claude Code 2.1.328 · Spillway hook").
+ */
+export function sessionBadge(s: Pick<SessionInfo, 'kind' | 'client'>): string {
+  if (s.kind !== 'spillway' || !s.client) return clientLabel(s.kind);
+  const [who, via] = s.client.split(' · ');
+  const name = who && !who.startsWith('Spillway') ? who.replace(/ \d[\w.+-]*( \(.*\))?$/, '') : undefined;
+  const how = (via ?? who ?? '').includes('hook') ? 'hook' : (via ?? who ?? '').includes('proxy') ? 'proxy' : undefined;
+  return name ? `${name}${how ? ` · ${how}` : ''}` : how ? `Spillway ${how}` : clientLabel(s.kind);
 }
 
 /** Where each agent keeps its sessions under a home folder (src/index/roots.ts opens these by default). */
@@ -136,6 +149,8 @@ export function sessionTitle(s: SessionInfo): { text: string; fromPrompt: boolea
   // A dropped file's scratch session is named `<UTC time>_<file name>_<random>` (src/service/methods/analysis.ts).
   const scratch = s.kind === 'scratch' ? /^\d{8}T\d{9}Z_(.+)_[0-9a-f]{6}$/.exec(leaf) : null;
   if (scratch) return { text: scratch[1]!, fromPrompt: false };
+  // A hook or proxy session with no transcript joined: its client and when it started, not `claude-code_607c3d0b-…`.
+  if (s.kind === 'spillway' && s.client) return { text: `${s.client}${s.firstAt ? `, ${formatDateTime(s.firstAt).slice(0, 16)}` : ''}`, fromPrompt: false };
   return { text: leaf || s.name, fromPrompt: false };
 }
 

@@ -145,6 +145,25 @@ export const MIGRATIONS: ReadonlyArray<(db: DB) => void> = [
   (db) => {
     db.exec('DROP INDEX IF EXISTS sources_session;');
   },
+  // 6: one row per tool call. A transcript's result is joined with the spill the hook or the proxy
+  //    made for it (join.ts): `call_id` (the client's tool call id, from the transcript or the
+  //    sidecar), `spill_id`/`join_how` on the transcript's row, `covered` on the spill's, the input's
+  //    hash for joins inferred without an id; a spill session's transcript session (`joined_id`) and
+  //    what its sidecars say of the client. Sidecars and transcripts gained fields: re-read all.
+  (db) => {
+    db.exec(`
+      ALTER TABLE payloads ADD COLUMN call_id TEXT;
+      ALTER TABLE payloads ADD COLUMN call_client TEXT;
+      ALTER TABLE payloads ADD COLUMN input_hash TEXT;
+      ALTER TABLE payloads ADD COLUMN spill_id TEXT;
+      ALTER TABLE payloads ADD COLUMN join_how TEXT;
+      ALTER TABLE payloads ADD COLUMN covered INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE sessions ADD COLUMN joined_id TEXT;
+      ALTER TABLE sessions ADD COLUMN spill_client TEXT;
+      ALTER TABLE sessions ADD COLUMN spill_cwd TEXT;
+      UPDATE sources SET fingerprint = '', hash = NULL;
+    `);
+  },
 ];
 
 /**

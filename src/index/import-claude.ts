@@ -221,6 +221,7 @@ class ClaudeTranscript {
     const spill = isObj(o.mcpMeta) && isObj(o.mcpMeta._meta) && isObj(o.mcpMeta._meta['spillway/spill']) ? o.mcpMeta._meta['spillway/spill'] : undefined;
     const rec = await spilledOrImported(this.ctx, {
       spillwayPath: str(spill?.payloadPath),
+      callId: toolUseId,
       id,
       tool: call?.name ?? 'unknown',
       input: call?.input,

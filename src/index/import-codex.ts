@@ -168,6 +168,7 @@ async function outputRecord(ctx: ImportContext, transcript: string, r: Rollout, 
   const at = useEvent ? full.at : out.at;
   const source: SourceLocation = { transcript, line: at.line, offset: at.offset, length: at.length, toolUseId: out.callId, field: useEvent ? 'event' : 'output' };
   const rec = await spilledOrImported(ctx, {
+    callId: out.callId,
     id: importedPayloadId(transcript, out.callId),
     tool: call?.name ?? 'unknown',
     input: call?.input,

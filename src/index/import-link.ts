@@ -40,13 +40,16 @@ export function spillwayPayloadPath(text: string): string | null {
 }
 
 /** The payload record for one imported result: linked to Spillway's saved payload when the result is Spillway's message. */
-export async function spilledOrImported(ctx: ImportContext, f: ResultFields & { spillwayPath?: string }): Promise<PayloadRecord> {
+export async function spilledOrImported(ctx: ImportContext, f: ResultFields & { spillwayPath?: string; callId?: string }): Promise<PayloadRecord> {
   const target = asSpillwayPayloadPath(f.spillwayPath) ?? spillwayPayloadPath(f.seen);
   const linked = target ? await ctx.resolveSpill(target) : null;
-  if (!linked) return importedRecord(f);
+  if (!linked) return { ...(await importedRecord(f)), ...(f.callId ? { callId: f.callId } : {}) };
   return {
     ...linked,
     id: f.id,
+    callId: f.callId,
+    callClient: undefined,
+    spillId: linked.id,
     tool: f.tool,
     input: f.input,
     createdAt: f.createdAt,

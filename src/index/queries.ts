@@ -4,7 +4,7 @@
  * come validated from the service, so only defaults are applied here.
  */
 import fs from 'node:fs';
-import { DEFAULT_STRATEGY, buildPreview } from '../pipeline/index.js';
+import { DEFAULT_PROFILE, DEFAULT_STRATEGY, buildPreview } from '../pipeline/index.js';
 import type { AssetRef, PayloadMeta, StrategyName } from '../pipeline/types.js';
 import { type IndexCore, IndexError } from './core.js';
 import type { FullText } from './fulltext.js';
@@ -72,10 +72,16 @@ interface PayloadDbRow {
   lines: number | null;
   source_json: string | null;
   summary_count?: number;
+  spill_id?: string | null;
+  join_how?: 'path' | 'id' | 'inferred' | null;
+  joined_to?: string | null;
 }
 
+// A joined transcript row counts its spill's summary runs too (the guard's summary is the spill's).
 const ROW_COLUMNS =
-  'p.rowid, p.id, p.session_id, p.root_id, p.tool, p.created_at, p.bytes, p.tokens, p.action, p.kind, p.asset_count, p.input_excerpt, (SELECT count(*) FROM summary_runs s WHERE s.payload_id = p.id) AS summary_count';
+  'p.rowid, p.id, p.session_id, p.root_id, p.tool, p.created_at, p.bytes, p.tokens, p.action, p.kind, p.asset_count, p.input_excerpt, p.spill_id, p.join_how, ' +
+  '(SELECT count(*) FROM summary_runs s WHERE s.payload_id = p.id OR (p.spill_id IS NOT NULL AND s.payload_id = p.spill_id)) AS summary_count, ' +
+  '(CASE WHEN p.covered = 1 THEN (SELECT t.id FROM payloads t WHERE t.spill_id = p.id LIMIT 1) END) AS joined_to';
 
 function toRow(r: PayloadDbRow): PayloadRow {
   const row: PayloadRow = {
@@ -91,6 +97,8 @@ function toRow(r: PayloadDbRow): PayloadRow {
     summaryCount: r.summary_count ?? 0,
   };
   if (r.input_excerpt) row.inputExcerpt = r.input_excerpt;
+  if (r.spill_id && r.join_how) row.join = r.join_how;
+  if (r.joined_to) row.joinedTo = r.joined_to;
   return row;
 }
 
@@ -117,6 +125,9 @@ export function filterSql(req: Filters): { sql: string; args: unknown[] } {
     ['kind', 'p.kind'],
   ];
   for (const [k, col] of eq) if (req[k] !== undefined) (w.push(`${col} = ?`), args.push(req[k]));
+  // Over roots, each tool call once: a spill joined with a transcript's call is that call's row.
+  // A session's own listing shows all its rows (a spill session still opens on its own).
+  if (req.sessionId === undefined) w.push('p.covered = 0');
   if (req.minTokens !== undefined) (w.push('p.tokens >= ?'), args.push(req.minTokens));
   if (req.maxTokens !== undefined) (w.push('p.tokens <= ?'), args.push(req.maxTokens));
   return { sql: w.length ? w.join(' AND ') : '1', args };
@@ -136,6 +147,13 @@ interface SessionDbRow {
   title: string | null;
   client: string | null;
   parent_id: string | null;
+  joined_id: string | null;
+  spill_client: string | null;
+  spill_cwd: string | null;
+  j_project: string | null;
+  j_title: string | null;
+  j_client: string | null;
+  joined: number;
   n: number;
   assets: number;
   bytes: number;
@@ -163,7 +181,55 @@ function toSession(r: SessionDbRow): SessionInfo {
   if (r.title) s.title = r.title;
   if (r.client) s.client = r.client;
   if (r.parent_id) s.parentSessionId = r.parent_id;
+  if (r.kind === 'spillway') nameSpillSession(s, r);
+  if (r.joined) s.joinedCount = r.joined;
   return s;
+}
+
+/** A proxy session's folder: `<UTC start time>_<server name>` (src/integrations/mcp/session.ts). */
+const PROXY_SESSION_RE = /^\d{8}T\d{9}Z_(.+)$/;
+
+const CLIENT_NAMES: Record<string, string> = { 'claude-code': 'Claude Code', codex: 'Codex', gemini: 'Gemini CLI' };
+
+/**
+ * A session the hook or the proxy made, named the way people know it: by the client session its
+ * spills were joined with (its project, first prompt, client), else by what the sidecars recorded
+ * (client, working directory). The folder name stays its `name`.
+ */
+function nameSpillSession(s: SessionInfo, r: SessionDbRow): void {
+  if (r.joined_id) s.joinedSessionId = r.joined_id;
+  const proxy = PROXY_SESSION_RE.exec(r.name);
+  const via = proxy ? `Spillway MCP proxy (${proxy[1]})` : r.name.startsWith('claude-code_') ? 'Spillway hook' : undefined;
+  const client = r.j_client ?? (r.spill_client ? (CLIENT_NAMES[r.spill_client] ?? r.spill_client) : undefined);
+  if (client || via) s.client = [client, via].filter(Boolean).join(' · ');
+  s.project ??= r.j_project ?? r.spill_cwd ?? undefined;
+  s.title ??= r.j_title ?? undefined;
+}
+
+/**
+ * A payload's one token figure: the row's `tokens`, which for a spill is the number the guard
+ * decided with and the message stated (its sidecar's `estimate`), named by strategy and profile,
+ * with why a number measured on the saved file (the Estimates tab, a summary) may differ.
+ */
+export function figureOf(r: Pick<PayloadDbRow, 'tokens'>, meta: PayloadMeta | null): PayloadDetail['figure'] {
+  const e = meta && typeof meta.estimate === 'object' && meta.estimate !== null ? meta.estimate : undefined;
+  if (!e || e.tokens !== r.tokens || typeof e.strategy !== 'string') {
+    return { tokens: r.tokens, strategy: DEFAULT_STRATEGY, profile: DEFAULT_PROFILE, exact: false, source: 'index', note: 'counted by the index on the text it has of this result (a checked calibrated estimate)' };
+  }
+  const why: string[] = [];
+  if (e.exact) why.push('an exact count');
+  if (typeof e.correction === 'number' && e.correction !== 1) why.push(`with the ${e.profile} correction ×${e.correction}`);
+  if (meta?.assets?.length) why.push('measured before its assets were cut out of the saved file');
+  // A parsed value: the MCP proxy's CallToolResult, decided on what the client shows of it.
+  else if (meta?.origin === 'json-value') why.push('measured on what the client shows the model of this result (an MCP client shows its structuredContent), not on the whole saved envelope');
+  return {
+    tokens: e.tokens,
+    strategy: e.strategy,
+    profile: e.profile,
+    exact: e.exact === true,
+    source: 'guard',
+    ...(why.length ? { note: why.join('; ') } : {}),
+  };
 }
 
 export class Queries {
@@ -179,9 +245,11 @@ export class Queries {
     const rows = this.core
       .q(
         `SELECT s.id, s.root_id, s.name, s.path, s.kind, s.read_only, s.project, s.title, s.client, s.parent_id,
+                s.joined_id, s.spill_client, s.spill_cwd, j.project AS j_project, j.title AS j_title, j.client AS j_client,
                 count(p.rowid) AS n, coalesce(sum(p.asset_count), 0) AS assets, coalesce(sum(p.bytes), 0) AS bytes,
-                coalesce(sum(p.tokens), 0) AS tokens, min(p.created_at) AS first_at, max(p.created_at) AS last_at
-           FROM sessions s LEFT JOIN payloads p ON p.session_id = s.id ${where}
+                coalesce(sum(p.tokens), 0) AS tokens, min(p.created_at) AS first_at, max(p.created_at) AS last_at,
+                coalesce(sum(p.covered), 0) AS joined
+           FROM sessions s LEFT JOIN payloads p ON p.session_id = s.id LEFT JOIN sessions j ON j.id = s.joined_id ${where}
           GROUP BY s.id ORDER BY last_at DESC NULLS LAST, s.name`,
       )
       .all(...(req.id !== undefined ? [req.id] : req.rootId !== undefined ? [req.rootId] : [])) as SessionDbRow[];
@@ -263,20 +331,32 @@ export class Queries {
    */
   async getPayload(id: string): Promise<PayloadDetail> {
     const r = this.payloadRow(id);
-    const meta: PayloadMeta | null = r.meta_path ? (await readMeta(this.core.source, r.meta_path)).meta : null;
-    const shown = await this.shown(r);
+    // A transcript's tool call joined with its spill: the tool's result, sidecar, runs and assets are the spill's.
+    const sp = this.spillRow(r);
+    const metaPath = r.meta_path ?? sp?.meta_path ?? null;
+    const meta: PayloadMeta | null = metaPath ? (await readMeta(this.core.source, metaPath)).meta : null;
+    const shown = await this.shown(sp ?? r);
+    const runs = sp ? [...this.runs.list(sp.id), ...this.runs.list(id)].sort((a, b) => a.createdAt.localeCompare(b.createdAt)) : this.runs.list(id);
+    const ownAssets = this.assetsOf(r.rowid);
     const detail: PayloadDetail = {
       row: toRow(r),
       meta,
-      path: r.path,
+      path: sp && !r.meta_path ? sp.path : r.path,
       estimates: this.estimatesOf(r),
-      assets: this.assetsOf(r.rowid),
-      summaryRuns: this.runs.list(id),
+      assets: ownAssets.length || !sp ? ownAssets : this.assetsOf(sp.rowid),
+      summaryRuns: runs,
       message: r.message ?? (typeof meta?.message === 'string' ? meta.message : ''),
+      figure: figureOf(r, meta),
       ...shown,
       readOnly: (this.core.q('SELECT read_only AS ro FROM sessions WHERE id = ?').get(r.session_id) as { ro: number } | undefined)?.ro === 1,
     };
-    if (r.linked_path) detail.linkedPath = r.linked_path;
+    const linked = r.linked_path ?? sp?.linked_path;
+    if (linked) detail.linkedPath = linked;
+    if (sp && r.join_how) detail.spill = { payloadId: sp.id, sessionId: sp.session_id, how: r.join_how };
+    if (r.joined_to) {
+      const t = this.core.q('SELECT id, session_id FROM payloads WHERE id = ?').get(r.joined_to) as { id: string; session_id: string } | undefined;
+      if (t) detail.calledIn = { payloadId: t.id, sessionId: t.session_id };
+    }
     const source = r.source_json ? (JSON.parse(r.source_json) as SourceLocation) : undefined;
     if (source) {
       let toolInput: unknown;
@@ -288,6 +368,12 @@ export class Queries {
       detail.source = { transcript: source.transcript, line: source.line, toolUseId: source.toolUseId, toolInput };
     }
     return detail;
+  }
+
+  /** The spill a transcript's row is joined with, if it is still indexed. */
+  private spillRow(r: PayloadDbRow): PayloadDbRow | undefined {
+    if (!r.spill_id) return undefined;
+    return this.core.q(`SELECT p.*, ${ROW_COLUMNS} FROM payloads p WHERE p.id = ?`).get(r.spill_id) as PayloadDbRow | undefined;
   }
 
   private estimatesOf(r: PayloadDbRow): PayloadDetail['estimates'] {
@@ -350,7 +436,8 @@ export class Queries {
    * inside a transcript line are re-read and returned as text (bounded by the line's size).
    */
   async payloadContent(id: string): Promise<PayloadContent> {
-    return this.contentOf(this.payloadRow(id));
+    const r = this.payloadRow(id);
+    return this.contentOf(this.spillRow(r) ?? r);
   }
 
   private async contentOf(r: PayloadDbRow): Promise<PayloadContent> {
@@ -372,7 +459,8 @@ export class Queries {
     if (!rootIds.length) return { sessions: 0, payloads: 0, assets: 0, bytes: 0 };
     const marks = rootIds.map(() => '?').join(',');
     const s = this.core.q(`SELECT count(*) AS n FROM sessions WHERE root_id IN (${marks})`).get(...rootIds) as { n: number };
-    const p = this.core.q(`SELECT count(*) AS n, coalesce(sum(bytes), 0) AS b FROM payloads WHERE root_id IN (${marks})`).get(...rootIds) as { n: number; b: number };
+    // Each tool call once: a spill joined with a transcript's call is counted as that call.
+    const p = this.core.q(`SELECT count(*) AS n, coalesce(sum(bytes), 0) AS b FROM payloads WHERE root_id IN (${marks}) AND covered = 0`).get(...rootIds) as { n: number; b: number };
     const a = this.core
       .q(`SELECT count(*) AS n FROM (SELECT DISTINCT p.session_id, a.sha256 FROM assets a JOIN payloads p ON p.rowid = a.payload_rowid WHERE p.root_id IN (${marks}))`)
       .get(...rootIds) as { n: number };

@@ -51,6 +51,15 @@ export interface PayloadRecord {
    */
   b64: { runs: number; chars: number; tokens: number };
   summaryRuns: SummaryRun[];
+  /**
+   * The client's id of the tool call: a transcript's tool_use id / call_id, or the `toolCallId`
+   * the hook or the proxy recorded in a spill's sidecar. The index joins the two by it.
+   */
+  callId?: string;
+  /** A transcript's result that is Spillway's message: the id of the spill it names (joined by the path in the message). */
+  spillId?: string;
+  /** A spill's sidecar: the client the call came from (`claude-code`, `codex`, …). */
+  callClient?: string;
 }
 
 /** What a transcript says about its session: how people recognise it. */
@@ -63,6 +72,14 @@ export interface SessionFacts {
   client?: string;
 }
 
+/** What a Spillway spill's sidecar says about the session it was made in (hook and proxy sessions). */
+export interface SpillFacts {
+  /** The client the call came from, as recorded (`claude-code`, `codex`, …). */
+  client?: string;
+  /** The working directory the client ran in. */
+  cwd?: string;
+}
+
 export interface UnitResult {
   payloads: PayloadRecord[];
   session?: SessionFacts;
@@ -70,4 +87,6 @@ export interface UnitResult {
   hash: string;
   /** Problems worth telling the user (unreadable meta, skipped lines). */
   warnings: string[];
+  /** A spill's: what its sidecar says of the client session (only project and client are used). */
+  spill?: SpillFacts;
 }

@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type IndexCore, IndexError } from './core.js';
 import { detectRootKind } from './discover.js';
+import { relink } from './join.js';
 import type { RootInfo } from './rows.js';
 import { stableId } from './text.js';
 import { canonicalS3Root, isS3Path } from './s3.js';
@@ -156,6 +157,8 @@ export class Roots {
         q('DELETE FROM sources WHERE root_id = ?').run(id);
         q('DELETE FROM sessions WHERE root_id = ?').run(id);
         q('DELETE FROM roots WHERE id = ?').run(id);
+        // The other side of a joined tool call may be in another root: it stands alone again.
+        relink(this.core);
       })
       .immediate();
     this.onChange('remove', root.path);
@@ -222,8 +225,8 @@ export class Roots {
 
   private info(r: RootRow): RootInfo {
     const c = this.core
-      .q('SELECT (SELECT count(*) FROM sessions WHERE root_id = ?) AS s, (SELECT count(*) FROM payloads WHERE root_id = ?) AS p')
-      .get(r.id, r.id) as { s: number; p: number };
+      .q('SELECT (SELECT count(*) FROM sessions WHERE root_id = ?) AS s, (SELECT count(*) FROM payloads WHERE root_id = ? AND covered = 0) AS p, (SELECT count(*) FROM payloads WHERE root_id = ? AND covered = 1) AS j')
+      .get(r.id, r.id, r.id) as { s: number; p: number; j: number };
     return {
       id: r.id,
       path: r.path,
@@ -231,6 +234,7 @@ export class Roots {
       addedAt: r.added_at,
       sessionCount: c.s,
       payloadCount: c.p,
+      ...(c.j ? { joinedCount: c.j } : {}),
       readOnly: r.read_only === 1,
       auto: r.auto === 1,
     };

@@ -15,7 +15,10 @@ export interface RootInfo {
   kind: 'sessions' | 'session' | 'file' | 'claude-projects';
   addedAt: string;
   sessionCount: number;
+  /** Tool calls listed under it, each once: a spill joined with a transcript's call in another root is counted there. */
   payloadCount: number;
+  /** Spills of its sessions joined with a transcript's tool call (counted with the transcript, not here). */
+  joinedCount?: number;
   /** Spillway never writes inside it (summary runs of its payloads go to app data). */
   readOnly?: boolean;
   /**
@@ -47,6 +50,13 @@ export interface SessionInfo {
   client?: string;
   /** A sub-agent's transcript: the session that started it. */
   parentSessionId?: string;
+  /**
+   * A Spillway session made by the hook or the proxy: the client's transcript session its spills
+   * were joined with (their tool calls are listed there, once). Its project, title and client come from it.
+   */
+  joinedSessionId?: string;
+  /** Of this session's payloads, how many are joined with another session's rows (a spill with its transcript's call). */
+  joinedCount?: number;
 }
 
 export interface PayloadRow {
@@ -65,6 +75,15 @@ export interface PayloadRow {
   inputExcerpt?: string;
   /** FTS snippet when the list came from a text query; plain text, never HTML. */
   snippet?: string;
+  /**
+   * A transcript's tool call joined with the spill Spillway made for it, and how the pair was
+   * found: `path` (the message names the spill), `id` (the client's tool call id, recorded in the
+   * sidecar), `inferred` (same tool and arguments, close in time: no id was sent). The row shows
+   * the spill's size, content, summaries and assets. On a spill's own row: the transcript row's id (`joinedTo`).
+   */
+  join?: 'path' | 'id' | 'inferred';
+  /** A spill joined with a transcript's tool call: that row's id. */
+  joinedTo?: string;
 }
 
 export type PayloadSortField = 'createdAt' | 'tokens' | 'bytes' | 'tool' | 'assetCount';
@@ -118,6 +137,17 @@ export interface PayloadDetail {
   readOnly?: boolean;
   /** For imported sessions: where in the transcript it came from. */
   source?: { transcript: string; line: number; toolUseId?: string; toolInput?: unknown };
+  /**
+   * The payload's one token figure (the table's `tokens`): what the guard decided with and the
+   * model's message stated, with its strategy and profile; for a payload no guard measured, the
+   * index's checked calibrated estimate. `note`: how it was measured, where that explains why a
+   * number measured now on the saved file (the Estimates tab, a re-run summary) differs from it.
+   */
+  figure: { tokens: number; strategy: StrategyName; profile: Profile; exact: boolean; source: 'guard' | 'index'; note?: string };
+  /** A transcript's tool call joined with its spill: the spill's row, session and how they were joined (see PayloadRow.join). */
+  spill?: { payloadId: string; sessionId: string; how: 'path' | 'id' | 'inferred' };
+  /** A spill joined with a transcript's tool call: that call's row and session. */
+  calledIn?: { payloadId: string; sessionId: string };
 }
 
 export interface LimitTunerRequest {

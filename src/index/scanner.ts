@@ -18,6 +18,7 @@ import { LINKED_SUFFIX, META_SUFFIX, classifyLongResponseFile } from '../pipelin
 import type { IndexCore } from './core.js';
 import { type Discovery, STAT_PENDING, type Unit, type UnitKind, discover, fingerprint } from './discover.js';
 import type { FullText } from './fulltext.js';
+import { relink } from './join.js';
 import { type Awaitable, isPromiseLike } from './source.js';
 import { type ImportContext, importClaude, importCodex, importGemini } from './importers.js';
 import type { PayloadRecord, UnitResult } from './record.js';
@@ -143,6 +144,11 @@ export class Scanner {
     const releaseCheckpoints = this.core.holdCheckpoints();
     try {
       for (const root of roots) await this.listRoot(root, opts, res, touched, fresh);
+      if (res.added || res.changed || res.removed) {
+        // Across roots: a hook's spills are in app data, its transcript under ~/.claude.
+        this.writer.begin();
+        relink(this.core);
+      }
     } finally {
       // A failed scan keeps what it finished: every unit's rows were replaced in one synchronous step.
       this.writer.commit();
@@ -286,6 +292,7 @@ export class Scanner {
     if (ex.hash && ex.hash === result.hash && ex.session_id === sessionId) {
       this.writer.touch(ex.id, fp);
       this.writer.noteSession(sessionId, result.session);
+      this.writer.noteSpill(sessionId, result.spill);
       pass.res.unchanged++;
     } else this.write(pass, unit, sessionId, fp, result, ex.id);
   }
@@ -294,6 +301,7 @@ export class Scanner {
     this.writer.begin();
     const n = this.writer.replaceSource(pass.root.id, sessionId, unit, fp, result, existing, pass.fresh);
     this.writer.noteSession(sessionId, result.session);
+    this.writer.noteSpill(sessionId, result.spill);
     pass.res.added += n.added;
     pass.res.changed += n.changed;
     pass.res.removed += n.removed;

@@ -45,6 +45,8 @@ export function spillwayPayloadId(longResponsesDir: string, stem: string): strin
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+/** A sidecar's id or path field: a short non-empty string, else nothing (a hand-edited sidecar may hold anything). */
+const boundedStr = (v: unknown): string | undefined => (typeof v === 'string' && v && v.length <= 4096 ? v : undefined);
 
 /** Sidecars up to this size are read into the scan's reused buffer (the guard's are a few KB). */
 const META_SCRATCH_BYTES = 64 * 1024;
@@ -296,7 +298,9 @@ function stemResult(s: StemRead, p: StemPayload, facts: PayloadFileFacts, estima
   const linkedPath = linkedName === undefined ? undefined : inDir(s.longResponses, linkedName);
   const { unit, longResponses } = s;
   const rec = spillwayRecord({ stem: unit.stem!, sessionDir: unit.session.path, longResponses, m: p.m, meta: p.meta, payloadName: p.payloadStat.name, payloadPath: p.payloadPath, linkedPath, facts, estimates });
-  return { payloads: [rec], hash: s.hash.digest(), warnings: s.warnings };
+  const client = boundedStr(p.m.client);
+  const cwd = boundedStr(p.m.cwd);
+  return { payloads: [rec], hash: s.hash.digest(), warnings: s.warnings, ...(client || cwd ? { spill: { client, cwd } } : {}) };
 }
 
 /**
@@ -382,5 +386,7 @@ function spillwayRecord(o: {
     lines: facts.win?.whole != null ? countLinesIn(facts.win.whole) : undefined,
     b64: { runs: b64Runs, chars: b64Chars, tokens: base64TokensForChars(b64Chars) },
     summaryRuns: validRuns(m.summaryRuns),
+    callId: boundedStr(m.toolCallId),
+    callClient: boundedStr(m.client),
   };
 }

@@ -11,6 +11,7 @@ import type { SessionRef, Unit } from './discover.js';
 import type { PayloadRecord, SessionFacts, UnitResult } from './record.js';
 import type { SummaryRuns } from './summaries.js';
 import { inputExcerpt, inputJson, stableId } from './text.js';
+import { inputHashOf } from './join.js';
 
 /** Commit a scan's writes at least this often (one commit per time slice costs more than the writes). */
 export const SCAN_COMMIT_MS = 1_000;
@@ -18,8 +19,9 @@ export const SCAN_COMMIT_MS = 1_000;
 const INSERT_SOURCE_SQL = 'INSERT INTO sources (id, root_id, session_id, key, fingerprint, hash, kind) VALUES (?, ?, ?, ?, ?, ?, ?)';
 const INSERT_PAYLOAD_SQL = `INSERT INTO payloads (id, source_id, session_id, root_id, tool, created_at, bytes, tokens, action, kind, asset_count,
     input_excerpt, input_json, intent, t_chars4, t_craft_density, t_calibrated, t_o200k, t_cl100k, t_claude,
-    path, linked_path, meta_path, message, binary, lines, source_json, b64_runs, b64_chars, b64_tokens, fts_pending)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+    path, linked_path, meta_path, message, binary, lines, source_json, b64_runs, b64_chars, b64_tokens, fts_pending,
+    call_id, call_client, input_hash, spill_id, join_how)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 const INSERT_ASSET_SQL =
   'INSERT INTO assets (payload_rowid, sha256, mime, bytes, path, rel_path, json_path, source, sniffed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
 const UPSERT_SESSION_SQL = `INSERT INTO sessions (id, root_id, path, name, kind, read_only, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -62,6 +64,12 @@ function payloadValues(rootId: string, sessionId: string, sourceId: number, rec:
     rec.b64.chars,
     rec.b64.tokens,
     ftsToken,
+    rec.callId ?? null,
+    rec.callClient ?? null,
+    // Only a join without an id needs it: a transcript's row, or a spill whose client sent no id.
+    rec.source || rec.callId === undefined ? inputHashOf(rec.input) : null,
+    rec.spillId ?? null,
+    rec.spillId ? 'path' : null,
   ];
 }
 
@@ -120,6 +128,12 @@ export class RowWriter {
     this.core
       .q('UPDATE sessions SET project = coalesce(?, project), title = coalesce(?, title), client = coalesce(?, client) WHERE id = ?')
       .run(f.project ?? null, f.title ?? null, f.client ?? null, sessionId);
+  }
+
+  /** What a spill's sidecar says of its client session (the latest spill's wins). */
+  noteSpill(sessionId: string, f: UnitResult['spill']): void {
+    if (!f || (f.client === undefined && f.cwd === undefined)) return;
+    this.core.q('UPDATE sessions SET spill_client = coalesce(?, spill_client), spill_cwd = coalesce(?, spill_cwd) WHERE id = ?').run(f.client ?? null, f.cwd ?? null, sessionId);
   }
 
   /** A re-read unit whose content hash did not change: remember its new fingerprint only. */

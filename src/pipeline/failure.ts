@@ -11,6 +11,7 @@ import { buildPreview } from './preview.js';
 import { buildMessage, capMessage, readMoreAdvice } from './message.js';
 import { errText } from './errors.js';
 import { jsonSafe } from './serialize.js';
+import { callFields } from './record.js';
 import { estimateTokens } from './estimate/index.js';
 import { fmtInt } from './text.js';
 
@@ -127,6 +128,7 @@ function emergencySidecar(
   const tool = read(() => o?.toolName);
   const intent = read(() => o?.intent);
   const toolInput = read(() => (o?.toolInput !== undefined ? jsonSafe(o.toolInput) : undefined));
+  const call = read(() => callFields(o?.call)) ?? {};
   const bytes = raw.bytes;
   const meta: PayloadMeta = {
     version: 1, id: c.stem, createdAt: parts.time.toISOString(), tool: typeof tool === 'string' ? tool : parts.tool,
@@ -137,6 +139,7 @@ function emergencySidecar(
     sha256: crypto.createHash('sha256').update(raw.data).digest('hex'),
     estimate, estimates: {}, limitTokens: ctx.limit, assets: [], message, summaryRuns: [], errors,
     ...(subject.origin === 'bytes' || subject.origin === 'string' || subject.origin === 'json-value' ? { origin: subject.origin } : {}),
+    ...call,
   };
   return JSON.stringify(meta, null, 2) + '\n';
 }

@@ -37,7 +37,7 @@ import { resolveLimit } from './quick.js';
 export interface HandleLargeResponseArgs {
   text: string;
   sessionPath: string;
-  context?: Pick<GuardOptions, 'toolName' | 'toolInput' | 'intent' | 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy' | 'readMore' | 'incomplete' | 'localCopy'>;
+  context?: Pick<GuardOptions, 'call' | 'toolName' | 'toolInput' | 'intent' | 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy' | 'readMore' | 'incomplete' | 'localCopy'>;
   summarize?: GuardOptions['summarize'];
   summaryTimeoutMs?: number;
   signal?: AbortSignal;

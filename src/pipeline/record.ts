@@ -106,9 +106,25 @@ export function recordOf(
       ...(payload.notes.length ? { errors: [...payload.notes] } : {}),
       origin: payload.origin,
       ...(linked?.links.length ? { links: linked.links } : {}),
+      ...callFields(o.call),
     };
     return { message, json: JSON.stringify(meta, null, 2) + '\n' };
   };
+}
+
+const CALL_FIELDS = ['toolCallId', 'client', 'clientSessionId', 'transcriptPath', 'cwd'] as const;
+/** Longest call field kept in a sidecar (ids and paths; anything longer is not one). */
+const MAX_CALL_FIELD_CHARS = 4096;
+
+/** The tool call's fields for the sidecar: strings only, each bounded; anything else left out. */
+export function callFields(call: unknown): Partial<Pick<PayloadMeta, (typeof CALL_FIELDS)[number]>> {
+  const out: Partial<Record<(typeof CALL_FIELDS)[number], string>> = {};
+  if (typeof call !== 'object' || call === null) return out;
+  for (const k of CALL_FIELDS) {
+    const v = (call as Record<string, unknown>)[k];
+    if (typeof v === 'string' && v && v.length <= MAX_CALL_FIELD_CHARS) out[k] = v;
+  }
+  return out;
 }
 
 export function resultOf(placed: Placed, payload: Payload, spill: Spill, summary: SummaryRun | undefined, c: Commit, ctx: RecordContext): GuardResult {

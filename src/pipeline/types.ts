@@ -148,6 +148,16 @@ export interface PayloadMeta {
   summaryRuns: SummaryRun[];
   /** Set when saving or summarizing partly failed. */
   errors?: string[];
+  /** The client's id of the tool call this result answered (Claude Code's `tool_use_id`, Codex's `call_id`): the inspector joins the transcript's tool call with this spill by it. */
+  toolCallId?: string;
+  /** The client the call came from: `claude-code`, `codex`, or the name an MCP client gave in `initialize`. */
+  client?: string;
+  /** The client's own session id (Claude Code's `session_id`, Codex's thread id), when it said. */
+  clientSessionId?: string;
+  /** The client's transcript of that session (Claude Code hook input `transcript_path`), when it said. */
+  transcriptPath?: string;
+  /** The working directory the client ran in, when it said. */
+  cwd?: string;
   /** What the original bytes are: UTF-8 of a string, bytes as given, the JSON serialization of a parsed value, or bytes carried in a latin1 string. */
   origin?: PayloadOrigin;
   /** How `spillway restore` rebuilds the original from the linked file (present when payloadIsOriginal is false). */
@@ -184,9 +194,20 @@ export interface PayloadLink {
   encoding: AssetEncoding;
 }
 
+/** Which client tool call a result answered: recorded in the sidecar as is (see PayloadMeta). */
+export interface ToolCallRef {
+  toolCallId?: string;
+  client?: string;
+  clientSessionId?: string;
+  transcriptPath?: string;
+  cwd?: string;
+}
+
 export interface GuardOptions {
   /** Session folder; payloads go under `<session>/long_responses/`. */
   sessionPath: string;
+  /** The client's tool call this result answers, recorded in the sidecar so the inspector can join it with the client's transcript. */
+  call?: ToolCallRef;
   toolName?: string;
   toolInput?: unknown;
   /** What the caller wants from the result (also the summary focus). */

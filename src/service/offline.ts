@@ -28,7 +28,7 @@ import {
   type ProjectionStats,
   type ProjectionSuggestion,
 } from '../compress/index.js';
-import { createSummarizer, isProviderName, listProviders, listTemplates, PROVIDER_NAMES } from '../summarize/index.js';
+import { createSummarizer, isProviderName, listProviders, listTemplates, mcpContentValue, PROVIDER_NAMES } from '../summarize/index.js';
 import type { IndexProgressEvent, IndexStats, ProviderInfo, TemplateInfo } from './contract.js';
 import { ensurePrivateDirSync, preparePrivateDbFile, PRIVATE_FILE_MODE } from './private-files.js';
 import { checkRoot } from './roots-policy.js';
@@ -150,7 +150,8 @@ export function projectionSpecFor(tool: string, dir?: string): ProjectionSpec | 
 
 /** Fields of a JSON payload ranked by what they cost, and a proposed spec (saved for `save` when given). */
 export function suggestProjectionFor(text: string, value: unknown, o: { save?: string; dir?: string } = {}): ProjectionSuggestion & { saved?: string } {
-  const s = suggestProjection(value);
+  // An MCP result is projected by the JSON it carries, as the guard's --projection does.
+  const s = suggestProjection(mcpContentValue(value));
   // Report against the file as it is (pretty-printed or not), like applyProjection does.
   s.tokensBefore = estimateTokens(text).tokens;
   const saved = o.save ? saveSpec(o.dir, o.save, s.spec) : undefined;
@@ -164,7 +165,7 @@ export function applyProjection(
   spec: ProjectionSpec,
   o: { save?: string; dir?: string } = {},
 ): { value: unknown; stats: ProjectionStats; tokensBefore: number; tokensAfter: number; saved?: string } {
-  const { value: out, stats } = projectWithStats(value, spec);
+  const { value: out, stats } = projectWithStats(mcpContentValue(value), spec);
   const tokensBefore = estimateTokens(text).tokens;
   const tokensAfter = estimateTokens(JSON.stringify(out) ?? 'null').tokens;
   const saved = o.save ? saveSpec(o.dir, o.save, spec) : undefined;

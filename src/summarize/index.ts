@@ -6,6 +6,7 @@
 export { createSummarizer, listProviders, chunkText, isProviderName, DEFAULT_MODELS, PRICING } from './summarizer.js';
 export { structuralSummary, type StructuralOptions } from './structural/index.js';
 export { defaultProviderName, defaultSummarizer } from './default.js';
+export { isMcpEnvelope, mcpContentText, mcpContentValue } from './mcp.js';
 export {
   listTemplates,
   loadTemplate,

@@ -15,6 +15,7 @@ import { OPENAI_DEFAULT_MODEL, OPENAI_MODELS, openaiComplete } from './providers
 import type { Completion, CompletionRequest } from './providers/types.js';
 import { detectTextKind } from '../pipeline/detect.js';
 import { estimateLargeTokens, structuralSummary } from './structural/index.js';
+import { mcpContentText } from './mcp.js';
 import { DEFAULT_TEMPLATE, loadTemplate } from './templates.js';
 import { PROVIDER_NAMES, type Pricing, type ProviderInfo, type ProviderName, type SummarizerOptions } from './types.js';
 
@@ -114,8 +115,10 @@ export function createSummarizer(opts: SummarizerOptions): Summarizer {
 
   return {
     provider,
-    async summarize(req: SummaryRequest, { signal }: { signal: AbortSignal }): Promise<SummaryOutput> {
+    async summarize(given: SummaryRequest, { signal }: { signal: AbortSignal }): Promise<SummaryOutput> {
       const started = performance.now();
+      // An MCP result is read by its content (a no-op on anything else, and on text already unwrapped).
+      const req = { ...given, text: mcpContentText(given.text) };
       if (signal?.aborted) throw new ProviderError('summary cancelled', 'aborted');
       const maxOut = Math.max(16, Math.min(req.maxOutputTokens || Infinity, opts.maxOutputTokens ?? MAX_SUMMARY_OUTPUT_TOKENS));
       const focus = req.focus?.trim() || undefined;

@@ -112,7 +112,7 @@ describe('the index database', () => {
     db.prepare(
       "INSERT INTO payloads (id, source_id, session_id, root_id, tool, created_at, bytes, tokens, action, kind, path) VALUES ('p', 1, 's', 'r', 't', 'now', 1, 1, 'spill', 'text', '/r/a.txt')",
     ).run();
-    migrate(db);
+    migrate(db, 5);
     expect(db.prepare('SELECT kind, fingerprint FROM sources ORDER BY key').all()).toEqual([
       { kind: 'spillway', fingerprint: 'fp' },
       { kind: 'claude-code', fingerprint: '' },
@@ -120,6 +120,26 @@ describe('the index database', () => {
     // Rows written before two-phase scans already have their full-text rows.
     expect(db.prepare('SELECT fts_pending FROM payloads').all()).toEqual([{ fts_pending: 0 }]);
     expect(db.prepare('SELECT read_only, auto FROM roots').all()).toEqual([{ read_only: 0, auto: 0 }]);
+    db.close();
+  });
+
+  it('migration 6 (one row per tool call) re-reads every source, its content hash too, and starts with nothing covered', () => {
+    const db = new Database(':memory:');
+    migrate(db, 5);
+    db.prepare("INSERT INTO roots (id, path, kind, added_at) VALUES ('r', '/r', 'sessions', 'now')").run();
+    const src = db.prepare("INSERT INTO sources (root_id, session_id, key, fingerprint, hash, kind) VALUES ('r', 's', ?, 'fp', 'h', ?)");
+    src.run('/r/a', 'spillway');
+    src.run('/r/b.jsonl', 'claude-code');
+    db.prepare(
+      "INSERT INTO payloads (id, source_id, session_id, root_id, tool, created_at, bytes, tokens, action, kind, path) VALUES ('p', 1, 's', 'r', 't', 'now', 1, 1, 'spill', 'text', '/r/a.txt')",
+    ).run();
+    migrate(db);
+    // An unchanged content hash would keep the old rows: it is cleared so both are rewritten with their call ids.
+    expect(db.prepare('SELECT kind, fingerprint, hash FROM sources ORDER BY key').all()).toEqual([
+      { kind: 'spillway', fingerprint: '', hash: null },
+      { kind: 'claude-code', fingerprint: '', hash: null },
+    ]);
+    expect(db.prepare('SELECT covered, call_id, spill_id FROM payloads').all()).toEqual([{ covered: 0, call_id: null, spill_id: null }]);
     db.close();
   });
 

@@ -10,6 +10,12 @@ import { EstimatesPanel } from './EstimatesPanel.js';
 import { SummariesPanel } from './SummariesPanel.js';
 import { AssetsGallery } from './AssetsGallery.js';
 
+const JOIN_HOW = {
+  path: 'by the path its message names',
+  id: "by the client's tool call id, recorded in the spill's sidecar",
+  inferred: 'by inference (same tool and arguments, close in time): the client sent no id',
+} as const;
+
 /** The right pane: one payload, its header and its tabs. */
 export function DetailPane() {
   const detail = useApp((s) => s.detail);
@@ -71,6 +77,11 @@ export function DetailPane() {
       tabRefs.current[next]?.focus();
     }
   };
+  /** The other side of a joined tool call: its session, and the row opened. */
+  const openElsewhere = async (sessionId: string, payloadId: string) => {
+    store.getState().selectSession(sessionId);
+    await store.getState().openPayload(payloadId);
+  };
   const copyPath = async () => {
     if (!detail) return;
     try {
@@ -94,13 +105,38 @@ export function DetailPane() {
               read-only
             </span>
           ) : null}
+          {detail?.spill ? (
+            <button
+              className="badge joined"
+              data-testid="joined-badge"
+              title={`One tool call: the transcript's call and the spill Spillway made for it, joined ${JOIN_HOW[detail.spill.how]}. Open the spill in its own session.`}
+              onClick={() => void openElsewhere(detail.spill!.sessionId, detail.spill!.payloadId)}
+            >
+              spill{detail.spill.how === 'inferred' ? ' (inferred)' : ''}
+            </button>
+          ) : null}
+          {detail?.calledIn ? (
+            <button
+              className="badge joined"
+              data-testid="called-in-badge"
+              title="This spill answered a tool call in a client's transcript: listed there, once. Open that call."
+              onClick={() => void openElsewhere(detail.calledIn!.sessionId, detail.calledIn!.payloadId)}
+            >
+              in transcript
+            </button>
+          ) : null}
           {!detail ? <span className="spinner" aria-label="Loading details" /> : null}
         </div>
         <div className="detail-facts">
           <span title={formatDateTime(row.createdAt)}>{formatTime(row.createdAt)}</span>
           <span title={detail && detail.totalBytes !== row.bytes ? `${formatBytes(detail.totalBytes)} on disk (assets cut out)` : undefined}>{formatBytes(row.bytes)}</span>
           {detail ? <span>{formatInt(detail.totalLines)} lines</span> : null}
-          <span title="Default strategy's estimate">≈ {formatTokens(row.tokens)} tokens</span>
+          <span
+            data-testid="figure"
+            title={detail?.figure ? `${formatInt(detail.figure.tokens)} tokens: ${detail.figure.source === 'guard' ? "the guard's figure, as the model's message stated it" : 'counted by the index'}${detail.figure.note ? ` (${detail.figure.note})` : ''}` : 'Tokens'}
+          >
+            ≈ {formatTokens(row.tokens)} tokens{detail?.figure ? <span className="dim"> · {detail.figure.strategy}{detail.figure.exact ? ', exact' : ''}, {detail.figure.profile}</span> : null}
+          </span>
           {row.assetCount ? <span>{row.assetCount} assets</span> : null}
           {detail?.meta?.intent ? <span className="chip" title="The caller's intent">intent: {detail.meta.intent}</span> : null}
         </div>

@@ -1,4 +1,4 @@
-import type { DensityShares, EstimateResponse, StrategyName } from '../../../src/service/contract.js';
+import type { DensityShares, EstimateResponse, PayloadDetail, StrategyName } from '../../../src/service/contract.js';
 import { useApp } from '../../store/index.js';
 import { formatDiff, formatInt, formatMs, formatPercent } from '../../lib/format.js';
 
@@ -25,6 +25,36 @@ export function densityReason(d: DensityShares): string {
   return `Dense: ${dense.map(([k, v]) => `${formatPercent(v, 0)} ${DENSITY_LABELS[k]}`).join(', ')}. These tokenize at far fewer characters per token than prose, so chars/4 undercounts.`;
 }
 
+/**
+ * The payload's one figure (the header's, the table's, the message's), and why the strategies
+ * below, measured now on the saved file, may show another number.
+ */
+export function figureText(figure: PayloadDetail['figure'], measured: number | undefined, profile?: string): string {
+  const named = `${formatInt(figure.tokens)} tokens (${figure.strategy}${figure.exact ? ', exact' : ' estimate'}, ${figure.profile})`;
+  const base =
+    figure.source === 'guard'
+      ? `Listed everywhere as ${named}: the number the guard decided with, and the one the model's message stated${figure.note ? ` (${figure.note})` : ''}.`
+      : `Listed everywhere as ${named}: ${figure.note ?? 'counted by the index'}.`;
+  if (measured === undefined || measured === figure.tokens) return base;
+  // The likeliest reason first: another tokenizer profile (the guard counts for the client's model).
+  const why =
+    profile && profile !== figure.profile
+      ? `, counted for the ${profile} profile where the guard counted for ${figure.profile}`
+      : figure.source === 'guard' && !figure.note
+        ? ', the saved file not being exactly what the guard measured'
+        : '';
+  return `${base} Below, every strategy measured now on the saved file: ${figure.strategy} gives ${formatInt(measured)}${why}.`;
+}
+
+function FigureNote({ figure, res }: { figure: PayloadDetail['figure']; res: EstimateResponse }) {
+  const measured = res.estimates.find((e) => e.strategy === figure.strategy)?.tokens;
+  return (
+    <p className="figure-note" data-testid="figure-note">
+      {figureText(figure, measured, res.profile)}
+    </p>
+  );
+}
+
 export function EstimatesPanel() {
   const cheap = useApp((s) => s.estimates);
   const exact = useApp((s) => s.exactEstimates);
@@ -32,6 +62,7 @@ export function EstimatesPanel() {
   const error = useApp((s) => s.estimatesError);
   const load = useApp((s) => s.loadEstimates);
   const res: EstimateResponse | null = exact ?? cheap;
+  const figure = useApp((s) => s.detail?.figure);
 
   if (!res) {
     if (error) return <div className="state error" role="alert"><strong>Could not estimate.</strong><span>{error}</span><button className="btn sm" onClick={() => void load()}>Retry</button></div>;
@@ -51,6 +82,7 @@ export function EstimatesPanel() {
         </button>
       </div>
       {error ? <div className="inline-error" role="alert">{error}</div> : null}
+      {figure ? <FigureNote figure={figure} res={res} /> : null}
       <EstimateTable res={res} showPending={!exact} />
       <h3 className="section-title">Why it is dense</h3>
       <p className="density-reason">{densityReason(res.density)}</p>

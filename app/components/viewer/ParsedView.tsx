@@ -4,6 +4,7 @@ import { useAppStore } from '../../store/index.js';
 import { errorMessage } from '../../transport/errors.js';
 import { formatBytes } from '../../lib/format.js';
 import { JsonTree, type AssetLink } from './JsonTree.js';
+import { treeValueOf } from '../../lib/mcp.js';
 
 /** Largest payload parsed for the tree view: one read window (parsing more would block the window). */
 export const TREE_MAX_BYTES = MAX_READ_WINDOW_BYTES;
@@ -18,7 +19,7 @@ type State =
 
 export function parseForTree(text: string): { value: unknown; note?: string } | null {
   try {
-    return { value: JSON.parse(text) };
+    return treeValueOf(JSON.parse(text));
   } catch {
     /* maybe NDJSON */
   }

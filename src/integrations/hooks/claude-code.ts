@@ -20,6 +20,7 @@ import {
   type Profile,
   type StrategyName,
   type SummarizeHook,
+  type ToolCallRef,
 } from '../../pipeline/index.js';
 import { mcpAwareSummarizer } from '../mcp/tool-result.js';
 import { readToolResponse, type PersistedOutput, type Reading } from './claude-code-shapes.js';
@@ -226,6 +227,12 @@ async function subjectOf(input: ClaudeCodeHookInput, reading: Reading & { kind: 
   };
 }
 
+/** The tool call this hook event is about, as the sidecar records it (the inspector joins the transcript's tool_use to the spill by its id). */
+function callOf(input: ClaudeCodeHookInput): ToolCallRef {
+  const s = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+  return { client: 'claude-code', toolCallId: s(input.tool_use_id), clientSessionId: s(input.session_id), transcriptPath: s(input.transcript_path), cwd: s(input.cwd) };
+}
+
 export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOptions): Promise<ClaudeCodeHookOutcome> {
   let input: ClaudeCodeHookInput;
   try {
@@ -280,6 +287,7 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
       readMore: 'claude-code',
       // Claude Code's Read and Bash open local files only: with a bucket, a local copy is what the message names.
       localCopy: true,
+      call: callOf(input),
       ...(subject.incomplete ? { incomplete: subject.incomplete } : {}),
     };
     g =

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { mayCarryInlineAssets, resolveLimit } from '../../pipeline/index.js';
-import type { GuardResult, SummarizeHook } from '../../pipeline/index.js';
+import type { GuardResult, SummarizeHook, ToolCallRef } from '../../pipeline/index.js';
 import { LineSplitter, LineWriter } from './lines.js';
 import { ErrorCode, errorResponse, idKey, peekLine, resultResponse, tryParse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
 import { defaultSessionDir, lazyMkdir, serverNameFromCommand } from './session.js';
@@ -64,6 +64,8 @@ interface Pending {
   task?: boolean;
   cancelled?: boolean;
   local?: AbortController;
+  /** The client's id of this call and its session, from the request's `_meta` (see callOfRequest). */
+  call?: ToolCallRef;
 }
 
 interface ToolInfo {
@@ -103,7 +105,9 @@ export class McpProxy {
   private child?: ChildProcess;
   private readonly pending = new Map<string, Pending>();
   private readonly tools = new Map<string, ToolInfo>();
-  private readonly tasks = new Map<string, { toolName: string; toolInput?: unknown; intent?: string }>();
+  private readonly tasks = new Map<string, { toolName: string; toolInput?: unknown; intent?: string; call?: ToolCallRef }>();
+  /** `clientInfo.name` from the client's initialize request. */
+  private clientName?: string;
   private readonly inflight = new Set<Promise<void>>();
   private toClient!: LineWriter;
   private toServer?: LineWriter;
@@ -350,8 +354,13 @@ export class McpProxy {
     }
     const pending: Pending = { id, method: msg.method };
     let out: Buffer | string = line;
+    if (msg.method === 'initialize' && isObj(msg.params) && isObj(msg.params.clientInfo) && typeof msg.params.clientInfo.name === 'string') {
+      this.clientName = msg.params.clientInfo.name;
+    }
     if (msg.method === 'tools/call') {
       const params = isObj(msg.params) ? msg.params : {};
+      // The proxy runs where the client started it: the client's project folder.
+      pending.call = callOfRequest(params, this.clientName ?? (this.opts.client !== 'generic' ? this.opts.client : undefined), process.cwd());
       const name = typeof params.name === 'string' ? params.name : '';
       const args = isObj(params.arguments) ? params.arguments : undefined;
       if (this.local?.has(name) && !this.tools.has(name)) return this.callLocal(id, key, name, args ?? {});
@@ -449,14 +458,14 @@ export class McpProxy {
         const task = msg.result.task;
         if (isObj(task) && typeof task.taskId === 'string') {
           // Task-augmented call: the result comes later through tasks/result.
-          this.tasks.set(task.taskId, { toolName: pending.toolName ?? 'tool', toolInput: pending.toolInput, intent: pending.intent });
+          this.tasks.set(task.taskId, { toolName: pending.toolName ?? 'tool', toolInput: pending.toolInput, intent: pending.intent, call: pending.call });
           return this.toClient.writeLine(line);
         }
         return this.onToolResult(pending, msg.result, line);
       }
       case 'tasks/result': {
         const t = pending.taskId ? this.tasks.get(pending.taskId) : undefined;
-        return this.onToolResult({ ...pending, toolName: t?.toolName ?? 'task', toolInput: t?.toolInput, intent: t?.intent }, msg.result, line);
+        return this.onToolResult({ ...pending, toolName: t?.toolName ?? 'task', toolInput: t?.toolInput, intent: t?.intent, call: t?.call }, msg.result, line);
       }
     }
   }
@@ -507,7 +516,7 @@ export class McpProxy {
     if (info?.app) return this.toClient.writeLine(line);
     if (this.fitsAsIs(line)) return this.toClient.writeLine(line);
     const work = (async () => {
-      const ctx: ToolCallContext = { toolName, toolInput: pending.toolInput, intent: pending.intent };
+      const ctx: ToolCallContext = { toolName, toolInput: pending.toolInput, intent: pending.intent, call: pending.call };
       if (info?.outputSchema && result.structuredContent !== undefined) {
         info.validate ??= this.validatorFor(info.outputSchema).catch((err: unknown) => {
           this.log(`cannot compile the output schema of ${toolName}: ${err instanceof Error ? err.message : String(err)}`);
@@ -545,6 +554,27 @@ export class McpProxy {
     });
     this.track(work);
   }
+}
+
+/** What an MCP client's `clientInfo.name` says it is, as the sidecar's `client`. */
+export function clientOfName(name: string | undefined): string | undefined {
+  if (!name) return undefined;
+  if (name === 'claude-code') return 'claude-code';
+  if (name === 'codex-mcp-client' || name === 'codex') return 'codex';
+  return name.slice(0, 100);
+}
+
+/**
+ * The client's id of a tools/call, from its `_meta`, as seen in runs of the real clients:
+ * Claude Code 2.1.328 sends `{"claudecode/toolUseId": "toolu_…", progressToken}`, the transcript's
+ * tool_use id; Codex 0.171.0 sends `{callId: "call_…", sessionId, threadId, itemId, …}`, the
+ * rollout's call_id and thread. A client that sends neither leaves the join to be inferred.
+ */
+export function callOfRequest(params: Obj, clientName: string | undefined, cwd: string): ToolCallRef {
+  const meta = isObj(params._meta) ? params._meta : {};
+  const s = (v: unknown) => (typeof v === 'string' && v && v.length <= 512 ? v : undefined);
+  const toolCallId = s(meta['claudecode/toolUseId']) ?? s(meta.callId) ?? s(meta.toolCallId);
+  return { client: clientOfName(clientName), ...(toolCallId ? { toolCallId } : {}), ...(s(meta.sessionId) ? { clientSessionId: s(meta.sessionId) } : {}), cwd };
 }
 
 export function runMcpProxy(opts: McpProxyOptions): { proxy: McpProxy; done: Promise<number> } {

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import { buildPreview, MAX_MESSAGE_CHARS, PREVIEW_CHARS, truncate } from '../../pipeline/index.js';
-import type { GuardOptions, GuardResult, ReadMoreTools, SummarizeHook } from '../../pipeline/index.js';
+import type { GuardOptions, GuardResult, ReadMoreTools, SummarizeHook, ToolCallRef } from '../../pipeline/index.js';
 import { STRUCTURED_EXTRA_BUDGET_CHARS, shrinkStructured, type Validate } from './structured.js';
+import { mcpContentText } from '../../summarize/index.js';
 
 /** The guard entry point (`guardLargeResult` from src/pipeline), injectable for tests of failure paths. */
 export type GuardFn = (result: unknown, options: GuardOptions) => Promise<GuardResult | null>;
@@ -19,6 +20,8 @@ export interface ToolCallContext {
   outputSchema?: { validate: Validate };
   /** `(value) => projected value` for this tool, from `--projection`. */
   project?: (value: unknown) => unknown;
+  /** The client's tool call (its id, client, session), recorded in the sidecar. */
+  call?: ToolCallRef;
 }
 
 /**
@@ -145,6 +148,7 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
       summarize: deps.summarize,
       signal: deps.signal,
       readMore: deps.readMore,
+      ...(ctx.call ? { call: ctx.call } : {}),
       ...(shown !== undefined ? { shown } : {}),
     });
   } catch (err) {
@@ -219,81 +223,12 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
   return out;
 }
 
-const TEXT_KEY_RE = /"text"\s*:\s*"/g;
-const CUT_MARKER_RE = /\n… \[\d+ chars cut to fit the summarizer\] …\n/;
-
-/** Decode a JSON string body from `start` (just past its opening quote), tolerating a cut end. */
-function decodeStringBody(s: string, start: number): { text: string; end: number } {
-  const parts: string[] = [];
-  let i = start;
-  const special = /["\\]/g;
-  for (;;) {
-    special.lastIndex = i;
-    const m = special.exec(s);
-    if (!m) {
-      parts.push(s.slice(i));
-      return { text: parts.join(''), end: s.length };
-    }
-    parts.push(s.slice(i, m.index));
-    if (m[0] === '"') return { text: parts.join(''), end: m.index + 1 };
-    const e = s[m.index + 1];
-    const simple: Record<string, string> = { n: '\n', t: '\t', r: '\r', b: '\b', f: '\f', '"': '"', '\\': '\\', '/': '/' };
-    if (e === undefined) return { text: parts.join(''), end: s.length };
-    if (e === 'u') {
-      const hex = s.slice(m.index + 2, m.index + 6);
-      if (!/^[0-9a-fA-F]{4}$/.test(hex)) return { text: parts.join(''), end: s.length };
-      parts.push(String.fromCharCode(parseInt(hex, 16)));
-      i = m.index + 6;
-    } else {
-      parts.push(simple[e] ?? e);
-      i = m.index + 2;
-    }
-  }
-}
-
-function textsIn(segment: string, startsInString: boolean): string[] {
-  const out: string[] = [];
-  let from = 0;
-  if (startsInString) {
-    const first = decodeStringBody(segment, 0);
-    out.push(first.text);
-    from = first.end;
-  }
-  TEXT_KEY_RE.lastIndex = from;
-  for (let m = TEXT_KEY_RE.exec(segment); m; m = TEXT_KEY_RE.exec(segment)) {
-    const d = decodeStringBody(segment, m.index + m[0].length);
-    out.push(d.text);
-    TEXT_KEY_RE.lastIndex = d.end;
-  }
-  return out;
-}
-
 /**
  * What a summarizer should read of an MCP tool result: the text it carries, not its JSON envelope
- * (a log inside `{"content":[{"type":"text","text":"…\n…"}]}` is summarized as a log). Works on
- * the guard's summary input even when it was cut to fit (head … tail), where JSON.parse fails.
+ * (src/summarize/mcp.ts; every summarizer made by createSummarizer reads results so, which is how
+ * `spillway summarize` and the inspector's re-run agree with the guard).
  */
-export function summaryTextOfMcp(text: string): string {
-  const t = text.trimStart();
-  if (!t.startsWith('{') && !t.startsWith('[')) return text;
-  try {
-    const v = JSON.parse(text) as unknown;
-    const blocks = Array.isArray(v) ? v : isObj(v) && Array.isArray(v.content) ? v.content : undefined;
-    if (!blocks) return text;
-    const texts = blocks.filter((b): b is Obj => isObj(b) && b.type === 'text' && typeof b.text === 'string').map((b) => b.text as string);
-    return texts.length ? texts.join('\n') : text;
-  } catch {
-    /* cut to fit: decode leniently */
-  }
-  if (!/^\s*[[{]\s*("content"|\{\s*"type")/.test(text) && !/^\s*\{\s*"(_meta|isError|structuredContent)"/.test(text)) return text;
-  const cut = CUT_MARKER_RE.exec(text);
-  const head = cut ? text.slice(0, cut.index) : text;
-  const headTexts = textsIn(head, false);
-  if (!headTexts.length) return text;
-  if (!cut) return headTexts.join('\n');
-  const tailTexts = textsIn(text.slice(cut.index + cut[0].length), true);
-  return `${headTexts.join('\n')}${cut[0]}${tailTexts.join('\n')}`;
-}
+export const summaryTextOfMcp = mcpContentText;
 
 /** A summarizer that reads the text of MCP results rather than their JSON (see {@link summaryTextOfMcp}). */
 export function mcpAwareSummarizer(hook: SummarizeHook | undefined): SummarizeHook | undefined {

@@ -1,4 +1,4 @@
-import { estimateTokens } from '../../pipeline/estimate/index.js';
+import { DEFAULT_PROFILE, estimateTokens } from '../../pipeline/estimate/index.js';
 import { MAX_SUMMARY_OUTPUT_TOKENS } from '../../pipeline/limits.js';
 import type { ContentKind } from '../../pipeline/types.js';
 import { focusTerms } from '../focus.js';
@@ -43,7 +43,9 @@ export function structuralSummary(text: string, opts: StructuralOptions = {}): s
   const lines = countLines(text);
   const bytes = Buffer.byteLength(text, 'utf8');
   const tokens = estimateLargeTokens(text);
-  const size = `${fmt(bytes)} bytes, ${fmt(lines)} lines, ~${fmt(tokens)} tokens`;
+  // Named, so it is not taken for the payload's figure: this counts the text summarized (an MCP
+  // result's content, not its envelope), which the guard's own figure may not have measured.
+  const size = `${fmt(bytes)} bytes, ${fmt(lines)} lines, ~${fmt(tokens)} tokens (calibrated, ${DEFAULT_PROFILE}, of this text)`;
   // A tool's wrapper (Read's line numbers, an exec header): say so once, then digest what it wraps.
   if (format.wrappers.length) {
     b.line(`${format.wrappers.map((w) => WRAPPER_NOTES[w]).join(', ')}; digest of the content inside.`);
