@@ -1,4 +1,5 @@
 import type { AssetRef, ContentKind, GuardAction, StrategyName, SummaryRun } from '../pipeline/types.js';
+import type { TurnsResult } from './turns.js';
 
 /** Where an imported payload came from in its transcript (enough to read its text again). */
 export interface SourceLocation {
@@ -70,4 +71,6 @@ export interface UnitResult {
   hash: string;
   /** Problems worth telling the user (unreadable meta, skipped lines). */
   warnings: string[];
+  /** The model calls and compactions of a transcript (turns.ts). */
+  turns?: TurnsResult;
 }
