@@ -210,7 +210,11 @@ export interface ContextRule {
   /** The context at which the client compacts by itself; null: it never does (disabled, or unknown). */
   trigger: number | null;
   triggerSource: Provenance;
-  /** 'after-call': a call that reported ≥ trigger makes the client compact before the next (Claude Code); 'before-call': the next request, estimated, ≥ trigger (Codex). */
+  /**
+   * 'before-call': the client compacts before a request when the last call's context plus what
+   * was added since reaches the trigger (seen in both Claude Code 2.1.328 and Codex 0.171.0);
+   * 'after-call': when the last call's context alone reached it.
+   */
   when: 'after-call' | 'before-call';
   how: string;
 }

@@ -81,7 +81,7 @@ export function contextRule(client: ContextRule['client'], turns: Pick<TurnRecor
       how = 'DISABLE_AUTO_COMPACT: never compacts by itself';
       triggerSource = 'read';
     }
-    return { client, model, window, windowSource: 'inferred', trigger, triggerSource, when: 'after-call', how };
+    return { client, model, window, windowSource: 'inferred', trigger, triggerSource, when: 'before-call', how };
   }
   if (client === 'codex') {
     const window = turns.find((t) => t.window)?.window ?? null;
@@ -356,7 +356,8 @@ export function replay(series: ReplaySeries, s: ReplayScenario, label = scenario
     if (compacted) {
       compactionsAt.push(i);
       live.length = 0;
-      ctx = rule.when === 'before-call' ? series.post : series.post + add;
+      // Codex summarises what pushed it over; Claude Code keeps the newest messages after the summary.
+      ctx = rule.client === 'codex' ? series.post : series.post + add;
       read += series.baseline;
       write += Math.max(0, ctx - series.baseline);
     } else {
