@@ -213,7 +213,13 @@ export class SpillIndex {
   }
 
   listSessions(req: { rootId?: string } = {}): SessionInfo[] {
-    return this.queries.listSessions(req);
+    const list = this.queries.listSessions(req);
+    const warnings = this.timelines.contextWarnings();
+    if (warnings.size) for (const s of list) {
+      const w = warnings.get(s.id);
+      if (w) s.contextWarning = w;
+    }
+    return list;
   }
 
   listPayloads(req: ListPayloadsRequest = {}): ListPayloadsResponse {

@@ -47,6 +47,8 @@ export interface SessionInfo {
   client?: string;
   /** A sub-agent's transcript: the session that started it. */
   parentSessionId?: string;
+  /** The session compacted, or its peak came within 10% of its trigger (the context timeline). */
+  contextWarning?: string;
 }
 
 export interface PayloadRow {
