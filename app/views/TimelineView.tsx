@@ -99,7 +99,7 @@ function Chart({ t, replayed, onPick }: { t: TimelineData; replayed?: ReplayResu
   useEffect(() => {
     plot.current?.setData(chartData(t, keys, replayed));
   }, [t, keys, replayed]);
-  return <div ref={el} className="timeline-chart" data-testid="timeline-chart" data-compactions={t.compactions.length} data-replay-compactions={replayed?.compactionsAt.length ?? ''} />;
+  return <div ref={el} className="timeline-chart" data-testid="timeline-chart" data-compactions={t.compactions.length} data-replay-compactions={replayed?.compactionsAt.length ?? ''} data-replay-peak={replayed?.peak ?? ''} />;
 }
 
 export function TimelineView() {
@@ -185,7 +185,7 @@ export function TimelineView() {
             Guard limit <input type="range" min={500} max={50_000} step={500} value={limit} aria-label="Guard limit" onChange={(e) => setLimit(Number(e.target.value))} />
             <span className="mono">{formatInt(limit)}</span>
             {PRESETS.map((p) => (
-              <button key={p} className="btn sm" onClick={() => setLimit(p)}>{formatTokens(p)}</button>
+              <button key={p} className="btn sm" data-testid={`timeline-preset-${p}`} onClick={() => setLimit(p)}>{formatTokens(p)}</button>
             ))}
           </label>
         </header>
