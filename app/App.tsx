@@ -10,6 +10,7 @@ import { DropOverlay } from './components/DropOverlay.js';
 import { Splitter } from './components/Splitter.js';
 import { TunerView } from './views/TunerView.js';
 import { WasteView } from './views/WasteView.js';
+import { TimelineView } from './views/TimelineView.js';
 import { AnalyzeView } from './views/AnalyzeView.js';
 
 const isTyping = (el: Element | null) =>
@@ -26,7 +27,7 @@ function useGlobalShortcuts() {
         s.setPaletteOpen(!s.paletteOpen);
         return;
       }
-      if (mod && !e.shiftKey && !e.altKey && /^[1-4]$/.test(e.key)) {
+      if (mod && !e.shiftKey && !e.altKey && /^[1-5]$/.test(e.key)) {
         e.preventDefault();
         s.setView(VIEWS[Number(e.key) - 1]!);
         s.refreshToolViews();
@@ -136,6 +137,8 @@ export function App() {
           <TunerView />
         ) : view === 'waste' ? (
           <WasteView />
+        ) : view === 'timeline' ? (
+          <TimelineView />
         ) : (
           <AnalyzeView />
         )}

@@ -40,6 +40,7 @@ const PINNED_METHODS = [
   'deleteTemplate',
   'limitTuner',
   'wasteReport',
+  'getTimeline',
 ];
 const PINNED_EVENTS = ['onDidIndex', 'onIndexProgress', 'onDidSummarize'];
 

@@ -10,6 +10,7 @@ const VIEW_ITEMS: Array<{ view: View; label: string; icon: ReactElement }> = [
   { view: 'tuner', label: 'Limit tuner', icon: <path d="M3 13V9M6.5 13V5M10 13V7M13.5 13V3M2 13.5h13" /> },
   { view: 'waste', label: 'Waste report', icon: <path d="M8 2.5a5.5 5.5 0 1 0 5.5 5.5H8z M9.5 1.5v5h5a5 5 0 0 0-5-5z" /> },
   { view: 'analyze', label: 'Analyse a file', icon: <path d="M8 2v8m0 0L5 7m3 3l3-3M3 11v2h10v-2" /> },
+  { view: 'timeline', label: 'Context timeline', icon: <path d="M2 13l3-4 3 2 3-6 3 3M2 3v10.5h12" /> },
 ];
 
 export function ActivityBar() {

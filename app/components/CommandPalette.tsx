@@ -73,6 +73,7 @@ function Palette() {
       { id: 'payloads', label: 'Go to Payloads', hint: 'Ctrl 1', run: go('payloads') },
       { id: 'tuner', label: 'Go to Limit tuner', hint: 'Ctrl 2', run: go('tuner') },
       { id: 'waste', label: 'Go to Waste report', hint: 'Ctrl 3', run: go('waste') },
+      { id: 'timeline', label: 'Go to Context timeline', hint: 'Ctrl 5', run: go('timeline') },
       { id: 'analyze', label: 'Analyse a file or pasted text', hint: 'Ctrl 4', run: go('analyze') },
       { id: 'reindex', label: 'Reindex every folder', run: () => void store.getState().reindex() },
       { id: 'help', label: 'Keyboard shortcuts', hint: '?', run: () => store.getState().setHelpOpen(true) },

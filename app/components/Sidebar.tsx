@@ -279,6 +279,7 @@ function SessionButton({ s, selected, subagent }: { s: SessionInfo; selected: bo
       </span>
       <span className="session-meta">
         <ClientBadge s={s} />
+        {s.contextWarning ? <span className="context-warning" role="img" aria-label={`context: ${s.contextWarning}`} title={`Context: ${s.contextWarning} (see the Context timeline)`}>⚠</span> : null}
         {s.payloadCount ? (
           <>
             <span className="mono" title={`${formatInt(s.payloadCount)} payloads`}>{formatInt(s.payloadCount)}</span>

@@ -164,6 +164,53 @@ export const MIGRATIONS: ReadonlyArray<(db: DB) => void> = [
       UPDATE sources SET fingerprint = '', hash = NULL;
     `);
   },
+  // 7: the model calls of each transcript and the compactions between them (turns.ts), keyed by
+  //    session first (the timeline reads a session's rows; no extra index to keep up while listing),
+  //    and what a unit's reader could not read. Transcripts re-read to fill them.
+  (db) => {
+    db.exec(`
+      CREATE TABLE turns (
+        session_id TEXT NOT NULL,
+        source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        at TEXT NOT NULL,
+        model TEXT,
+        context INTEGER,
+        input INTEGER,
+        cache_write INTEGER,
+        cache_read INTEGER,
+        output INTEGER,
+        window INTEGER,
+        kind TEXT NOT NULL,
+        parts_json TEXT NOT NULL,
+        tools_json TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        PRIMARY KEY (session_id, source_id, seq)
+      ) WITHOUT ROWID;
+      CREATE TABLE compactions (
+        session_id TEXT NOT NULL,
+        source_id INTEGER NOT NULL REFERENCES sources(id) ON DELETE CASCADE,
+        n INTEGER NOT NULL,
+        seq INTEGER NOT NULL,
+        at TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        trigger TEXT,
+        pre_tokens INTEGER,
+        post_tokens INTEGER,
+        tokens_saved INTEGER,
+        tool_ids_json TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        PRIMARY KEY (session_id, source_id, n)
+      ) WITHOUT ROWID;
+      CREATE TABLE turn_sources (
+        source_id INTEGER PRIMARY KEY REFERENCES sources(id) ON DELETE CASCADE,
+        session_id TEXT NOT NULL,
+        baseline_tokens INTEGER,
+        notes_json TEXT NOT NULL
+      );
+      UPDATE sources SET fingerprint = '', hash = NULL WHERE kind != 'spillway';
+    `);
+  },
 ];
 
 /**

@@ -28,6 +28,7 @@ import { type ImportContext, spilledOrImported } from './import-link.js';
 import { forEachLine } from './lines.js';
 import type { PayloadRecord, SessionFacts, SourceLocation, UnitResult } from './record.js';
 import type { SessionSource } from './source.js';
+import { ClaudeTurns } from './turns-claude.js';
 
 function blocksText(blocks: unknown[]): string {
   const allText = blocks.every((b) => isObj(b) && b.type === 'text' && typeof b.text === 'string');
@@ -268,13 +269,17 @@ async function imageAssets(source: SessionSource, files: string[], baseDir: stri
 
 export async function importClaude(ctx: ImportContext, unit: Unit): Promise<UnitResult> {
   const t = new ClaudeTranscript(ctx, unit);
-  const scan = await forEachLine(ctx.source, unit.key, ctx.yielder, (buf, index, offset) => t.line(buf, index, offset));
+  const turns = new ClaudeTurns();
+  const scan = await forEachLine(ctx.source, unit.key, ctx.yielder, (buf, index, offset) => {
+    turns.line(buf, index);
+    return t.line(buf, index, offset);
+  });
   const warnings: string[] = [];
   if (t.badLines) warnings.push(`${unit.key}: ${t.badLines} unparsable line(s) skipped`);
   if (scan.skippedLongLines) warnings.push(`${unit.key}: ${scan.skippedLongLines} over-long line(s) skipped`);
   let hash = scan.hash;
   for (const f of unit.files) if (f.path !== unit.key) hash += `|${f.name}:${f.size}`;
-  return { payloads: [...t.out.values()], hash, warnings, session: t.facts };
+  return { payloads: [...t.out.values()], hash, warnings, session: t.facts, turns: turns.result() };
 }
 
 /** Re-read one result from its transcript line (the line is at `offset`, `length` bytes). */

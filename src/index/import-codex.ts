@@ -18,6 +18,7 @@ import { type Call, MAX_FACT_LINES, factsComplete, importedPayloadId, isObj, iso
 import { type ImportContext, spilledOrImported } from './import-link.js';
 import { forEachLine } from './lines.js';
 import type { PayloadRecord, SessionFacts, SourceLocation, UnitResult } from './record.js';
+import { CodexTurns } from './turns-codex.js';
 
 function outputText(output: unknown): string {
   if (typeof output === 'string') return output;
@@ -188,11 +189,15 @@ async function outputRecord(ctx: ImportContext, transcript: string, r: Rollout, 
 export async function importCodex(ctx: ImportContext, unit: Unit): Promise<UnitResult> {
   const transcript = unit.key;
   const r = new Rollout(new Date(unit.files[0]?.mtimeMs ?? 0).toISOString());
-  const scan = await forEachLine(ctx.source, transcript, ctx.yielder, (buf, index, offset) => r.line(buf, index, offset));
+  const turns = new CodexTurns();
+  const scan = await forEachLine(ctx.source, transcript, ctx.yielder, (buf, index, offset) => {
+    turns.line(buf, index);
+    r.line(buf, index, offset);
+  });
   const payloads: PayloadRecord[] = [];
   for (const out of r.outputs.values()) payloads.push(await outputRecord(ctx, transcript, r, out));
   const warnings = r.badLines ? [`${transcript}: ${r.badLines} unparsable line(s) skipped`] : [];
-  return { payloads, hash: scan.hash, warnings, session: r.facts };
+  return { payloads, hash: scan.hash, warnings, session: r.facts, turns: turns.result() };
 }
 
 /** Re-read one output from its line: a `function_call_output` or a fuller event copy. */

@@ -8,6 +8,7 @@ import { MAX_IMPORT_FILE_BYTES, importedPayloadId, isObj, isoOr, str, titleOf } 
 import { type ImportContext, spilledOrImported } from './import-link.js';
 import type { PayloadRecord, SessionFacts, SourceLocation, UnitResult } from './record.js';
 import type { SessionSource } from './source.js';
+import { geminiTurns } from './turns-gemini.js';
 
 export function extractGeminiResult(call: Record<string, unknown>): string {
   const result = call.result;
@@ -73,7 +74,7 @@ export async function importGemini(ctx: ImportContext, unit: Unit): Promise<Unit
     }
     await ctx.yielder.maybe();
   }
-  return { payloads: [...out.values()], hash, warnings: [], session: factsOf(messages) };
+  return { payloads: [...out.values()], hash, warnings: [], session: factsOf(messages), turns: geminiTurns(messages) };
 }
 
 /** Re-read one call's result from its chat. */

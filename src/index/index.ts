@@ -36,6 +36,8 @@ import { type PayloadContent, Queries } from './queries.js';
 import { Reports } from './reports.js';
 import { type AddRootOptions, Roots } from './roots.js';
 import type {
+  TimelineData,
+  TimelineRequest,
   IndexStats,
   LimitTunerRequest,
   LimitTunerResponse,
@@ -51,12 +53,14 @@ import { type ScanOptions, type ScanResult, Scanner } from './scanner.js';
 import type { SessionSource } from './source.js';
 import { RoutedSource, S3Poller, isS3Path, s3PollMs } from './s3.js';
 import { SummaryRuns } from './summaries.js';
+import { TimelineQueries } from './timeline-query.js';
 import { Watcher } from './watch.js';
 import { RowWriter } from './writer.js';
 
 export { IndexError, type IndexErrorCode, type IndexEvent } from './core.js';
 export { FTS_HEAD_BYTES, FTS_TAIL_BYTES, ESTIMATED_SPILL_MESSAGE_TOKENS, stripBase64 } from './text.js';
 export { SCHEMA_VERSION, MIGRATIONS } from './db.js';
+export { DEFAULT_PRICES, replay, scenarioLabel, type ReplaySeries } from './timeline.js';
 export { claudeToolResultsDir, detectRootKind } from './discover.js';
 export { BULK_MIN_ROWS } from './fulltext.js';
 export { DEFAULT_PAGE_ROWS, MAX_PAGE_ROWS, type PayloadContent } from './queries.js';
@@ -106,6 +110,7 @@ export class SpillIndex {
   private readonly scanner: Scanner;
   private readonly queries: Queries;
   private readonly reports: Reports;
+  private readonly timelines: TimelineQueries;
   private watcher?: Watcher;
   private poller?: S3Poller;
   private readonly s3PollMs: number;
@@ -125,6 +130,7 @@ export class SpillIndex {
     this.fullText = new FullText(this.core, { bulkMinRows: opts.bulkMinRows ?? BULK_MIN_ROWS, writer: opts.bulkWriter ?? 'auto' });
     this.queries = new Queries(this.core, this.runs, this.fullText);
     this.reports = new Reports(this.core);
+    this.timelines = new TimelineQueries(this.core);
     this.scanner = new Scanner(this.core, this.roots, new RowWriter(this.core, this.runs, () => (this.fullText.mayBePending = true)), this.fullText, (ids) => this.queries.totals(ids));
     // Full text a previous process left unfinished fills in now.
     if (this.fullText.unsearched()) setImmediate(() => void this.fullText.fill());
@@ -207,7 +213,13 @@ export class SpillIndex {
   }
 
   listSessions(req: { rootId?: string } = {}): SessionInfo[] {
-    return this.queries.listSessions(req);
+    const list = this.queries.listSessions(req);
+    const warnings = this.timelines.contextWarnings();
+    if (warnings.size) for (const s of list) {
+      const w = warnings.get(s.id);
+      if (w) s.contextWarning = w;
+    }
+    return list;
   }
 
   listPayloads(req: ListPayloadsRequest = {}): ListPayloadsResponse {
@@ -240,6 +252,16 @@ export class SpillIndex {
 
   wasteReport(req: WasteReportRequest): WasteReport {
     return this.reports.wasteReport(req);
+  }
+
+  /** A session's context timeline (timeline.ts); undefined for an unknown session. With `replayOnly`, the replays alone. */
+  timeline(req: TimelineRequest): TimelineData | undefined {
+    return req.replayOnly ? this.timelines.replays(req) : this.timelines.timeline(req);
+  }
+
+  /** Sessions that compacted or came within 10% of their trigger: id → warning. */
+  contextWarnings(): Map<string, string> {
+    return this.timelines.contextWarnings();
   }
 
   /**

@@ -1,4 +1,5 @@
 import type { AssetRef, ContentKind, GuardAction, StrategyName, SummaryRun } from '../pipeline/types.js';
+import type { TurnsResult } from './turns.js';
 
 /** Where an imported payload came from in its transcript (enough to read its text again). */
 export interface SourceLocation {
@@ -89,4 +90,6 @@ export interface UnitResult {
   warnings: string[];
   /** A spill's: what its sidecar says of the client session (only project and client are used). */
   spill?: SpillFacts;
+  /** The model calls and compactions of a transcript (turns.ts). */
+  turns?: TurnsResult;
 }

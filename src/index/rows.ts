@@ -57,6 +57,8 @@ export interface SessionInfo {
   joinedSessionId?: string;
   /** Of this session's payloads, how many are joined with another session's rows (a spill with its transcript's call). */
   joinedCount?: number;
+  /** The session compacted, or its peak came within 10% of its trigger (the context timeline). */
+  contextWarning?: string;
 }
 
 export interface PayloadRow {
@@ -226,4 +228,161 @@ export interface IndexProgressEvent {
   done: number;
   total: number;
   phase?: 'list' | 'fulltext';
+}
+
+/** Where a timeline number comes from (docs/timeline.md). */
+export type Provenance = 'measured' | 'read' | 'inferred' | 'estimated' | 'simulated';
+
+/** The window and auto-compact trigger of a session, by its client's rule. */
+export interface ContextRule {
+  client: 'claude-code' | 'codex' | 'gemini' | 'unknown';
+  model?: string;
+  window: number | null;
+  windowSource: Provenance;
+  /** The context at which the client compacts by itself; null: it never does (disabled, or unknown). */
+  trigger: number | null;
+  triggerSource: Provenance;
+  /**
+   * 'before-call': the client compacts before a request when the last call's context plus what
+   * was added since reaches the trigger (seen in both Claude Code 2.1.328 and Codex 0.171.0);
+   * 'after-call': when the last call's context alone reached it.
+   */
+  when: 'after-call' | 'before-call';
+  how: string;
+}
+
+export interface TimelineTool {
+  id: string;
+  name: string;
+  /** `mcp:<server>` for an MCP tool, else the tool's name: the group it is stacked in. */
+  group: string;
+  /** Tokens it added to the context: the estimate scaled to the call's API delta. */
+  tokens: number;
+  /** Spillway's estimate of what the model was shown, before scaling. */
+  estimated: number;
+  /** The indexed payload of this result, when there is one. */
+  payloadId?: string;
+  /** The full result's tokens as the index measured them (what an unguarded client would have sent). */
+  fullTokens?: number;
+  action?: string;
+}
+
+export interface TimelineTurn {
+  seq: number;
+  at: string;
+  model?: string;
+  kind: 'main' | 'sidechain' | 'summary';
+  /** Measured: input + cache writes + cache reads of the call. */
+  context: number | null;
+  input: number | null;
+  cacheWrite: number | null;
+  cacheRead: number | null;
+  output: number | null;
+  /** Measured growth since the call before (the whole context after a compaction). */
+  delta: number | null;
+  /** What entered with this call, estimated and scaled to `delta`, by part and tool group. */
+  parts: Record<string, number>;
+  /** What is in context at this call, by part and tool group (the stacked chart). */
+  stack: Record<string, number>;
+  /** `delta` minus the unscaled estimate of what entered: how far to trust the split. */
+  residual: number | null;
+  tools: TimelineTool[];
+}
+
+export interface TimelineCompaction {
+  /** Index in `turns` of the first call after it. */
+  turn: number;
+  at: string;
+  kind: 'compact' | 'microcompact';
+  trigger?: string;
+  preTokens?: number;
+  postTokens?: number;
+  tokensSaved?: number;
+}
+
+export interface ToolCost {
+  id: string;
+  payloadId?: string;
+  name: string;
+  group: string;
+  /** Index in `turns` of the call it entered with. */
+  turn: number;
+  tokens: number;
+  /** Calls it rode along in, the one it entered with included, until a compaction or the end. */
+  turnsInContext: number;
+  /** Written to the cache once (the call it entered with), then read from it on every later call. */
+  cacheWriteTokens: number;
+  cacheReadTokens: number;
+}
+
+/** USD per million tokens. */
+export interface Prices {
+  input: number;
+  cacheWrite: number;
+  cacheRead: number;
+  output: number;
+}
+
+export interface ReplayScenario {
+  /** The guard at this limit (tokens): each result over it is replaced by the guard's message. */
+  limit?: number;
+  /** Keep the last N tool results whole, mask older ones (observation masking). */
+  keepLast?: number;
+  /** Every result whole, as an unguarded client would send it. */
+  noGuard?: boolean;
+}
+
+export interface ReplayResult {
+  label: string;
+  scenario: ReplayScenario;
+  /** Context per call (simulated). */
+  contexts: number[];
+  /** Call indexes before which the client's rule compacts. */
+  compactionsAt: number[];
+  peak: number;
+  inputTokens: number;
+  cacheWriteTokens: number;
+  cacheReadTokens: number;
+  outputTokens: number;
+  costUsd: number;
+  /** Results the guard replaced. */
+  replaced: number;
+  provenance: 'simulated';
+}
+
+export interface TimelineRequest {
+  /** A session id, or a transcript path indexed on the fly (CLI). */
+  sessionId: string;
+  /** Guard limits to replay (tokens). */
+  limits?: number[];
+  keepLast?: number[];
+  prices?: Partial<Prices>;
+  /** The settings the session ran with, where the user knows them (Claude Code env, Codex config). */
+  autoCompactPct?: number;
+  autoCompactDisabled?: boolean;
+  autoCompactLimit?: number;
+  /** Replays only (a slider move): turns, costs and notes left out. */
+  replayOnly?: boolean;
+}
+
+export interface TimelineData {
+  sessionId: string;
+  rule: ContextRule;
+  turns: TimelineTurn[];
+  compactions: TimelineCompaction[];
+  baselineTokens: number | null;
+  baselineSource: Provenance;
+  /** Biggest costs first (tokens × calls in context). */
+  topCosts: ToolCost[];
+  /** The session as it ran, priced from its measured usage. */
+  measured: { peak: number; compactions: number; inputTokens: number; cacheWriteTokens: number; cacheReadTokens: number; outputTokens: number; costUsd: number; calls: number };
+  /** First the session as it ran (replayed, as a check of the model), then one per scenario asked. */
+  replays: ReplayResult[];
+  prices: Prices;
+  /** Sub-agent sessions under this one: their own lines. */
+  subagents: Array<{ sessionId: string; name: string; calls: number; peak: number }>;
+  /** What could not be read, per transcript. */
+  notes: string[];
+  /** Set when the session compacted, or came within 10% of the trigger. */
+  warning?: string;
 }

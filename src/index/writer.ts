@@ -12,6 +12,7 @@ import type { PayloadRecord, SessionFacts, UnitResult } from './record.js';
 import type { SummaryRuns } from './summaries.js';
 import { inputExcerpt, inputJson, stableId } from './text.js';
 import { inputHashOf } from './join.js';
+import type { TurnsResult } from './turns.js';
 
 /** Commit a scan's writes at least this often (one commit per time slice costs more than the writes). */
 export const SCAN_COMMIT_MS = 1_000;
@@ -24,6 +25,10 @@ const INSERT_PAYLOAD_SQL = `INSERT INTO payloads (id, source_id, session_id, roo
   VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 const INSERT_ASSET_SQL =
   'INSERT INTO assets (payload_rowid, sha256, mime, bytes, path, rel_path, json_path, source, sniffed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
+const INSERT_TURN_SQL = `INSERT INTO turns (session_id, source_id, seq, at, model, context, input, cache_write, cache_read, output, window, kind, parts_json, tools_json, line)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+const INSERT_COMPACTION_SQL = `INSERT INTO compactions (session_id, source_id, n, seq, at, kind, trigger, pre_tokens, post_tokens, tokens_saved, tool_ids_json, line)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 const UPSERT_SESSION_SQL = `INSERT INTO sessions (id, root_id, path, name, kind, read_only, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?)
   ON CONFLICT(id) DO UPDATE SET root_id = excluded.root_id, path = excluded.path, name = excluded.name, kind = excluded.kind,
     read_only = excluded.read_only, parent_id = excluded.parent_id`;
@@ -170,6 +175,7 @@ export class RowWriter {
       if (before.has(rec.id)) changed++;
       else added++;
     }
+    if (result.turns) this.insertTurns(sessionId, sourceId, result.turns);
     let removed = 0;
     for (const id of before) {
       if (after.has(id)) continue;
@@ -184,7 +190,28 @@ export class RowWriter {
     const ids = new Set<string>();
     for (const r of this.core.q('SELECT id FROM payloads WHERE source_id = ?').all(sourceId) as Array<{ id: string }>) ids.add(r.id);
     this.core.q('DELETE FROM payloads WHERE source_id = ?').run(sourceId);
+    this.clearTurns(sourceId);
     return ids;
+  }
+
+  private clearTurns(sourceId: number): void {
+    this.core.q('DELETE FROM turns WHERE source_id = ?').run(sourceId);
+    this.core.q('DELETE FROM compactions WHERE source_id = ?').run(sourceId);
+    this.core.q('DELETE FROM turn_sources WHERE source_id = ?').run(sourceId);
+  }
+
+  private insertTurns(sessionId: string, sourceId: number, r: TurnsResult): void {
+    const ins = this.core.q(INSERT_TURN_SQL);
+    for (const t of r.turns) {
+      ins.run(sessionId, sourceId, t.seq, t.at, t.model ?? null, t.context, t.input, t.cacheWrite, t.cacheRead, t.output, t.window ?? null, t.kind, JSON.stringify(t.parts), JSON.stringify(t.tools), t.line);
+    }
+    const insC = this.core.q(INSERT_COMPACTION_SQL);
+    r.compactions.forEach((c, n) => {
+      insC.run(sessionId, sourceId, n, c.seq, c.at, c.kind, c.trigger ?? null, c.preTokens ?? null, c.postTokens ?? null, c.tokensSaved ?? null, JSON.stringify(c.toolIds), c.line);
+    });
+    this.core
+      .q('INSERT OR REPLACE INTO turn_sources (source_id, session_id, baseline_tokens, notes_json) VALUES (?, ?, ?, ?)')
+      .run(sourceId, sessionId, r.baselineTokens ?? null, JSON.stringify(r.notes));
   }
 
   private insertPayload(rootId: string, sessionId: string, sourceId: number, rec: PayloadRecord, fresh: boolean): void {
@@ -210,6 +237,7 @@ export class RowWriter {
     const ids = this.core.q('SELECT id FROM payloads WHERE source_id = ?').all(sourceId) as Array<{ id: string }>;
     for (const { id } of ids) this.runs.drop(id, 'all');
     this.core.q('DELETE FROM payloads WHERE source_id = ?').run(sourceId);
+    this.clearTurns(sourceId);
     this.core.q('DELETE FROM sources WHERE id = ?').run(sourceId);
     return ids.length;
   }

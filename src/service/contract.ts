@@ -49,8 +49,20 @@ export type {
   SessionKind,
   WasteReport,
   WasteReportRequest,
+  ContextRule,
+  Prices,
+  ReplayResult,
+  ReplayScenario,
+  TimelineCompaction,
+  TimelineData,
+  TimelineRequest,
+  TimelineTool,
+  TimelineTurn,
+  ToolCost,
 } from '../index/rows.js';
 import type {
+  TimelineData,
+  TimelineRequest,
   DidIndexEvent,
   IndexProgressEvent,
   IndexStats,
@@ -212,6 +224,7 @@ export interface InspectorMethods {
   deleteTemplate(req: { name: string }): { ok: true };
   limitTuner(req: LimitTunerRequest): LimitTunerResponse;
   wasteReport(req: WasteReportRequest): WasteReport;
+  getTimeline(req: TimelineRequest): TimelineData;
 }
 
 export type MethodName = keyof InspectorMethods;
@@ -240,6 +253,7 @@ export const METHOD_NAMES = [
   'deleteTemplate',
   'limitTuner',
   'wasteReport',
+  'getTimeline',
 ] as const satisfies readonly MethodName[];
 
 export interface InspectorEvents {

@@ -9,6 +9,7 @@
  * | `spillway summarize`| `summarizeText`, `listSummaryProviders`, `listSummaryTemplates` |
  * | `spillway project`  | `suggestProjectionFor`, `applyProjection`, `projectionSpecFor` |
  * | `spillway handle`   | `withHandles`                                               |
+ * | `spillway context`  | `contextTimeline`                                           |
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -29,7 +30,7 @@ import {
   type ProjectionSuggestion,
 } from '../compress/index.js';
 import { createSummarizer, isProviderName, listProviders, listTemplates, mcpContentValue, PROVIDER_NAMES } from '../summarize/index.js';
-import type { IndexProgressEvent, IndexStats, ProviderInfo, TemplateInfo } from './contract.js';
+import type { IndexProgressEvent, IndexStats, ProviderInfo, TemplateInfo, TimelineData, TimelineRequest } from './contract.js';
 import { ensurePrivateDirSync, preparePrivateDbFile, PRIVATE_FILE_MODE } from './private-files.js';
 import { checkRoot } from './roots-policy.js';
 
@@ -180,4 +181,46 @@ export function withHandles<T>(sessionDir: string, f: (s: HandleStore) => T | Pr
   return Promise.resolve()
     .then(() => f(s))
     .finally(() => s.close());
+}
+
+// -------------------------------------------------------------------------------- context
+
+export interface ContextTimelineOptions {
+  /** A session id or name (as `spillway index` listed it), or a transcript file / session folder. */
+  target: string;
+  /** Default: the app-data `index.sqlite`. */
+  dbPath?: string;
+  env?: NodeJS.ProcessEnv;
+  request?: Omit<TimelineRequest, 'sessionId'>;
+}
+
+/**
+ * The context timeline of one session (`spillway context`). A path is indexed first (registered as
+ * a root, like `spillway index`, so the next call reads it from the index); anything else is looked
+ * up among the indexed sessions by id, then by name.
+ */
+export async function contextTimeline(o: ContextTimelineOptions): Promise<TimelineData> {
+  const paths = appPaths(o.env);
+  const dbPath = path.resolve(o.dbPath ?? paths.db);
+  preparePrivateDbFile(dbPath);
+  const index = openIndex({ dbPath });
+  try {
+    let sessionId: string | undefined;
+    const abs = path.resolve(o.target);
+    if (fs.existsSync(abs)) {
+      const root = index.rootFor(abs) ?? index.addRoot(checkRoot(abs, 'trusted', { appData: paths, env: o.env }));
+      await index.scan({ rootId: root.id });
+      const sessions = index.listSessions({ rootId: root.id });
+      sessionId = (sessions.find((s) => s.path === abs) ?? sessions.find((s) => !s.parentSessionId) ?? sessions[0])?.id;
+    } else {
+      const sessions = index.listSessions();
+      sessionId = (sessions.find((s) => s.id === o.target) ?? sessions.find((s) => s.name === o.target) ?? sessions.find((s) => s.name.startsWith(o.target)))?.id;
+    }
+    if (!sessionId) throw new Error(`no session ${JSON.stringify(o.target)}: give a transcript path, or an id or name from the inspector`);
+    const t = index.timeline({ ...o.request, sessionId });
+    if (!t) throw new Error(`no session ${JSON.stringify(o.target)}`);
+    return t;
+  } finally {
+    await index.close();
+  }
 }

@@ -9,6 +9,7 @@
  * | sessions and payloads   | listSessions, listPayloads, getPayload, readPayload, readAsset, revealPath | methods/payloads.ts |
  * | sizes and decisions     | estimate, analyze, limitTuner, wasteReport                         | methods/analysis.ts |
  * | summaries and templates | summarize, listProviders, listTemplates, saveTemplate, deleteTemplate | methods/summaries.ts |
+ * | the context timeline    | getTimeline                                                        | methods/timeline.ts |
  *
  * This file only puts them together. Every request is validated once here (validate.ts), before
  * its method runs; every error leaves as a ServiceError. Paths are confined (paths.ts) to the
@@ -26,6 +27,7 @@ import { analysisMethods } from './methods/analysis.js';
 import { payloadMethods } from './methods/payloads.js';
 import { rootMethods } from './methods/roots.js';
 import { summaryMethods } from './methods/summaries.js';
+import { timelineMethods } from './methods/timeline.js';
 import { isMethodName, validateRequest } from './validate.js';
 
 export { estimateText, MAX_WHOLE_READ_BYTES, BINARY_ESTIMATE_SAMPLE_BYTES } from './heavy.js';
@@ -71,7 +73,7 @@ export interface InspectorService extends Methods {
 export function createInspectorService(opts: CreateServiceOptions): InspectorService {
   const ctx = createContext(opts);
   const roots = rootMethods(ctx);
-  const groups = [roots.methods, payloadMethods(ctx), analysisMethods(ctx), summaryMethods(ctx)];
+  const groups = [roots.methods, payloadMethods(ctx), analysisMethods(ctx), summaryMethods(ctx), timelineMethods(ctx)];
 
   // The groups must cover the contract exactly once: a missing or doubled method is a bug here, not at run time later.
   const table = {} as Handlers<MethodName>;

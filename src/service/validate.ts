@@ -42,6 +42,8 @@ const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
 const id = z.string().min(1).max(MAX_ID_CHARS).regex(NO_CONTROL, 'must not contain control characters');
 const nonNegInt = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
 const posInt = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+/** Replays one timeline request may ask for (each is one pass over the session's calls). */
+export const MAX_TIMELINE_SCENARIOS = 16;
 const strategy = z.enum(ALL_STRATEGIES as unknown as [StrategyName, ...StrategyName[]]);
 const profile = z.enum(PROFILES as unknown as ['o200k', 'cl100k', 'claude']);
 const limitTokens = z.number().int().positive().max(MAX_LIMIT_TOKENS);
@@ -160,6 +162,16 @@ const schemas = {
     limitTokens,
     strategy: strategy.optional(),
     pricePerMTok: price.optional(),
+  }),
+  getTimeline: z.strictObject({
+    sessionId: id,
+    limits: z.array(posInt).max(MAX_TIMELINE_SCENARIOS).optional(),
+    keepLast: z.array(z.number().int().nonnegative().max(1_000_000)).max(MAX_TIMELINE_SCENARIOS).optional(),
+    prices: z.strictObject({ input: price.optional(), cacheWrite: price.optional(), cacheRead: price.optional(), output: price.optional() }).optional(),
+    autoCompactPct: z.number().finite().gt(0).lt(100).optional(),
+    autoCompactDisabled: z.boolean().optional(),
+    autoCompactLimit: posInt.optional(),
+    replayOnly: z.boolean().optional(),
   }),
 } satisfies { [M in MethodName]: z.ZodType<unknown> };
 

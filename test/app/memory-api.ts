@@ -228,6 +228,31 @@ export function createMemoryApi(opts: MemoryApiOptions = {}): MemoryApi {
         fallbacks: 0,
       };
     },
+    async getTimeline(req: { sessionId: string; limits?: number[] }) {
+      // A small made-up session: 4 calls, one compaction; the replays scale with the limit like the real ones do.
+      const contexts = [20_000, 60_000, 150_000, 30_000];
+      const replay = (label: string, limit?: number) => {
+        const cut = limit === undefined ? 0 : Math.max(0, 40_000 - limit);
+        const cs = contexts.map((c, i) => Math.max(0, c - cut * i));
+        return { label, scenario: limit === undefined ? {} : { limit }, contexts: cs, compactionsAt: cs[2]! > 140_000 ? [3] : [], peak: Math.max(...cs), inputTokens: 0, cacheWriteTokens: 1, cacheReadTokens: 1, outputTokens: 10, costUsd: 0.01, replaced: limit === undefined ? 0 : 2, provenance: 'simulated' as const };
+      };
+      const turns = contexts.map((context, i) => ({ seq: i, at: new Date(Date.UTC(2026, 10, 2, 9, i)).toISOString(), kind: 'main' as const, context, input: 3, cacheWrite: 100, cacheRead: context - 103, output: 10, delta: i ? context - contexts[i - 1]! : context, parts: { baseline: 20_000 }, stack: { baseline: 20_000, 'tool:read_file': context - 20_000 }, residual: 5, tools: i ? [{ id: `t${i}`, name: 'read_file', group: 'read_file', tokens: 40_000, estimated: 39_000, payloadId: rows[i]?.id }] : [] }));
+      return {
+        sessionId: req.sessionId,
+        rule: { client: 'claude-code', window: 200_000, windowSource: 'inferred', trigger: 167_000, triggerSource: 'inferred', when: 'after-call', how: 'test rule' },
+        turns,
+        compactions: [{ turn: 3, at: turns[3]!.at, kind: 'compact', trigger: 'auto', preTokens: 150_000 }],
+        baselineTokens: 20_000,
+        baselineSource: 'estimated',
+        topCosts: [],
+        measured: { peak: 150_000, compactions: 1, inputTokens: 12, cacheWriteTokens: 400, cacheReadTokens: 1000, outputTokens: 40, costUsd: 0.02, calls: 4 },
+        replays: [replay('as it ran (rule replayed)'), replay('no guard'), ...(req.limits ?? []).map((l) => replay(`guard at ${l}`, l))],
+        prices: { input: 5, cacheWrite: 6.25, cacheRead: 0.5, output: 25 },
+        subagents: [],
+        notes: [],
+        warning: 'compacted 1×',
+      };
+    },
     on(event: string, listener: (p: unknown) => void) {
       let set = listeners.get(event);
       if (!set) listeners.set(event, (set = new Set()));

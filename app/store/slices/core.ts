@@ -2,8 +2,8 @@ import type { AppInfo, IndexProgressEvent } from '../../../src/service/contract.
 import { errorMessage } from '../../transport/errors.js';
 import type { Slice } from '../types.js';
 
-export type View = 'payloads' | 'tuner' | 'waste' | 'analyze';
-export const VIEWS: readonly View[] = ['payloads', 'tuner', 'waste', 'analyze'];
+export type View = 'payloads' | 'tuner' | 'waste' | 'analyze' | 'timeline';
+export const VIEWS: readonly View[] = ['payloads', 'tuner', 'waste', 'analyze', 'timeline'];
 
 export interface Toast {
   id: number;

@@ -44,6 +44,17 @@ export interface AnthropicDoubleOptions {
    * request): return a step to send it, or undefined to go on as usual.
    */
   side?: (body: any) => AnthropicStep | undefined;
+  /**
+   * The usage reported for a request (default: input_tokens ≈ chars/4 of the messages, no cache).
+   * Reported in message_start, and again in message_delta with the output count, as the hosted API does.
+   */
+  usage?: (body: any) => DoubleUsage;
+}
+
+export interface DoubleUsage {
+  input_tokens: number;
+  cache_creation_input_tokens: number;
+  cache_read_input_tokens: number;
 }
 
 export interface AnthropicDouble extends LoopbackServer {
@@ -73,10 +84,11 @@ function roughTokens(body: unknown): number {
   return Math.max(1, Math.ceil((JSON.stringify(body ?? '') ?? '').length / 4));
 }
 
-function writeMessage(res: http.ServerResponse, reqBody: any, blocks: any[]): void {
+function writeMessage(res: http.ServerResponse, reqBody: any, blocks: any[], usageOf?: (body: any) => DoubleUsage): void {
   const stop = blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
   const model = typeof reqBody?.model === 'string' ? reqBody.model : 'claude-sonnet-4-5';
-  const inputTokens = roughTokens(reqBody?.messages);
+  const u = usageOf?.(reqBody) ?? { input_tokens: roughTokens(reqBody?.messages), cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const inputTokens = u.input_tokens;
   const outputTokens = roughTokens(blocks);
   const msgId = id('msg');
   if (reqBody?.stream !== true) {
@@ -90,7 +102,7 @@ function writeMessage(res: http.ServerResponse, reqBody: any, blocks: any[]): vo
         content: blocks,
         stop_reason: stop,
         stop_sequence: null,
-        usage: { input_tokens: inputTokens, output_tokens: outputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        usage: { ...u, output_tokens: outputTokens },
       }),
     );
     return;
@@ -106,7 +118,7 @@ function writeMessage(res: http.ServerResponse, reqBody: any, blocks: any[]): vo
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: inputTokens, output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      usage: { ...u, output_tokens: 1 },
     },
   });
   sse(res, 'ping', { type: 'ping' });
@@ -125,7 +137,7 @@ function writeMessage(res: http.ServerResponse, reqBody: any, blocks: any[]): vo
     }
     sse(res, 'content_block_stop', { type: 'content_block_stop', index });
   });
-  sse(res, 'message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: { output_tokens: outputTokens } });
+  sse(res, 'message_delta', { type: 'message_delta', delta: { stop_reason: stop, stop_sequence: null }, usage: usageOf ? { ...u, output_tokens: outputTokens } : { output_tokens: outputTokens } });
   sse(res, 'message_stop', { type: 'message_stop' });
   res.end();
 }
@@ -143,7 +155,7 @@ export async function startAnthropicDouble(opts: AnthropicDoubleOptions): Promis
     if (req.method === 'POST' && pathOnly === '/v1/messages') {
       const side = opts.side?.(req.body);
       if (side) {
-        writeMessage(res, req.body, blocksOf(side));
+        writeMessage(res, req.body, blocksOf(side), opts.usage);
         return;
       }
       if (!isMain(req.body)) {
@@ -154,7 +166,7 @@ export async function startAnthropicDouble(opts: AnthropicDoubleOptions): Promis
       const turn = turnOf(req.body);
       const s = opts.steps[turn] ?? { text: 'done' };
       const step = typeof s === 'function' ? s(req.body) : s;
-      writeMessage(res, req.body, blocksOf(step));
+      writeMessage(res, req.body, blocksOf(step), opts.usage);
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' });

@@ -36,6 +36,10 @@ export interface ResponsesDoubleOptions {
   steps: Array<ResponsesStep | ((body: any) => ResponsesStep)>;
   /** Which requests are the agent's main loop (the rest get a short text). Default: those that declare tools. */
   isMain?: (body: any) => boolean;
+  /** The usage reported for a request (default: input ≈ chars/4 of the input, nothing cached). */
+  usage?: (body: any) => { input_tokens: number; cached_tokens: number };
+  /** Answers a request before the script does (e.g. a compaction request): a step, or undefined. */
+  side?: (body: any) => ResponsesStep | undefined;
 }
 
 export interface ResponsesDouble extends LoopbackServer {
@@ -51,7 +55,7 @@ export function responsesTurnOf(body: any): number {
 
 const id = streamId;
 
-function writeResponse(res: http.ServerResponse, reqBody: any, step: ResponsesStep): void {
+function writeResponse(res: http.ServerResponse, reqBody: any, step: ResponsesStep, usageOf?: (body: any) => { input_tokens: number; cached_tokens: number }): void {
   const model = typeof reqBody?.model === 'string' ? reqBody.model : 'gpt-5-codex';
   const respId = id('resp');
   const created = Math.floor(Date.now() / 1000);
@@ -91,7 +95,8 @@ function writeResponse(res: http.ServerResponse, reqBody: any, step: ResponsesSt
     ev('response.output_item.done', { output_index: index, item });
     output.push(item);
   }
-  const inputTokens = Math.max(1, Math.ceil(JSON.stringify(reqBody?.input ?? '').length / 4));
+  const u = usageOf?.(reqBody);
+  const inputTokens = u?.input_tokens ?? Math.max(1, Math.ceil(JSON.stringify(reqBody?.input ?? '').length / 4));
   const outputTokens = Math.max(1, Math.ceil(JSON.stringify(output).length / 4));
   ev('response.completed', {
     response: {
@@ -100,7 +105,7 @@ function writeResponse(res: http.ServerResponse, reqBody: any, step: ResponsesSt
       output,
       usage: {
         input_tokens: inputTokens,
-        input_tokens_details: { cached_tokens: 0 },
+        input_tokens_details: { cached_tokens: u?.cached_tokens ?? 0 },
         output_tokens: outputTokens,
         output_tokens_details: { reasoning_tokens: 0 },
         total_tokens: inputTokens + outputTokens,
@@ -121,14 +126,19 @@ export async function startResponsesDouble(opts: ResponsesDoubleOptions): Promis
       return;
     }
     if (req.method === 'POST' && pathOnly === '/v1/responses') {
+      const side = opts.side?.(req.body);
+      if (side) {
+        writeResponse(res, req.body, side, opts.usage);
+        return;
+      }
       if (!isMain(req.body)) {
-        writeResponse(res, req.body, { text: 'ok' });
+        writeResponse(res, req.body, { text: 'ok' }, opts.usage);
         return;
       }
       main.push(req);
       const s = opts.steps[responsesTurnOf(req.body)] ?? { text: 'done' };
       const step = typeof s === 'function' ? s(req.body) : s;
-      writeResponse(res, req.body, step);
+      writeResponse(res, req.body, step, opts.usage);
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' });

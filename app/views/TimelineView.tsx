@@ -1,0 +1,250 @@
+import { useEffect, useMemo, useRef, useState } from 'react';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import type { Prices, ReplayResult, TimelineData } from '../../src/service/contract.js';
+import { useApp, useAppStore } from '../store/index.js';
+import { formatInt, formatTokens, formatUsd } from '../lib/format.js';
+
+/** Stacked parts drawn: the biggest this many groups, the rest as "other". */
+const MAX_STACKED = 6;
+/** A slider move asks for a replay at most this often. */
+const REPLAY_DEBOUNCE_MS = 60;
+const PRESETS = [2_000, 8_000, 12_000, 25_000];
+const PALETTE = ['#6c8ebf', '#82b366', '#d6b656', '#b85450', '#9673a6', '#d79b00', '#999999'];
+
+/** The groups stacked, biggest first by their peak in context. */
+function stackKeys(t: TimelineData): string[] {
+  const peak = new Map<string, number>();
+  for (const x of t.turns) for (const [k, v] of Object.entries(x.stack)) peak.set(k, Math.max(peak.get(k) ?? 0, v));
+  const keys = [...peak].sort((a, b) => b[1] - a[1]).map(([k]) => k);
+  return keys.length > MAX_STACKED ? [...keys.slice(0, MAX_STACKED - 1), 'rest'] : keys;
+}
+
+function chartData(t: TimelineData, keys: string[], replayed: ReplayResult | undefined): uPlot.AlignedData {
+  const xs = t.turns.map((_, i) => i);
+  // Stacked bands: each series is the running sum up to its part.
+  const bands: number[][] = [];
+  let acc = t.turns.map(() => 0);
+  for (const k of keys) {
+    acc = t.turns.map((x, i) => {
+      const v = k === 'rest' ? Object.entries(x.stack).filter(([kk]) => !keys.includes(kk)).reduce((a, [, n]) => a + n, 0) : x.stack[k] ?? 0;
+      return acc[i]! + v;
+    });
+    bands.push(acc);
+  }
+  const measured = t.turns.map((x) => x.context ?? null) as unknown as number[];
+  const window = t.turns.map(() => t.rule.window ?? null) as unknown as number[];
+  const trigger = t.turns.map(() => t.rule.trigger ?? null) as unknown as number[];
+  const sim = t.turns.map((_, i) => replayed?.contexts[i] ?? null) as unknown as number[];
+  return [xs, ...bands.reverse(), measured, window, trigger, sim];
+}
+
+/** Context per call, the window and trigger, the stacked parts, compaction markers and the replay. */
+function Chart({ t, replayed, onPick }: { t: TimelineData; replayed?: ReplayResult; onPick: (i: number) => void }) {
+  const el = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const keys = useMemo(() => stackKeys(t), [t]);
+  const pick = useRef(onPick);
+  pick.current = onPick;
+  useEffect(() => {
+    if (!el.current) return;
+    const compactions = t.compactions.map((c) => c.turn);
+    const stacked = [...keys].reverse().map((k, i) => ({ label: k, stroke: PALETTE[(keys.length - 1 - i) % PALETTE.length], fill: `${PALETTE[(keys.length - 1 - i) % PALETTE.length]}88`, width: 0 }));
+    const opts: uPlot.Options = {
+      width: Math.max(320, el.current.clientWidth),
+      height: 320,
+      scales: { x: { time: false } },
+      axes: [{ label: 'model call' }, { label: 'tokens', size: 70, values: (_u, ticks) => ticks.map((v) => formatTokens(v)) }],
+      cursor: { drag: { x: false, y: false } },
+      series: [
+        { label: 'call' },
+        ...stacked,
+        { label: 'context (measured)', stroke: '#222', width: 2 },
+        { label: 'window', stroke: '#999', dash: [6, 4], width: 1 },
+        { label: 'trigger', stroke: '#c00', dash: [4, 4], width: 1 },
+        { label: 'replay (simulated)', stroke: '#0a7', dash: [2, 2], width: 2 },
+      ],
+      hooks: {
+        draw: [
+          (u) => {
+            const ctx = u.ctx;
+            ctx.save();
+            ctx.strokeStyle = '#c00';
+            ctx.lineWidth = 2 * devicePixelRatio;
+            for (const c of compactions) {
+              const x = u.valToPos(c - 0.5, 'x', true);
+              ctx.beginPath();
+              ctx.moveTo(x, u.bbox.top);
+              ctx.lineTo(x, u.bbox.top + u.bbox.height);
+              ctx.stroke();
+            }
+            ctx.restore();
+          },
+        ],
+      },
+    };
+    const u = new uPlot(opts, chartData(t, keys, replayed), el.current);
+    u.over.addEventListener('click', () => {
+      const i = u.cursor.idx;
+      if (i !== null && i !== undefined) pick.current(i);
+    });
+    plot.current = u;
+    return () => {
+      u.destroy();
+      plot.current = null;
+    };
+    // The replay redraws through setData below, not by building a new chart.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [t, keys]);
+  useEffect(() => {
+    plot.current?.setData(chartData(t, keys, replayed));
+  }, [t, keys, replayed]);
+  return <div ref={el} className="timeline-chart" data-testid="timeline-chart" data-compactions={t.compactions.length} data-replay-compactions={replayed?.compactionsAt.length ?? ''} data-replay-peak={replayed?.peak ?? ''} />;
+}
+
+export function TimelineView() {
+  const sessionId = useApp((s) => s.selectedSessionId);
+  const store = useAppStore();
+  const api = store.deps.api;
+  const [t, setT] = useState<TimelineData | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [limit, setLimit] = useState(8_000);
+  const [replayed, setReplayed] = useState<ReplayResult | undefined>();
+  const [picked, setPicked] = useState<number | null>(null);
+  const [prices, setPrices] = useState<Prices | null>(null);
+
+  useEffect(() => {
+    setT(null);
+    setError(null);
+    setPicked(null);
+    if (!sessionId) return;
+    let live = true;
+    api.getTimeline({ sessionId, limits: [limit] }).then(
+      (r) => {
+        if (!live) return;
+        setT(r);
+        setPrices(r.prices);
+        setReplayed(r.replays[2]);
+      },
+      (e: unknown) => live && setError(e instanceof Error ? e.message : String(e)),
+    );
+    return () => {
+      live = false;
+    };
+    // A new session only; the slider asks for replays alone.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [sessionId, api]);
+
+  useEffect(() => {
+    if (!sessionId || !t) return;
+    let live = true;
+    const timer = setTimeout(() => {
+      void api.getTimeline({ sessionId, limits: [limit], replayOnly: true, prices: prices ?? undefined }).then((r) => live && setReplayed(r.replays[2]));
+    }, REPLAY_DEBOUNCE_MS);
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [limit, prices, sessionId, t, api]);
+
+  if (!sessionId) return <div className="view"><div className="state"><strong>Pick a session</strong><span>The timeline is per session: choose one in the sidebar.</span></div></div>;
+  if (error) return <div className="view"><div className="state error" role="alert"><strong>Could not build the timeline.</strong><span>{error}</span></div></div>;
+  if (!t) return <div className="view"><div className="state"><span className="spinner" /> Building the timeline…</div></div>;
+  if (!t.turns.length) {
+    return (
+      <div className="view"><div className="state"><strong>No model calls recorded</strong><span>{t.notes.join(' · ') || 'This session has no usage to chart.'}</span></div></div>
+    );
+  }
+  const asRan = t.replays[0];
+  const open = (id: string) => {
+    store.getState().setView('payloads');
+    void store.getState().openPayload(id);
+  };
+  const turn = picked !== null ? t.turns[picked] : undefined;
+  const r = t.rule;
+  return (
+    <div className="view scroll pad timeline" data-testid="timeline">
+      <header className="view-head">
+        <div>
+          <h1>Context timeline</h1>
+          <p className="dim">
+            window {r.window ? formatInt(r.window) : '?'} ({r.windowSource}) · trigger {r.trigger ? formatInt(r.trigger) : 'none'} ({r.triggerSource}: {r.how})
+          </p>
+        </div>
+      </header>
+      <div className="stat-grid">
+        <div className="stat"><span className="eyebrow">Peak (measured)</span><span className="stat-value mono">{formatTokens(t.measured.peak)}</span><span className="dim">{formatInt(t.measured.calls)} calls</span></div>
+        <div className="stat"><span className="eyebrow">Compactions (measured)</span><span className="stat-value mono" data-testid="timeline-compactions">{t.compactions.length}</span><span className="dim">rule replayed: {asRan?.compactionsAt.length ?? 0}</span></div>
+        <div className="stat"><span className="eyebrow">Guard at {formatInt(limit)} (simulated)</span><span className="stat-value mono" data-testid="timeline-replay">{replayed ? `${replayed.compactionsAt.length} compaction(s)` : '…'}</span><span className="dim">{replayed ? `peak ${formatTokens(replayed.peak)} · ${formatUsd(replayed.costUsd)} · ${replayed.replaced} replaced` : ''}</span></div>
+        <div className="stat"><span className="eyebrow">Cost (measured)</span><span className="stat-value mono">{formatUsd(t.measured.costUsd)}</span><span className="dim">at the prices below</span></div>
+      </div>
+      <section className="card">
+        <header className="card-head">
+          <h3>Context per call</h3>
+          <label className="timeline-slider">
+            Guard limit <input type="range" min={500} max={50_000} step={500} value={limit} aria-label="Guard limit" onChange={(e) => setLimit(Number(e.target.value))} />
+            <span className="mono">{formatInt(limit)}</span>
+            {PRESETS.map((p) => (
+              <button key={p} className="btn sm" data-testid={`timeline-preset-${p}`} onClick={() => setLimit(p)}>{formatTokens(p)}</button>
+            ))}
+          </label>
+        </header>
+        <Chart t={t} replayed={replayed} onPick={setPicked} />
+        <p className="dim">Red lines: compactions the client recorded. The dashed green line is simulated: the model might have acted differently.</p>
+      </section>
+      <div className="two-col">
+        <section className="card" data-testid="timeline-turn">
+          <header className="card-head"><h3>{turn ? `Call ${picked}` : 'Click a call'}</h3></header>
+          {turn ? (
+            <>
+              <p className="dim mono">context {formatInt(turn.context ?? 0)} · growth {formatInt(turn.delta ?? 0)} · residual {formatInt(turn.residual ?? 0)} · output {formatInt(turn.output ?? 0)}</p>
+              <table className="grid-table">
+                <thead><tr><th>Tool result</th><th className="num">Tokens</th><th className="num">Estimated</th></tr></thead>
+                <tbody>
+                  {turn.tools.map((x) => (
+                    <tr key={x.id} className={x.payloadId ? 'clickable' : ''} tabIndex={x.payloadId ? 0 : undefined} onClick={() => x.payloadId && open(x.payloadId)}>
+                      <td className="mono">{x.name}</td>
+                      <td className="num mono">{formatTokens(x.tokens)}</td>
+                      <td className="num mono">{formatTokens(x.estimated)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </>
+          ) : (
+            <p className="dim">The tool results that entered with it, and how far the estimate was from the API.</p>
+          )}
+        </section>
+        <section className="card">
+          <header className="card-head"><h3>Costliest results</h3></header>
+          <table className="grid-table">
+            <thead><tr><th>Tool</th><th className="num">Call</th><th className="num">Tokens × calls</th><th className="num">Cache reads</th></tr></thead>
+            <tbody>
+              {t.topCosts.slice(0, 10).map((c) => (
+                <tr key={c.id} className={c.payloadId ? 'clickable' : ''} tabIndex={c.payloadId ? 0 : undefined} onClick={() => c.payloadId && open(c.payloadId)}>
+                  <td className="mono">{c.name}</td>
+                  <td className="num mono">{c.turn}</td>
+                  <td className="num mono">{formatTokens(c.tokens)} × {c.turnsInContext}</td>
+                  <td className="num mono">{formatTokens(c.cacheReadTokens)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </section>
+      </div>
+      {prices && (
+        <section className="card">
+          <header className="card-head"><h3>Prices (USD per million tokens, editable)</h3></header>
+          <div className="timeline-prices">
+            {(['input', 'cacheWrite', 'cacheRead', 'output'] as const).map((k) => (
+              <label key={k}>
+                {k} <input type="number" min={0} step={0.01} value={prices[k]} onChange={(e) => setPrices({ ...prices, [k]: Math.max(0, Number(e.target.value) || 0) })} />
+              </label>
+            ))}
+          </div>
+        </section>
+      )}
+      {t.notes.length > 0 && <p className="dim">{t.notes.join(' · ')}</p>}
+    </div>
+  );
+}

@@ -1,0 +1,95 @@
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import type { TimelineData } from '../../service/contract.js';
+import { contextTimeline } from '../../service/offline.js';
+import { terminalSafe } from '../../pipeline/terminal.js';
+
+const n = (v: number | null | undefined) => (v === null || v === undefined ? '-' : v.toLocaleString('en-US'));
+
+function positive(v: string, prev: number[] = []): number[] {
+  const x = Number(v.replace(/[_,]/g, '').replace(/k$/i, '000'));
+  if (!Number.isInteger(x) || x <= 0) throw new InvalidArgumentError(`not a positive whole number of tokens: ${v}`);
+  return [...prev, x];
+}
+
+function csv(t: TimelineData): string {
+  const replays = t.replays;
+  const head = ['call', 'at', 'kind', 'context', 'input', 'cache_write', 'cache_read', 'output', 'delta', 'residual', 'tool_results', 'compaction_before', ...replays.map((r) => `simulated: ${r.label}`)];
+  const compacted = new Set(t.compactions.map((c) => c.turn));
+  const esc = (s: string) => (/[",\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+  const rows = t.turns.map((x, i) =>
+    [i, x.at, x.kind, x.context ?? '', x.input ?? '', x.cacheWrite ?? '', x.cacheRead ?? '', x.output ?? '', x.delta ?? '', x.residual ?? '', x.tools.map((y) => y.name).join(' '), compacted.has(i) ? 1 : 0, ...replays.map((r) => r.contexts[i] ?? '')]
+      .map((v) => esc(String(v)))
+      .join(','),
+  );
+  return [head.map(esc).join(','), ...rows].join('\n') + '\n';
+}
+
+function table(t: TimelineData): string {
+  const out: string[] = [];
+  const r = t.rule;
+  out.push(`window ${n(r.window)} (${r.windowSource}), auto-compact trigger ${n(r.trigger)} (${r.triggerSource}: ${r.how})`);
+  out.push('');
+  out.push('call  context      delta        output  tool results');
+  const compacted = new Map(t.compactions.map((c) => [c.turn, c]));
+  t.turns.forEach((x, i) => {
+    const c = compacted.get(i);
+    if (c) out.push(`----  compaction (${c.kind}${c.trigger ? `, ${c.trigger}` : ''}${c.preTokens ? `, ${n(c.preTokens)} before` : ''})`);
+    const tools = x.tools.map((y) => `${y.name} ${n(y.tokens)}`).join(', ');
+    out.push(`${String(i).padStart(4)}  ${n(x.context).padStart(11)}  ${n(x.delta).padStart(11)}  ${n(x.output).padStart(6)}  ${tools}`);
+  });
+  out.push('');
+  const m = t.measured;
+  out.push(`measured: peak ${n(m.peak)}, ${m.compactions} compaction(s), ${m.calls} call(s), $${m.costUsd.toFixed(4)} at the price table`);
+  out.push('');
+  out.push('top results by cost (tokens × calls in context; cache write once, then reads):');
+  for (const c of t.topCosts.slice(0, 10)) {
+    out.push(`  call ${c.turn}: ${c.name} ${n(c.tokens)} × ${c.turnsInContext} = ${n(c.tokens * c.turnsInContext)} (write ${n(c.cacheWriteTokens)}, reads ${n(c.cacheReadTokens)})`);
+  }
+  out.push('');
+  out.push('simulated (the model might have acted differently):');
+  for (const x of t.replays) {
+    out.push(`  ${x.label.padEnd(28)} peak ${n(x.peak).padStart(11)}  compactions ${String(x.compactionsAt.length).padStart(2)}${x.compactionsAt.length ? ` (before call ${x.compactionsAt.join(', ')})` : ''}  $${x.costUsd.toFixed(4)}${x.replaced ? `  ${x.replaced} result(s) replaced` : ''}`);
+  }
+  if (t.warning) out.push('', `warning: ${t.warning}`);
+  for (const note of t.notes) out.push(`note: ${note}`);
+  return out.join('\n') + '\n';
+}
+
+/**
+ * `spillway context SESSION_OR_TRANSCRIPT [--limit N]... [--keep-last N]... [--json|--csv]`: the
+ * context of each model call as the API measured it, the compactions, what cost most, and what
+ * each guard limit would have changed (simulated). docs/timeline.md says where each number comes from.
+ */
+export function register(program: Command): void {
+  program
+    .command('context')
+    .description('the context per model call of a session, its compactions, and what another limit would have done (simulated)')
+    .argument('<session-or-transcript>', 'a transcript file or session folder (indexed first), or a session id or name from the index')
+    .option('--limit <tokens>', 'replay the session with the guard at this limit (repeatable)', positive)
+    .option('--keep-last <n>', 'replay keeping only the last N tool results whole (repeatable)', positive)
+    .option('--auto-compact-pct <pct>', 'the session ran with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=pct', Number)
+    .option('--auto-compact-limit <tokens>', 'the session ran with this auto-compact limit (Codex model_auto_compact_token_limit)', Number)
+    .option('--no-auto-compact', 'the session ran with DISABLE_AUTO_COMPACT')
+    .option('--db <file>', 'index database (default: the app-data folder\'s index.sqlite)')
+    .option('--json', 'print the whole timeline as JSON')
+    .option('--csv', 'print one row per call as CSV, a column per replay')
+    .action(async (target: string, opts: { limit?: number[]; keepLast?: number[]; autoCompactPct?: number; autoCompactLimit?: number; autoCompact?: boolean; db?: string; json?: boolean; csv?: boolean }) => {
+      if (opts.json && opts.csv) throw new InvalidArgumentError('--json and --csv: choose one');
+      const t = await contextTimeline({
+        target,
+        dbPath: opts.db,
+        request: {
+          limits: opts.limit,
+          keepLast: opts.keepLast,
+          autoCompactPct: opts.autoCompactPct,
+          autoCompactLimit: opts.autoCompactLimit,
+          autoCompactDisabled: opts.autoCompact === false ? true : undefined,
+        },
+      });
+      // Tool names and notes come from transcripts: payload-derived text.
+      if (opts.json) process.stdout.write(JSON.stringify(t) + '\n');
+      else if (opts.csv) process.stdout.write(terminalSafe(csv(t)));
+      else process.stdout.write(terminalSafe(table(t)));
+    });
+}

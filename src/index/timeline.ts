@@ -1,0 +1,376 @@
+/**
+ * The context timeline of a session, from its indexed turns: the window and trigger by the
+ * client's rule, what filled the context (Spillway's estimates scaled to the API's deltas), what
+ * each tool result cost, and replays of the session under another limit. Pure functions over
+ * rows; the replay runs per slider move, so it is one pass over the calls (docs/timeline.md).
+ */
+import type {
+  ContextRule,
+  Prices,
+  ReplayResult,
+  ReplayScenario,
+  TimelineCompaction,
+  TimelineData,
+  TimelineTool,
+  TimelineTurn,
+  ToolCost,
+} from './rows.js';
+import { ESTIMATED_SPILL_MESSAGE_TOKENS } from './text.js';
+import type { CompactionRecord, TurnRecord, TurnTool } from './turns.js';
+
+/** Claude Code keeps this much below the effective window (observed: 980,000 → 967,000 with 2.1.328). */
+export const CLAUDE_AUTOCOMPACT_BUFFER = 13_000;
+/** Claude Code's effective window is the model's less this output reserve (observed 1,000,000 → 980,000). */
+export const CLAUDE_OUTPUT_RESERVE = 20_000;
+/** Codex compacts at 90% of the raw window when `model_auto_compact_token_limit` is not set. */
+export const CODEX_DEFAULT_COMPACT_SHARE = 0.9;
+/** Codex reports `model_context_window` as 95% of the model's raw window (codex-rs effective_context_window_percent). */
+export const CODEX_EFFECTIVE_SHARE = 0.95;
+/** Tokens of the guard's message when the saved payload's message is not known. */
+export const GUARD_MESSAGE_TOKENS_DEFAULT = ESTIMATED_SPILL_MESSAGE_TOKENS;
+/** Bounds on the estimate→API factor applied to text the API never saw (a plausible tokenizer correction, not a double's inflation). */
+const SCALE_MIN = 0.5;
+const SCALE_MAX = 3;
+/** What a masked tool result leaves in context ("[result cleared]"). */
+export const MASKED_RESULT_TOKENS = 12;
+/** Context right after a compaction when the transcript did not say: the baseline plus a summary of this size. */
+export const SUMMARY_TOKENS_DEFAULT = 3_000;
+/** Sessions within this share of their trigger are flagged in the session list. */
+export const NEAR_TRIGGER_SHARE = 0.1;
+
+/** List prices (USD per million tokens) used until the user edits them; editable because they change. */
+export const DEFAULT_PRICES: Record<'claude' | 'openai' | 'gemini', Prices> = {
+  claude: { input: 5, cacheWrite: 6.25, cacheRead: 0.5, output: 25 },
+  openai: { input: 1.25, cacheWrite: 1.25, cacheRead: 0.125, output: 10 },
+  gemini: { input: 1.25, cacheWrite: 1.25, cacheRead: 0.31, output: 10 },
+};
+
+export interface RuleOptions {
+  autoCompactPct?: number;
+  autoCompactDisabled?: boolean;
+  autoCompactLimit?: number;
+}
+
+/** The window and the auto-compact trigger of a session, by its client's rule (docs/timeline.md says which parts were seen in a run). */
+export function contextRule(client: ContextRule['client'], turns: Pick<TurnRecord, 'model' | 'window'>[], o: RuleOptions = {}): ContextRule {
+  const model = turns.find((t) => t.model)?.model;
+  if (client === 'claude-code') {
+    const m = model ?? '';
+    const big = /\[1m\]|-1m\b/i.test(m) || /^claude-opus-5/.test(m);
+    const window = big ? 1_000_000 : 200_000;
+    const effective = window - CLAUDE_OUTPUT_RESERVE;
+    let trigger: number | null = effective - CLAUDE_AUTOCOMPACT_BUFFER;
+    let how = `effective window ${effective.toLocaleString('en-US')} (window less a ${CLAUDE_OUTPUT_RESERVE.toLocaleString('en-US')} output reserve) less ${CLAUDE_AUTOCOMPACT_BUFFER.toLocaleString('en-US')}`;
+    let triggerSource: ContextRule['triggerSource'] = 'inferred';
+    if (o.autoCompactPct !== undefined && o.autoCompactPct > 0 && o.autoCompactPct < 100) {
+      // The override only ever lowers the trigger.
+      const byPct = Math.floor((effective * o.autoCompactPct) / 100);
+      if (byPct < trigger) {
+        trigger = byPct;
+        how += `, lowered to ${o.autoCompactPct}% of the effective window by CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`;
+      }
+      triggerSource = 'read';
+    }
+    if (o.autoCompactLimit !== undefined) {
+      trigger = Math.min(trigger, o.autoCompactLimit);
+      how += `, autoCompactWindow ${o.autoCompactLimit}`;
+      triggerSource = 'read';
+    }
+    if (o.autoCompactDisabled) {
+      trigger = null;
+      how = 'DISABLE_AUTO_COMPACT: never compacts by itself';
+      triggerSource = 'read';
+    }
+    return { client, model, window, windowSource: 'inferred', trigger, triggerSource, when: 'before-call', how };
+  }
+  if (client === 'codex') {
+    const window = turns.find((t) => t.window)?.window ?? null;
+    if (o.autoCompactLimit !== undefined) {
+      return { client, model, window, windowSource: window ? 'read' : 'inferred', trigger: o.autoCompactLimit, triggerSource: 'read', when: 'before-call', how: 'model_auto_compact_token_limit' };
+    }
+    const trigger = window ? Math.floor((window / CODEX_EFFECTIVE_SHARE) * CODEX_DEFAULT_COMPACT_SHARE) : null;
+    return { client, model, window, windowSource: window ? 'read' : 'inferred', trigger, triggerSource: 'inferred', when: 'before-call', how: '90% of the raw window (model_auto_compact_token_limit not known)' };
+  }
+  return { client, model, window: null, windowSource: 'inferred', trigger: o.autoCompactLimit ?? null, triggerSource: o.autoCompactLimit ? 'read' : 'inferred', when: 'after-call', how: 'no rule known for this client' };
+}
+
+export function toolGroup(name: string): string {
+  const m = /^mcp__([^_]+(?:_[^_]+)*?)__/.exec(name);
+  return m ? `mcp:${m[1]}` : name;
+}
+
+export interface PayloadLink {
+  payloadId: string;
+  tokens: number;
+  action: string;
+  /** Estimated tokens of what the guard (or the client's own spill) gave the model instead, when known. */
+  messageTokens?: number;
+}
+
+export interface BuildInput {
+  sessionId: string;
+  client: ContextRule['client'];
+  turns: TurnRecord[];
+  compactions: CompactionRecord[];
+  baselineTokens?: number;
+  notes: string[];
+  payloads: Map<string, PayloadLink>;
+  rule: ContextRule;
+  prices: Prices;
+}
+
+/**
+ * Calls on the session's main line: sub-agent files are all sidechain; a main file's sidechain
+ * lines are not its context. What entered with a summarisation call (Codex: the output that
+ * pushed it over) enters the main call after it instead, so the rule sees it.
+ */
+function mainLine(turns: TurnRecord[]): { line: TurnRecord[]; carried: Map<number, TurnTool[]> } {
+  const hasMain = turns.some((t) => t.kind === 'main');
+  const line: TurnRecord[] = [];
+  const carried = new Map<number, TurnTool[]>();
+  let carry: TurnTool[] = [];
+  for (const t of turns) {
+    if (t.kind === 'summary') {
+      carry.push(...t.tools);
+      continue;
+    }
+    if (t.kind !== (hasMain ? 'main' : 'sidechain')) continue;
+    if (carry.length) carried.set(line.length, carry);
+    carry = [];
+    line.push(t);
+  }
+  return { line, carried };
+}
+
+/** The replay's input: per call, what entered (measured) and the tool results with what would enter instead. */
+export interface ReplaySeries {
+  /** Measured context per call (null: unknown, carried). */
+  contexts: number[];
+  /** Measured growth per call: the new content only, the summary of a real compaction left out. */
+  growth: number[];
+  outputs: number[];
+  /** Tool results entering per call. */
+  tools: Array<Array<{ seen: number; full: number; message: number }>>;
+  /** Tokens that entered just before a call's compaction was decided (Codex: the output that pushed it over), gone after it. */
+  pending: number[];
+  /** Calls before which the session really compacted. */
+  realCompactions: number[];
+  /** Context right after a compaction (the real one's where known). */
+  post: number;
+  baseline: number;
+  rule: ContextRule;
+  prices: Prices;
+}
+
+function scaledParts(t: TurnRecord, delta: number | null, baseline: number | undefined, rebuilt: boolean, fixedBaseline?: number): { parts: Record<string, number>; scale: number; residual: number | null } {
+  const est: Record<string, number> = {};
+  if (fixedBaseline !== undefined && delta !== null && delta > fixedBaseline) {
+    // After a compaction the prefix is the one the first call measured; the rest is split.
+    const rest: { parts: Record<string, number>; scale: number; residual: number | null } = scaledParts({ ...t, parts: { ...t.parts, baseline: undefined } }, delta - fixedBaseline, undefined, false);
+    return { parts: { baseline: fixedBaseline, ...rest.parts }, scale: rest.scale, residual: rest.residual };
+  }
+  for (const [k, v] of Object.entries(t.parts)) if (v) est[k] = v;
+  if (rebuilt && baseline) est.baseline = (est.baseline ?? 0) + baseline;
+  for (const tool of t.tools) est[`tool:${toolGroup(tool.name)}`] = (est[`tool:${toolGroup(tool.name)}`] ?? 0) + tool.tokens;
+  const sum = Object.values(est).reduce((a, b) => a + b, 0);
+  if (delta === null || delta <= 0 || sum <= 0) return { parts: est, scale: 1, residual: delta === null ? null : delta - sum };
+  if (rebuilt && !baseline) {
+    // No recorded prefix: what the estimate does not explain of a first call is the baseline.
+    est.baseline = (est.baseline ?? 0) + Math.max(0, delta - sum);
+    return { parts: est, scale: 1, residual: 0 };
+  }
+  const scale = delta / sum;
+  const parts: Record<string, number> = {};
+  for (const [k, v] of Object.entries(est)) parts[k] = Math.round(v * scale);
+  return { parts, scale, residual: delta - sum };
+}
+
+export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): { data: TimelineData; series: ReplaySeries } {
+  const { line, carried } = mainLine(input.turns);
+  const seqIndex = new Map(line.map((t, i) => [t.seq, i]));
+  const comps: TimelineCompaction[] = [];
+  for (const c of input.compactions) {
+    // The first main call at or after the compaction's position.
+    let turn = line.findIndex((t) => t.seq >= c.seq);
+    if (turn < 0) turn = line.length;
+    comps.push({ turn, at: c.at, kind: c.kind, trigger: c.trigger, preTokens: c.preTokens, postTokens: c.postTokens, tokensSaved: c.tokensSaved });
+  }
+  const compactAt = new Set(comps.filter((c) => c.kind === 'compact').map((c) => c.turn));
+  const turns: TimelineTurn[] = [];
+  const costs: ToolCost[] = [];
+  let prev: number | null = null;
+  let stack: Record<string, number> = {};
+  const series: ReplaySeries = { contexts: [], growth: [], outputs: [], tools: [], pending: [], realCompactions: [...compactAt].sort((a, b) => a - b), post: 0, baseline: 0, rule: input.rule, prices: input.prices };
+  const posts: number[] = [];
+  const scales: number[] = [];
+  line.forEach((t, i) => {
+    const rebuilt = i === 0 || compactAt.has(i);
+    const delta = t.context === null ? null : rebuilt || prev === null ? t.context : t.context - prev;
+    const fixed = i > 0 && rebuilt ? turns[0]?.parts.baseline : undefined;
+    const { parts, scale, residual } = scaledParts(t, delta, input.baselineTokens, i === 0, fixed);
+    if (!rebuilt || i === 0) scales.push(scale);
+    if (rebuilt) stack = {};
+    for (const [k, v] of Object.entries(parts)) stack[k] = (stack[k] ?? 0) + v;
+    const tools: TimelineTool[] = t.tools.map((x) => {
+      const p = input.payloads.get(x.id);
+      return { id: x.id, name: x.name, group: toolGroup(x.name), tokens: Math.round(x.tokens * scale), estimated: x.tokens, payloadId: p?.payloadId, fullTokens: p?.tokens, action: p?.action };
+    });
+    turns.push({ seq: t.seq, at: t.at, model: t.model, kind: t.kind, context: t.context, input: t.input, cacheWrite: t.cacheWrite, cacheRead: t.cacheRead, output: t.output, delta, parts, stack: { ...stack }, residual: residual === null ? null : Math.round(residual), tools });
+    // Growth: new content only; after a real compaction, what the summary and baseline do not explain.
+    const ctx = t.context ?? prev ?? 0;
+    let growth = delta ?? 0;
+    if (i === 0) growth = ctx;
+    else if (compactAt.has(i)) {
+      const newContent = tools.reduce((a, x) => a + x.tokens, 0) + Object.entries(t.parts).filter(([k]) => k !== 'summary').reduce((a, [, v]) => a + (v ?? 0), 0);
+      growth = Math.min(ctx, newContent);
+      posts.push(ctx - growth);
+    }
+    series.contexts.push(ctx);
+    series.growth.push(growth);
+    series.outputs.push(t.output ?? 0);
+    series.tools.push([]);
+    if (t.context !== null) prev = t.context;
+  });
+  // Tool results: what each would be unguarded and under a guard, in the units of the API deltas.
+  const medianScale = Math.min(SCALE_MAX, Math.max(SCALE_MIN, median(scales.filter((s) => s > 0)) ?? 1));
+  for (let i = 0; i < line.length; i++) series.pending.push(Math.round((carried.get(i) ?? []).reduce((a, x) => a + x.tokens, 0) * medianScale));
+  turns.forEach((t, i) => {
+    for (const x of t.tools) {
+      const passedWhole = x.action === undefined || x.action === 'pass';
+      const s = x.estimated > 0 ? x.tokens / x.estimated : medianScale;
+      const full = x.fullTokens !== undefined ? Math.round(x.fullTokens * (passedWhole ? s : medianScale)) : x.tokens;
+      const link = input.payloads.get(x.id);
+      const message = link && link.messageTokens !== undefined ? Math.round(link.messageTokens * medianScale) : Math.round(GUARD_MESSAGE_TOKENS_DEFAULT * medianScale);
+      series.tools[i]!.push({ seen: x.tokens, full: Math.max(full, x.tokens), message });
+      let end = turns.length;
+      for (const c of series.realCompactions) if (c > i) { end = c; break; }
+      const n = end - i;
+      costs.push({ id: x.id, payloadId: x.payloadId, name: x.name, group: x.group, turn: i, tokens: x.tokens, turnsInContext: n, cacheWriteTokens: x.tokens, cacheReadTokens: x.tokens * Math.max(0, n - 1) });
+    }
+  });
+  const first = turns[0];
+  series.baseline = Math.round(first?.parts.baseline ?? input.baselineTokens ?? 0);
+  series.post = posts.length ? Math.round(median(posts)!) : series.baseline + SUMMARY_TOKENS_DEFAULT;
+  costs.sort((a, b) => b.tokens * b.turnsInContext - a.tokens * a.turnsInContext);
+  const measured = measuredTotals(input.turns, input.prices, comps.length, line);
+  const replays = [replay(series, {}, 'as it ran (rule replayed)'), ...scenarios.map((s) => replay(series, s))];
+  const peak = measured.peak;
+  let warning: string | undefined;
+  if (comps.some((c) => c.kind === 'compact')) warning = `compacted ${comps.filter((c) => c.kind === 'compact').length}×`;
+  else if (input.rule.trigger && peak >= input.rule.trigger * (1 - NEAR_TRIGGER_SHARE)) warning = `peak ${peak.toLocaleString('en-US')} within 10% of the trigger`;
+  const data: TimelineData = {
+    sessionId: input.sessionId,
+    rule: input.rule,
+    turns,
+    compactions: comps,
+    baselineTokens: first?.parts.baseline ?? null,
+    baselineSource: input.baselineTokens ? 'estimated' : 'measured',
+    topCosts: costs,
+    measured,
+    replays,
+    prices: input.prices,
+    subagents: [],
+    notes: input.notes,
+    warning,
+  };
+  return { data, series };
+}
+
+function median(xs: number[]): number | undefined {
+  if (!xs.length) return undefined;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+function measuredTotals(all: TurnRecord[], prices: Prices, compactions: number, line: TurnRecord[]): TimelineData['measured'] {
+  let input = 0;
+  let write = 0;
+  let read = 0;
+  let out = 0;
+  for (const t of all) {
+    input += t.input ?? 0;
+    write += t.cacheWrite ?? 0;
+    read += t.cacheRead ?? 0;
+    out += t.output ?? 0;
+  }
+  const peak = line.reduce((m, t) => Math.max(m, t.context ?? 0), 0);
+  const costUsd = (input * prices.input + write * prices.cacheWrite + read * prices.cacheRead + out * prices.output) / 1e6;
+  return { peak, compactions, inputTokens: input, cacheWriteTokens: write, cacheReadTokens: read, outputTokens: out, costUsd, calls: all.length };
+}
+
+export function scenarioLabel(s: ReplayScenario): string {
+  if (s.noGuard) return 'no guard';
+  const parts: string[] = [];
+  if (s.limit !== undefined) parts.push(`guard at ${s.limit.toLocaleString('en-US')}`);
+  if (s.keepLast !== undefined) parts.push(`keep last ${s.keepLast} results`);
+  return parts.join(', ') || 'as it ran';
+}
+
+/**
+ * The session again under another limit (simulated: the model might have acted differently).
+ * Each call adds what entered with it; a tool result enters as the scenario would have it; the
+ * client's rule compacts where the replayed context crosses its trigger, and the context then
+ * starts again from what a real compaction left (or the baseline and a summary). Cost is
+ * cache-aware: what the call before sent is read from the cache, the rest is written.
+ */
+export function replay(series: ReplaySeries, s: ReplayScenario, label = scenarioLabel(s)): ReplayResult {
+  const { rule, prices } = series;
+  const n = series.growth.length;
+  const contexts = new Array<number>(n);
+  const compactionsAt: number[] = [];
+  // Without a known trigger, the session as it ran keeps its real compactions.
+  const asRan = s.limit === undefined && s.keepLast === undefined && !s.noGuard;
+  const realSet = new Set(series.realCompactions);
+  let ctx = 0;
+  let prevCtx = 0;
+  let peak = 0;
+  let read = 0;
+  let write = 0;
+  let replaced = 0;
+  // Results in context, oldest first: how many tokens each holds now (for masking).
+  const live: number[] = [];
+  for (let i = 0; i < n; i++) {
+    let add = series.growth[i]!;
+    for (const r of series.tools[i]!) {
+      let enters = r.seen;
+      if (s.noGuard) enters = r.full;
+      else if (s.limit !== undefined) {
+        enters = r.full > s.limit ? Math.min(r.message, r.full) : r.full;
+        if (r.full > s.limit) replaced++;
+      }
+      add += enters - r.seen;
+      live.push(enters);
+    }
+    if (s.keepLast !== undefined) {
+      while (live.length > s.keepLast) {
+        const old = live.shift()!;
+        add -= Math.max(0, old - MASKED_RESULT_TOKENS);
+      }
+    }
+    const pending = series.pending[i] ?? 0;
+    let compacted = false;
+    if (i > 0) {
+      if (rule.trigger === null) compacted = asRan && realSet.has(i);
+      else compacted = rule.when === 'after-call' ? prevCtx >= rule.trigger : prevCtx + add + pending >= rule.trigger;
+    }
+    if (compacted) {
+      compactionsAt.push(i);
+      live.length = 0;
+      // Codex summarises what pushed it over; Claude Code keeps the newest messages after the summary.
+      ctx = rule.client === 'codex' ? series.post : series.post + add;
+      read += series.baseline;
+      write += Math.max(0, ctx - series.baseline);
+    } else {
+      ctx = i === 0 ? add : prevCtx + add + pending;
+      read += Math.min(prevCtx, ctx);
+      write += Math.max(0, ctx - prevCtx);
+    }
+    if (ctx < 0) ctx = 0;
+    contexts[i] = ctx;
+    if (ctx > peak) peak = ctx;
+    prevCtx = ctx;
+  }
+  const output = series.outputs.reduce((a, b) => a + b, 0);
+  const costUsd = (write * prices.cacheWrite + read * prices.cacheRead + output * prices.output) / 1e6;
+  return { label, scenario: s, contexts, compactionsAt, peak, inputTokens: 0, cacheWriteTokens: write, cacheReadTokens: read, outputTokens: output, costUsd, replaced, provenance: 'simulated' };
+}

@@ -1,0 +1,172 @@
+/**
+ * Turns of a Claude Code transcript (as 2.1.328 writes them; test/index/fixtures/timeline holds
+ * real ones):
+ * - one API call writes one `assistant` line per content block, all with the same `message.id`,
+ *   `requestId` and `message.usage`: a call is one key, its usage the largest seen per field
+ *   (an early line of a streamed call may hold a placeholder `output_tokens`);
+ * - the context the model received is `input_tokens + cache_creation_input_tokens +
+ *   cache_read_input_tokens`; `input_tokens` alone is often 0-3, the uncached tail;
+ * - `<synthetic>` assistant lines (the client's own error notes) are no API call;
+ * - `system` `compact_boundary` with `compactMetadata{trigger, preTokens, postTokens}` marks a
+ *   compaction; the `isCompactSummary` user line that follows is the summary the next call gets;
+ *   `microcompact_boundary` (not seen in a run here; read by its documented field names) clears
+ *   old tool results;
+ * - `api-request-shape` holds the system prompt and tool definitions of the calls: the baseline.
+ */
+import { isObj, str } from './import-common.js';
+import { type CompactionRecord, Notes, type PartName, type TurnRecord, type TurnTool, type TurnsResult, addPart, estimateText, numOr } from './turns.js';
+
+const PROFILE = 'claude' as const;
+
+/** Markers of the lines this reader parses; any other line is passed over undecoded. */
+const MARKERS = ['"type":"assistant"', '"type":"user"', 'compact_boundary', '"api-request-shape"'];
+
+function textOf(c: unknown): string {
+  if (typeof c === 'string') return c;
+  if (!Array.isArray(c)) return c === undefined || c === null ? '' : JSON.stringify(c);
+  return c.map((b) => (isObj(b) && typeof b.text === 'string' ? b.text : isObj(b) && b.type === 'image' ? '' : JSON.stringify(b))).join('\n');
+}
+
+export class ClaudeTurns {
+  private readonly turns: TurnRecord[] = [];
+  private readonly byKey = new Map<string, TurnRecord>();
+  private readonly compactions: CompactionRecord[] = [];
+  private readonly names = new Map<string, string>();
+  private readonly notes = new Notes();
+  private baseline: number | undefined;
+  /** What entered since the last call, waiting for the next one. */
+  private pendingParts: Partial<Record<PartName, number>> = {};
+  private pendingTools: TurnTool[] = [];
+  private lastBad = -1;
+  private lines = 0;
+
+  line(buf: Buffer, index: number): void {
+    this.lines = index + 1;
+    if (!MARKERS.some((m) => buf.includes(m))) return;
+    let o: unknown;
+    try {
+      o = JSON.parse(buf.toString('utf8'));
+    } catch {
+      this.lastBad = index;
+      this.notes.add('unparsable line skipped');
+      return;
+    }
+    if (!isObj(o)) return;
+    try {
+      this.record(o, index);
+    } catch {
+      this.notes.add(`unreadable ${String(o.type)} record skipped`);
+    }
+  }
+
+  private record(o: Record<string, unknown>, index: number): void {
+    switch (o.type) {
+      case 'assistant':
+        return this.assistant(o, index);
+      case 'user':
+        return this.user(o);
+      case 'system':
+        if (o.subtype === 'compact_boundary' || o.subtype === 'microcompact_boundary') this.boundary(o, index);
+        return;
+      case 'api-request-shape':
+        if (this.baseline === undefined && isObj(o.shape)) this.baseline = estimateText(JSON.stringify(o.shape), PROFILE);
+        return;
+    }
+  }
+
+  private assistant(o: Record<string, unknown>, index: number): void {
+    const m = isObj(o.message) ? o.message : undefined;
+    if (!m) return;
+    if (m.model === '<synthetic>') {
+      this.notes.add('client-written (<synthetic>) assistant line, no API call');
+      return;
+    }
+    const key = str(m.id) ?? str(o.requestId) ?? str(o.uuid) ?? `line${index}`;
+    let t = this.byKey.get(key);
+    if (!t) {
+      t = {
+        seq: this.turns.length,
+        at: str(o.timestamp) ?? '',
+        model: str(m.model),
+        context: null,
+        input: null,
+        cacheWrite: null,
+        cacheRead: null,
+        output: null,
+        kind: o.isSidechain === true ? 'sidechain' : 'main',
+        parts: this.pendingParts,
+        tools: this.pendingTools,
+        line: index,
+      };
+      this.pendingParts = {};
+      this.pendingTools = [];
+      this.turns.push(t);
+      this.byKey.set(key, t);
+    }
+    const u = isObj(m.usage) ? m.usage : undefined;
+    if (u) {
+      const max = (a: number | null, b: number | null) => (b === null ? a : a === null ? b : Math.max(a, b));
+      t.input = max(t.input, numOr(u.input_tokens));
+      t.cacheWrite = max(t.cacheWrite, numOr(u.cache_creation_input_tokens));
+      t.cacheRead = max(t.cacheRead, numOr(u.cache_read_input_tokens));
+      t.output = max(t.output, numOr(u.output_tokens));
+      const ctx = (t.input ?? 0) + (t.cacheWrite ?? 0) + (t.cacheRead ?? 0);
+      t.context = t.input === null && t.cacheWrite === null && t.cacheRead === null ? null : ctx > 0 ? ctx : null;
+    }
+    // This call's own blocks enter the next call's context.
+    for (const b of Array.isArray(m.content) ? m.content : []) {
+      if (!isObj(b)) continue;
+      if (b.type === 'text') addPart(this.pendingParts, 'assistant', estimateText(str(b.text) ?? '', PROFILE));
+      else if (b.type === 'thinking') addPart(this.pendingParts, 'thinking', estimateText(str(b.thinking) ?? '', PROFILE));
+      else if (b.type === 'tool_use') {
+        if (typeof b.id === 'string') this.names.set(b.id, str(b.name) ?? 'tool');
+        addPart(this.pendingParts, 'assistant', estimateText(JSON.stringify(b.input ?? {}), PROFILE) + 8);
+      }
+    }
+  }
+
+  private user(o: Record<string, unknown>): void {
+    const m = isObj(o.message) ? o.message : undefined;
+    if (!m) return;
+    const c = m.content;
+    const textPart: PartName = o.isCompactSummary === true ? 'summary' : o.isMeta === true ? 'other' : 'user';
+    if (typeof c === 'string') {
+      addPart(this.pendingParts, textPart, estimateText(c, PROFILE));
+      return;
+    }
+    if (!Array.isArray(c)) return;
+    for (const b of c) {
+      if (!isObj(b)) continue;
+      if (b.type === 'tool_result') {
+        const id = str(b.tool_use_id) ?? '';
+        this.pendingTools.push({ id, name: this.names.get(id) ?? 'unknown', tokens: estimateText(textOf(b.content), PROFILE) });
+      } else if (b.type === 'text') addPart(this.pendingParts, textPart, estimateText(str(b.text) ?? '', PROFILE));
+    }
+  }
+
+  private boundary(o: Record<string, unknown>, index: number): void {
+    const micro = o.subtype === 'microcompact_boundary';
+    const meta = isObj(o.microcompactMetadata) ? o.microcompactMetadata : isObj(o.compactMetadata) ? o.compactMetadata : {};
+    const ids = Array.isArray(meta.compactedToolIds) ? meta.compactedToolIds.filter((x): x is string => typeof x === 'string') : [];
+    this.compactions.push({
+      seq: this.turns.length,
+      at: str(o.timestamp) ?? '',
+      kind: micro ? 'microcompact' : 'compact',
+      trigger: str(meta.trigger),
+      preTokens: numOr(meta.preTokens) ?? undefined,
+      postTokens: numOr(meta.postTokens) ?? undefined,
+      tokensSaved: numOr(meta.tokensSaved) ?? undefined,
+      toolIds: ids,
+      line: index,
+    });
+  }
+
+  result(): TurnsResult {
+    const notes = this.notes.list();
+    if (this.lastBad === this.lines - 1 && this.lastBad >= 0) notes.push('the last line is torn (a write in progress?): read up to the line before');
+    const noUsage = this.turns.filter((t) => t.context === null).length;
+    if (noUsage) notes.push(`${noUsage} call(s) without usage: their context is unknown`);
+    if (this.turns.length === 0) notes.push('no API call with usage in this transcript');
+    return { turns: this.turns, compactions: this.compactions, baselineTokens: this.baseline, notes };
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * Turns: one row per model call of a session, from the usage the API itself reported, and the
+ * compactions the client recorded. The per-client readers (turns-claude.ts, turns-codex.ts,
+ * turns-gemini.ts) fill a TurnsResult while the importer streams the transcript; nothing here
+ * throws on a line it does not understand: a record it cannot read is counted in `notes`, a
+ * call without usage is kept with `context: null`.
+ *
+ * The parts of a turn (what entered its context since the call before) are estimated with
+ * Spillway's own estimator on the text as the model saw it; the timeline later scales them to
+ * the API's delta (timeline.ts), so the estimate only splits a measured number.
+ */
+import { estimateTokens } from '../pipeline/estimate/index.js';
+import type { Profile } from '../pipeline/types.js';
+
+/** Which part of the context a piece of text is. Tool results are kept per result (TurnTool). */
+export type PartName = 'baseline' | 'user' | 'assistant' | 'thinking' | 'summary' | 'other';
+export const PART_NAMES: readonly PartName[] = ['baseline', 'user', 'assistant', 'thinking', 'summary', 'other'];
+
+/** One tool result that entered the context with a call: its id links it to the payload row. */
+export interface TurnTool {
+  /** tool_use id (Claude Code), call_id (Codex), call id (Gemini). */
+  id: string;
+  name: string;
+  /** Estimated tokens of what the model was shown (Spillway's estimator). */
+  tokens: number;
+}
+
+export interface TurnRecord {
+  /** 0-based order of the call in its transcript. */
+  seq: number;
+  at: string;
+  model?: string;
+  /** What the model received, from the API's usage: input + cache writes + cache reads. Null: no usage recorded. */
+  context: number | null;
+  input: number | null;
+  cacheWrite: number | null;
+  cacheRead: number | null;
+  output: number | null;
+  /** The window the client recorded with the call (Codex `model_context_window`). */
+  window?: number;
+  /** 'main'; 'sidechain' for a Claude Code sidechain line in the main file; 'summary' for a compaction's own call. */
+  kind: 'main' | 'sidechain' | 'summary';
+  /** Estimated tokens of what entered since the previous call, by part (tool results apart). */
+  parts: Partial<Record<PartName, number>>;
+  tools: TurnTool[];
+  /** 0-based transcript line of the call's first record. */
+  line: number;
+}
+
+export interface CompactionRecord {
+  /** Number of calls before it: it happened between call `seq - 1` and call `seq`. */
+  seq: number;
+  at: string;
+  /** 'compact' (a summary replaced the conversation), 'microcompact' (old tool results cleared). */
+  kind: 'compact' | 'microcompact';
+  /** 'auto' | 'manual' as the client wrote it; undefined when it did not say. */
+  trigger?: string;
+  preTokens?: number;
+  postTokens?: number;
+  tokensSaved?: number;
+  toolIds: string[];
+  line: number;
+}
+
+export interface TurnsResult {
+  turns: TurnRecord[];
+  compactions: CompactionRecord[];
+  /** Estimated tokens of the fixed prefix (system prompt, tools) when the transcript recorded it. */
+  baselineTokens?: number;
+  /** What could not be read: record types skipped, calls without usage, a torn last line. */
+  notes: string[];
+}
+
+/** Spillway's estimate of a piece of text, never throwing. */
+export function estimateText(text: string, profile: Profile): number {
+  if (!text) return 0;
+  try {
+    return estimateTokens(text, { profile }).tokens;
+  } catch {
+    return Math.ceil(text.length / 4);
+  }
+}
+
+export function addPart(parts: Partial<Record<PartName, number>>, name: PartName, tokens: number): void {
+  if (tokens > 0) parts[name] = (parts[name] ?? 0) + tokens;
+}
+
+/** A note counter: "N call(s) without usage" instead of N lines of the same note. */
+export class Notes {
+  private readonly counts = new Map<string, number>();
+  add(what: string): void {
+    this.counts.set(what, (this.counts.get(what) ?? 0) + 1);
+  }
+  list(): string[] {
+    return [...this.counts].map(([what, n]) => (n === 1 ? what : `${what} (×${n})`));
+  }
+}
+
+export const numOr = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);

@@ -1,0 +1,55 @@
+/// <reference lib="dom" />
+/**
+ * The Context timeline view in headless Chromium, on the real Claude Code session that compacted
+ * twice by itself (test/index/fixtures/timeline/claude-code-pct5): the chart draws, the compaction
+ * count shows, the session list warns, and moving the guard-limit slider redraws the replay.
+ * Screenshots go to docs/screenshots/ (the docs show them).
+ */
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tmpDir } from '../index/helpers.js';
+import { ensureRendererBuilt, launchChromium, openInspector, REPO_ROOT, startServe, type ServeProcess } from './helpers/serve.js';
+
+const ROOT = path.join(REPO_ROOT, 'test', 'index', 'fixtures', 'timeline', 'claude-code-pct5');
+const SHOTS = path.join(REPO_ROOT, 'docs', 'screenshots');
+
+let serve: ServeProcess;
+let browser: Browser;
+let page: Page;
+
+beforeAll(async () => {
+  await ensureRendererBuilt();
+  serve = await startServe({ roots: [ROOT], home: tmpDir('spillway-tl-e2e-'), extraArgs: ['--no-default-roots'] });
+  browser = await launchChromium();
+  page = await openInspector(browser, serve.url, { colorScheme: 'light' });
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await serve?.stop();
+});
+
+describe('Context timeline view', () => {
+  it('draws the chart with its compactions, warns in the session list, and the slider redraws the replay', async () => {
+    const row = page.locator('.session-row').first();
+    await row.waitFor({ timeout: 60_000 });
+    await expect.poll(() => page.locator('.context-warning').count(), { timeout: 30_000 }).toBeGreaterThan(0);
+    await row.click();
+    await page.locator('button[aria-label="Context timeline"]').click();
+    const chart = page.getByTestId('timeline-chart');
+    await chart.waitFor({ timeout: 30_000 });
+    await expect.poll(() => page.locator('.timeline-chart canvas').count()).toBeGreaterThan(0);
+    expect(await page.getByTestId('timeline-compactions').textContent()).toBe('2');
+    // Guard at 2K: the replay avoids both compactions.
+    await page.getByTestId('timeline-preset-2000').click();
+    await expect.poll(() => page.getByTestId('timeline-replay').textContent(), { timeout: 10_000 }).toBe('0 compaction(s)');
+    await page.waitForTimeout(200);
+    await page.screenshot({ path: path.join(SHOTS, 'timeline.png') });
+    const peakAt2k = Number(await chart.getAttribute('data-replay-peak'));
+    // A limit above every result (the inspector replays the default rule, trigger 967,000: no compaction either way): the replayed peak rises.
+    await page.getByLabel('Guard limit').fill('50000');
+    await expect.poll(async () => Number(await chart.getAttribute('data-replay-peak')), { timeout: 10_000 }).toBeGreaterThan(peakAt2k * 1.5);
+    await page.screenshot({ path: path.join(SHOTS, 'timeline-limit-50k.png') });
+  }, 120_000);
+});

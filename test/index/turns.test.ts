@@ -1,0 +1,116 @@
+/**
+ * Turns and compactions read from transcripts the real clients wrote (fixtures/timeline/SOURCES.md
+ * lists what each double reported, so the expected context of every call is known), and from
+ * damaged copies of them: a torn last line, no usage, placeholders, unknown records.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO, copyTree, tmpDir, tmpIndex } from './helpers.js';
+
+const TL = path.join(REPO, 'test', 'index', 'fixtures', 'timeline');
+const REAL = path.join(REPO, 'test', 'index', 'fixtures', 'real');
+const CC_CONTEXTS = [20_492, 271_412, 532_273, 783_571, 1_035_054, 273_401, 523_606, 774_116];
+const CODEX_MAIN = [8_696, 10_278, 8_843, 8_845, 9_701, 9_844];
+
+async function turnsOf(root: string) {
+  const { index } = tmpIndex();
+  index.addRoot(root);
+  const scan = await index.scan();
+  const db = (index as unknown as { core: { db: import('better-sqlite3').Database } }).core.db;
+  const turns = db.prepare('SELECT * FROM turns ORDER BY session_id, source_id, seq').all() as any[];
+  const compactions = db.prepare('SELECT * FROM compactions ORDER BY session_id, source_id, n').all() as any[];
+  const notes = db.prepare('SELECT * FROM turn_sources').all() as any[];
+  return { index, scan, turns, compactions, notes };
+}
+
+describe('turns from Claude Code 2.1.328', () => {
+  it('one turn per API call, its context the usage the double reported, the compaction where it happened', async () => {
+    const { turns, compactions, notes, scan } = await turnsOf(path.join(TL, 'claude-code'));
+    expect(scan.warnings).toEqual([]);
+    expect(turns.map((t) => t.context)).toEqual(CC_CONTEXTS);
+    expect(turns.every((t) => t.context === t.input + t.cache_write + t.cache_read)).toBe(true);
+    expect(compactions).toHaveLength(1);
+    expect(compactions[0]).toMatchObject({ seq: 5, kind: 'compact', trigger: 'auto', pre_tokens: 1_035_425 });
+    // The summary the call after the compaction got.
+    expect(JSON.parse(turns[5].parts_json).summary).toBeGreaterThan(0);
+    // Tool results enter the call after the one that asked for them, linked by tool_use id.
+    const tools = turns.map((t) => JSON.parse(t.tools_json).map((x: any) => x.name));
+    expect(tools).toEqual([[], ['Read'], ['Bash'], ['Read'], ['mcp__fs__read_text_file'], ['Read'], ['Bash'], ['Read']]);
+    expect(notes[0].baseline_tokens).toBeGreaterThan(5_000);
+    expect(JSON.parse(notes[0].notes_json)).toEqual([]);
+  });
+
+  it('a torn last line, usage-less calls and unknown records are indexed with what they have and said', async () => {
+    const dir = copyTree(path.join(TL, 'claude-code'), path.join(tmpDir(), 'cc'));
+    const file = path.join(dir, '-home-dev-project', '0e02aa84-881c-4e4d-b477-9a48058d9661.jsonl');
+    const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n');
+    let stripped = 0;
+    const out = lines.map((l) => {
+      const o = JSON.parse(l);
+      // The 3rd call loses its usage on every line of it.
+      if (o.type === 'assistant' && o.message?.id === JSON.parse(lines.find((x) => x.includes('"cache_read_input_tokens":291961'))!).message.id) {
+        delete o.message.usage;
+        stripped++;
+      }
+      return JSON.stringify(o);
+    });
+    out.splice(3, 0, JSON.stringify({ type: 'some-future-record', payload: { usage: 1 } }));
+    const last = out.pop()!;
+    fs.writeFileSync(file, `${out.join('\n')}\n${last.slice(0, Math.floor(last.length / 2))}`);
+    expect(stripped).toBeGreaterThan(0);
+    const { turns, notes } = await turnsOf(dir);
+    expect(turns.map((t) => t.context)).toEqual([20_492, 271_412, null, ...CC_CONTEXTS.slice(3)]);
+    expect(JSON.parse(notes[0].notes_json)).toEqual(expect.arrayContaining([expect.stringMatching(/1 call\(s\) without usage/)]));
+  });
+
+  it('a streamed call whose first line holds placeholder usage counts once, with the largest figures', async () => {
+    const dir = copyTree(path.join(TL, 'claude-code'), path.join(tmpDir(), 'cc'));
+    const file = path.join(dir, '-home-dev-project', '0e02aa84-881c-4e4d-b477-9a48058d9661.jsonl');
+    const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n');
+    const first = lines.findIndex((l) => l.includes('"type":"assistant"'));
+    const o = JSON.parse(lines[first]!);
+    const placeholder = { ...o, uuid: `${o.uuid}-p`, message: { ...o.message, content: [{ type: 'text', text: '' }], usage: { input_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 } } };
+    lines.splice(first, 0, JSON.stringify(placeholder));
+    fs.writeFileSync(file, `${lines.join('\n')}\n`);
+    const { turns } = await turnsOf(dir);
+    expect(turns.map((t) => t.context)).toEqual(CC_CONTEXTS);
+    expect(turns[0].output).toBe(45);
+  });
+
+  it('a sub-agent transcript kept without its assistant lines (no usage at all) is indexed, says so, and its parent keeps its turns', async () => {
+    const { index, turns, notes, scan } = await turnsOf(path.join(REAL, 'claude-code', '04-agent-sync-webfetch-websearch'));
+    expect(scan.warnings).toEqual([]);
+    const sessions = index.listSessions();
+    const sub = sessions.find((s) => s.parentSessionId);
+    expect(sub).toBeDefined();
+    const parent = sessions.find((s) => s.id === sub!.parentSessionId)!;
+    expect(turns.filter((t) => t.session_id === sub!.id)).toEqual([]);
+    expect(JSON.parse(notes.find((n) => n.session_id === sub!.id).notes_json)).toEqual(['no API call with usage in this transcript']);
+    const mainTurns = turns.filter((t) => t.session_id === parent.id);
+    expect(mainTurns.length).toBeGreaterThan(0);
+    expect(mainTurns.every((t) => t.kind === 'main' && t.context > 0)).toBe(true);
+  });
+});
+
+describe('turns from Codex 0.171.0', () => {
+  it('one turn per response from token_usage_record, the window from token_count, both compactions after their summarisation calls', async () => {
+    const { turns, compactions, scan } = await turnsOf(path.join(TL, 'codex'));
+    expect(scan.warnings).toEqual([]);
+    expect(turns.filter((t) => t.kind === 'main').map((t) => t.context)).toEqual(CODEX_MAIN);
+    expect(turns.filter((t) => t.kind === 'summary')).toHaveLength(2);
+    expect(turns.every((t) => t.window === 258_400)).toBe(true);
+    expect(compactions.map((c) => c.seq)).toEqual(turns.flatMap((t, i) => (t.kind === 'summary' ? [i + 1] : [])));
+  });
+
+  it('without token_usage_record (older Codex), calls come from token_count, deduplicated, resets skipped', async () => {
+    const dir = copyTree(path.join(TL, 'codex'), path.join(tmpDir(), 'cx'));
+    const file = path.join(dir, '2026', '12', '01', fs.readdirSync(path.join(dir, '2026', '12', '01'))[0]!);
+    const kept = fs.readFileSync(file, 'utf8').split('\n').filter((l) => !l.includes('"type":"token_usage_record"'));
+    fs.writeFileSync(file, kept.join('\n'));
+    const { turns, notes } = await turnsOf(dir);
+    // token_count lags its call and repeats itself; every distinct call is there once.
+    expect(turns.map((t) => t.context).filter((c) => c !== null).length).toBe(CODEX_MAIN.length + 2);
+    expect(JSON.parse(notes[0].notes_json).join('\n')).toMatch(/token_count/);
+  });
+});
