@@ -145,6 +145,11 @@ export const MIGRATIONS: ReadonlyArray<(db: DB) => void> = [
   (db) => {
     db.exec('DROP INDEX IF EXISTS sources_session;');
   },
+  // 6: what a root's source remembers between runs (an S3 root's journal cursor and when it was
+  //    last listed whole), so a restart reads what is new instead of listing the bucket again.
+  (db) => {
+    db.exec('ALTER TABLE roots ADD COLUMN source_state TEXT;');
+  },
 ];
 
 /**

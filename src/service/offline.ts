@@ -73,7 +73,8 @@ export async function indexFolders(o: IndexFoldersOptions): Promise<IndexStats &
     const total: IndexStats = { sessions: 0, payloads: 0, assets: 0, bytes: 0, seconds: 0 };
     for (const rootId of rootIds) {
       const root = index.listRoots().find((r) => r.id === rootId)!;
-      const res = await index.scan({ rootId, onProgress: (p) => o.onProgress?.(root, p) });
+      // On demand: a bucket is listed whole (the reconciling listing), not just its journal.
+      const res = await index.scan({ rootId, full: true, onProgress: (p) => o.onProgress?.(root, p) });
       o.onRootDone?.(root);
       for (const w of res.warnings) warn(w);
       total.sessions += res.sessions;

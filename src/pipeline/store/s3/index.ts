@@ -50,7 +50,7 @@ export async function openBucket(url: string | S3Location, opts: S3StoreOptions 
 export async function openSessionWriter(url: string, session: string, opts: S3StoreOptions = {}): Promise<S3SessionWriter> {
   const settings = resolveS3Settings(url, opts);
   const [objects, { S3SessionWriter }] = await Promise.all([openBucket(url, opts), import('./writer.js')]);
-  return new S3SessionWriter(objects, settings.location, session);
+  return new S3SessionWriter(objects, settings.location, session, opts.clock);
 }
 
 /** Close every pooled client (tests, and a CLI that wants to exit promptly). */
