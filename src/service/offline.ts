@@ -9,6 +9,7 @@
  * | `spillway summarize`| `summarizeText`, `listSummaryProviders`, `listSummaryTemplates` |
  * | `spillway project`  | `suggestProjectionFor`, `applyProjection`, `projectionSpecFor` |
  * | `spillway handle`   | `withHandles`                                               |
+ * | `spillway prune`    | `forgetPruned` (the pruning itself is the pipeline's)        |
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -35,6 +36,23 @@ import { checkRoot } from './roots-policy.js';
 
 export type { HandleQuery, HandleStore, ProjectionSpec, ProjectionStats };
 export { PROVIDER_NAMES };
+
+// ------------------------------------------------------------------------------------ prune
+
+/**
+ * `spillway prune`: the index drops the units that were pruned (by key, without a listing), so
+ * the inspector stops listing them at once. A database that does not exist is not created.
+ */
+export async function forgetPruned(units: string[], o: { dbPath?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ removed: number; dbPath: string | null }> {
+  const dbPath = o.dbPath ?? appPaths(o.env).db;
+  if (!units.length || !fs.existsSync(dbPath)) return { removed: 0, dbPath: fs.existsSync(dbPath) ? dbPath : null };
+  const index = openIndex({ dbPath });
+  try {
+    return { removed: await index.forgetUnits(units), dbPath };
+  } finally {
+    await index.close();
+  }
+}
 
 // ------------------------------------------------------------------------------------ index
 

@@ -11,6 +11,7 @@ import { register as mcp } from './mcp.js';
 import { register as hook } from './hook.js';
 import { register as setup } from './setup.js';
 import { register as sync } from './sync.js';
+import { register as prune } from './prune.js';
 
 /** Every verb, in help order. README's CLI section must list the same verbs (consistency test). */
 export const COMMANDS: Array<(program: Command) => void> = [
@@ -26,4 +27,5 @@ export const COMMANDS: Array<(program: Command) => void> = [
   hook,
   setup,
   sync,
+  prune,
 ];

@@ -346,7 +346,7 @@ export class S3Objects {
   async deleteKeys(keys: string[], o: CallOptions = {}): Promise<void> {
     for (let i = 0; i < keys.length; i += S3_LIST_PAGE_KEYS) {
       const batch = keys.slice(i, i + S3_LIST_PAGE_KEYS);
-      await this.call(
+      const r = await this.call(
         'DELETE',
         batch[0] ?? '',
         (abortSignal) =>
@@ -355,6 +355,12 @@ export class S3Objects {
           }),
         o,
       );
+      // A multi-delete answers 200 even when some keys failed: those are listed in Errors.
+      const failed = (r.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
+      if (failed.length) {
+        const e = failed[0]!;
+        throw new S3StoreError(e.Code === 'AccessDenied' ? 'DENIED' : 'UNAVAILABLE', redactSecrets(`DELETE ${this.url(e.Key ?? '')}: ${e.Code ?? 'error'} (${failed.length} of ${batch.length} keys not deleted)`, this.settings.secrets).slice(0, 300));
+      }
     }
   }
 }

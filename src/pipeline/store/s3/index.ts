@@ -25,6 +25,9 @@ export { S3SpillStore, downReason, resetStoreHealth } from './spill-store.js';
 export { configuredStores } from './select.js';
 export { S3Materializer } from './materialize.js';
 export { S3Source, isS3Path, splitS3Path, SIDECAR_READ_AHEAD } from './source.js';
+export { pruneBucket, PRUNE_GROUP } from './prune.js';
+export { JOURNAL_DIR, JOURNAL_OVERLAP_MS, journalKey, journalTime, parseJournalKey, type JournalEntry } from './journal.js';
+export type { S3ReaderState, S3Changes } from './source.js';
 export { syncPending, syncSession, queuePending, listPending, pendingDir, type PendingRecord, type SyncOutcome, type SyncReport } from './sync.js';
 
 const pool = new Map<string, Promise<S3Objects>>();
