@@ -158,8 +158,8 @@ export class S3Source {
       }
     }
     requests += await this.readEntries(want, touched);
+    // The read-ahead index is left as it is: what a poll found is read from the sidecars its entries carried.
     this.newestMs = newest;
-    if (want.length) this.indexSidecars();
     return { sessions: [...touched], requests };
   }
 

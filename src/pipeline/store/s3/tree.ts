@@ -66,8 +66,7 @@ export class S3Tree {
 
   /** Add or update objects (journal entries, a session listed again) without listing the root. */
   merge(objs: Iterable<ObjectInfo>): void {
-    for (const obj of objs) this.insert(obj);
-    this.unshadow();
+    for (const obj of objs) this.insert(obj, true);
   }
 
   /** Forget every file under `relDir` (before it is listed again). */
@@ -77,7 +76,8 @@ export class S3Tree {
     for (const d of [...this.dirs.keys()]) if (d === relDir || d.startsWith(under)) this.dirs.set(d, new Map([...this.dirs.get(d)!].filter(([, e]) => e.type === 'dir')));
   }
 
-  private insert(obj: ObjectInfo): void {
+  /** `exact`: settle a file/folder clash now (merges); a full listing settles them all at its end instead. */
+  private insert(obj: ObjectInfo, exact = false): void {
     const base = this.prefix ? this.prefix + '/' : '';
     if (!obj.key.startsWith(base)) return;
     const rel = obj.key.slice(base.length);
@@ -90,7 +90,14 @@ export class S3Tree {
     for (let i = 0; i < segs.length - 1; i++) {
       const child = dir ? `${dir}/${segs[i]}` : segs[i]!;
       const entries = this.dirs.get(dir)!;
-      if (entries.get(segs[i]!)?.type !== 'dir') entries.set(segs[i]!, { name: segs[i]!, type: 'dir' });
+      const had = entries.get(segs[i]!);
+      if (!had) entries.set(segs[i]!, { name: segs[i]!, type: 'dir' });
+      else if (exact && had.type === 'file') {
+        // A folder where a file of that name was: the folder wins, as unshadow() settles it after a full listing.
+        this.files.delete(child);
+        this.skipped++;
+        entries.set(segs[i]!, { name: segs[i]!, type: 'dir' });
+      }
       if (!this.dirs.has(child)) this.dirs.set(child, new Map());
       dir = child;
     }
