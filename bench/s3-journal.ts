@@ -17,7 +17,7 @@ import type { S3Objects } from '../src/pipeline/store/s3/client.js';
 import { journalKey, journalTime } from '../src/pipeline/store/s3/journal.js';
 import { pruneBucket } from '../src/pipeline/store/s3/prune.js';
 import { S3Source } from '../src/pipeline/store/s3/source.js';
-import { S3SessionWriter } from '../src/pipeline/store/s3/writer.js';
+import { S3SessionWriter, flushJournal } from '../src/pipeline/store/s3/writer.js';
 import type { Gateway } from '../test/helpers/ceph.js';
 
 const SPILLS = Math.max(1_000, Number(process.env.SPILLWAY_BENCH_S3_SPILLS ?? '200000') || 200_000);
@@ -151,6 +151,7 @@ export async function benchLargeBucket(gw: Gateway, objects: S3Objects, rows: Ar
     await w.putSidecar(`${stem}.meta.json`, JSON.stringify({ id: stem, tool: 'fresh', assets: [] }));
     fresh.push({ session: w.session, meta: `${prefix}/${w.session}/long_responses/${stem}.meta.json` });
   });
+  await flushJournal();
   counter.reset();
   t = performance.now();
   const noticed = await src.poll();

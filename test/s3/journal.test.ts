@@ -6,7 +6,7 @@ import { expect, it } from 'vitest';
 import { PutBucketPolicyCommand, DeleteBucketPolicyCommand } from '@aws-sdk/client-s3';
 import { guardLargeResult } from '../../src/pipeline/index.js';
 import { openIndex } from '../../src/index/index.js';
-import { S3SpillStore, closeBuckets, resetStoreHealth } from '../../src/pipeline/store/s3/index.js';
+import { S3SpillStore, closeBuckets, flushJournal, resetStoreHealth } from '../../src/pipeline/store/s3/index.js';
 import { journalTime } from '../../src/pipeline/store/s3/journal.js';
 import { s3Suite } from '../helpers/ceph.js';
 import { useGateway } from '../helpers/ceph-fixture.js';
@@ -25,6 +25,7 @@ s3Suite('the journal, retention and a quiet SDK on a real gateway', () => {
   const spill = async (store: string, session: string, text: string, clock?: () => number) => {
     const r = await guardLargeResult(text, { sessionPath: path.join(f.tmp, 'local', session), toolName: 'jt', store: new S3SpillStore(store, session, clock ? { clock } : {}) });
     expect(r?.payloadPath, r?.message).toMatch(/^s3:\/\//);
+    await flushJournal(); // the journal write runs after the spill returns
     return r!;
   };
   const big = (tag: string) => `${tag} ` + crypto.randomBytes(20_000).toString('hex');

@@ -26,6 +26,7 @@ export { configuredStores } from './select.js';
 export { S3Materializer } from './materialize.js';
 export { S3Source, isS3Path, splitS3Path, SIDECAR_READ_AHEAD } from './source.js';
 export { pruneBucket, PRUNE_GROUP } from './prune.js';
+export { flushJournal } from './writer.js';
 export { JOURNAL_DIR, JOURNAL_OVERLAP_MS, journalKey, journalTime, parseJournalKey, type JournalEntry } from './journal.js';
 export type { S3ReaderState, S3Changes } from './source.js';
 export { syncPending, syncSession, queuePending, listPending, pendingDir, type PendingRecord, type SyncOutcome, type SyncReport } from './sync.js';
@@ -58,6 +59,7 @@ export async function openSessionWriter(url: string, session: string, opts: S3St
 
 /** Close every pooled client (tests, and a CLI that wants to exit promptly). */
 export async function closeBuckets(): Promise<void> {
+  if (pool.size) await (await import('./writer.js')).flushJournal();
   const all = [...pool.values()];
   pool.clear();
   for (const p of all) (await p.catch(() => undefined))?.destroy();

@@ -138,11 +138,15 @@ export class S3SessionWriter {
       const h = o.resumed ? await this.objects.head(key, o) : null;
       if (!h || h.etag !== md5Hex(json)) throw new S3StoreError('EXISTS', `${this.url(rel)} already exists`);
     }
-    await this.journal(rel, json, o);
+    // Not awaited: the guard's deadline covers this call, and the spill is committed now. A journal
+    // write that is slow or lost costs only latency (flushJournal waits for those in flight).
+    const j = this.journal(rel, json);
+    inFlight.add(j);
+    void j.finally(() => inFlight.delete(j));
   }
 
   /** The committed stem's journal entry (journal.ts); never throws. */
-  private async journal(metaRel: string, json: string, o: CallOptions): Promise<void> {
+  private async journal(metaRel: string, json: string): Promise<void> {
     const stem = metaRel.slice(0, -'.meta.json'.length);
     const files: Record<string, JournalFile> = {};
     for (const [name, f] of this.written) {
@@ -153,8 +157,16 @@ export class S3SessionWriter {
     }
     const bytes = Buffer.from(json, 'utf8');
     files[metaRel] = { size: bytes.length, etag: md5Hex(bytes) };
-    await writeJournal(this.objects, this.location, { session: this.session, stem, files, sidecar: json }, { ...o, now: this.clock() });
+    await writeJournal(this.objects, this.location, { session: this.session, stem, files, sidecar: json }, { now: this.clock() });
   }
+}
+
+/** Journal writes still in flight (each bounded by JOURNAL_WRITE_TIMEOUT_MS, none throws). */
+const inFlight = new Set<Promise<void>>();
+
+/** Wait for the journal writes in flight (a CLI before it closes its clients; tests before they poll). */
+export async function flushJournal(): Promise<void> {
+  while (inFlight.size) await Promise.all([...inFlight]);
 }
 
 export function newClaimToken(): string {
