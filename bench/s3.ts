@@ -15,6 +15,7 @@ import { guardLargeResult } from '../src/pipeline/index.js';
 import { closeBuckets, openBucket, resetStoreHealth } from '../src/pipeline/store/s3/index.js';
 import type { S3Objects } from '../src/pipeline/store/s3/client.js';
 import { cephMissing, startGateway } from '../test/helpers/ceph.js';
+import { benchLargeBucket } from './s3-journal.js';
 
 const SCALE = Number(process.env.SPILLWAY_BENCH_SCALE ?? '1') || 1;
 const PAYLOADS = Math.max(100, Math.round(10_000 * SCALE));
@@ -58,6 +59,13 @@ export async function run(): Promise<void> {
   console.log(`gateway up in ${fmt(gw.timings.ready!)} (monitor ${fmt(gw.timings.mon!)}, OSD ${fmt(gw.timings.osd!)}, radosgw ${fmt(gw.timings.rgw!)}); RSS ${Object.entries(gw.rssKiB()).map(([k, v]) => `${k} ${(v / 1024).toFixed(0)} MiB`).join(', ')}`);
   try {
     const rows: Array<[string, string, string, string, number]> = [];
+    // SPILLWAY_BENCH_S3_ONLY=large: only the large-bucket part (s3-journal.ts).
+    const only = process.env.SPILLWAY_BENCH_S3_ONLY;
+    if (only === 'large') {
+      await benchLargeBucket(gw, await openBucket(store), rows, tmp);
+      printRows(rows);
+      return;
+    }
 
     // 1. Spill cost, bucket vs local disk, interleaved so both see the same machine load.
     await guardLargeResult(freshText(30_000), { sessionPath: path.join(tmp, 'warm'), toolName: 'warm', store }); // the SDK loads once
@@ -152,10 +160,8 @@ export async function run(): Promise<void> {
     rows.push(['first index, both phases (searchable: head and tail of every payload by Range GET)', fmt(firstMs), `ListObjectsV2 + GET of every object (${keys.length}, ${(allBytes / 1024 / 1024).toFixed(0)} MB), one at a time`, fmt(allMs), firstMs / allMs]);
     rows.push([`re-index, nothing changed (${again.unchanged} unchanged, ${again.read} read; median of 3)`, fmt(rescanMs), `a plain listing (${keys.length} keys; median of 3)`, fmt(listMs), rescanMs / listMs]);
 
-    console.log('');
-    console.log('| measure | spillway | baseline | baseline time | ratio |');
-    console.log('| --- | ---: | --- | ---: | ---: |');
-    for (const [m, v, b, bv, ratio] of rows) console.log(`| ${m} | ${v} | ${b} | ${bv} | ${ratio.toFixed(2)}x |`);
+    await benchLargeBucket(gw, objects, rows, tmp);
+    printRows(rows);
     console.log(`\nload average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores; gateway RSS after: ${Object.entries(gw.rssKiB()).map(([k, v]) => `${k} ${(v / 1024).toFixed(0)} MiB`).join(', ')}`);
   } finally {
     resetStoreHealth();
@@ -163,4 +169,11 @@ export async function run(): Promise<void> {
     await gw.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+function printRows(rows: Array<[string, string, string, string, number]>): void {
+  console.log('');
+  console.log('| measure | spillway | baseline | baseline time | ratio |');
+  console.log('| --- | ---: | --- | ---: | ---: |');
+  for (const [m, v, b, bv, ratio] of rows) console.log(`| ${m} | ${v} | ${b} | ${bv} | ${ratio.toFixed(2)}x |`);
 }

@@ -211,6 +211,11 @@ export const MIGRATIONS: ReadonlyArray<(db: DB) => void> = [
       UPDATE sources SET fingerprint = '', hash = NULL WHERE kind != 'spillway';
     `);
   },
+  // 8: what a root's source remembers between runs (an S3 root's journal cursor and when it was
+  //    last listed whole), so a restart reads what is new instead of listing the bucket again.
+  (db) => {
+    db.exec('ALTER TABLE roots ADD COLUMN source_state TEXT;');
+  },
 ];
 
 /**

@@ -111,6 +111,7 @@ export class SpillIndex {
   private readonly queries: Queries;
   private readonly reports: Reports;
   private readonly timelines: TimelineQueries;
+  private readonly rowWriter: RowWriter;
   private watcher?: Watcher;
   private poller?: S3Poller;
   private readonly s3PollMs: number;
@@ -131,7 +132,8 @@ export class SpillIndex {
     this.queries = new Queries(this.core, this.runs, this.fullText);
     this.reports = new Reports(this.core);
     this.timelines = new TimelineQueries(this.core);
-    this.scanner = new Scanner(this.core, this.roots, new RowWriter(this.core, this.runs, () => (this.fullText.mayBePending = true)), this.fullText, (ids) => this.queries.totals(ids));
+    this.rowWriter = new RowWriter(this.core, this.runs, () => (this.fullText.mayBePending = true));
+    this.scanner = new Scanner(this.core, this.roots, this.rowWriter, this.fullText, (ids) => this.queries.totals(ids));
     // Full text a previous process left unfinished fills in now.
     if (this.fullText.unsearched()) setImmediate(() => void this.fullText.fill());
   }
@@ -210,6 +212,33 @@ export class SpillIndex {
     this.poller?.close();
     this.poller = undefined;
     await w?.close();
+  }
+
+  /**
+   * Spills that were deleted on purpose (`spillway prune`): their units leave the index now, by
+   * key (`<session>/long_responses/<stem>`), without listing anything; a session left with no
+   * unit goes too. Returns how many payloads went.
+   */
+  async forgetUnits(keys: Iterable<string>): Promise<number> {
+    await this.scanner.listed();
+    const find = this.core.q('SELECT id, session_id FROM sources WHERE key = ?');
+    const touched = new Set<string>();
+    let removed = 0;
+    this.rowWriter.begin();
+    try {
+      for (const key of keys) {
+        const row = find.get(key) as { id: number; session_id: string } | undefined;
+        if (!row) continue;
+        removed += this.rowWriter.dropSource(row.id);
+        touched.add(row.session_id);
+      }
+      const left = this.core.q('SELECT EXISTS(SELECT 1 FROM payloads WHERE session_id = ?) AS n');
+      for (const id of touched) if ((left.get(id) as { n: number }).n === 0) this.rowWriter.dropSession(id);
+    } finally {
+      this.rowWriter.commit();
+    }
+    if (touched.size) this.core.emit({ event: 'onDidIndex', payload: { sessionIds: [...touched], added: 0, changed: 0, removed } });
+    return removed;
   }
 
   listSessions(req: { rootId?: string } = {}): SessionInfo[] {

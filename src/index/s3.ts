@@ -8,13 +8,14 @@
  * | ---------------- | ---------------------------------------------------------------------- |
  * | `RoutedSource`   | the index's SessionSource: local paths to `localSource`, `s3://` ones to the S3 source of their root |
  * | `S3Poller`       | re-scans each S3 root every `SPILLWAY_S3_POLL_MS` (default S3_POLL_MS) while the index watches |
+ * | `refresh`        | per scan: the journal since the cursor, the newest sessions first, or the whole bucket |
  *
  * Paths stay `s3://bucket/key` URLs; `path.join` turns them into `s3:/bucket/key`, which every
  * call here accepts too (isS3Path).
  */
 // The S3 front door loads the AWS SDK only when a bucket is first opened (openBucket).
 import { S3Source, formatS3Url, isS3Path, openBucket, parseS3Url, splitS3Path } from '../pipeline/store/s3/index.js';
-import { type RangeRead, type SessionSource, type SourceEntry, type SourceStat, localSource } from './source.js';
+import { type RangeRead, type RefreshOptions, type RefreshPlan, type SessionSource, type SourceEntry, type SourceStat, localSource } from './source.js';
 
 export { isS3Path };
 
@@ -22,6 +23,30 @@ export { isS3Path };
 export const S3_POLL_MS = 5_000;
 /** Shortest poll interval accepted from the environment. */
 export const MIN_S3_POLL_MS = 200;
+
+/**
+ * How often an S3 root is listed whole while polled (SPILLWAY_S3_RECONCILE_MS): what finds
+ * spills whose journal entry is missing (a writer older than the journal, a journal write that
+ * failed) and objects deleted by hand. Polls in between read only the journal.
+ */
+export const S3_RECONCILE_MS = 60 * 60_000;
+/** Sessions listed first when a bucket is opened for the first time. */
+export const S3_NEWEST_SESSIONS = 100;
+
+export function s3ReconcileMs(env: NodeJS.ProcessEnv = process.env): number {
+  const v = env.SPILLWAY_S3_RECONCILE_MS;
+  const n = v === undefined || v === '' ? NaN : Number(v);
+  return Number.isFinite(n) && n >= 0 ? Math.floor(n) : S3_RECONCILE_MS;
+}
+
+/** `a/b` of `s3://bucket/prefix/a/b` under the root `s3://bucket/prefix`; null when not under it. */
+function relOf(rootUrl: string, p: string): string | null {
+  const r = splitS3Path(rootUrl);
+  const s = splitS3Path(p);
+  if (!r || !s || r.bucket !== s.bucket) return null;
+  if (r.key === '') return s.key;
+  return s.key === r.key ? '' : s.key.startsWith(r.key + '/') ? s.key.slice(r.key.length + 1) : null;
+}
 
 /** `s3://bucket/prefix` in one spelling, whatever slashes `path.join` left. */
 export function canonicalS3Root(p: string): string {
@@ -40,8 +65,18 @@ export function s3PollMs(env: NodeJS.ProcessEnv = process.env): number {
 /** Local paths to the local file system, `s3://` paths to the S3 source of the root they are under. */
 export class RoutedSource implements SessionSource {
   private readonly s3 = new Map<string, Promise<S3Source>>();
+  private readonly reconcileMs: number;
+  private readonly newestSessions: number;
+  private readonly now: () => number;
 
-  constructor(private readonly local: SessionSource = localSource) {}
+  constructor(
+    private readonly local: SessionSource = localSource,
+    o: { reconcileMs?: number; newestSessions?: number; now?: () => number } = {},
+  ) {
+    this.reconcileMs = o.reconcileMs ?? s3ReconcileMs();
+    this.newestSessions = o.newestSessions ?? S3_NEWEST_SESSIONS;
+    this.now = o.now ?? Date.now;
+  }
 
   /** The S3 source for a root URL (created on first use; the SDK loads then). */
   sourceFor(root: string): Promise<S3Source> {
@@ -67,10 +102,43 @@ export class RoutedSource implements SessionSource {
     return this.sourceFor(best ?? p);
   }
 
-  /** Called by the scanner at the start of each root's scan: an S3 root is listed anew. */
-  async refresh(root: string): Promise<void> {
+  /**
+   * Called by the scanner at the start of each root's scan. An S3 root says what to list:
+   *
+   * - asked for in full (a reindex), or its last full listing is S3_RECONCILE_MS old: the whole
+   *   bucket, which also finds spills whose journal entry is missing, and what was deleted;
+   * - opened for the first time (nothing saved for it): its newest S3_NEWEST_SESSIONS sessions
+   *   first, then the whole bucket (the scanner shows the first part before listing the rest);
+   * - otherwise: the journal from the saved cursor on, and only the sessions it names.
+   */
+  async refresh(root: string, o: RefreshOptions = {}): Promise<void | RefreshPlan> {
     if (!isS3Path(root)) return;
-    await (await this.sourceFor(root)).refresh();
+    const src = await this.sourceFor(root);
+    let saved = false;
+    if (o.state) {
+      try {
+        saved = src.restore(JSON.parse(o.state));
+      } catch {
+        /* an unreadable state: as if none */
+      }
+    }
+    const state = () => JSON.stringify(src.state);
+    if (o.scopes) {
+      const base = canonicalS3Root(root);
+      const sessions = [...new Set(o.scopes.map((p) => relOf(base, p)?.split('/')[0]).filter((s): s is string => !!s))];
+      await src.relist(sessions);
+      return {};
+    }
+    if (o.full || (saved && this.now() - src.reconciledAt >= this.reconcileMs)) {
+      await src.reconcile();
+      return { state: state() };
+    }
+    if (!saved && src.reconciledAt === 0) {
+      const first = await src.newest(this.newestSessions);
+      return { sessions: first.sessions, additive: true, more: true };
+    }
+    const changes = await src.poll();
+    return { sessions: changes.sessions, additive: true, state: state() };
   }
 
   list(dir: string): SourceEntry[] | null | Promise<SourceEntry[] | null> {

@@ -19,7 +19,7 @@ import type { IndexCore } from './core.js';
 import { type Discovery, STAT_PENDING, type Unit, type UnitKind, discover, fingerprint } from './discover.js';
 import type { FullText } from './fulltext.js';
 import { relink } from './join.js';
-import { type Awaitable, isPromiseLike } from './source.js';
+import { type Awaitable, type RefreshPlan, isPromiseLike } from './source.js';
 import { type ImportContext, importClaude, importCodex, importGemini } from './importers.js';
 import type { PayloadRecord, UnitResult } from './record.js';
 import { type RootRow, type Roots, isInsidePath } from './roots.js';
@@ -37,6 +37,8 @@ export interface ScanOptions {
   onProgress?: (p: IndexProgressEvent) => void;
   /** Only these paths inside the root (folders or files): the watcher uses this. */
   scopes?: string[];
+  /** List every root whole, even one whose source can tell what changed (S3's journal): a reindex. */
+  full?: boolean;
 }
 
 /** What `scan()` returns: the contract's IndexStats (totals over the scanned roots) plus what changed. */
@@ -173,7 +175,22 @@ export class Scanner {
   }
 
   private async listRoot(root: RootRow, opts: ScanOptions, res: ScanResult, touched: Set<string>, fresh: boolean): Promise<void> {
-    const scopes = opts.scopes && root.kind !== 'file' && root.kind !== 'session' ? opts.scopes : null;
+    let scopes = opts.scopes && root.kind !== 'file' && root.kind !== 'session' ? opts.scopes : null;
+    let plan: RefreshPlan | void;
+    try {
+      plan = await this.core.source.refresh?.(root.path, { full: opts.full === true, state: this.sourceState(root.id), ...(scopes ? { scopes } : {}) });
+    } catch (err) {
+      // A bucket that cannot be listed now (down, credentials): keep its rows, say why.
+      res.warnings.push(`root ${root.path} could not be listed (${(err as Error).message}); kept its index entries`);
+      return;
+    }
+    // The source knows what changed (S3's journal): only those sessions are listed.
+    const additive = !scopes && plan?.additive === true;
+    if (!scopes && plan?.sessions) scopes = plan.sessions.map((s) => path.join(root.path, s));
+    if (scopes && scopes.length === 0 && !plan?.more) {
+      this.saveState(root.id, plan);
+      return;
+    }
     const pass: Pass = {
       root,
       res,
@@ -188,13 +205,26 @@ export class Scanner {
         if (pass.total) this.progress(pass, opts);
       }),
     };
-    try {
-      await this.core.source.refresh?.(root.path);
-    } catch (err) {
-      // A bucket that cannot be listed now (down, credentials): keep its rows, say why.
-      res.warnings.push(`root ${root.path} could not be listed (${(err as Error).message}); kept its index entries`);
-      return;
+    await this.listPass(pass, opts, scopes, additive);
+    this.saveState(root.id, plan);
+    if (plan?.more) {
+      // The newest sessions are listed and committed: show them, then list the whole root.
+      if (touched.size) this.core.emit({ event: 'onDidIndex', payload: { sessionIds: [...touched], added: res.added, changed: res.changed, removed: res.removed } });
+      await this.listRoot(root, { ...opts, full: true }, res, touched, fresh);
     }
+  }
+
+  /** The state the root's source asked to keep (RefreshPlan.state). */
+  private sourceState(rootId: string): string | null {
+    return (this.core.q('SELECT source_state AS s FROM roots WHERE id = ?').get(rootId) as { s: string | null } | undefined)?.s ?? null;
+  }
+
+  private saveState(rootId: string, plan: RefreshPlan | void): void {
+    if (plan?.state !== undefined) this.core.q('UPDATE roots SET source_state = ? WHERE id = ?').run(plan.state, rootId);
+  }
+
+  private async listPass(pass: Pass, opts: ScanOptions, scopes: string[] | null, additive: boolean): Promise<void> {
+    const { root, res } = pass;
     if ((await this.core.source.list(root.path)) === null && (await this.core.source.stat(root.path)) === null) {
       // A root on an unmounted disk: keep its rows (they come back with the disk), but say so.
       res.warnings.push(`root ${root.path} is missing; kept its index entries`);
@@ -219,7 +249,7 @@ export class Scanner {
       pass.sessionIds.set(s.path, id);
     }
     await this.listUnits(pass, disc.units, known);
-    this.dropGone(pass, known, disc, liveSessions);
+    if (!additive) this.dropGone(pass, known, disc, liveSessions);
     this.core.q('UPDATE roots SET last_scan_at = ? WHERE id = ?').run(new Date().toISOString(), root.id);
     this.writer.commit();
     this.progress(pass, opts);

@@ -61,8 +61,32 @@ export interface SessionSource {
    * it and return a view of it (valid until the next call with the same buffer), or ignore it.
    */
   readRange(file: string, offset: number, length: number, into?: Buffer): Awaitable<RangeRead>;
-  /** Called at the start of each scan of a root: a source that lists ahead (S3) lists it anew here. */
-  refresh?(root: string): Awaitable<void>;
+  /**
+   * Called at the start of each scan of a root: a source that lists ahead (S3) lists it anew
+   * here, or says which parts of the root changed (see RefreshPlan).
+   */
+  refresh?(root: string, o?: RefreshOptions): Awaitable<void | RefreshPlan>;
+}
+
+export interface RefreshOptions {
+  /** List the whole root, whatever the source would rather do (a reindex asked for). */
+  full?: boolean;
+  /** What the source returned as `state` after the last pass over this root, in any run. */
+  state?: string | null;
+  /** The scan is limited to these paths: only they need listing. */
+  scopes?: string[];
+}
+
+/** What a source that knows what changed tells the scanner to do with this scan. */
+export interface RefreshPlan {
+  /** Only these sessions (paths relative to the root) changed; the rest of the root is as it was. */
+  sessions?: string[];
+  /** The listing of those sessions may be partial: nothing may be dropped for not being seen. */
+  additive?: boolean;
+  /** Kept with the root once this pass is committed, handed back at the next refresh. */
+  state?: string;
+  /** After this pass is committed and shown, scan the root again in full (newest sessions first, then the rest). */
+  more?: boolean;
 }
 
 

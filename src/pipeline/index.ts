@@ -60,3 +60,4 @@ export { buildSummaryPrompt, fenceFor, DEFAULT_SUMMARY_INSTRUCTIONS, type Summar
 export { runSummary, fitSummaryInput, isSummarizer, type SummaryJob } from './summary.js';
 export { buildMessage, type MessageParts } from './message.js';
 export { truncate, safeCut, fmtBytes } from './text.js';
+export { pruneLocalSession, parseDuration, type PruneReport, type PruneOptions } from './prune.js';

@@ -10,6 +10,7 @@
  * | `spillway project`  | `suggestProjectionFor`, `applyProjection`, `projectionSpecFor` |
  * | `spillway handle`   | `withHandles`                                               |
  * | `spillway context`  | `contextTimeline`                                           |
+ * | `spillway prune`    | `forgetPruned` (the pruning itself is the pipeline's)        |
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -36,6 +37,23 @@ import { checkRoot } from './roots-policy.js';
 
 export type { HandleQuery, HandleStore, ProjectionSpec, ProjectionStats };
 export { PROVIDER_NAMES };
+
+// ------------------------------------------------------------------------------------ prune
+
+/**
+ * `spillway prune`: the index drops the units that were pruned (by key, without a listing), so
+ * the inspector stops listing them at once. A database that does not exist is not created.
+ */
+export async function forgetPruned(units: string[], o: { dbPath?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ removed: number; dbPath: string | null }> {
+  const dbPath = o.dbPath ?? appPaths(o.env).db;
+  if (!units.length || !fs.existsSync(dbPath)) return { removed: 0, dbPath: fs.existsSync(dbPath) ? dbPath : null };
+  const index = openIndex({ dbPath });
+  try {
+    return { removed: await index.forgetUnits(units), dbPath };
+  } finally {
+    await index.close();
+  }
+}
 
 // ------------------------------------------------------------------------------------ index
 
@@ -74,7 +92,8 @@ export async function indexFolders(o: IndexFoldersOptions): Promise<IndexStats &
     const total: IndexStats = { sessions: 0, payloads: 0, assets: 0, bytes: 0, seconds: 0 };
     for (const rootId of rootIds) {
       const root = index.listRoots().find((r) => r.id === rootId)!;
-      const res = await index.scan({ rootId, onProgress: (p) => o.onProgress?.(root, p) });
+      // On demand: a bucket is listed whole (the reconciling listing), not just its journal.
+      const res = await index.scan({ rootId, full: true, onProgress: (p) => o.onProgress?.(root, p) });
       o.onRootDone?.(root);
       for (const w of res.warnings) warn(w);
       total.sessions += res.sessions;

@@ -12,6 +12,7 @@ import { register as hook } from './hook.js';
 import { register as setup } from './setup.js';
 import { register as sync } from './sync.js';
 import { register as context } from './context.js';
+import { register as prune } from './prune.js';
 
 /** Every verb, in help order. README's CLI section must list the same verbs (consistency test). */
 export const COMMANDS: Array<(program: Command) => void> = [
@@ -28,4 +29,5 @@ export const COMMANDS: Array<(program: Command) => void> = [
   hook,
   setup,
   sync,
+  prune,
 ];

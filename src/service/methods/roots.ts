@@ -63,7 +63,8 @@ export function rootMethods(ctx: ServiceContext) {
     async reindex({ rootId }) {
       const index = await ctx.idx();
       ctx.syncRootAreas(index);
-      const r = await index.scan({ rootId });
+      // Asked for: a bucket is listed whole, which finds what its journal missed and what was deleted.
+      const r = await index.scan({ rootId, full: true });
       await ctx.restoreImportedRuns(index);
       const stats: IndexStats = { sessions: r.sessions, payloads: r.payloads, assets: r.assets, bytes: r.bytes, seconds: r.seconds };
       return stats;

@@ -68,10 +68,7 @@ export class S3Objects {
 
   constructor(readonly settings: S3Settings) {
     this.bucket = settings.location.bucket;
-    // The SDK warns on every start under Node 20 about its releases after January 2027; this
-    // version supports Node 20, and the warning would land on the stderr of every hook run.
-    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-    this.client = new S3Client({
+    this.client = quietly(() => new S3Client({
       region: settings.region,
       ...(settings.endpoint ? { endpoint: settings.endpoint } : {}),
       forcePathStyle: settings.forcePathStyle,
@@ -88,7 +85,7 @@ export class S3Objects {
         httpAgent: new http.Agent({ keepAlive: true, maxSockets: S3_MAX_SOCKETS }),
         httpsAgent: new https.Agent({ keepAlive: true, maxSockets: S3_MAX_SOCKETS }),
       },
-    });
+    }));
   }
 
   /** `s3://bucket/key`: what messages and errors name. */
@@ -171,7 +168,7 @@ export class S3Objects {
    * is aborted when no part finishes within it. Ceph 16 ignores If-None-Match here, so the caller
    * must own the name first.
    */
-  async upload(key: string, pieces: Pieces, o: PutOptions = {}): Promise<void> {
+  async upload(key: string, pieces: Pieces, o: PutOptions = {}): Promise<string> {
     const ms = o.timeoutMs ?? this.settings.timeoutMs;
     const controller = new AbortController();
     const body = Readable.from(toBuffers(pieces), { objectMode: false, highWaterMark: 1024 * 1024 });
@@ -198,7 +195,7 @@ export class S3Objects {
     up.on('httpUploadProgress', arm);
     arm();
     try {
-      await up.done();
+      return unquote((await up.done()).ETag);
     } catch (err) {
       body.destroy();
       throw this.toError(err, 'multipart upload', key, stalled ? ms * 2 : undefined);
@@ -323,10 +320,33 @@ export class S3Objects {
     } while (token);
   }
 
+  /** The next level of "folders" under `prefix` (ListObjectsV2 with Delimiter `/`): their names. */
+  async listPrefixes(prefix: string, o: CallOptions = {}): Promise<{ names: string[]; requests: number }> {
+    const names: string[] = [];
+    let token: string | undefined;
+    let requests = 0;
+    do {
+      const page = await this.call(
+        'LIST',
+        prefix,
+        (abortSignal) =>
+          this.client.send(
+            new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, Delimiter: '/', MaxKeys: S3_LIST_PAGE_KEYS, ...(token ? { ContinuationToken: token } : {}) }),
+            { abortSignal },
+          ),
+        o,
+      );
+      requests++;
+      for (const p of page.CommonPrefixes ?? []) if (p.Prefix) names.push(p.Prefix.slice(prefix.length).replace(/\/$/, ''));
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return { names, requests };
+  }
+
   async deleteKeys(keys: string[], o: CallOptions = {}): Promise<void> {
     for (let i = 0; i < keys.length; i += S3_LIST_PAGE_KEYS) {
       const batch = keys.slice(i, i + S3_LIST_PAGE_KEYS);
-      await this.call(
+      const r = await this.call(
         'DELETE',
         batch[0] ?? '',
         (abortSignal) =>
@@ -335,7 +355,35 @@ export class S3Objects {
           }),
         o,
       );
+      // A multi-delete answers 200 even when some keys failed: those are listed in Errors.
+      const failed = (r.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
+      if (failed.length) {
+        const e = failed[0]!;
+        throw new S3StoreError(e.Code === 'AccessDenied' ? 'DENIED' : 'UNAVAILABLE', redactSecrets(`DELETE ${this.url(e.Key ?? '')}: ${e.Code ?? 'error'} (${failed.length} of ${batch.length} keys not deleted)`, this.settings.secrets).slice(0, 300));
+      }
     }
+  }
+}
+
+/** The SDK's own switch for its Node-version notice (read once, in the first client's constructor). */
+export const SDK_NODE_WARNING_SWITCH = 'AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED';
+
+/**
+ * Construct an SDK client without its "NodeVersionSupportWarning" (under Node 20 it announces
+ * that releases after January 2027 need Node 22; this pinned version supports Node 20), which
+ * would land on the stderr of every CLI call and hook run, and Claude Code records a hook's
+ * stderr. The SDK's own switch is set only while the constructor runs: child processes (the MCP
+ * proxy's server) do not inherit it, and every other warning still shows.
+ */
+export function quietly<T>(make: () => T): T {
+  const had = Object.prototype.hasOwnProperty.call(process.env, SDK_NODE_WARNING_SWITCH);
+  const before = process.env[SDK_NODE_WARNING_SWITCH];
+  if (!had) process.env[SDK_NODE_WARNING_SWITCH] = 'true';
+  try {
+    return make();
+  } finally {
+    if (!had) delete process.env[SDK_NODE_WARNING_SWITCH];
+    else process.env[SDK_NODE_WARNING_SWITCH] = before;
   }
 }
 

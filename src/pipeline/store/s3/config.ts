@@ -52,6 +52,8 @@ export interface S3StoreOptions {
   /** Path-style addressing (`endpoint/bucket/key`); default on when an endpoint is set. */
   forcePathStyle?: boolean;
   env?: NodeJS.ProcessEnv;
+  /** The writer's clock (journal key times); default Date.now. */
+  clock?: () => number;
 }
 
 export interface S3Settings {

@@ -25,6 +25,10 @@ export { S3SpillStore, downReason, resetStoreHealth } from './spill-store.js';
 export { configuredStores } from './select.js';
 export { S3Materializer } from './materialize.js';
 export { S3Source, isS3Path, splitS3Path, SIDECAR_READ_AHEAD } from './source.js';
+export { pruneBucket, PRUNE_GROUP } from './prune.js';
+export { flushJournal } from './writer.js';
+export { JOURNAL_DIR, JOURNAL_OVERLAP_MS, journalKey, journalTime, parseJournalKey, type JournalEntry } from './journal.js';
+export type { S3ReaderState, S3Changes } from './source.js';
 export { syncPending, syncSession, queuePending, listPending, pendingDir, type PendingRecord, type SyncOutcome, type SyncReport } from './sync.js';
 
 const pool = new Map<string, Promise<S3Objects>>();
@@ -50,11 +54,12 @@ export async function openBucket(url: string | S3Location, opts: S3StoreOptions 
 export async function openSessionWriter(url: string, session: string, opts: S3StoreOptions = {}): Promise<S3SessionWriter> {
   const settings = resolveS3Settings(url, opts);
   const [objects, { S3SessionWriter }] = await Promise.all([openBucket(url, opts), import('./writer.js')]);
-  return new S3SessionWriter(objects, settings.location, session);
+  return new S3SessionWriter(objects, settings.location, session, opts.clock);
 }
 
 /** Close every pooled client (tests, and a CLI that wants to exit promptly). */
 export async function closeBuckets(): Promise<void> {
+  if (pool.size) await (await import('./writer.js')).flushJournal();
   const all = [...pool.values()];
   pool.clear();
   for (const p of all) (await p.catch(() => undefined))?.destroy();

@@ -2,6 +2,8 @@ import { Readable } from 'node:stream';
 import type { CallOptions, S3Objects } from './client.js';
 import { formatS3Url, parseS3Url, type S3Location } from './location.js';
 import { S3Tree, type TreeEntry } from './tree.js';
+import { JOURNAL_DIR, JOURNAL_OVERLAP_MS, carriedSidecar, journalFloor, journalPrefix, parseJournalEntry, parseJournalKey } from './journal.js';
+import { LONG_RESPONSES_DIR, META_SUFFIX } from '../../layout.js';
 
 /**
  * A bucket prefix as a read-only tree of sessions, for the index and the inspector. Paths are
@@ -10,7 +12,10 @@ import { S3Tree, type TreeEntry } from './tree.js';
  *
  * | call                              | S3 requests                                                   |
  * | --------------------------------- | ------------------------------------------------------------- |
- * | `refresh()`                       | ListObjectsV2 of the whole root, 1 per 1,000 keys (continuation) |
+ * | `refresh()` / `reconcile()`       | ListObjectsV2 of the whole root but its journal, 1 per 1,000 keys |
+ * | `poll()`                          | one ListObjectsV2 of the journal from the cursor, + 1 GET per new spill |
+ * | `newest(n)`                       | journal pages newest range first, then a LIST per one of the n newest sessions |
+ * | `relist(sessions)`                | one ListObjectsV2 per session                                    |
  * | `list(dir)` / `stat(file)`        | none: answered from the last listing (size, ETag, time)         |
  * | `readRange(file, offset, length)` | one Range GET: never the whole object                           |
  * | `stream(file, range?)`            | one GET, streamed                                                |
@@ -35,11 +40,41 @@ export const SIDECAR_READ_AHEAD = 16;
 /** Sidecars larger than this are not read ahead (the guard's are a few KB). */
 const READ_AHEAD_MAX_BYTES = 1024 * 1024;
 
+/** What a reader of the bucket remembers between runs (the index keeps it with the root). */
+export interface S3ReaderState {
+  v: 1;
+  /** Journal entries from this time on (minus the overlap) may be new: the cursor. */
+  newestMs: number;
+  /** When the last full listing started. */
+  reconciledAt: number;
+}
+
+/** Sessions a refresh found new spills in, relative to the root. */
+export interface S3Changes {
+  sessions: string[];
+  /** Requests made. */
+  requests: number;
+}
+
+/** Journal entries read at once when a poll finds many new spills. */
+const JOURNAL_READ_AHEAD = 16;
+
 export class S3Source {
   readonly tree: S3Tree;
   readonly location: S3Location;
   readonly rootUrl: string;
   private refreshed = false;
+  /** The tree holds a whole listing (not just what journal entries and single sessions added). */
+  private complete = false;
+  /** Sessions listed on their own since the last full listing. */
+  private listedSessions = new Set<string>();
+  /** The journal's cursor (see S3ReaderState). */
+  newestMs = 0;
+  reconciledAt = 0;
+  /** Journal keys whose body was unusable: not fetched again. */
+  private readonly badEntries = new Set<string>();
+  /** Sidecars that came inside journal entries, by root-relative path (checked against their ETag). */
+  private readonly carried = new Map<string, Buffer>();
   /** Sidecar paths (root-relative) in listing order, and where each is in it. */
   private sidecars: string[] = [];
   private sidecarAt = new Map<string, number>();
@@ -50,20 +85,212 @@ export class S3Source {
     readonly objects: S3Objects,
     root: string | S3Location,
     readonly call: CallOptions = {},
+    private readonly now: () => number = Date.now,
   ) {
     this.location = typeof root === 'string' ? parseS3Url(root) : root;
     this.rootUrl = formatS3Url(this.location);
     this.tree = new S3Tree(objects, this.location.prefix);
   }
 
+  get state(): S3ReaderState {
+    return { v: 1, newestMs: this.newestMs, reconciledAt: this.reconciledAt };
+  }
+
+  /** Take up a state saved by an earlier run (ignored unless it is one). */
+  restore(state: unknown): boolean {
+    const s = state as S3ReaderState;
+    if (!s || s.v !== 1 || !Number.isFinite(s.newestMs) || !Number.isFinite(s.reconciledAt)) return false;
+    this.newestMs = Math.max(this.newestMs, s.newestMs);
+    this.reconciledAt = Math.max(this.reconciledAt, s.reconciledAt);
+    return true;
+  }
+
   /** Re-list the root: the next list/stat calls see objects added and removed since. */
   async refresh(): Promise<void> {
-    await this.tree.refresh(this.call);
+    await this.reconcile();
+  }
+
+  /**
+   * The full, reconciling listing (everything but the journal). Afterwards the journal only has
+   * to be read from its start time, minus the overlap, on.
+   */
+  async reconcile(): Promise<void> {
+    const started = this.now();
+    const base = this.tree.prefix ? this.tree.prefix + '/' : '';
+    await this.tree.refresh(this.call, { from: `${base}${JOURNAL_DIR}/`, after: `${base}${JOURNAL_DIR}0` });
     this.refreshed = true;
-    this.sidecars = this.tree.keys().filter((k) => k.endsWith('.meta.json'));
+    this.complete = true;
+    this.listedSessions.clear();
+    this.carried.clear();
+    this.newestMs = Math.max(this.newestMs, started);
+    this.reconciledAt = started;
+    this.indexSidecars();
+  }
+
+  private indexSidecars(): void {
+    this.sidecars = this.tree.keys().filter((k) => k.endsWith(META_SUFFIX));
     this.sidecarAt = new Map(this.sidecars.map((k, i) => [k, i]));
     this.ahead.clear();
     this.lastSidecar = -1;
+  }
+
+  /**
+   * What is new since the cursor: one listing of the journal from the newest time seen minus
+   * JOURNAL_OVERLAP_MS (one page per 1,000 entries in that window), and one GET per entry whose
+   * spill is not known yet. Returns the sessions that gained spills.
+   */
+  async poll(): Promise<S3Changes> {
+    this.refreshed = true;
+    const touched = new Set<string>();
+    const want: Array<{ key: string; session: string; stem: string; lastModifiedMs: number }> = [];
+    let requests = 0;
+    let newest = this.newestMs;
+    const cap = this.now();
+    for await (const page of this.objects.list(journalPrefix(this.location), { ...this.call, startAfter: journalFloor(this.location, this.newestMs - JOURNAL_OVERLAP_MS) })) {
+      requests++;
+      for (const o of page) {
+        const j = parseJournalKey(this.location.prefix, o.key);
+        if (!j) continue;
+        // A writer whose clock runs ahead must not move the cursor past everyone else's entries.
+        newest = Math.max(newest, Math.min(j.timeMs, cap));
+        if (this.badEntries.has(o.key) || this.tree.stat(`${j.session}/${LONG_RESPONSES_DIR}/${j.stem}${META_SUFFIX}`)) continue;
+        want.push({ key: o.key, session: j.session, stem: j.stem, lastModifiedMs: o.lastModifiedMs });
+      }
+    }
+    requests += await this.readEntries(want, touched);
+    // The read-ahead index is left as it is: what a poll found is read from the sidecars its entries carried.
+    this.newestMs = newest;
+    return { sessions: [...touched], requests };
+  }
+
+  /** GET journal entries (JOURNAL_READ_AHEAD at a time) and put their files into the tree. */
+  private async readEntries(want: Array<{ key: string; session: string; stem: string; lastModifiedMs: number }>, touched: Set<string>): Promise<number> {
+    let i = 0;
+    let requests = 0;
+    const base = this.tree.prefix ? this.tree.prefix + '/' : '';
+    await Promise.all(
+      Array.from({ length: Math.min(JOURNAL_READ_AHEAD, want.length) }, async () => {
+        while (i < want.length) {
+          const w = want[i++]!;
+          requests++;
+          const bytes = await this.objects.get(w.key, this.call);
+          const e = bytes ? parseJournalEntry(bytes) : null;
+          if (!e || e.session !== w.session || e.stem !== w.stem) {
+            // Deleted since it was listed (pruned), or not an entry this version understands.
+            if (bytes) this.badEntries.add(w.key);
+            continue;
+          }
+          const dir = `${w.session}/${LONG_RESPONSES_DIR}`;
+          const metaName = `${w.stem}${META_SUFFIX}`;
+          const objs = Object.entries(e.files)
+            .filter(([name]) => name === metaName || name.startsWith(w.stem + '.'))
+            .map(([name, f]) => ({ key: `${base}${dir}/${name}`, size: f.size, etag: f.etag, lastModifiedMs: w.lastModifiedMs }));
+          if (!objs.some((o) => o.key.endsWith('/' + metaName))) {
+            this.badEntries.add(w.key);
+            continue;
+          }
+          this.tree.merge(objs);
+          const sc = carriedSidecar(e, metaName);
+          if (sc) this.carried.set(`${dir}/${metaName}`, sc);
+          touched.add(w.session);
+        }
+      }),
+    );
+    return requests;
+  }
+
+  /**
+   * On a first open: the `n` newest sessions, found from the journal's newest range backwards
+   * (the last hour, day, week, month, then all of it), each then listed on its own, so they can
+   * be shown before the whole bucket is listed. A bucket without a journal (written before it)
+   * falls back to session names that start with a UTC time (the MCP proxy's `<time>_<server>`),
+   * newest name first, from one delimited listing of the sessions.
+   */
+  async newest(n: number): Promise<S3Changes> {
+    this.refreshed = true;
+    const now = this.now();
+    let requests = 0;
+    const order: string[] = [];
+    const seen = new Set<string>();
+    const spans = [3_600_000, 86_400_000, 7 * 86_400_000, 31 * 86_400_000, Infinity];
+    let upTo = Infinity;
+    for (const span of spans) {
+      const from = span === Infinity ? 0 : now - span;
+      const found: Array<{ t: number; session: string }> = [];
+      for await (const page of this.objects.list(journalPrefix(this.location), { ...this.call, startAfter: journalFloor(this.location, from) })) {
+        requests++;
+        let past = false;
+        for (const o of page) {
+          const j = parseJournalKey(this.location.prefix, o.key);
+          if (!j) continue;
+          if (j.timeMs >= upTo) {
+            past = true;
+            break;
+          }
+          found.push({ t: j.timeMs, session: j.session });
+        }
+        if (past) break;
+      }
+      found.sort((a, b) => b.t - a.t);
+      for (const f of found) {
+        if (!seen.has(f.session)) {
+          seen.add(f.session);
+          order.push(f.session);
+        }
+      }
+      upTo = from;
+      if (order.length >= n || from === 0) break;
+    }
+    if (order.length === 0) {
+      const r = await this.sessionsByName();
+      requests += r.requests;
+      order.push(...r.sessions);
+    }
+    const pick = order.slice(0, n);
+    requests += await this.relist(pick);
+    this.newestMs = Math.max(this.newestMs, now);
+    return { sessions: pick, requests };
+  }
+
+  /** Session names (one delimited listing), those that start with a UTC time newest first. */
+  private async sessionsByName(): Promise<{ sessions: string[]; requests: number }> {
+    const base = this.tree.prefix ? this.tree.prefix + '/' : '';
+    const { names, requests } = await this.objects.listPrefixes(base, this.call);
+    const timed = names.filter((s) => /^\d{8}T\d{6}/.test(s) || /^\d{4}-\d{2}-\d{2}T/.test(s)).sort().reverse();
+    return { sessions: timed.filter((s) => !s.startsWith('.')), requests };
+  }
+
+  /** List these sessions again, one ListObjectsV2 each (8 at a time); their tree is then exact. */
+  async relist(sessions: string[]): Promise<number> {
+    this.refreshed = true;
+    const base = this.tree.prefix ? this.tree.prefix + '/' : '';
+    let i = 0;
+    let requests = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(8, sessions.length) }, async () => {
+        while (i < sessions.length) {
+          const s = sessions[i++]!;
+          const objs = [];
+          for await (const page of this.objects.list(`${base}${s}/`, this.call)) {
+            requests++;
+            objs.push(...page);
+          }
+          this.tree.clear(s);
+          this.tree.merge(objs);
+          this.listedSessions.add(s);
+        }
+      }),
+    );
+    this.indexSidecars();
+    return requests;
+  }
+
+  /** A stat or read of a session the tree does not hold whole: that session is listed first. */
+  private async ensureSession(rel: string): Promise<void> {
+    if (this.complete) return;
+    const session = rel.split('/')[0]!;
+    if (!session || session.startsWith('.') || this.listedSessions.has(session)) return;
+    await this.relist([session]);
   }
 
   /** A whole sidecar: from the read-ahead when it is there; reading in order starts the read-ahead. */
@@ -104,7 +331,7 @@ export class S3Source {
   }
 
   private async ready(): Promise<void> {
-    if (!this.refreshed) await this.refresh();
+    if (!this.refreshed) await this.reconcile();
   }
 
   async list(dir: string): Promise<Array<{ name: string; type: 'file' | 'dir' | 'other'; stat?: { size: number; mtimeMs: number; etag?: string } }> | null> {
@@ -117,6 +344,7 @@ export class S3Source {
   async stat(file: string): Promise<{ size: number; mtimeMs: number; etag?: string } | null> {
     await this.ready();
     const rel = this.rel(file);
+    if (rel !== null && !this.tree.stat(rel)) await this.ensureSession(rel);
     const o = rel === null ? null : this.tree.stat(rel);
     return o ? { size: o.size, mtimeMs: o.lastModifiedMs, etag: o.etag } : null;
   }
@@ -126,8 +354,13 @@ export class S3Source {
     await this.ready();
     const rel = this.rel(file);
     if (rel === null) throw new Error(`not under ${this.rootUrl}: ${file}`);
+    if (!this.tree.stat(rel)) await this.ensureSession(rel);
     const known = this.tree.stat(rel);
     const key = this.tree.key(rel);
+    const carried = this.carried.get(rel);
+    if (carried && known && carried.length === known.size) {
+      return { bytes: carried.subarray(offset, offset + length), size: known.size, mtimeMs: known.lastModifiedMs, etag: known.etag };
+    }
     if (known && offset >= known.size) return { bytes: Buffer.alloc(0), size: known.size, mtimeMs: known.lastModifiedMs, etag: known.etag };
     const pre = known && offset === 0 && length >= known.size ? this.sidecar(rel, known.size) : undefined;
     const r = (await pre?.catch(() => undefined)) ?? (await this.objects.getRange(key, offset, offset + length, this.call));

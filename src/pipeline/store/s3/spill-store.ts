@@ -121,7 +121,7 @@ export class S3SpillStore implements SpillStore {
     this.writerP ??= (async () => {
       const [{ openBucket }, { S3SessionWriter }] = await Promise.all([import('./index.js'), import('./writer.js')]);
       const objects: S3Objects = await openBucket(this.settings.location, this.opts);
-      return new S3SessionWriter(objects, this.settings.location, this.session);
+      return new S3SessionWriter(objects, this.settings.location, this.session, this.opts.clock);
     })();
     this.writerP.catch(() => (this.writerP = undefined));
     return this.writerP;

@@ -3,6 +3,7 @@ import { S3_SINGLE_PUT_MAX_BYTES } from './config.js';
 import type { S3Objects, CallOptions, Pieces } from './client.js';
 import { S3StoreError, md5Hex } from './errors.js';
 import { sessionKeys, type S3Location } from './location.js';
+import { writeJournal, type JournalFile } from './journal.js';
 
 /**
  * Writing one session's spills into a bucket without ever overwriting another result.
@@ -28,13 +29,22 @@ export type WriteData = string | Uint8Array | Iterable<string | Uint8Array> | As
 
 export class S3SessionWriter {
   readonly keys: ReturnType<typeof sessionKeys>;
+  /** Files written and not yet committed, by name: what the stem's journal entry lists. */
+  private readonly written = new Map<string, JournalFile>();
 
   constructor(
     readonly objects: S3Objects,
     readonly location: S3Location,
     readonly session: string,
+    /** The writer's clock, for journal keys (tests give writers skewed clocks). */
+    readonly clock: () => number = Date.now,
   ) {
     this.keys = sessionKeys(location, session);
+  }
+
+  private note(rel: string, size: number, etag: string): number {
+    if (!rel.includes('/')) this.written.set(rel, { size, etag });
+    return size;
   }
 
   /** `s3://bucket/<prefix>/<session>/long_responses/<rel>`. */
@@ -72,13 +82,12 @@ export class S3SessionWriter {
     if (head.done) {
       const body = head.bytes;
       const r = await this.objects.putIfAbsent(key, body, o);
-      if (r.created) return body.byteLength;
+      if (r.created) return this.note(rel, body.byteLength, r.etag);
       const h = await this.objects.head(key, o);
-      if (h && h.etag === md5Hex(body)) return body.byteLength; // these very bytes: an earlier run got this far
+      if (h && h.etag === md5Hex(body)) return this.note(rel, body.byteLength, h.etag); // these very bytes: an earlier run got this far
       // Under a resumed claim the key is ours (a payload the failed spill began): write it again.
       if (o.resumed) {
-        await this.objects.putOverwrite(key, body, o);
-        return body.byteLength;
+        return this.note(rel, body.byteLength, await this.objects.putOverwrite(key, body, o));
       }
       throw new S3StoreError('EXISTS', `${this.url(rel)} already holds a different object`);
     }
@@ -93,8 +102,8 @@ export class S3SessionWriter {
       }
     };
     // Multipart overwrites whatever is there: safe only because the stem is claimed by this writer.
-    await this.objects.upload(key, counted() as Pieces, o);
-    return total;
+    const etag = await this.objects.upload(key, counted() as Pieces, o);
+    return this.note(rel, total, etag);
   }
 
   /**
@@ -125,13 +134,39 @@ export class S3SessionWriter {
   async putSidecar(rel: string, json: string, o: CallOptions & { resumed?: boolean } = {}): Promise<void> {
     const key = this.keys.file(rel);
     const r = await this.objects.putIfAbsent(key, json, { ...o, contentType: 'application/json' });
-    if (r.created) return;
-    if (o.resumed) {
-      const h = await this.objects.head(key, o);
-      if (h && h.etag === md5Hex(json)) return;
+    if (!r.created) {
+      const h = o.resumed ? await this.objects.head(key, o) : null;
+      if (!h || h.etag !== md5Hex(json)) throw new S3StoreError('EXISTS', `${this.url(rel)} already exists`);
     }
-    throw new S3StoreError('EXISTS', `${this.url(rel)} already exists`);
+    // Not awaited: the guard's deadline covers this call, and the spill is committed now. A journal
+    // write that is slow or lost costs only latency (flushJournal waits for those in flight).
+    const j = this.journal(rel, json);
+    inFlight.add(j);
+    void j.finally(() => inFlight.delete(j));
   }
+
+  /** The committed stem's journal entry (journal.ts); never throws. */
+  private async journal(metaRel: string, json: string): Promise<void> {
+    const stem = metaRel.slice(0, -'.meta.json'.length);
+    const files: Record<string, JournalFile> = {};
+    for (const [name, f] of this.written) {
+      if (name.startsWith(stem + '.') && name !== metaRel) {
+        files[name] = f;
+        this.written.delete(name);
+      }
+    }
+    const bytes = Buffer.from(json, 'utf8');
+    files[metaRel] = { size: bytes.length, etag: md5Hex(bytes) };
+    await writeJournal(this.objects, this.location, { session: this.session, stem, files, sidecar: json }, { now: this.clock() });
+  }
+}
+
+/** Journal writes still in flight (each bounded by JOURNAL_WRITE_TIMEOUT_MS, none throws). */
+const inFlight = new Set<Promise<void>>();
+
+/** Wait for the journal writes in flight (a CLI before it closes its clients; tests before they poll). */
+export async function flushJournal(): Promise<void> {
+  while (inFlight.size) await Promise.all([...inFlight]);
 }
 
 export function newClaimToken(): string {
