@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import type { TimelineData } from '../../service/contract.js';
 import { contextTimeline } from '../../service/offline.js';
-import { terminalSafe } from '../../pipeline/terminal.js';
+import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
 
 const n = (v: number | null | undefined) => (v === null || v === undefined ? '-' : v.toLocaleString('en-US'));
 
@@ -88,7 +88,7 @@ export function register(program: Command): void {
         },
       });
       // Tool names and notes come from transcripts: payload-derived text.
-      if (opts.json) process.stdout.write(JSON.stringify(t) + '\n');
+      if (opts.json) process.stdout.write(jsonLine(t) + '\n');
       else if (opts.csv) process.stdout.write(terminalSafe(csv(t)));
       else process.stdout.write(terminalSafe(table(t)));
     });
