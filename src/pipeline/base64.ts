@@ -73,32 +73,24 @@ export function parseBase64(s: string): ParsedBase64 | null {
   const coreLen = body.length - padLen;
   if (coreLen === 0) return null;
   const core = padLen ? body.slice(0, coreLen) : body;
-  // One alphabet only; anything else ('=' inside, '\r', spaces, other letters) fails. Native scans.
-  let url = false;
-  if (!STD_RE.test(core)) {
-    if (!URL_RE.test(core)) return null;
-    url = true;
-  }
   if (padLen > 0 && body.length % 4 !== 0) return null;
   const rem = coreLen % 4;
   if (rem === 1) return null;
-  // Canonical: the bits past the last whole byte are zero (else two texts would decode alike).
-  const lastVal = B64_VALUE[core.charCodeAt(coreLen - 1)] ?? 0;
-  if ((rem === 2 && (lastVal & 0x0f) !== 0) || (rem === 3 && (lastVal & 0x03) !== 0)) return null;
+  // One alphabet only: '-' or '_' makes it URL-safe, and then no '+' or '/' may appear (native scans).
+  const url = core.indexOf('-') !== -1 || core.indexOf('_') !== -1;
   const alphabet: 'std' | 'url' = url ? 'url' : 'std';
+  // Node's decoder skips what is not base64 (and reads a UTF-16 unit by its low byte), so the
+  // decoded bytes are checked by re-encoding them: canonical base64 in that alphabet (no other
+  // character, '=' only at the end, zero bits past the last byte) gives back exactly `core`.
+  // Natively this is several times faster than a character-class regex over the run.
   const bytes = Buffer.from(core, url ? 'base64url' : 'base64');
   if (bytes.length !== Math.floor((coreLen * 3) / 4)) return null;
+  const again = bytes.toString(url ? 'base64url' : 'base64');
+  if ((again.length === coreLen ? again : again.slice(0, coreLen)) !== core) return null;
   const encoding: AssetEncoding = { kind: 'base64', alphabet, pad: padLen > 0 || rem === 0 };
   if (lineWidth) Object.assign(encoding, { lineWidth, eol, finalEol });
   return { bytes, encoding };
 }
-
-const STD_RE = /^[A-Za-z0-9+/]*$/;
-const URL_RE = /^[A-Za-z0-9_-]*$/;
-const B64_VALUE: Record<number, number> = {};
-'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.split('').forEach((c, i) => (B64_VALUE[c.charCodeAt(0)] = i));
-B64_VALUE[45] = 62; // '-'
-B64_VALUE[95] = 63; // '_'
 
 /** Sample size for the character-statistics test. */
 const STATS_SAMPLE_CHARS = 64 * 1024;
