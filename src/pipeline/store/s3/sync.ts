@@ -57,10 +57,11 @@ function recordName(r: Pick<PendingRecord, 'store' | 'session' | 'stem'>): strin
 /** Queue a fallen-back spill for `spillway sync` (atomic: temp file, then rename). */
 export async function queuePending(r: PendingRecord, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const dir = pendingDir(env);
-  await fsp.mkdir(dir, { recursive: true });
+  // The record names a session and its spill: private, like the spills, whoever creates app data first.
+  await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
   const file = path.join(dir, recordName(r));
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`);
-  await fsp.writeFile(tmp, JSON.stringify(r, null, 2) + '\n');
+  await fsp.writeFile(tmp, JSON.stringify(r, null, 2) + '\n', { mode: 0o600 });
   await fsp.rename(tmp, file);
   return file;
 }
