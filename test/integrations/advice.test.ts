@@ -64,7 +64,7 @@ describe('a Read that Claude Code cut at its token cap', () => {
     const msg = (r.output!.hookSpecificOutput.updatedToolOutput as { file: { content: string } }).file.content;
     expect(msg).toMatch(/too large for the context: .* \(json, [\d.]+ KB\)/);
     expect(msg).toContain(`NOT in full: Claude Code's Read showed only lines 1–4,076 of ${lines.length.toLocaleString('en-US')} (its token cap)`);
-    expect(msg).toMatch(/JSON object, [\d,]+ bytes, 4,076 lines, ~[\d,]+ tokens; cut short after/);
+    expect(msg).toMatch(/JSON object, [\d,]+ bytes, 4,076 lines, ~[\d,]+ tokens \([^)]*of this text\); cut short after/);
     expect(msg).toContain('$.rows[*].price: number');
     expect(msg).not.toMatch(/\bCode, [\d,]+ bytes/);
   });

@@ -12,6 +12,7 @@ import { analysisMethods } from '../../src/service/methods/analysis.js';
 import { payloadMethods } from '../../src/service/methods/payloads.js';
 import { rootMethods } from '../../src/service/methods/roots.js';
 import { summaryMethods } from '../../src/service/methods/summaries.js';
+import { timelineMethods } from '../../src/service/methods/timeline.js';
 import { createInspectorService, type InspectorService } from '../../src/service/service.js';
 
 const METHODS_DIR = path.resolve(import.meta.dirname, '..', '..', 'src', 'service', 'methods');
@@ -32,15 +33,15 @@ afterAll(async () => {
 describe('the service as a table of methods', () => {
   it('exposes exactly the contract methods, plus its named host-side members', () => {
     const own = Object.keys(svc).filter((k) => typeof (svc as unknown as Record<string, unknown>)[k] === 'function');
-    const host = ['on', 'invoke', 'openAsset', 'allowDroppedFile', 'addTrustedRoot', 'close'];
+    const host = ['on', 'invoke', 'openAsset', 'allowDroppedFile', 'allowDropped', 'addTrustedRoot', 'close'];
     expect(own.filter((k) => !host.includes(k)).sort()).toEqual([...METHOD_NAMES].sort());
     expect(own.filter((k) => host.includes(k)).sort()).toEqual([...host].sort());
   });
 
-  it('the four groups are disjoint and together are the contract', async () => {
+  it('the five groups are disjoint and together are the contract', async () => {
     const ctx = createContext({ appDataDir: path.join(tmp, 'home-groups'), transport: 'http', scanOnStart: false, watch: false });
     try {
-      const groups = { roots: rootMethods(ctx).methods, payloads: payloadMethods(ctx), analysis: analysisMethods(ctx), summaries: summaryMethods(ctx) };
+      const groups = { roots: rootMethods(ctx).methods, payloads: payloadMethods(ctx), analysis: analysisMethods(ctx), summaries: summaryMethods(ctx), timeline: timelineMethods(ctx) };
       const names = Object.values(groups).flatMap((g) => Object.keys(g));
       expect(new Set(names).size).toBe(names.length);
       expect([...names].sort()).toEqual([...METHOD_NAMES].sort());
