@@ -14,7 +14,7 @@
  * - `api-request-shape` holds the system prompt and tool definitions of the calls: the baseline.
  */
 import { isObj, str } from './import-common.js';
-import { type CompactionRecord, Notes, type PartName, type TurnRecord, type TurnTool, type TurnsResult, addPart, estimateText, numOr } from './turns.js';
+import { type CompactionRecord, JsonlTurnReader, type PartName, type TurnRecord, type TurnTool, type TurnsResult, addPart, estimateText, numOr } from './turns.js';
 
 const PROFILE = 'claude' as const;
 
@@ -27,39 +27,21 @@ function textOf(c: unknown): string {
   return c.map((b) => (isObj(b) && typeof b.text === 'string' ? b.text : isObj(b) && b.type === 'image' ? '' : JSON.stringify(b))).join('\n');
 }
 
-export class ClaudeTurns {
+export class ClaudeTurns extends JsonlTurnReader {
   private readonly turns: TurnRecord[] = [];
   private readonly byKey = new Map<string, TurnRecord>();
   private readonly compactions: CompactionRecord[] = [];
   private readonly names = new Map<string, string>();
-  private readonly notes = new Notes();
   private baseline: number | undefined;
   /** What entered since the last call, waiting for the next one. */
   private pendingParts: Partial<Record<PartName, number>> = {};
   private pendingTools: TurnTool[] = [];
-  private lastBad = -1;
-  private lines = 0;
 
-  line(buf: Buffer, index: number): void {
-    this.lines = index + 1;
-    if (!MARKERS.some((m) => buf.includes(m))) return;
-    let o: unknown;
-    try {
-      o = JSON.parse(buf.toString('utf8'));
-    } catch {
-      this.lastBad = index;
-      this.notes.add('unparsable line skipped');
-      return;
-    }
-    if (!isObj(o)) return;
-    try {
-      this.record(o, index);
-    } catch {
-      this.notes.add(`unreadable ${String(o.type)} record skipped`);
-    }
+  constructor() {
+    super(MARKERS);
   }
 
-  private record(o: Record<string, unknown>, index: number): void {
+  protected record(o: Record<string, unknown>, index: number): void {
     switch (o.type) {
       case 'assistant':
         return this.assistant(o, index);
@@ -162,8 +144,7 @@ export class ClaudeTurns {
   }
 
   result(): TurnsResult {
-    const notes = this.notes.list();
-    if (this.lastBad === this.lines - 1 && this.lastBad >= 0) notes.push('the last line is torn (a write in progress?): read up to the line before');
+    const notes = this.readNotes();
     const noUsage = this.turns.filter((t) => t.context === null).length;
     if (noUsage) notes.push(`${noUsage} call(s) without usage: their context is unknown`);
     if (this.turns.length === 0) notes.push('no API call with usage in this transcript');

@@ -11,7 +11,7 @@
  *   call is the summarisation call itself.
  */
 import { isObj, str } from './import-common.js';
-import { type CompactionRecord, Notes, type PartName, type TurnRecord, type TurnTool, type TurnsResult, addPart, estimateText, numOr } from './turns.js';
+import { type CompactionRecord, JsonlTurnReader, type PartName, type TurnRecord, type TurnTool, type TurnsResult, addPart, estimateText, numOr } from './turns.js';
 
 const PROFILE = 'o200k' as const;
 const MARKERS = ['"token_usage_record"', '"token_count"', '"compacted"', '"context_compacted"', '"response_item"', '"session_meta"'];
@@ -27,11 +27,10 @@ function contentText(c: unknown): string {
   return Array.isArray(c) ? c.map((p) => (isObj(p) ? str(p.text) ?? '' : '')).join('\n') : typeof c === 'string' ? c : '';
 }
 
-export class CodexTurns {
+export class CodexTurns extends JsonlTurnReader {
   private readonly turns: TurnRecord[] = [];
   private readonly compactions: CompactionRecord[] = [];
   private readonly names = new Map<string, string>();
-  private readonly notes = new Notes();
   private baseline: number | undefined;
   private pendingParts: Partial<Record<PartName, number>> = {};
   private pendingTools: TurnTool[] = [];
@@ -40,29 +39,12 @@ export class CodexTurns {
   private fromRecords = false;
   private lastTotals = '';
   private window: number | undefined;
-  private lastBad = -1;
-  private lines = 0;
 
-  line(buf: Buffer, index: number): void {
-    this.lines = index + 1;
-    if (!MARKERS.some((m) => buf.includes(m))) return;
-    let o: unknown;
-    try {
-      o = JSON.parse(buf.toString('utf8'));
-    } catch {
-      this.lastBad = index;
-      this.notes.add('unparsable line skipped');
-      return;
-    }
-    if (!isObj(o)) return;
-    try {
-      this.record(o, index);
-    } catch {
-      this.notes.add(`unreadable ${String(o.type)} record skipped`);
-    }
+  constructor() {
+    super(MARKERS);
   }
 
-  private record(o: Record<string, unknown>, index: number): void {
+  protected record(o: Record<string, unknown>, index: number): void {
     const p = isObj(o.payload) ? o.payload : undefined;
     const at = str(o.timestamp) ?? '';
     if (o.type === 'session_meta' && p) {
@@ -175,8 +157,7 @@ export class CodexTurns {
   }
 
   result(): TurnsResult {
-    const notes = this.notes.list();
-    if (this.lastBad === this.lines - 1 && this.lastBad >= 0) notes.push('the last line is torn (a write in progress?): read up to the line before');
+    const notes = this.readNotes();
     if (!this.fromRecords && this.turns.length) notes.push('calls taken from token_count events (no token_usage_record): the parts of each call are less sure');
     if (this.turns.length === 0) notes.push('no call with usage in this rollout');
     for (const t of this.turns) t.window ??= this.window;

@@ -11,6 +11,7 @@
  */
 import { estimateTokens } from '../pipeline/estimate/index.js';
 import type { Profile } from '../pipeline/types.js';
+import { isObj } from './import-common.js';
 
 /** Which part of the context a piece of text is. Tool results are kept per result (TurnTool). */
 export type PartName = 'baseline' | 'user' | 'assistant' | 'thinking' | 'summary' | 'other';
@@ -93,6 +94,46 @@ export class Notes {
   }
   list(): string[] {
     return [...this.counts].map(([what, n]) => (n === 1 ? what : `${what} (×${n})`));
+  }
+}
+
+/**
+ * A reader of one JSONL transcript, line by line: only lines holding one of `markers` are decoded;
+ * a line that does not parse, or a record its reader trips on, is a note, never an error.
+ */
+export abstract class JsonlTurnReader {
+  protected readonly notes = new Notes();
+  private lastBad = -1;
+  private lines = 0;
+
+  constructor(private readonly markers: readonly string[]) {}
+
+  line(buf: Buffer, index: number): void {
+    this.lines = index + 1;
+    if (!this.markers.some((m) => buf.includes(m))) return;
+    let o: unknown;
+    try {
+      o = JSON.parse(buf.toString('utf8'));
+    } catch {
+      this.lastBad = index;
+      this.notes.add('unparsable line skipped');
+      return;
+    }
+    if (!isObj(o)) return;
+    try {
+      this.record(o, index);
+    } catch {
+      this.notes.add(`unreadable ${String(o.type)} record skipped`);
+    }
+  }
+
+  protected abstract record(o: Record<string, unknown>, index: number): void;
+
+  /** The notes so far, and whether the last line was torn (a write in progress). */
+  protected readNotes(): string[] {
+    const notes = this.notes.list();
+    if (this.lastBad === this.lines - 1 && this.lastBad >= 0) notes.push('the last line is torn (a write in progress?): read up to the line before');
+    return notes;
   }
 }
 
