@@ -11,7 +11,7 @@ import type { FullText } from './fulltext.js';
 import { readImportedText } from './importers.js';
 import type { SourceLocation } from './record.js';
 import type { IndexStats, ListPayloadsRequest, ListPayloadsResponse, PayloadDetail, PayloadRow, PayloadSortField, SessionInfo } from './rows.js';
-import { readMeta } from './spillway.js';
+import { readMeta } from './import-spillway.js';
 import type { SummaryRuns } from './summaries.js';
 import { countLines, ftsQuery, makePreview } from './text.js';
 import { readWindow } from './window.js';

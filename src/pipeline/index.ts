@@ -69,7 +69,7 @@ export { buildPreview } from './preview.js';
 export { detectContent, detectTextKind, detectTextFormat, unwrapText, isBinaryBytes, isBinaryString, sniffBinary } from './detect.js';
 export { extractAssets } from './extract.js';
 export { parseBase64, encodeSpan } from './base64.js';
-export { writeFileAtomic, saveAsset, LocalSpillStore } from './store-local.js';
+export { writeFileAtomic, saveAsset, LocalSpillStore } from './store/local.js';
 export {
   SpillStoreError,
   type SpillStore,
@@ -78,8 +78,8 @@ export {
   type SpillBody,
   type StoreCallOptions,
   type NameCandidate,
-} from './spill-store.js';
-export { nameCandidates } from './store.js';
+} from './store/seam.js';
+export { nameCandidates } from './store/publish.js';
 export { buildSummaryPrompt, fenceFor } from './prompt.js';
 export { fitSummaryInput } from './summary.js';
 export { truncate, safeCut, fmtBytes } from './text.js';

@@ -16,6 +16,7 @@ import {
   stableId,
 } from './text.js';
 import { type FileWindow, type ReadBuffers, UnitHash, readWindow } from './window.js';
+import { isObj } from '../pipeline/values.js';
 
 /** Largest sidecar read; a bigger one is not something the guard wrote. */
 export const MAX_META_BYTES = 16 * 1024 * 1024;
@@ -42,7 +43,6 @@ export function spillwayPayloadId(longResponsesDir: string, stem: string): strin
   return stableId('p', `${isS3Path(longResponsesDir) ? canonicalS3Root(longResponsesDir) : path.resolve(longResponsesDir)}/${stem}`);
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 /** A sidecar's id or path field: a short non-empty string, else nothing (a hand-edited sidecar may hold anything). */
