@@ -37,6 +37,7 @@ export {
   LocalSpillStore,
   SpillStoreError,
   type AssetRef,
+  type Estimate,
   type GuardResult,
   type NameCandidate,
   type PayloadMeta,

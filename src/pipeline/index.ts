@@ -8,6 +8,7 @@
 export {
   PROFILES,
   type AssetRef,
+  type Estimate,
   type GuardOptions,
   type GuardResult,
   type PayloadMeta,
