@@ -12,6 +12,8 @@ const TL = path.join(REPO, 'test', 'index', 'fixtures', 'timeline');
 const REAL = path.join(REPO, 'test', 'index', 'fixtures', 'real');
 const CC_CONTEXTS = [20_492, 271_412, 532_273, 783_571, 1_035_054, 273_401, 523_606, 774_116];
 const CODEX_MAIN = [8_696, 10_278, 8_843, 8_845, 9_701, 9_844];
+const SUB_PARENT = [18_673, 21_214, 21_538, 22_860];
+const SUB_AGENT = [14_670, 24_833, 28_212];
 
 async function turnsOf(root: string) {
   const { index } = tmpIndex();
@@ -90,6 +92,25 @@ describe('turns from Claude Code 2.1.328', () => {
     const mainTurns = turns.filter((t) => t.session_id === parent.id);
     expect(mainTurns.length).toBeGreaterThan(0);
     expect(mainTurns.every((t) => t.kind === 'main' && t.context > 0)).toBe(true);
+  });
+});
+
+describe('a sub-agent of Claude Code 2.1.328 with calls of its own (fixtures/timeline/claude-code-subagent)', () => {
+  it("its calls are its own session's sidechain lane, never the parent's turns; the Agent result's own usage is not a call", async () => {
+    const { index, turns, scan } = await turnsOf(path.join(TL, 'claude-code-subagent'));
+    expect(scan.warnings).toEqual([]);
+    const sessions = index.listSessions();
+    const sub = sessions.find((s) => s.parentSessionId)!;
+    const parent = sessions.find((s) => s.id === sub.parentSessionId)!;
+    const of = (id: string) => turns.filter((t) => t.session_id === id);
+    expect(of(parent.id).map((t) => [t.kind, t.context])).toEqual(SUB_PARENT.map((c) => ['main', c]));
+    expect(of(sub.id).map((t) => [t.kind, t.context])).toEqual(SUB_AGENT.map((c) => ['sidechain', c]));
+    // The Agent tool's result (toolUseResult.usage: the sub-agent's last call) enters the parent as one tool result.
+    expect(JSON.parse(of(parent.id)[2].tools_json).map((t: any) => t.name)).toEqual(['Agent']);
+    const t = index.timeline({ sessionId: parent.id })!;
+    expect(t.turns.map((x) => x.context)).toEqual(SUB_PARENT);
+    expect(t.subagents).toEqual([expect.objectContaining({ sessionId: sub.id, calls: 3, peak: SUB_AGENT[2] })]);
+    expect(index.timeline({ sessionId: sub.id })!.turns.map((x) => x.context)).toEqual(SUB_AGENT);
   });
 });
 
