@@ -14,6 +14,7 @@ const CC_CONTEXTS = [20_492, 271_412, 532_273, 783_571, 1_035_054, 273_401, 523_
 const CODEX_MAIN = [8_696, 10_278, 8_843, 8_845, 9_701, 9_844];
 const SUB_PARENT = [18_673, 21_214, 21_538, 22_860];
 const SUB_AGENT = [14_670, 24_833, 28_212];
+const GEMINI_MAIN = [10_194, 16_006, 21_818, 27_630, 29_956];
 
 async function turnsOf(root: string) {
   const { index } = tmpIndex();
@@ -133,5 +134,21 @@ describe('turns from Codex 0.171.0', () => {
     // token_count lags its call and repeats itself; every distinct call is there once.
     expect(turns.map((t) => t.context).filter((c) => c !== null).length).toBe(CODEX_MAIN.length + 2);
     expect(JSON.parse(notes[0].notes_json).join('\n')).toMatch(/token_count/);
+  });
+});
+
+describe('turns from Gemini CLI 0.61.0 (a session-*.jsonl chat log)', () => {
+  it('found as a Gemini chat, one turn per call though each tool-calling message is written twice, its context the promptTokenCount the double reported', async () => {
+    const { index, turns, scan, notes } = await turnsOf(path.join(TL, 'gemini'));
+    expect(scan.warnings).toEqual([]);
+    const [s] = index.listSessions();
+    expect(s).toMatchObject({ client: 'Gemini CLI' });
+    expect(turns.map((t) => t.context)).toEqual(GEMINI_MAIN);
+    // Cached: the prefix the request before sent.
+    expect(turns.map((t) => t.cache_read)).toEqual([0, ...GEMINI_MAIN.slice(0, -1)]);
+    expect(turns.map((t) => JSON.parse(t.tools_json).map((x: any) => x.name))).toEqual([[], ['read_file'], ['read_file'], ['read_file'], ['run_shell_command']]);
+    expect(JSON.parse(notes[0].notes_json)).toEqual([]);
+    const payloads = index.listPayloads({ sessionId: s!.id }).rows;
+    expect(payloads.map((p) => p.tool).sort()).toEqual(['read_file', 'read_file', 'read_file', 'run_shell_command']);
   });
 });
