@@ -6,8 +6,9 @@
  * results enter the next call. A 0.61.0 `.jsonl` chat is replayed into messages first
  * (import-gemini.ts), so a message rewritten under the same id is one call.
  */
-import { isObj, str } from './import-common.js';
+import { str } from './import-common.js';
 import { Notes, type PartName, type TurnRecord, type TurnTool, type TurnsResult, addPart, estimateText, numOr } from './turns.js';
+import { isObj } from '../pipeline/values.js';
 
 export function geminiTurns(messages: unknown[]): TurnsResult {
   const turns: TurnRecord[] = [];
