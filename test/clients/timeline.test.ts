@@ -51,7 +51,7 @@ function bigScript(data: string): AnthropicStep[] {
   for (let i = 0; i < CALLS; i++) {
     const word = `w${i}x`;
     if (i % 7 === 5) steps.push({ toolUses: [{ name: 'mcp__fs__read_text_file', input: { path: textFile(data, `m${i}.txt`, 60_000, word) } }] });
-    else if (i % 4 === 3) steps.push({ toolUses: [{ name: 'Bash', input: { command: `cat ${textFile(data, `b${i}.txt`, 28_000, word)}`, description: `show file ${i}` } }] });
+    else if (i % 4 === 3) steps.push({ toolUses: [{ name: 'Bash', input: { command: `cat ${textFile(data, `b${i}.txt`, 20_000, word)}`, description: `show file ${i}` } }] });
     else steps.push({ toolUses: [{ name: 'Read', input: { file_path: textFile(data, `r${i}.txt`, 60_000, word) } }] });
   }
   return steps;
@@ -120,7 +120,7 @@ describe('Claude Code 2.1.328, 22 calls of big results, with and without the hoo
 
   it('what the client sent the model: the guarded context stayed smaller, and compacted less', () => {
     const sum = (a: number[]) => a.reduce((x, y) => x + y, 0);
-    expect(sum(toolResultChars(guarded))).toBeLessThan(sum(toolResultChars(bare)) / 4);
+    expect(sum(toolResultChars(guarded))).toBeLessThan(sum(toolResultChars(bare)) / 3);
     expect(Math.max(...guarded.usage.main)).toBeLessThan(Math.max(...bare.usage.main));
     expect(sum(guarded.usage.main)).toBeLessThan(sum(bare.usage.main));
     // Up to the bare session's first compaction, every guarded call is the smaller one.
@@ -139,6 +139,24 @@ describe('Claude Code 2.1.328, 22 calls of big results, with and without the hoo
     expect(asRan!.compactionsAt).toHaveLength(real.length);
     asRan!.compactionsAt.forEach((c, i) => expect(Math.abs(c - real[i]!)).toBeLessThanOrEqual(1));
     expect(g12k!.compactionsAt).toHaveLength(guardedTl.compactions.length);
+  });
+
+  it("with the guarded run's spills indexed too, its replay without the guard predicts the bare run's compactions within one turn", async () => {
+    const index = openIndex({ dbPath: path.join(tmpDir('spillway-tl-db-'), 'index.sqlite') });
+    indexes.push(index);
+    index.addRoot(path.join(guarded.run.home, '.claude', 'projects'));
+    index.addRoot(path.join(guarded.run.home, 'spillway', 'sessions'));
+    expect((await index.scan()).warnings).toEqual([]);
+    const t = index.timeline({ sessionId: guardedTl.sessionId, autoCompactPct: 10, limits: [12_000] })!;
+    const [asRan, noGuard, g12k] = t.replays;
+    expect(asRan!.compactionsAt).toEqual([]);
+    const real = compactionTurns(bare.usage);
+    expect(real.length).toBeGreaterThan(0);
+    expect(Math.abs(noGuard!.compactionsAt.length - real.length)).toBeLessThanOrEqual(1);
+    expect(Math.abs(noGuard!.compactionsAt[0]! - real[0]!)).toBeLessThanOrEqual(1);
+    // The guard at the limit it ran with: the peak it really had, within 5%.
+    expect(g12k!.compactionsAt).toEqual([]);
+    expect(Math.abs(g12k!.peak - guardedTl.measured.peak) / guardedTl.measured.peak).toBeLessThan(0.05);
   });
 });
 
@@ -191,6 +209,7 @@ describe('Claude Code 2.1.328, a sub-agent with calls of its own', () => {
 describe('Codex 0.171.0 with model_auto_compact_token_limit = 12000', () => {
   let s: CodexSession;
   let t: TimelineData;
+  let index: SpillIndex;
 
   beforeAll(async () => {
     s = await codexSession({
@@ -201,7 +220,7 @@ describe('Codex 0.171.0 with model_auto_compact_token_limit = 12000', () => {
       topToml: 'model_auto_compact_token_limit = 12000',
     });
     await s.double.close();
-    t = (await timelineOf(path.join(s.run.codexHome, 'sessions'))).main;
+    ({ main: t, index } = await timelineOf(path.join(s.run.codexHome, 'sessions')));
   }, RUN_MS);
 
   it('the run completed and Codex compacted by itself', () => {
@@ -217,5 +236,13 @@ describe('Codex 0.171.0 with model_auto_compact_token_limit = 12000', () => {
     else at.push(n);
     expect(t.compactions.map((c) => c.turn)).toEqual(at);
     expect(t.rule.window).toBeGreaterThan(0);
+  });
+
+  it('the replay under the limit it ran with finds the compactions where they happened, within one turn', () => {
+    const r = index.timeline({ sessionId: t.sessionId, autoCompactLimit: 12_000 })!;
+    expect(r.rule).toMatchObject({ trigger: 12_000, triggerSource: 'read' });
+    const real = r.compactions.map((c) => c.turn);
+    expect(r.replays[0]!.compactionsAt).toHaveLength(real.length);
+    r.replays[0]!.compactionsAt.forEach((c, i) => expect(Math.abs(c - real[i]!)).toBeLessThanOrEqual(1));
   });
 });
