@@ -8,8 +8,11 @@
  * - the same 22-call script with big Read, Bash and MCP results, once with the hook `spillway setup
  *   claude-code` wrote into the temp HOME and once without, under CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=10
  *   (a trigger of 98,000): what the client sent the model shows the guarded session stayed smaller;
- * - a sub-agent (Agent tool, sync) that makes calls of its own: its usage lands in its own file and
- *   its own lane, never in the parent's turns;
+ * - a sub-agent (Agent tool, sync, and in the background) that makes calls of its own: its usage
+ *   lands in its own file (`<session>/subagents/agent-<id>.jsonl`, every line isSidechain) and its
+ *   own lane, never in the parent's turns. In the background the Agent result is `async_launched`
+ *   at once; when the sub-agent ends, a `<task-notification>` user line reaches the parent, which
+ *   makes one more call of its own (a parent turn, as the double saw it);
  * - Codex with `model_auto_compact_token_limit = 12000`, which compacts by itself.
  */
 import { execFileSync } from 'node:child_process';
@@ -203,6 +206,41 @@ describe('Claude Code 2.1.328, a sub-agent with calls of its own', () => {
     expect(main.subagents[0]!.peak).toBe(Math.max(...s.usage.sub));
     // The Agent tool's answer enters the parent as one tool result, not as the sub-agent's calls.
     expect(main.turns[2]!.tools.map((t) => t.name)).toEqual(['Agent']);
+  });
+});
+
+describe('Claude Code 2.1.328, a sub-agent in the background (run_in_background: true)', () => {
+  let s: ClaudeSession;
+  let main: TimelineData;
+  let all: TimelineData[];
+
+  beforeAll(async () => {
+    let subData = '';
+    s = await claudeSession({
+      script: (data) => {
+        subData = data;
+        return [
+          { toolUses: [{ name: 'Agent', input: { description: 'read the notes', prompt: `${SUBAGENT_MARK} read the notes file`, subagent_type: 'general-purpose', run_in_background: true } }] },
+          { toolUses: [{ name: 'Read', input: { file_path: textFile(data, 'parent.txt', 8_000, 'parent') } }] },
+        ];
+      },
+      subagent: (body) => {
+        const results = (body?.messages ?? []).flatMap((m: any) => (Array.isArray(m?.content) ? m.content.filter((b: any) => b?.type === 'tool_result') : []));
+        if (results.length === 0) return { toolUses: [{ name: 'Read', input: { file_path: textFile(subData, 'sub1.txt', 30_000, 'subone') } }] };
+        return { text: 'The notes hold numbered lines about a quick brown fox.' };
+      },
+      timeoutMs: RUN_MS,
+    });
+    await s.double.close();
+    ({ main, all } = await timelineOf(path.join(s.run.home, '.claude', 'projects')));
+  }, RUN_MS + 60_000);
+
+  it("the sub-agent's two calls are its own lane; the parent's turns are the parent's requests only", () => {
+    expect(s.run.code, s.run.stderr.slice(-2000)).toBe(0);
+    expect(s.usage.sub).toHaveLength(2);
+    expect(main.turns.map((t) => t.context)).toEqual(s.usage.main);
+    expect(main.subagents).toEqual([expect.objectContaining({ calls: 2, peak: Math.max(...s.usage.sub) })]);
+    expect(all.find((t) => t.sessionId === main.subagents[0]!.sessionId)!.turns.map((t) => t.context)).toEqual(s.usage.sub);
   });
 });
 
