@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { useAppStore } from '../store/index.js';
+import { useAppStore } from '../store/react.js';
 import { fileToBase64, MAX_UPLOAD_BYTES } from '../lib/files.js';
 import { formatBytes } from '../lib/format.js';
 import { errMessage } from '../../src/pipeline/values.js';
