@@ -87,6 +87,12 @@ export interface RefreshPlan {
   state?: string;
   /** After this pass is committed and shown, scan the root again in full (newest sessions first, then the rest). */
   more?: boolean;
+  /**
+   * `sessions` are newest first and not listed yet: the scanner lists them a few at a time, in
+   * that order, each batch asked for through `refresh({ scopes })`, committed and announced
+   * before the next (a first open shows the newest sessions before it has read the others).
+   */
+  inOrder?: boolean;
 }
 
 

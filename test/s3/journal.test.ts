@@ -136,6 +136,51 @@ s3Suite('the journal, retention and a quiet SDK on a real gateway', () => {
     }
   });
 
+  it('a first open shows the newest sessions first, in batches, before the older ones are read; progress counts over them all', async () => {
+    const store = `s3://${f.gw.bucket}/j5`;
+    const base = Date.now() - 40 * 60_000;
+    // Session names sort against their time (the newest has the smallest name): the order must come from the journal.
+    const names = Array.from({ length: 20 }, (_, i) => `s${String(99 - i)}`);
+    for (const [i, name] of names.entries()) await spill(store, name, big(`spill of ${name}`), () => base + i * 60_000);
+    const newestFirst = [...names].reverse();
+    const shown: Array<{ names: string[]; payloads: number; fulltextStarted: boolean }> = [];
+    let fulltextStarted = false;
+    const progress: Array<{ done: number; total: number }> = [];
+    const index = openIndex({
+      dbPath: path.join(f.tmp, 'j5.sqlite'),
+      onEvent: (e) => {
+        if (e.event !== 'onDidIndex') return;
+        const sessions = index.listSessions({ rootId: root.id });
+        shown.push({ names: sessions.map((x) => x.name).sort(), payloads: sessions.reduce((a, x) => a + x.payloadCount, 0), fulltextStarted });
+      },
+    });
+    const root = index.addRoot(store);
+    try {
+      const r = await index.scan({
+        rootId: root.id,
+        onProgress: (p) => {
+          if (p.phase === 'fulltext') fulltextStarted = true;
+          else progress.push({ done: p.done, total: p.total });
+        },
+      });
+      expect(r.payloads).toBe(20);
+      // The first announcement holds the 4 newest sessions and nothing older: the rest was not read yet.
+      expect(shown[0]).toEqual({ names: newestFirst.slice(0, 4).sort(), payloads: 4, fulltextStarted: false });
+      // Then twice as many each time, always the newest ones, before the whole bucket is listed.
+      expect(shown[1]).toEqual({ names: newestFirst.slice(0, 12).sort(), payloads: 12, fulltextStarted: false });
+      expect(shown[2]).toEqual({ names: newestFirst.slice(0, 20).sort(), payloads: 20, fulltextStarted: false });
+      // Progress of the batches counts on from the one before: never back to zero within them.
+      const batches = progress.slice(0, progress.findIndex((p) => p.total === 20 && p.done === 20) + 1);
+      expect(batches.length).toBeGreaterThan(2);
+      for (let i = 1; i < batches.length; i++) expect(batches[i]!.done).toBeGreaterThanOrEqual(batches[i - 1]!.done);
+      // The full listing came after, and kept its cursor: the next scan reads only the journal.
+      const again = await index.scan({ rootId: root.id });
+      expect(again.added + again.removed).toBe(0);
+    } finally {
+      await index.close();
+    }
+  });
+
   it('prune never leaves a sidecar without its payload, even when SIGKILLed midway; the next prune finishes', async () => {
     const prefix = 'j4';
     const old = Date.now() - 40 * 86_400_000;
