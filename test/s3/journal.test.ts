@@ -10,6 +10,7 @@ import { S3SpillStore, closeBuckets, flushJournal, resetStoreHealth } from '../.
 import { journalTime } from '../../src/pipeline/store/s3/journal.js';
 import { s3Suite } from '../helpers/ceph.js';
 import { useGateway } from '../helpers/ceph-fixture.js';
+import { FILESYSTEM, RawPeer, makeLog } from '../integrations/helpers.js';
 
 const REPO = path.resolve(import.meta.dirname, '..', '..');
 const CLI = ['--import', 'tsx', '--conditions=source', path.join(REPO, 'src/cli/main.ts')];
@@ -316,4 +317,43 @@ s3Suite('the journal, retention and a quiet SDK on a real gateway', () => {
     resetStoreHealth();
     await closeBuckets();
   });
+
+  it('no SDK deprecation warning on stderr from the Claude Code hook or the MCP proxy when they spill to a bucket', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, SPILLWAY_HOME: path.join(f.tmp, 'quiet-home-2') };
+    delete env[SWITCH];
+    const store = `s3://${f.gw.bucket}/quiet2`;
+    const warning = /NodeVersionSupportWarning|AWS SDK/;
+
+    // The hook, as Claude Code runs it: a PostToolUse event on stdin, the answer on stdout.
+    const event = {
+      session_id: '7b3c1f0e-5d2a-4c8b-9e61-0a1b2c3d4e5f',
+      transcript_path: path.join(f.tmp, 'none.jsonl'),
+      cwd: f.tmp,
+      hook_event_name: 'PostToolUse',
+      tool_name: 'Bash',
+      tool_input: { command: 'cat big.log' },
+      tool_response: { stdout: makeLog(200_000), stderr: '', interrupted: false, isImage: false, noOutputExpected: false },
+      tool_use_id: 'toolu_01QUIETQUIETQUIETQUIETQUI',
+    };
+    const h = spawnSync(process.execPath, [...CLI, 'hook', 'claude-code', '--store', store, '--session', path.join(f.tmp, 'quiet-hook')], { cwd: REPO, env, input: JSON.stringify(event), encoding: 'utf8' });
+    expect(h.status, h.stderr).toBe(0);
+    expect(h.stdout).toContain(`s3://${f.gw.bucket}/quiet2/quiet-hook/long_responses/`);
+    expect(h.stderr).not.toMatch(warning);
+
+    // The proxy in front of a real MCP server: a result over the limit is spilled to the bucket.
+    const data = fs.realpathSync(fs.mkdtempSync(path.join(f.tmp, 'quiet-data-')));
+    fs.writeFileSync(path.join(data, 'big.log'), makeLog(300_000));
+    const proxy = new RawPeer(process.execPath, [...CLI, 'mcp', '--store', store, '--session', path.join(f.tmp, 'quiet-proxy'), '--', process.execPath, FILESYSTEM, data], env, REPO);
+    try {
+      await proxy.initialize();
+      const r = await proxy.request('tools/call', { name: 'read_text_file', arguments: { path: path.join(data, 'big.log') } }, 5, 120_000);
+      const meta = (r.msg.result as { _meta?: Record<string, { payloadPath?: string }> })._meta?.['spillway/spill'];
+      expect(meta?.payloadPath).toMatch(new RegExp(`^s3://${f.gw.bucket}/quiet2/quiet-proxy/long_responses/`));
+    } finally {
+      await proxy.close();
+    }
+    expect(proxy.stderr).not.toMatch(warning);
+    resetStoreHealth();
+    await closeBuckets();
+  }, 180_000);
 });
