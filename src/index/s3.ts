@@ -110,7 +110,8 @@ export class RoutedSource implements SessionSource {
    * - opened for the first time (nothing saved for it): its newest S3_NEWEST_SESSIONS sessions,
    *   newest first (the scanner lists and shows them a few at a time, each batch listed through
    *   `scopes`), then the whole bucket;
-   * - otherwise: the journal from the saved cursor on, and only the sessions it names.
+   * - otherwise: the journal from the saved cursor on, and only the sessions it names (and the
+   *   spills prune's tombstones name, which leave the index).
    */
   async refresh(root: string, o: RefreshOptions = {}): Promise<void | RefreshPlan> {
     if (!isS3Path(root)) return;
@@ -139,7 +140,7 @@ export class RoutedSource implements SessionSource {
       return { sessions: first.sessions, additive: true, more: true, inOrder: true };
     }
     const changes = await src.poll();
-    return { sessions: changes.sessions, additive: true, state: state() };
+    return { sessions: changes.sessions, additive: true, state: state(), ...(changes.gone ? { gone: changes.gone } : {}) };
   }
 
   list(dir: string): SourceEntry[] | null | Promise<SourceEntry[] | null> {

@@ -189,6 +189,7 @@ export class Scanner {
       res.warnings.push(`root ${root.path} could not be listed (${(err as Error).message}); kept its index entries`);
       return;
     }
+    if (plan?.gone?.length) this.dropPruned(root, plan.gone, res, touched);
     if (!scopes && plan?.inOrder && plan.sessions) {
       // Newest first: each batch is listed, read, committed and announced before the next.
       if (!(await this.listInOrder(root, opts, res, touched, fresh, plan.sessions))) return;
@@ -381,6 +382,23 @@ export class Scanner {
     pass.res.changed += n.changed;
     pass.res.removed += n.removed;
     if (n.added || n.changed || n.removed) pass.touched.add(sessionId);
+  }
+
+  /** Units the source says were deleted on purpose (RefreshPlan.gone), by key; a session left empty goes too. */
+  private dropPruned(root: RootRow, gone: string[], res: ScanResult, touched: Set<string>): void {
+    const find = this.core.q('SELECT id, session_id FROM sources WHERE root_id = ? AND key = ?');
+    const left = this.core.q('SELECT EXISTS(SELECT 1 FROM sources WHERE session_id = ?) AS n');
+    const sessions = new Set<string>();
+    this.writer.begin();
+    for (const rel of gone) {
+      const row = find.get(root.id, path.join(root.path, rel)) as { id: number; session_id: string } | undefined;
+      if (!row) continue;
+      res.removed += this.writer.dropSource(row.id);
+      sessions.add(row.session_id);
+      touched.add(row.session_id);
+    }
+    for (const id of sessions) if ((left.get(id) as { n: number }).n === 0) this.writer.dropSession(id);
+    this.writer.commit();
   }
 
   /** Whatever was known in this scope and not seen is gone, and so are sessions no longer found. */

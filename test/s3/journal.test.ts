@@ -7,7 +7,8 @@ import { PutBucketPolicyCommand, DeleteBucketPolicyCommand } from '@aws-sdk/clie
 import { guardLargeResult } from '../../src/pipeline/index.js';
 import { openIndex } from '../../src/index/index.js';
 import { S3SpillStore, closeBuckets, flushJournal, resetStoreHealth } from '../../src/pipeline/store/s3/index.js';
-import { journalTime } from '../../src/pipeline/store/s3/journal.js';
+import { journalTime, writeJournal } from '../../src/pipeline/store/s3/journal.js';
+import { listPending, queuePending } from '../../src/pipeline/store/s3/sync.js';
 import { s3Suite } from '../helpers/ceph.js';
 import { useGateway } from '../helpers/ceph-fixture.js';
 import { FILESYSTEM, RawPeer, makeLog } from '../integrations/helpers.js';
@@ -244,10 +245,60 @@ s3Suite('the journal, retention and a quiet SDK on a real gateway', () => {
     expect(report.spills).toBe(oldLeft);
     const after = await keysUnder(`${prefix}/`);
     expect(after.filter((k) => stems.some((s) => k === s.payload || k === s.sidecar))).toEqual([]);
-    expect(after.filter((k) => k.includes('/.journal/') && !k.includes('/s00/'))).toEqual([]);
+    expect(after.filter((k) => k.includes('/.journal/') && !k.includes('/s00/') && !k.includes('/.pruned/'))).toEqual([]);
+    // What is left in the journal of the old spills is the prunes' tombstones, one per group of pruned spills.
+    expect(after.filter((k) => k.includes('/.journal/') && k.includes('/.pruned/')).length).toBeGreaterThan(0);
     expect(after).toContain(young.metaPath!.replace(`s3://${f.gw.bucket}/`, ''));
     expect(after).toContain(young.payloadPath!.replace(`s3://${f.gw.bucket}/`, ''));
   }, 240_000);
+
+  it("prune writes tombstones: another reader's index drops the pruned spills at its next poll, without a full listing; the sync queue forgets them", async () => {
+    const prefix = 'j6';
+    const store = `s3://${f.gw.bucket}/${prefix}`;
+    const young = await spill(store, 'young-a', big('young spill'));
+    const template = JSON.parse((await f.s3.get(young.metaPath!.replace(`s3://${f.gw.bucket}/`, '')))!.toString('utf8'));
+    // Old spills in the real layout (the guard dates a stem by its own clock): payload, sidecar, journal entry.
+    const old = Date.now() - 40 * 86_400_000;
+    for (const [i, session] of ['old-a', 'old-a', 'old-b'].entries()) {
+      const stem = `${journalTime(old + i * 1000)}_jt_0000abcd_0`;
+      const lr = `${prefix}/${session}/long_responses`;
+      const payload = `old payload ${i} ` + crypto.randomBytes(200).toString('hex');
+      const meta = JSON.stringify({ ...template, id: stem, payloadFile: `${stem}.txt`, bytes: Buffer.byteLength(payload), chars: payload.length, createdAt: new Date(old).toISOString() });
+      const p = await f.s3.putIfAbsent(`${lr}/${stem}.txt`, payload);
+      const m = await f.s3.putIfAbsent(`${lr}/${stem}.meta.json`, meta);
+      const files = { [`${stem}.txt`]: { size: Buffer.byteLength(payload), etag: p.etag }, [`${stem}.meta.json`]: { size: Buffer.byteLength(meta), etag: m.etag } };
+      expect(await writeJournal(f.s3, { bucket: f.gw.bucket, prefix }, { session, stem, files, sidecar: meta }, { now: old + i * 1000 })).toBe(true);
+    }
+    const queuedOld = `${journalTime(old)}_jt_0000beef_0`;
+    await queuePending({ v: 1, store, session: path.join(f.tmp, 'fell-back'), stem: queuedOld, remoteSession: 'fell-back', reason: 'down', at: new Date(old).toISOString() });
+
+    const index = openIndex({ dbPath: path.join(f.tmp, 'j6.sqlite') });
+    try {
+      const root = index.addRoot(store);
+      expect((await index.scan({ rootId: root.id })).payloads).toBe(4);
+      expect((await index.scan({ rootId: root.id })).added).toBe(0); // a poll from here on
+
+      // Pruned by someone else: this index is not the one the prune updates.
+      const r = spawnSync(process.execPath, [...CLI, 'prune', '--older-than', '30d', '--store', store, '--json', '--db', path.join(f.tmp, 'other.sqlite')], { cwd: REPO, env: { ...process.env }, encoding: 'utf8', timeout: 120_000 });
+      expect(r.status, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toMatchObject({ spills: 3 });
+      const graves = (await keysUnder(`${prefix}/.journal/`)).filter((k) => k.includes('/.pruned/'));
+      expect(graves).toHaveLength(1);
+
+      const polled = await index.scan({ rootId: root.id });
+      expect(polled.removed).toBe(3);
+      expect(polled.unchanged).toBe(0); // no listing of the bucket: the young spill was not even looked at
+      expect(polled.payloads).toBe(1);
+      expect(index.listSessions({ rootId: root.id }).map((x) => x.name)).toEqual(['young-a']);
+      // The next poll reads the tombstone's key again (the overlap window) but drops nothing twice.
+      const again = await index.scan({ rootId: root.id });
+      expect(again.removed + again.added).toBe(0);
+    } finally {
+      await index.close();
+    }
+    // A queued fallback for this bucket, older than the cutoff, would only put back what retention let go.
+    expect((await listPending()).map((x) => x.record?.stem)).not.toContain(queuedOld);
+  }, 180_000);
 
   it('a local prune removes old spills and their unreferenced assets, keeps young ones, and the index drops them', async () => {
     const session = path.join(f.tmp, 'local-prune', 'sess');

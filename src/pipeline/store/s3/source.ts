@@ -2,8 +2,8 @@ import { Readable } from 'node:stream';
 import type { CallOptions, ObjectInfo, S3Objects } from './client.js';
 import { formatS3Url, parseS3Url, type S3Location } from './location.js';
 import { S3Tree, type TreeEntry } from './tree.js';
-import { JOURNAL_DIR, JOURNAL_OVERLAP_MS, carriedSidecar, journalFloor, journalPrefix, parseJournalEntry, parseJournalKey } from './journal.js';
-import { LONG_RESPONSES_DIR, META_SUFFIX } from '../../layout.js';
+import { JOURNAL_DIR, JOURNAL_OVERLAP_MS, carriedSidecar, journalFloor, journalPrefix, parseJournalEntry, parseJournalKey, parsePrunedEntry, parsePrunedKey } from './journal.js';
+import { LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile } from '../../layout.js';
 
 /**
  * A bucket prefix as a read-only tree of sessions, for the index and the inspector. Paths are
@@ -13,7 +13,7 @@ import { LONG_RESPONSES_DIR, META_SUFFIX } from '../../layout.js';
  * | call                              | S3 requests                                                   |
  * | --------------------------------- | ------------------------------------------------------------- |
  * | `refresh()` / `reconcile()`       | ListObjectsV2 of the whole root but its journal, 1 per 1,000 keys |
- * | `poll()`                          | one ListObjectsV2 of the journal from the cursor, + 1 GET per new spill |
+ * | `poll()`                          | one ListObjectsV2 of the journal from the cursor, + 1 GET per new spill and per prune tombstone |
  * | `newest(n)`                       | journal pages, newest range first (the n newest sessions, in order)  |
  * | `relist(sessions)`                | one ListObjectsV2 per session                                    |
  * | `list(dir)` / `stat(file)`        | none: answered from the last listing (size, ETag, time)         |
@@ -52,6 +52,8 @@ export interface S3ReaderState {
 /** Sessions a refresh found new spills in, relative to the root. */
 export interface S3Changes {
   sessions: string[];
+  /** Spills pruned since (from prune's tombstones), as `<session>/long_responses/<stem>`, relative to the root. */
+  gone?: string[];
   /** Requests made. */
   requests: number;
 }
@@ -81,6 +83,9 @@ export class S3Source {
   reconciledAt = 0;
   /** Journal keys whose body was unusable: not fetched again. */
   private readonly badEntries = new Set<string>();
+  /** Tombstones already applied, and the spills they named (`<session>/<stem>`): an entry of one is not read again. */
+  private readonly tombstones = new Set<string>();
+  private readonly pruned = new Set<string>();
   /** Sidecars that came inside journal entries, by root-relative path (checked against their ETag). */
   private readonly carried = new Map<string, Buffer>();
   /** Sidecar paths (root-relative) in listing order, and where each is in it. */
@@ -162,24 +167,53 @@ export class S3Source {
     this.refreshed = true;
     const touched = new Set<string>();
     const want: Array<{ key: string; session: string; stem: string; lastModifiedMs: number }> = [];
+    const graves: string[] = [];
     let requests = 0;
     let newest = this.newestMs;
     const cap = this.now();
     for await (const page of this.objects.list(journalPrefix(this.location), { ...this.call, startAfter: journalFloor(this.location, this.newestMs - JOURNAL_OVERLAP_MS) })) {
       requests++;
       for (const o of page) {
+        const t = parsePrunedKey(this.location.prefix, o.key);
+        if (t) {
+          if (!this.tombstones.has(o.key)) graves.push(o.key);
+          continue;
+        }
         const j = parseJournalKey(this.location.prefix, o.key);
         if (!j) continue;
         // A writer whose clock runs ahead must not move the cursor past everyone else's entries.
         newest = Math.max(newest, Math.min(j.timeMs, cap));
-        if (this.badEntries.has(o.key) || this.tree.stat(`${j.session}/${LONG_RESPONSES_DIR}/${j.stem}${META_SUFFIX}`)) continue;
+        if (this.badEntries.has(o.key) || this.pruned.has(`${j.session}/${j.stem}`) || this.tree.stat(`${j.session}/${LONG_RESPONSES_DIR}/${j.stem}${META_SUFFIX}`)) continue;
         want.push({ key: o.key, session: j.session, stem: j.stem, lastModifiedMs: o.lastModifiedMs });
       }
     }
     requests += await this.readEntries(want, touched);
+    // Tombstones last: an entry read above for a spill pruned since is taken out again.
+    const gone: string[] = [];
+    for (const key of graves) {
+      requests++;
+      const bytes = await this.objects.get(key, this.call);
+      const e = bytes ? parsePrunedEntry(bytes) : null;
+      this.tombstones.add(key);
+      if (e) gone.push(...this.forget(e.pruned));
+    }
     // The read-ahead index is left as it is: what a poll found is read from the sidecars its entries carried.
     this.newestMs = newest;
-    return { sessions: [...touched], requests };
+    return { sessions: [...touched], requests, ...(gone.length ? { gone } : {}) };
+  }
+
+  /** Take pruned spills out of the tree; their unit paths (`<session>/long_responses/<stem>`). */
+  private forget(pruned: Array<{ session: string; stem: string }>): string[] {
+    const out: string[] = [];
+    for (const { session, stem } of pruned) {
+      this.pruned.add(`${session}/${stem}`);
+      const dir = `${session}/${LONG_RESPONSES_DIR}`;
+      const files = (this.tree.list(dir) ?? []).filter((e) => e.type === 'file' && classifyLongResponseFile(e.name)?.stem === stem).map((e) => `${dir}/${e.name}`);
+      this.tree.remove(files);
+      for (const f of files) this.carried.delete(f);
+      out.push(`${dir}/${stem}`);
+    }
+    return out;
   }
 
   /** GET journal entries (JOURNAL_READ_AHEAD at a time) and put their files into the tree. */
