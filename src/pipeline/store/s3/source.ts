@@ -337,9 +337,8 @@ export class S3Source {
 
   /** One session's objects. `take`: handed over (a later call lists again); else kept, listed ahead, for the one that takes it. */
   private listSession(session: string, take: boolean): Promise<ObjectInfo[]> {
-    let p = this.listing.get(session);
-    if (!p) {
-      p = this.slot(async () => {
+    const list = () =>
+      this.slot(async () => {
         const base = this.tree.prefix ? this.tree.prefix + '/' : '';
         const objs: ObjectInfo[] = [];
         for await (const page of this.objects.list(`${base}${session}/`, this.call)) {
@@ -348,10 +347,14 @@ export class S3Source {
         }
         return objs;
       });
-      this.listing.set(session, p);
+    const ahead = this.listing.get(session);
+    if (!take) {
+      if (!ahead) this.listing.set(session, list());
+      return this.listing.get(session)!;
     }
-    if (take) this.listing.delete(session);
-    return p;
+    this.listing.delete(session);
+    // A listing made ahead that failed is made again, now that it is wanted.
+    return ahead ? ahead.catch(list) : list();
   }
 
   /** Runs `fn` when fewer than RELIST_CONCURRENCY session listings are in flight. */
