@@ -190,6 +190,16 @@ async function decideBytes(subject: Extract<Subject, { bytes: Buffer }>, ctx: De
   return exact ? inlineCheck(spill.text!, ctx, spill) : null;
 }
 
+/** The assets to cut out of a text that fits; undefined when extraction fails (linking then says why). */
+function cutsIn(text: string, ctx: DecideContext): ExtractResult | undefined {
+  try {
+    const found = extractAssets(text);
+    return { assets: inlineCuts(found.assets, ctx.cutMediaBlocks), json: found.json };
+  } catch {
+    return undefined;
+  }
+}
+
 /** A spill of a serialized value: the serializer's note (a cycle, a BigInt) joins the measurement's. */
 const withNote = (spill: Spill | null, note: string | undefined): Spill | null => (spill && note ? { ...spill, notes: [note, ...spill.notes] } : spill);
 
@@ -234,7 +244,9 @@ export async function decide(subject: Subject, ctx: DecideContext): Promise<Spil
         const seen = await decideText(ctx.shown, ctx);
         if (!seen) return null;
         const { text, note } = serializeValue(subject.value);
-        return { ...seen, text, textBytes: undefined, found: undefined, notes: note ? [...seen.notes, note] : seen.notes };
+        // The assets found in the part shown lie elsewhere in the whole: what to cut is chosen in the whole.
+        const found = seen.reason === 'inline-assets' ? cutsIn(text, ctx) : undefined;
+        return { ...seen, text, textBytes: undefined, found, notes: note ? [...seen.notes, note] : seen.notes };
       }
       if (ctx.knownLarge !== true) {
         try {

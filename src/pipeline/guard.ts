@@ -3,8 +3,8 @@ import { INLINE_HEADER_ROOM_CHARS, MAX_MESSAGE_CHARS } from './limits.js';
 import { KIND_INFO, detectTextFormat } from './detect.js';
 import { LINKED_SUFFIX, assetFileName, assetKey, inputHash, sanitizeToolName } from './layout.js';
 import { normalize, preparePayload, textSlices, type Payload, type Subject } from './normalize.js';
-import { decide, inlineCuts, measureInline, passesAtOnce, strategyCounts, type Spill } from './decide.js';
-import { extractAssets, linkAssets, linkBinary, type AssetSink, type FoundAsset, type LinkedPayload } from './extract.js';
+import { decide, measureInline, passesAtOnce, strategyCounts, type Spill } from './decide.js';
+import { extractAssets, linkAssets, linkBinary, type AssetSink, type LinkedPayload } from './extract.js';
 import { SpillStoreError, isStoreError, type SpillBody, type SpillStore } from './spill-store.js';
 import { commitSpill, nameCandidates, type StemParts } from './store.js';
 import { normalizeGuardOptions, type GuardOptionsInput, type NormalizedGuardOptions } from './options.js';
@@ -94,24 +94,18 @@ function storeSink(store: SpillStore): AssetSink {
   };
 }
 
-/** The assets to cut: all that are found in a result over the limit; in one that fits, those the decision chose. */
-function assetsToCut(text: string, spill: Spill, o: NormalizedGuardOptions): { assets: FoundAsset[]; json: boolean } {
-  if (spill.found) return { assets: [...spill.found.assets], json: spill.found.json };
-  const found = extractAssets(text);
-  return spill.reason === 'inline-assets' ? { assets: inlineCuts(found.assets, o.cutMediaBlocks), json: found.json } : found;
-}
-
 /**
  * Cut the assets out of a payload. A content problem only means the payload is saved whole (and
  * noted); a store problem is thrown, so the spill can move to the fallback store.
  */
-async function linkPhase(payload: Payload, spill: Spill, sink: AssetSink, o: NormalizedGuardOptions): Promise<{ linked?: LinkedPayload; json: boolean; notes: string[] }> {
+async function linkPhase(payload: Payload, spill: Spill, sink: AssetSink): Promise<{ linked?: LinkedPayload; json: boolean; notes: string[] }> {
   try {
     if (payload.binary) return { linked: await linkBinary(payload.binary, sink), json: false, notes: [] };
     if (payload.text === undefined) return { json: false, notes: [] };
     if (!payload.textIsExact) return { json: false, notes: ['the bytes are not valid UTF-8: saved as received, without extracting assets'] };
-    const { assets, json } = assetsToCut(payload.text, spill, o);
-    return { linked: assets.length ? await linkAssets(payload.text, assets, sink) : undefined, json, notes: [] };
+    // Over the limit: every asset found. A result that fit: those the decision chose.
+    const { assets, json } = spill.found ?? extractAssets(payload.text);
+    return { linked: assets.length ? await linkAssets(payload.text, [...assets], sink) : undefined, json, notes: [] };
   } catch (err) {
     if (err instanceof SpillStoreError) throw err;
     return { json: false, notes: [`asset extraction failed (${errText(err)}); the payload is saved whole instead`] };
@@ -142,7 +136,7 @@ function payloadFile(payload: Payload, fileKind: ContentKind, linked?: LinkedPay
 
 /** Link assets, choose the action, publish the payload: the phases that write to a store. */
 async function place(payload: Payload, spill: Spill, store: SpillStore, parts: StemParts, o: NormalizedGuardOptions): Promise<Placed> {
-  const { linked, json, notes } = await linkPhase(payload, spill, storeSink(store), o);
+  const { linked, json, notes } = await linkPhase(payload, spill, storeSink(store));
   const { kind, fileKind } = describeFormat(payload, json);
   const choice = await chooseAction(payload, linked, spill, o);
   const file = payloadFile(payload, fileKind, linked);

@@ -85,41 +85,36 @@ function read<T>(f: () => T): T | undefined {
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const positive = (v: unknown): number | undefined => (typeof v === 'number' && v > 0 ? v : undefined);
 
+/** Where a spill goes, in order: the primary store (with a local copy when asked), then the fallback; each call bounded by `ms`. */
+function storesOf(s: { store: GuardOptions['store']; fallbackStore?: SpillStore; sessionPath: string; ms: number; localCopy: boolean }): SpillStore[] {
+  const list = (
+    configuredStores(s) ?? [s.store && typeof s.store === 'object' ? s.store : new LocalSpillStore(s.sessionPath), ...(s.fallbackStore ? [s.fallbackStore] : [])]
+  ).map((store) => withDeadline(store, s.ms));
+  // An agent that reads files cannot open s3://…: keep a local copy beside the bucket's.
+  if (s.localCopy && list[0] && !path.isAbsolute(list[0].location)) {
+    list[0] = withLocalCopy(list[0], withDeadline(new LocalSpillStore(localCopyDir(s.sessionPath)), s.ms));
+  }
+  return list;
+}
+
 /** The options every phase of the guard reads. Given options already normalised, returns them as they are. */
 export function normalizeGuardOptions(options: GuardOptionsInput | undefined): NormalizedGuardOptions {
   if (isNormalized(options)) return options;
   const o: Partial<GuardOptions> = typeof options === 'object' && options !== null ? options : {};
+  // Every field is read once, here: nothing after this touches the caller's object.
   const sessionPath = str(read(() => o.sessionPath)) ?? '.';
-  let limit = DEFAULT_LIMIT_TOKENS;
-  try {
-    limit = resolveLimit({ limitTokens: read(() => o.limitTokens), contextWindowTokens: read(() => o.contextWindowTokens) });
-  } catch {
-    /* a limit that is not a number: the default */
-  }
-  const store = read(() => o.store);
-  const fallbackStore = read(() => o.fallbackStore);
-  const storeTimeoutMs = positive(read(() => o.storeTimeoutMs)) ?? STORE_CALL_TIMEOUT_MS;
-  const localCopy = read(() => o.localCopy) === true;
-  let stores: SpillStore[] | undefined;
-  const storesOf = (): SpillStore[] => {
-    const list = (
-      configuredStores({ store, sessionPath, fallbackStore }) ?? [
-        store && typeof store === 'object' ? store : new LocalSpillStore(sessionPath),
-        ...(fallbackStore ? [fallbackStore] : []),
-      ]
-    ).map((s) => withDeadline(s, storeTimeoutMs));
-    // An agent that reads files cannot open s3://…: keep a local copy beside the bucket's.
-    if (localCopy && list[0] && !path.isAbsolute(list[0].location)) {
-      list[0] = withLocalCopy(list[0], withDeadline(new LocalSpillStore(localCopyDir(sessionPath)), storeTimeoutMs));
-    }
-    return list;
+  const limitTokens = read(() => o.limitTokens);
+  const contextWindowTokens = read(() => o.contextWindowTokens);
+  const where = {
+    store: read(() => o.store),
+    fallbackStore: read(() => o.fallbackStore),
+    sessionPath,
+    ms: positive(read(() => o.storeTimeoutMs)) ?? STORE_CALL_TIMEOUT_MS,
+    localCopy: read(() => o.localCopy) === true,
   };
   const now = read(() => o.now);
   const summarize = read(() => o.summarize);
-  return {
-    [NORMALIZED]: true,
-    sessionPath,
-    limit,
+  const fields = {
     profile: read(() => o.profile) ?? DEFAULT_PROFILE,
     strategy: read(() => o.strategy) ?? DEFAULT_STRATEGY,
     cutMediaBlocks: read(() => o.cutMediaBlocks) === true,
@@ -135,6 +130,13 @@ export function normalizeGuardOptions(options: GuardOptionsInput | undefined): N
     now: typeof now === 'function' ? now : () => new Date(),
     readMore: read(() => o.readMore),
     incomplete: str(read(() => o.incomplete)) || undefined,
-    stores: () => (stores ??= storesOf()),
   };
+  let limit = DEFAULT_LIMIT_TOKENS;
+  try {
+    limit = resolveLimit({ limitTokens, contextWindowTokens });
+  } catch {
+    /* a limit that is not a number: the default */
+  }
+  let stores: SpillStore[] | undefined;
+  return { [NORMALIZED]: true, sessionPath, limit, ...fields, stores: () => (stores ??= storesOf(where)) };
 }
