@@ -5,8 +5,8 @@ import { LINKED_SUFFIX, assetFileName, assetKey, inputHash, sanitizeToolName } f
 import { normalize, preparePayload, textSlices, type Payload, type Subject } from './normalize.js';
 import { decide, measureInline, passesAtOnce, strategyCounts, type Spill } from './decide.js';
 import { extractAssets, linkAssets, linkBinary, type AssetSink, type LinkedPayload } from './extract.js';
-import { SpillStoreError, isStoreError, type SpillBody, type SpillStore } from './spill-store.js';
-import { commitSpill, nameCandidates, type StemParts } from './store.js';
+import { SpillStoreError, isStoreError, type SpillBody, type SpillStore } from './store/seam.js';
+import { commitSpill, nameCandidates, type StemParts } from './store/publish.js';
 import { normalizeGuardOptions, type GuardOptionsInput, type NormalizedGuardOptions } from './options.js';
 import { recordOf, resultOf, summaryOrPreview, type Placed, type Shown } from './record.js';
 import { emergency, failed, fellBack } from './failure.js';

@@ -2,11 +2,11 @@ import path from 'node:path';
 import type { GuardOptions, PayloadMeta, Profile, ReadMoreTools, StrategyName, SummarizeHook } from './types.js';
 import { DEFAULT_LIMIT_TOKENS, STORE_CALL_TIMEOUT_MS } from './limits.js';
 import { DEFAULT_PROFILE, DEFAULT_STRATEGY } from './estimate/index.js';
-import type { SpillStore } from './spill-store.js';
-import { LocalSpillStore } from './store-local.js';
+import type { SpillStore } from './store/seam.js';
+import { LocalSpillStore } from './store/local.js';
 import { localCopyDir, withLocalCopy } from './local-copy.js';
 import { configuredStores } from './store/s3/select.js';
-import { withDeadline } from './store.js';
+import { withDeadline } from './store/publish.js';
 import { resolveLimit } from './quick.js';
 
 /**
