@@ -1,0 +1,79 @@
+/**
+ * Gemini CLI 0.61.0 (the real bundle from node_modules) against the scripted Gemini API double, then
+ * indexed: the run's chat is found as a Gemini session, each model call is one turn whose context is
+ * the promptTokenCount the double reported, and every tool call is one payload. The frozen fixture
+ * (test/index/fixtures/timeline/gemini) holds one such run; this re-runs the client, so a change of
+ * its format shows here first.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openIndex, type SpillIndex } from '../../src/index/index.js';
+import { startGeminiDouble } from './doubles/gemini.js';
+import { GEMINI_CLI_VERSION, geminiBinary, runGemini } from './gemini.js';
+import { ROOT, tmpDir } from './harness.js';
+import { textFile, tokensOf } from './timeline-runs.js';
+
+const RUN_MS = 300_000;
+const indexes: SpillIndex[] = [];
+afterAll(() => {
+  for (const i of indexes.splice(0)) i.close();
+});
+
+describe(`Gemini CLI ${GEMINI_CLI_VERSION}, re-run`, () => {
+  it('is the version the fixture was written by', () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', '@google', 'gemini-cli', 'package.json'), 'utf8'));
+    expect(pkg.version).toBe(GEMINI_CLI_VERSION);
+    expect(geminiBinary()).toBeDefined();
+  });
+
+  it('three reads and a shell call: one turn per model call at the reported context, one payload per call', async () => {
+    const cwd = tmpDir('spillway-gm-cwd-');
+    const files = [0, 1].map((i) => textFile(cwd, `r${i}.txt`, 20_000, `gm${i}`));
+    const shell = textFile(cwd, 'b.txt', 8_000, 'gmb');
+    const main: number[] = [];
+    let prev: string[] = [];
+    const double = await startGeminiDouble({
+      steps: [...files.map((f) => ({ call: { name: 'read_file', args: { file_path: f } } })), { call: { name: 'run_shell_command', args: { command: `cat ${shell}`, description: 'show b.txt' } } }, { text: 'done' }],
+      // Usage counted from the real request: every part, and the prefix the request before sent as cached.
+      usage: (body) => {
+        const parts = [JSON.stringify(body?.systemInstruction ?? ''), JSON.stringify(body?.tools ?? []), ...(body?.contents ?? []).map((c: any) => JSON.stringify(c))];
+        let common = 0;
+        while (common < parts.length && common < prev.length && parts[common] === prev[common]) common++;
+        const isMain = Array.isArray(body?.tools) && body.tools.length > 0;
+        if (isMain) prev = parts;
+        let total = 0;
+        let cached = 0;
+        parts.forEach((p, i) => {
+          total += tokensOf(p);
+          if (i < common) cached += tokensOf(p);
+        });
+        if (isMain) main.push(total);
+        return { promptTokenCount: total, cachedContentTokenCount: cached };
+      },
+    });
+    try {
+      const run = await runGemini({ baseUrl: double.origin, prompt: 'read the files one by one', cwd, timeoutMs: RUN_MS });
+      expect(run.code, run.stderr.slice(-2000)).toBe(0);
+      expect(run.chats.length).toBeGreaterThan(0);
+      expect(main.length).toBe(4);
+
+      const index = openIndex({ dbPath: path.join(tmpDir('spillway-gm-db-'), 'index.sqlite') });
+      indexes.push(index);
+      index.addRoot(path.join(run.home, '.gemini', 'tmp'));
+      const scan = await index.scan();
+      expect(scan.warnings).toEqual([]);
+      const [s, ...rest] = index.listSessions();
+      expect(rest).toEqual([]);
+      expect(s).toMatchObject({ client: 'Gemini CLI' });
+      const t = index.timeline({ sessionId: s!.id })!;
+      expect(t.turns.filter((x) => x.kind === 'main').map((x) => x.context)).toEqual(main);
+      const payloads = index.listPayloads({ sessionId: s!.id }).rows;
+      expect(payloads.map((p) => p.tool).sort()).toEqual(['read_file', 'read_file', 'run_shell_command']);
+      const read = payloads.find((p) => p.tool === 'read_file')!;
+      expect(read.bytes).toBeGreaterThan(15_000);
+    } finally {
+      await double.close();
+    }
+  }, RUN_MS + 60_000);
+});
