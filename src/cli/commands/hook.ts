@@ -3,6 +3,7 @@ import { addGuardOptions, guardSettingsOf, type GuardCliOptions } from '../../in
 import { handleClaudeCodeHook } from '../../integrations/hooks/claude-code.js';
 import { terminalSafe } from '../../pipeline/terminal.js';
 import { MAX_HOOK_INPUT_BYTES, readHookStdin } from '../../integrations/hooks/claude-code-fast.js';
+import { errMessage } from '../../pipeline/values.js';
 
 /** Claude Code runs Claude models: the hook measures results with Claude's tokenizer unless told otherwise. */
 export const HOOK_DEFAULT_PROFILE = 'claude' as const;
@@ -36,7 +37,7 @@ export function register(program: Command): void {
         if (outcome.note) process.stderr.write(`spillway hook: ${terminalSafe(outcome.note)}\n`);
         if (outcome.output) process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
       } catch (err) {
-        process.stderr.write(`spillway hook: ${terminalSafe(err instanceof Error ? err.message : String(err))}; result left unchanged\n`);
+        process.stderr.write(`spillway hook: ${terminalSafe(errMessage(err))}; result left unchanged\n`);
       }
       process.exitCode = 0;
     });

@@ -4,6 +4,7 @@ import { setupCodex } from '../../integrations/setup/codex.js';
 import { PRINT_ONLY_CLIENTS, printSnippet, type PrintOnlyClient } from '../../integrations/setup/snippets.js';
 import { SetupError, type FileChange } from '../../integrations/setup/files.js';
 import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
+import { errMessage } from '../../pipeline/values.js';
 
 interface SetupCliOptions {
   project?: string;
@@ -80,7 +81,7 @@ export function register(program: Command): void {
         }
         reportAll(setupClaudeCode({ projectDir: o.project, shared: o.shared, mcp: o.mcp ? { name: o.mcp, server } : undefined, remove: o.remove, hook: o.hook }));
       } catch (err) {
-        process.stderr.write(`spillway setup: ${terminalSafe(err instanceof Error ? err.message : String(err))}\n`);
+        process.stderr.write(`spillway setup: ${terminalSafe(errMessage(err))}\n`);
         process.exitCode = 1;
       }
     });

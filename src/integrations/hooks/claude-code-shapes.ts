@@ -1,3 +1,4 @@
+import { isObj } from '../../pipeline/values.js';
 /**
  * Claude Code's built-in tools, as a PostToolUse hook sees them and as it must answer.
  *
@@ -30,7 +31,6 @@
  */
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /** What the hook makes of one tool response. */

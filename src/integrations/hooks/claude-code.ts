@@ -22,6 +22,7 @@ import {
 } from '../../pipeline/index.js';
 import { mcpAwareSummarizer } from '../mcp/tool-result.js';
 import { readToolResponse, type PersistedOutput, type Reading } from './claude-code-shapes.js';
+import { errMessage, isObj } from '../../pipeline/values.js';
 
 /**
  * `spillway hook claude-code`: a Claude Code PostToolUse hook that spills oversized tool results.
@@ -106,7 +107,6 @@ export const MCP_IMAGE_TOKENS = 1_600;
 export const MAX_KEPT_IMAGES = 4;
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The session folder a hook event spills into. */
 export function claudeCodeSessionDir(sessionId: string | undefined, sessionsRoot = appPaths().sessions): string {
@@ -179,7 +179,7 @@ export async function readPersisted(input: ClaudeCodeHookInput, file: string): P
       if (err.code === 'OUTSIDE' || err.code === 'LINK') return outside;
       if (err.code === 'TOO_BIG') return { error: `it is more than the hook reads (${fmtBytes(MAX_PERSISTED_OUTPUT_BYTES)})` };
     }
-    return { error: err instanceof Error ? err.message : String(err) };
+    return { error: errMessage(err) };
   }
 }
 
@@ -271,7 +271,7 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
     if (!isObj(parsed)) return { note: 'hook input is not a JSON object; ignored' };
     input = parsed as ClaudeCodeHookInput;
   } catch (err) {
-    return { note: `hook input is not JSON (${err instanceof Error ? err.message : String(err)}); ignored` };
+    return { note: `hook input is not JSON (${errMessage(err)}); ignored` };
   }
   if (input.hook_event_name !== undefined && input.hook_event_name !== 'PostToolUse') return {};
   if (input.tool_response === undefined || input.tool_response === null) return {};
@@ -303,7 +303,7 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
     message = g.message;
   } catch (err) {
     // The guard never throws by contract; if it does, the model still gets a bounded message, not the payload.
-    const why = err instanceof Error ? err.message : String(err);
+    const why = errMessage(err);
     const v = subject.value;
     const preview = typeof v === 'string' ? v : v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : (JSON.stringify(v) ?? '');
     message = `[spillway] This ${toolName} result was too large for the context and could not be saved (${truncate(why, 300)}). Preview:\n${buildPreview(preview, undefined, PREVIEW_CHARS)}`;

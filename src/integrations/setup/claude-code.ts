@@ -1,22 +1,6 @@
 import path from 'node:path';
-import {
-  deleteConfig,
-  homeDir,
-  innerServer,
-  isObj,
-  jsonText,
-  Manifest,
-  missingDirs,
-  proxyEntry,
-  readJsonObject,
-  SETUP_MARK_ENV,
-  SetupError,
-  shellWord,
-  spillwayArgv,
-  writeConfig,
-  type FileChange,
-  type SetupMark,
-} from './files.js';
+import { deleteConfig, homeDir, innerServer, jsonText, Manifest, missingDirs, proxyEntry, readJsonObject, SETUP_MARK_ENV, SetupError, shellWord, spillwayArgv, writeConfig, type FileChange, type SetupMark } from './files.js';
+import { isObj } from '../../pipeline/values.js';
 
 /**
  * `spillway setup claude-code`: the PostToolUse hook merged into Claude Code's settings, and

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { parse, stringify } from 'smol-toml';
-import { deleteConfig, homeDir, innerServer, isObj, Manifest, missingDirs, proxyEntry, readText, SETUP_MARK_ENV, SetupError, writeConfig, type FileChange, type SetupMark } from './files.js';
+import { deleteConfig, homeDir, innerServer, Manifest, missingDirs, proxyEntry, readText, SETUP_MARK_ENV, SetupError, writeConfig, type FileChange, type SetupMark } from './files.js';
+import { isObj } from '../../pipeline/values.js';
 
 /**
  * `spillway setup codex --mcp NAME [-- CMD…]`: an `[mcp_servers.NAME]` table in

@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { appDataDir } from '../../pipeline/config.js';
+import { isObj } from '../../pipeline/values.js';
 
 /**
  * What `spillway setup` shares between clients: reading a config file without ever damaging it
@@ -72,7 +73,6 @@ export function readText(file: string): string | undefined {
 }
 
 type Obj = Record<string, unknown>;
-export const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A JSON config file as an object ({} when it does not exist). Throws SetupError, naming the file, when it is not a JSON object. */
 export function readJsonObject(file: string): { text?: string; value: Obj } {
