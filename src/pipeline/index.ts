@@ -18,6 +18,7 @@ export {
   type EstimateOptions,
 } from './estimate/index.js';
 export { guardLargeResult, handleLargeResponse, resolveLimit, type HandleLargeResponseArgs } from './guard.js';
+export { normalizeGuardOptions, type NormalizedGuardOptions, type GuardOptionsInput } from './options.js';
 export { safeStringify, jsonBytesUpperBound } from './serialize.js';
 export { mayCarryInlineAssets } from './decide.js';
 export { describeBinary } from './media.js';

@@ -2,7 +2,10 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { parseHookArgs } from '../../src/integrations/hooks/claude-code-fast.js';
+import { buildProgram } from '../../src/cli/main.js';
 import { ENTRY_DEFAULT_PROFILE } from '../../src/integrations/hooks/claude-code-entry.js';
 import { HOOK_DEFAULT_PROFILE } from '../../src/cli/commands/hook.js';
 import { makeLog, makePng, ROOT, testEnv, tmpDir } from './helpers.js';
@@ -114,6 +117,11 @@ const CASES: Array<{ name: string; stdin: string; args: string[][]; prepare?: (r
     args: [[], ['--session', '{session}', '--strategy', 'calibrated']],
   },
   {
+    name: 'a small MCP result with an image block, cut with --cut-media',
+    stdin: event('mcp__srv__shot', [{ type: 'text', text: 'the chart' }, { type: 'image', data: png, mimeType: 'image/png' }]),
+    args: [['--cut-media', '--session', '{session}'], ['--session', '{session}', '--cut-media', '--summarizer', 'none']],
+  },
+  {
     name: 'a large result of a tool whose shape is unknown (left alone, with a note)',
     stdin: event('SomeNewTool', { output: makeLog(80_000) }),
     args: [[]],
@@ -170,4 +178,52 @@ describe('the hook entry (bin/spillway.js) against the full CLI', () => {
       expect(r.modules.some((m) => m.endsWith('/hooks/claude-code-entry.js')), JSON.stringify(args)).toBe(false);
     }
   }, 60_000);
+});
+
+/** `hook claude-code` as commander reads it, without running it: the options its action gets. */
+function commanderRead(args: string[]): Record<string, unknown> | undefined {
+  const program = buildProgram();
+  const silent = { writeOut: () => {}, writeErr: () => {} };
+  program.configureOutput(silent);
+  const hook = program.commands.find((c) => c.name() === 'hook')!;
+  const cc = hook.commands.find((c) => c.name() === 'claude-code')!;
+  for (const c of [hook, cc]) c.configureOutput(silent).exitOverride();
+  let opts: Record<string, unknown> | undefined;
+  cc.action((o: Record<string, unknown>) => {
+    opts = { ...o };
+  });
+  try {
+    program.parse(['hook', 'claude-code', ...args], { from: 'user' });
+  } catch {
+    return undefined;
+  }
+  return opts;
+}
+
+describe("the hook entry's command line", () => {
+  it('is read only when commander accepts it, into exactly the options commander hands the verb', () => {
+    const value = fc.oneof(
+      fc.constantFrom('100', '12000', '0', '-5', '1.5', 'abc', '', 'claude', 'o200k', 'gpt2', 'chars4', 'calibrated', 'none', 'off', 'structural', 'bogus', '/tmp/s', 's3://b/p', '--limit'),
+      fc.string({ maxLength: 6 }),
+    );
+    const known = ['--limit', '--context-window', '--profile', '--strategy', '--summarizer', '--provider', '--session', '--store', '--model', '--template', '--focus-arg'];
+    const token = fc.oneof(
+      { weight: 8, arbitrary: fc.tuple(fc.constantFrom(...known), value).map(([k, v]) => [k, v]) },
+      { weight: 3, arbitrary: fc.tuple(fc.constantFrom(...known), value).map(([k, v]) => [`${k}=${v}`]) },
+      { weight: 2, arbitrary: fc.constant(['--cut-media']) },
+      { weight: 1, arbitrary: fc.constantFrom(['--help'], ['-h'], ['--cut-media=1'], ['--verbose'], ['stray'], ['--'], ['--limit']) },
+    );
+    let taken = 0;
+    fc.assert(
+      fc.property(fc.array(token, { maxLength: 5 }), (tokens) => {
+        const args = tokens.flat();
+        const mine = parseHookArgs(args);
+        if (!mine) return;
+        taken++;
+        expect(commanderRead(args), JSON.stringify(args)).toEqual(mine);
+      }),
+      { numRuns: 500 },
+    );
+    expect(taken).toBeGreaterThan(50);
+  });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { extractAssets, linkAssets, type AssetSink } from '../../src/pipeline/extract.js';
 import { TEXT_SLICE_CHARS } from '../../src/pipeline/limits.js';
+import { isWellFormed } from '../../src/pipeline/text.js';
 import { fixture, randomBytes } from './helpers.js';
 
 /**
@@ -73,7 +74,7 @@ describe('linkAssets', () => {
     const text = payload(2).replace('"notes":""', `"notes":"${tail}"`);
     const linked = await linkAssets(text, extractAssets(text).assets, slowSink(() => 0).sink);
     expect(Math.max(...linked.pieces.map((p) => p.length))).toBeLessThanOrEqual(TEXT_SLICE_CHARS);
-    for (const p of linked.pieces) expect(p.isWellFormed(), 'no piece starts or ends inside a surrogate pair').toBe(true);
+    for (const p of linked.pieces) expect(isWellFormed(p), 'no piece starts or ends inside a surrogate pair').toBe(true);
     expect(linked.pieces.join('')).toBe(linked.text);
     expect(linked.text.endsWith(`"notes":"${tail}"}`)).toBe(true);
   });

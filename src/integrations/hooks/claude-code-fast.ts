@@ -68,6 +68,7 @@ export interface HookCliOptions {
   model?: string;
   template?: string;
   focusArg?: string;
+  cutMedia?: boolean;
 }
 
 /**
@@ -79,6 +80,11 @@ export function parseHookArgs(args: readonly string[]): HookCliOptions | undefin
   const out: Record<string, unknown> = {};
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
+    // the one flag without a value (commander refuses `--cut-media=x`)
+    if (a === '--cut-media') {
+      out.cutMedia = true;
+      continue;
+    }
     const eq = a.indexOf('=');
     const name = a.startsWith('--') && eq > 2 ? a.slice(0, eq) : a;
     const option = Object.hasOwn(OPTIONS, name) ? OPTIONS[name] : undefined;
@@ -99,7 +105,8 @@ export function parseHookArgs(args: readonly string[]): HookCliOptions | undefin
 /** What the pass decision needs of the command line ({@link parseHookArgs}), or undefined. */
 export function parseFastArgs(args: readonly string[]): FastHookOptions | undefined {
   const o = parseHookArgs(args);
-  if (!o) return undefined;
+  // --cut-media cuts MCP media out of results that fit: the pass checks do not know that rule
+  if (!o || o.cutMedia) return undefined;
   const out: FastHookOptions = {};
   if (o.limit !== undefined) out.limitTokens = o.limit;
   if (o.contextWindow !== undefined) out.contextWindowTokens = o.contextWindow;
