@@ -193,7 +193,8 @@ export function sampleFeatures(text: string, out: Float64Array, profile: Profile
 /**
  * Most chars {@link boundedSample} reads, whatever the text's size: 1,024 windows. Its cost is mostly
  * per window (snapping, loading, pricing), and on a cold process most of it is the scanner running
- * before the JIT has compiled it: at 4,096 windows a 100 MB spill spent ~170 ms here, at 1,024 ~40.
+ * before the JIT has compiled it: on the bench's 100 MB spill, 4,096 windows took ~210 ms of CPU cold
+ * (~35 warm), 1,024 windows ~120 (~22 warm), measured at load average ~14.
  * Measured against the full pass on 12 M-char mixtures of corpus text (40 KB, 10 KB and 200 KB
  * blocks) and the bench's 100 MB payload: within 1.3% for every profile at 1,024 windows, as at
  * 4,096 (test/estimate/sample.test.ts holds it to 5%).
