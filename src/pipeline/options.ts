@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { GuardOptions, PayloadMeta, Profile, ReadMoreTools, StrategyName, SummarizeHook } from './types.js';
 import { DEFAULT_LIMIT_TOKENS, STORE_CALL_TIMEOUT_MS } from './limits.js';
-import { DEFAULT_PROFILE, DEFAULT_STRATEGY } from './estimate/index.js';
+import { DEFAULT_PROFILE, DEFAULT_STRATEGY } from './estimate/options.js';
 import type { SpillStore } from './store/seam.js';
 import { LocalSpillStore } from './store/local.js';
 import { localCopyDir, withLocalCopy } from './local-copy.js';
