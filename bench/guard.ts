@@ -395,6 +395,7 @@ async function child(mode: string, file: string): Promise<void> {
   (globalThis as { gc?: () => void }).gc?.();
   const rssLoadedMb = process.memoryUsage().rss / 1024 / 1024;
   const t0 = process.hrtime.bigint();
+  const c0 = process.cpuUsage();
   if (mode === 'baseline') {
     const v = JSON.parse(text) as { attachments: Array<{ data: string }> };
     let n = 0;
@@ -407,11 +408,14 @@ async function child(mode: string, file: string): Promise<void> {
     fs.rmSync(session, { recursive: true, force: true });
   }
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  // CPU time of the process (its helper threads included): less swayed by a loaded machine than the wall clock
+  const c = process.cpuUsage(c0);
+  const cpuMs = (c.user + c.system) / 1e3;
   const rssMb = process.resourceUsage().maxRSS / 1024;
-  process.stdout.write(JSON.stringify({ ms, rssMb, rssLoadedMb, payloadMb: Buffer.byteLength(text) / 1024 / 1024 }) + '\n');
+  process.stdout.write(JSON.stringify({ ms, cpuMs, rssMb, rssLoadedMb, payloadMb: Buffer.byteLength(text) / 1024 / 1024 }) + '\n');
 }
 
-function runChild(mode: string, file: string): { ms: number; rssMb: number; rssLoadedMb: number; payloadMb: number } {
+function runChild(mode: string, file: string): { ms: number; cpuMs: number; rssMb: number; rssLoadedMb: number; payloadMb: number } {
   const res = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', '--conditions=source', HERE, '--spillway-bench-child', mode, file], {
     encoding: 'utf8',
     maxBuffer: 1 << 20,
@@ -454,6 +458,7 @@ async function bigSpill(): Promise<void> {
   console.log(
     `ratio guard / baseline: time ${(guard.ms / base.ms).toFixed(2)} (goal ≤ 3); guard peak RSS / payload ${(guard.rssMb / guard.payloadMb).toFixed(2)} (goal < 4)`,
   );
+  console.log(`CPU time of the same runs: baseline ${base.cpuMs.toFixed(0)} ms, guard ${guard.cpuMs.toFixed(0)} ms, ratio ${(guard.cpuMs / base.cpuMs).toFixed(2)}`);
 }
 
 export async function run(): Promise<void> {

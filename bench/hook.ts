@@ -5,7 +5,8 @@
  *
  *   - pass-through: a small Bash result, a 6 KB Read (the fast path; goal ≤ 1.5× `node -e 0`)
  *   - the same small Bash result through the full CLI (dist/lib/cli/main.js): what the fast path saves
- *   - a spill: a 400 KB Read
+ *   - a spill: a 400 KB Read, through the hook's entry (bin/spillway.js) and through the full CLI,
+ *     with the modules each loads
  *   - a large Bash result Claude Code persisted (30,000 chars inline + persistedOutputPath to 1 MB)
  *
  * Needs `npm run build:lib` first (it times the built files, as Claude Code runs them).
@@ -16,6 +17,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin', 'spillway.js');
@@ -102,6 +104,7 @@ export async function run(): Promise<void> {
       { name: 'pass-through: Read, 6 KB (fast path)', argv: hook, runs: RUNS, input: (i) => read(i, 6_000), answers: false, times: [] },
       { name: 'pass-through: Bash, 41 B, full CLI (dist/lib/cli/main.js)', argv: [MAIN, 'hook', 'claude-code'], runs: RUNS, input: smallBash, answers: false, times: [] },
       { name: 'spill: Read, 400 KB', argv: hook, runs: SPILL_RUNS, input: (i) => read(i, 400_000), answers: true, times: [] },
+      { name: 'spill: Read, 400 KB, full CLI (dist/lib/cli/main.js)', argv: [MAIN, 'hook', 'claude-code'], runs: SPILL_RUNS, input: (i) => read(i, 400_000), answers: true, times: [] },
       { name: 'spill: Bash, 1 MB persisted (persistedOutputPath)', argv: hook, runs: SPILL_RUNS, input: persisted, answers: true, times: [] },
     ];
     const once = (c: Case, i: number) => {
@@ -125,7 +128,20 @@ export async function run(): Promise<void> {
     console.log(`\nwall time per hook process, ${RUNS} runs each (spills ${SPILL_RUNS}), interleaved; ${os.cpus().length} CPUs, load ${os.loadavg()[0]!.toFixed(1)}`);
     row(['', 'median', 'p90', 'vs node -e 0']);
     for (const c of cases) row([c.name, fmt(median(c.times)), fmt(p90(c.times)), `${(median(c.times) / base).toFixed(2)}×`]);
+    // What each way loads (one untimed run each, through a module hook that logs every file URL).
+    const loaded = (argv: string[], input: string) => {
+      const log = path.join(tmp, `modules-${crypto.randomUUID()}.log`);
+      fs.writeFileSync(log, '');
+      fs.writeFileSync(path.join(tmp, 'log-hooks.mjs'), "import fs from 'node:fs';\nexport async function load(u, c, next) {\n  if (u.startsWith('file:')) fs.appendFileSync(process.env.SPILLWAY_BENCH_MODULE_LOG, u + '\\n');\n  return next(u, c);\n}\n");
+      fs.writeFileSync(path.join(tmp, 'log-register.mjs'), "import { register } from 'node:module';\nregister('./log-hooks.mjs', import.meta.url);\n");
+      spawnSync(process.execPath, ['--import', pathToFileURL(path.join(tmp, 'log-register.mjs')).href, ...argv], { input, env: { ...env, SPILLWAY_BENCH_MODULE_LOG: log }, maxBuffer: 64 * 1024 * 1024 });
+      const urls = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean);
+      return `${urls.length} (${urls.filter((u) => u.includes('/node_modules/')).length} in node_modules)`;
+    };
+    console.log(`\nmodules loaded by a 400 KB Read spill: the hook's entry ${loaded(hook, read(-2, 400_000))}; the full CLI ${loaded([MAIN, 'hook', 'claude-code'], read(-3, 400_000))}`);
     const pass = median(cases[1]!.times) / base;
+    const spill = (k: number) => median(cases[k]!.times) / base;
+    console.log(`spill of a 400 KB Read: ${spill(4).toFixed(2)}× node -e 0 through the hook's entry, ${spill(5).toFixed(2)}× through the full CLI`);
     console.log(`\ngoal: a result that passes costs ≤ ${GOAL.toFixed(2)}× node -e 0 — ${pass <= GOAL ? 'met' : 'NOT met'} (${pass.toFixed(2)}×; the full CLI: ${(median(cases[3]!.times) / base).toFixed(2)}×)`);
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

@@ -486,10 +486,25 @@ function textDetection(f: TextFormat): ContentDetection {
   return { binary: f.kind === 'binary', kind: f.kind, ...KIND_INFO[f.wrappers.length ? 'text' : f.kind] };
 }
 
+type FileType = typeof import('file-type');
+let fileType: Promise<FileType> | undefined;
+const loadFileType = () => (fileType ??= import('file-type'));
+
+/**
+ * Start loading file-type (its first import costs tens of milliseconds) while other work goes on:
+ * the asset walk calls this at its first find, so the module's files are read before the first
+ * asset is typed. Never throws; a failed load is seen again by sniffBinary.
+ */
+export function preloadSniffer(): void {
+  loadFileType().catch(() => {
+    fileType = undefined;
+  });
+}
+
 /** What file-type says about some bytes (magic numbers), or nothing. */
 export async function sniffBinary(bytes: Uint8Array): Promise<{ mimeType: string; ext: string } | undefined> {
   try {
-    const { fileTypeFromBuffer } = await import('file-type');
+    const { fileTypeFromBuffer } = await loadFileType();
     const t = await fileTypeFromBuffer(bytes);
     return t ? { mimeType: t.mime, ext: `.${t.ext}` } : undefined;
   } catch {

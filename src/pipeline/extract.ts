@@ -1,8 +1,9 @@
 import crypto from 'node:crypto';
 import type { AssetEncoding, AssetRef, PayloadLink } from './types.js';
-import { MIN_BASE64_ASSET_CHARS, MIN_DECLARED_BASE64_ASSET_CHARS } from './limits.js';
+import { MIN_BASE64_ASSET_CHARS, MIN_DECLARED_BASE64_ASSET_CHARS, TEXT_SLICE_CHARS } from './limits.js';
+import { textSlices } from './normalize.js';
 import { base64Statistics, encodeSpan, parseBase64 } from './base64.js';
-import { extForMime, isBinaryBytes, isValidMime, sniffBinary } from './detect.js';
+import { extForMime, isBinaryBytes, isValidMime, preloadSniffer, sniffBinary } from './detect.js';
 
 /**
  * Assets in a tool result: finding them, then linking them (saved as files, replaced by references).
@@ -320,8 +321,24 @@ class JsonAssetWalker {
   private nextBackslash = -2;
   private nextDataUrl = -2;
 
-  constructor(private readonly text: string) {
+  /** `onFirst` runs at the first asset found (the sniffer's module starts loading while the walk goes on). */
+  constructor(
+    private readonly text: string,
+    private onFirst?: () => void,
+  ) {
     this.n = text.length;
+  }
+
+  private add(a: FoundAsset): void {
+    this.found.push(a);
+    this.firstFound();
+  }
+
+  private firstFound(): void {
+    if (this.onFirst && this.found.length > 0) {
+      this.onFirst();
+      this.onFirst = undefined;
+    }
   }
 
   /** True when the whole text is one JSON value. */
@@ -408,8 +425,11 @@ class JsonAssetWalker {
     if (len < MIN_BASE64_ASSET_CHARS && !dataUrl) return;
     const wholeCandidate = dataUrl ? text.startsWith('"data:', s) : !NOT_B64_VALUE_RE.test(text.slice(s + 1, e - 1));
     const whole = wholeCandidate ? resolveLiteral(text, s, e, hasEscape, { declared: false, jsonPath: path }) : null;
-    if (whole) this.found.push(whole);
-    else scanText(text, s + 1, e - 1, true, path, this.found);
+    if (whole) this.add(whole);
+    else {
+      scanText(text, s + 1, e - 1, true, path, this.found);
+      this.firstFound();
+    }
   }
 
   /** The strings of a closed object, now that its `type` and MIME keys are known. */
@@ -431,7 +451,7 @@ class JsonAssetWalker {
       else if (type === 'image') source = 'mcp-image';
       else if (type === 'audio') source = 'mcp-audio';
       const a = declared ? resolveLiteral(this.text, p.start, p.end, p.hasEscape, { declared, declaredMime: mime, source, jsonPath: p.path }) : null;
-      if (a) this.found.push(a);
+      if (a) this.add(a);
       // A declared binary slot that does not decode is a damaged blob: leave it whole rather than cut out fragments.
       else if (!declared) this.generic(p.start, p.end, p.hasEscape, p.path);
     }
@@ -549,7 +569,7 @@ class JsonAssetWalker {
 
 /** Collect the assets of a JSON text into `out`; false (and nothing added) when the text is not JSON. */
 function scanJson(text: string, out: FoundAsset[]): boolean {
-  const w = new JsonAssetWalker(text);
+  const w = new JsonAssetWalker(text, preloadSniffer);
   if (!w.run()) return false;
   for (const f of w.found.sort((a, b) => a.start - b.start)) out.push(f);
   return true;
@@ -585,7 +605,11 @@ export interface LinkedPayload {
   assets: AssetRef[];
   /** Byte spans of the references in the linked form, and how to re-create what they replaced. */
   links: PayloadLink[];
-  /** The linked form, in the pieces it is written from (no whole-payload copy before writing). */
+  /**
+   * The linked form, in the pieces it is written from (no whole-payload copy before writing), none
+   * longer than TEXT_SLICE_CHARS: the writer encodes a piece at a time, and a 40 MB stretch of JSON
+   * after the last asset was one 40 MB buffer beside the text during the write.
+   */
   pieces: string[];
   /** The linked form joined: for estimates, the preview and the message. */
   text: string;
@@ -595,24 +619,42 @@ function sha256Hex(b: Uint8Array): string {
   return crypto.createHash('sha256').update(b).digest('hex');
 }
 
-/** Type the bytes by their magic numbers, save them (once per spill per content), and make the reference. */
-async function saveOne(
-  sink: AssetSink,
-  saved: Map<string, { path: string; relPath: string }>,
-  bytes: Uint8Array,
-  found: Pick<FoundAsset, 'declaredMime' | 'jsonPath' | 'source'>,
-): Promise<AssetRef> {
+type Where = { path: string; relPath: string };
+
+/**
+ * Type the bytes by their magic numbers, start saving them (once per spill per content), and make
+ * the reference once the save is done. `saved` holds the saves begun, by content and extension.
+ */
+async function startSave(sink: AssetSink, saved: Map<string, Promise<Where>>, bytes: Uint8Array, found: Pick<FoundAsset, 'declaredMime' | 'jsonPath' | 'source'>): Promise<() => Promise<AssetRef>> {
   const sniff = await sniffBinary(bytes);
   const mimeType = sniff?.mimeType ?? found.declaredMime ?? 'application/octet-stream';
   const ext = sniff?.ext ?? extForMime(found.declaredMime);
   const sha256 = sha256Hex(bytes);
   let where = saved.get(sha256 + ext);
   if (!where) {
-    where = await sink.save(bytes, ext, sha256);
+    where = sink.save(bytes, ext, sha256);
+    // awaited in order by linkAssets; this only keeps a save that fails after an earlier one did from going unhandled
+    where.catch(() => {});
     saved.set(sha256 + ext, where);
   }
-  return { path: where.path, relPath: where.relPath, mimeType, bytes: bytes.byteLength, sha256, jsonPath: found.jsonPath, source: found.source, sniffed: Boolean(sniff) };
+  const size = bytes.byteLength;
+  const w = where;
+  return async () => {
+    const { path, relPath } = await w;
+    return { path, relPath, mimeType, bytes: size, sha256, jsonPath: found.jsonPath, source: found.source, sniffed: Boolean(sniff) };
+  };
 }
+
+/** Type, save and reference one asset. */
+async function saveOne(sink: AssetSink, bytes: Uint8Array, found: Pick<FoundAsset, 'declaredMime' | 'jsonPath' | 'source'>): Promise<AssetRef> {
+  return (await startSave(sink, new Map(), bytes, found))();
+}
+
+/**
+ * Saves of assets let run at once: each is a few file-system round trips (stat, open, write, link),
+ * and one at a time the 30 images of a big spill left the process idle between them.
+ */
+const SAVES_IN_FLIGHT = 4;
 
 /** The reference that replaces an asset where a JSON value stood. */
 export function linkedRefJson(ref: AssetRef): string {
@@ -629,33 +671,58 @@ export function linkedRefText(ref: AssetRef): string {
  * goes, so each decoded asset can be collected once it is saved.
  */
 export async function linkAssets(text: string, found: FoundAsset[], sink: AssetSink): Promise<LinkedPayload> {
+  const saved = new Map<string, Promise<Where>>();
+  const refs: Array<Promise<AssetRef>> = [];
+  const spans: Array<Pick<FoundAsset, 'start' | 'end' | 'jsonValue' | 'encoding'>> = [];
+  try {
+    for (let i = 0; i < found.length; i++) {
+      const f = found[i]!;
+      // at most SAVES_IN_FLIGHT saves running: wait for the oldest before typing the next
+      if (i >= SAVES_IN_FLIGHT) await refs[i - SAVES_IN_FLIGHT];
+      const ref = (await startSave(sink, saved, f.bytes, f))();
+      ref.catch(() => {});
+      refs.push(ref);
+      spans.push({ start: f.start, end: f.end, jsonValue: f.jsonValue, encoding: f.encoding });
+      found[i] = undefined as unknown as FoundAsset; // let the decoded bytes go once saved
+    }
+    await Promise.all(refs);
+  } catch (err) {
+    // no save left running behind the caller's back (it may try the next store)
+    await Promise.allSettled([...saved.values()]);
+    throw err;
+  }
   const assets: AssetRef[] = [];
   const links: PayloadLink[] = [];
   const pieces: string[] = [];
-  const saved = new Map<string, { path: string; relPath: string }>();
   let pos = 0;
   let bytePos = 0;
-  for (let i = 0; i < found.length; i++) {
-    const f = found[i]!;
-    const ref = await saveOne(sink, saved, f.bytes, f);
+  for (let i = 0; i < spans.length; i++) {
+    const f = spans[i]!;
+    const ref = await refs[i]!;
     assets.push(ref);
     const before = text.slice(pos, f.start);
     const refText = f.jsonValue ? linkedRefJson(ref) : linkedRefText(ref);
-    pieces.push(before, refText);
+    pushSlices(pieces, before);
+    pieces.push(refText);
     bytePos += Buffer.byteLength(before, 'utf8');
     const refBytes = Buffer.byteLength(refText, 'utf8');
     links.push({ asset: assets.length - 1, start: bytePos, end: bytePos + refBytes, encoding: f.encoding });
     bytePos += refBytes;
     pos = f.end;
-    found[i] = undefined as unknown as FoundAsset; // let the decoded bytes go
   }
-  pieces.push(text.slice(pos));
+  pushSlices(pieces, text.slice(pos));
   return { assets, links, pieces, text: pieces.join('') };
+}
+
+/** `s` as slices of at most TEXT_SLICE_CHARS, never between the halves of a surrogate pair. */
+function pushSlices(pieces: string[], s: string): void {
+  if (s.length <= TEXT_SLICE_CHARS) pieces.push(s);
+  else for (const slice of textSlices(s)) pieces.push(slice);
 }
 
 /** A result that is raw bytes: one asset, and its JSON reference as the whole linked form. */
 export async function linkBinary(bytes: Uint8Array, sink: AssetSink): Promise<LinkedPayload> {
-  const ref = await saveOne(sink, new Map(), bytes, { jsonPath: '$', source: 'binary' });
+  const ref = await saveOne(sink, bytes, { jsonPath: '$', source: 'binary' });
   const text = linkedRefJson(ref);
   return { assets: [ref], links: [{ asset: 0, start: 0, end: Buffer.byteLength(text), encoding: { kind: 'raw' } }], pieces: [text], text };
 }

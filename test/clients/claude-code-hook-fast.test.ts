@@ -86,7 +86,7 @@ describe('the installed hook (bin/spillway.js, fast path) inside real Claude Cod
     expect(bad.map((a) => `${a.type}: ${a.stderr ?? a.content}`.slice(0, 300))).toEqual([]);
   });
 
-  it('small results pass unchanged, served by the fast path; the others load the CLI', () => {
+  it("small results pass unchanged, served by the fast path; the others by the hook's entry, not the CLI", () => {
     expect(received('toolu_01readsmall')).toContain('1\thello world\n2\thello world');
     expect(received('toolu_01echo')).toContain('fast path');
     for (const id of ['toolu_01readsmall', 'toolu_01echo']) expect(hookAttachments(run).find((a) => a.toolUseID === id)?.stdout ?? '', id).toBe('');
@@ -97,9 +97,13 @@ describe('the installed hook (bin/spillway.js, fast path) inside real Claude Cod
     }
     const runs = [...byPid.values()];
     expect(runs.length, 'one hook process per tool call').toBe(4);
-    const fast = runs.filter((urls) => !urls.some((u) => u.endsWith('/cli/main.js')));
+    const fast = runs.filter((urls) => !urls.some((u) => u.endsWith('/cli/main.js') || u.endsWith('/hooks/claude-code-entry.js')));
     expect(fast.length, 'the two small results').toBe(2);
     for (const urls of fast) expect(urls.filter((u) => u.includes('/node_modules/'))).toEqual([]);
+    // the two that need the guard: the hook's entry, without the CLI (commander and the other verbs)
+    const entry = runs.filter((urls) => urls.some((u) => u.endsWith('/hooks/claude-code-entry.js')));
+    expect(entry.length, 'the two results the guard sees').toBe(2);
+    for (const urls of entry) expect(urls.filter((u) => u.endsWith('/cli/main.js') || u.includes('/node_modules/commander/'))).toEqual([]);
   });
 
   it('what the guard must see still reaches it: a persisted 400 KB Bash output is spilled whole, a small one carrying base64 loses the blob', () => {

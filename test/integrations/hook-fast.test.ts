@@ -239,7 +239,15 @@ function runBin(input: unknown, args: string[] = []) {
     maxBuffer: 256 * 1024 * 1024,
   });
   const modules = fs.readFileSync(log, 'utf8').split('\n').filter(Boolean);
-  return { code: r.status, stdout: r.stdout.toString(), stderr: r.stderr.toString(), home, modules, fullCli: modules.some((m) => m.endsWith('/cli/main.js')) };
+  return {
+    code: r.status,
+    stdout: r.stdout.toString(),
+    stderr: r.stderr.toString(),
+    home,
+    modules,
+    fullCli: modules.some((m) => m.endsWith('/cli/main.js')),
+    entry: modules.some((m) => m.endsWith('/hooks/claude-code-entry.js')),
+  };
 }
 
 function sidecar(session: string) {
@@ -264,13 +272,13 @@ describe('bin/spillway.js hook claude-code', () => {
     expect(r.modules.length).toBeLessThanOrEqual(10);
   });
 
-  it('gives every option to the guard through the full CLI, which reads the stdin the fast path already read', () => {
+  it("gives every option to the guard through the hook's entry, which reads the stdin the fast path already read", () => {
     const session = path.join(tmpDir(), 'session');
     const stdout = makeLog(3_000);
     const input = { ...event('Bash', bash(stdout)), tool_input: { command: 'cat app.log', q: 'ERROR lines' } };
     const r = runBin(input, ['--limit', '100', '--session', session, '--summarizer', 'none', '--profile', 'o200k', '--strategy', 'chars4', '--focus-arg', 'q']);
     expect(r.code).toBe(0);
-    expect(r.fullCli).toBe(true);
+    expect(r).toMatchObject({ entry: true, fullCli: false });
     const out = JSON.parse(r.stdout) as { hookSpecificOutput: { updatedToolOutput: { stdout: string } } };
     expect(out.hookSpecificOutput.updatedToolOutput.stdout).toMatch(/^\[spillway\] The result of `Bash` is too large/);
     const meta = sidecar(session);
@@ -286,16 +294,16 @@ describe('bin/spillway.js hook claude-code', () => {
     expect(sidecar(s2).limitTokens).toBe(2_000);
   });
 
-  it('hands a large stdin to the full CLI whole: the spill is byte-exact', () => {
+  it("hands a large stdin to the hook's entry whole: the spill is byte-exact", () => {
     const session = path.join(tmpDir(), 'session');
     const content = makeLog(6 * 1024 * 1024);
     const r = runBin(event('Read', readText(content)), ['--session', session, '--summarizer', 'none']);
     expect(r.code).toBe(0);
-    expect(r.fullCli).toBe(true);
+    expect(r).toMatchObject({ entry: true, fullCli: false });
     expect(fs.readFileSync(path.join(session, 'long_responses', sidecar(session).payloadFile), 'utf8')).toBe(content);
   });
 
-  it('reads a Bash output Claude Code persisted through the full hook', () => {
+  it("reads a Bash output Claude Code persisted through the hook's entry", () => {
     const project = path.join(tmpDir(), 'projects', '-w');
     const results = path.join(project, SESSION_ID, 'tool-results');
     fs.mkdirSync(results, { recursive: true });
@@ -306,17 +314,17 @@ describe('bin/spillway.js hook claude-code', () => {
       { ...event('Bash', bash(whole.slice(0, 30_000), { persistedOutputPath: path.join(results, 'b1.txt'), persistedOutputSize: whole.length })), transcript_path: path.join(project, `${SESSION_ID}.jsonl`) },
       ['--session', session],
     );
-    expect(r.fullCli).toBe(true);
+    expect(r).toMatchObject({ entry: true, fullCli: false });
     expect(r.stdout).toContain('updatedToolOutput');
     expect(fs.readFileSync(path.join(session, 'long_responses', sidecar(session).payloadFile), 'utf8')).toBe(whole);
   });
 
-  it('leaves what it cannot judge to the full CLI: bad input, bad options and help keep their messages', () => {
+  it("leaves what it cannot judge to the hook's entry (bad input) or the full CLI (bad options, help), which keep their messages", () => {
     const notJson = runBin('not json {');
-    expect(notJson).toMatchObject({ code: 0, stdout: '', fullCli: true });
+    expect(notJson).toMatchObject({ code: 0, stdout: '', entry: true, fullCli: false });
     expect(notJson.stderr).toMatch(/hook input is not JSON/);
     const bogus = runBin(event('Bash', bash('ok')), ['--summarizer', 'bogus']);
-    expect(bogus).toMatchObject({ code: 0, stdout: '', fullCli: true });
+    expect(bogus).toMatchObject({ code: 0, stdout: '', entry: false, fullCli: true });
     expect(bogus.stderr).toMatch(/unknown summarizer "bogus"/);
     const badLimit = runBin(event('Bash', bash('ok')), ['--limit', '0']);
     expect(badLimit.code).toBe(2);

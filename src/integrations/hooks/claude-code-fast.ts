@@ -1,5 +1,5 @@
 import { isBinaryString, mayCarryInlineAssets, resolveLimit } from '../../pipeline/quick.js';
-import { PROFILES } from '../../pipeline/types.js';
+import { PROFILES, type Profile, type StrategyName } from '../../pipeline/types.js';
 import { readToolResponse } from './claude-code-shapes.js';
 
 /**
@@ -37,44 +37,79 @@ const positive = (v: string): number | undefined => {
 const oneOf = (allowed: readonly string[]) => (v: string) => (allowed.includes(v) ? v : undefined);
 const anyText = (v: string) => v;
 
-/** Each option of `spillway hook claude-code`, with what commander would accept (undefined: it would refuse). */
-const OPTIONS: Record<string, (v: string) => unknown> = {
-  '--limit': positive,
-  '--context-window': positive,
-  '--profile': oneOf(PROFILES),
-  '--strategy': oneOf(FAST_STRATEGIES),
-  '--summarizer': oneOf(FAST_SUMMARIZERS),
-  '--provider': oneOf(FAST_SUMMARIZERS),
-  '--session': anyText,
-  '--store': anyText,
-  '--model': anyText,
-  '--template': anyText,
-  '--focus-arg': anyText,
+/**
+ * Each option of `spillway hook claude-code`: the key commander stores it under, and what commander
+ * would accept (undefined: it would refuse).
+ */
+const OPTIONS: Record<string, [key: keyof HookCliOptions, check: (v: string) => unknown]> = {
+  '--limit': ['limit', positive],
+  '--context-window': ['contextWindow', positive],
+  '--profile': ['profile', oneOf(PROFILES)],
+  '--strategy': ['strategy', oneOf(FAST_STRATEGIES)],
+  '--summarizer': ['summarizer', oneOf(FAST_SUMMARIZERS)],
+  '--provider': ['provider', oneOf(FAST_SUMMARIZERS)],
+  '--session': ['session', anyText],
+  '--store': ['store', anyText],
+  '--model': ['model', anyText],
+  '--template': ['template', anyText],
+  '--focus-arg': ['focusArg', anyText],
 };
 
+/** The options of `spillway hook claude-code` as commander hands them to its action (GuardCliOptions' keys). */
+export interface HookCliOptions {
+  limit?: number;
+  contextWindow?: number;
+  profile?: Profile;
+  strategy?: StrategyName;
+  summarizer?: string;
+  provider?: string;
+  session?: string;
+  store?: string;
+  model?: string;
+  template?: string;
+  focusArg?: string;
+  cutMedia?: boolean;
+}
+
 /**
- * The options after `hook claude-code`, or undefined when the full CLI must see them: an option
- * not listed, a value commander would refuse, help, a stray argument, a value that looks like a flag.
+ * The options after `hook claude-code` as commander would read them (a repeated option: the last
+ * one), or undefined when the full CLI must see them: an option not listed, a value commander would
+ * refuse, help, a stray argument, a value that looks like a flag.
  */
-export function parseFastArgs(args: readonly string[]): FastHookOptions | undefined {
-  const out: FastHookOptions = {};
+export function parseHookArgs(args: readonly string[]): HookCliOptions | undefined {
+  const out: Record<string, unknown> = {};
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
+    // the one flag without a value (commander refuses `--cut-media=x`)
+    if (a === '--cut-media') {
+      out.cutMedia = true;
+      continue;
+    }
     const eq = a.indexOf('=');
     const name = a.startsWith('--') && eq > 2 ? a.slice(0, eq) : a;
-    const check = Object.hasOwn(OPTIONS, name) ? OPTIONS[name] : undefined;
-    if (!check) return undefined;
+    const option = Object.hasOwn(OPTIONS, name) ? OPTIONS[name] : undefined;
+    if (!option) return undefined;
     let value: string | undefined;
     if (name !== a) value = a.slice(eq + 1);
     else {
       value = args[++i];
       if (value === undefined || value.startsWith('-')) return undefined;
     }
-    const parsed = check(value);
+    const parsed = option[1](value);
     if (parsed === undefined) return undefined;
-    if (name === '--limit') out.limitTokens = parsed as number;
-    if (name === '--context-window') out.contextWindowTokens = parsed as number;
+    out[option[0]] = parsed;
   }
+  return out as HookCliOptions;
+}
+
+/** What the pass decision needs of the command line ({@link parseHookArgs}), or undefined. */
+export function parseFastArgs(args: readonly string[]): FastHookOptions | undefined {
+  const o = parseHookArgs(args);
+  // --cut-media cuts MCP media out of results that fit: the pass checks do not know that rule
+  if (!o || o.cutMedia) return undefined;
+  const out: FastHookOptions = {};
+  if (o.limit !== undefined) out.limitTokens = o.limit;
+  if (o.contextWindow !== undefined) out.contextWindowTokens = o.contextWindow;
   return out;
 }
 

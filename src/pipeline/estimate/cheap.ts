@@ -8,7 +8,7 @@ import { boundedSample } from './sample.js';
 
 export interface CheapOptions extends EstimateOptions {
   /**
-   * Read at most ~1 M chars of the text, whatever its size (calibrated: spread windows; craft-density:
+   * Read at most ~0.5 M chars of the text, whatever its size (calibrated: 256 K in spread windows; craft-density:
    * evenly spread samples, scaled). For numbers nobody decides with: a 500 MB result is over any limit.
    */
   bounded?: boolean;

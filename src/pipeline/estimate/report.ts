@@ -9,9 +9,9 @@ import { cheapCount } from './cheap.js';
 import { EXACT_MARGIN } from './constants.js';
 import { countTokens } from './exact.js';
 import { FEATURE_COUNT, FEATURE_NAMES } from './features.js';
-import { pricedEstimate, ratioCorrected, riskOf, RATIO_MIN_RISK } from './decision.js';
+import { pricedEstimate, ratioCorrected, RATIO_MIN_RISK } from './decision.js';
 import { claudeCorrectionFor, profileOf, type EstimateOptions } from './options.js';
-import { riskBreakdown, type RiskPart } from './risk.js';
+import { riskAndParts, type RiskPart } from './risk.js';
 import { boundedSample, sampleFeatures } from './sample.js';
 
 export interface DescribeOptions extends Pick<EstimateOptions, 'profile' | 'claudeCorrection'> {
@@ -23,7 +23,7 @@ export interface DescribeOptions extends Pick<EstimateOptions, 'profile' | 'clau
    * CHECK_EXACT_MAX_CHARS, and corrected by exact windows beyond. False: no tokenizer is loaded.
    */
   check?: boolean;
-  /** Read at most ~1 M chars for the cheap counts (a huge text nobody decides with). */
+  /** Read at most ~0.5 M chars for the cheap counts (a huge text nobody decides with). */
   bounded?: boolean;
   signal?: AbortSignal;
 }
@@ -75,8 +75,7 @@ export async function describeTokens(text: string, opts: DescribeOptions = {}): 
     return pricedEstimate(scratch, text, profile, opts);
   });
   estimates.push({ strategy: 'calibrated', tokens: fit.tokens, exact: false, ms: fitMs });
-  const risk = riskOf(text, scratch, profile, fit.tokens);
-  const parts = riskBreakdown(scratch, profile, text.length, { text, estimate: fit.tokens });
+  const { risk, parts } = riskAndParts(scratch, profile, text.length, { text, estimate: fit.tokens });
   const trust = { margin: EXACT_MARGIN[profile], riskTokens: parts.reduce((a, p) => a + p.tokens, 0), parts };
   const density = densityOf(scratch, text.length);
 
