@@ -1,6 +1,5 @@
-import type { GuardSettings } from '../options.js';
+import { guardSettingsOf } from '../settings.js';
 import { terminalSafe } from '../../pipeline/terminal.js';
-import { createSummarizer, defaultProviderName, isProviderName, PROVIDER_NAMES } from '../../summarize/index.js';
 import { handleClaudeCodeHook } from './claude-code.js';
 import { MAX_HOOK_INPUT_BYTES, parseHookArgs, readHookStdin, type HookCliOptions } from './claude-code-fast.js';
 
@@ -11,7 +10,7 @@ import { MAX_HOOK_INPUT_BYTES, parseHookArgs, readHookStdin, type HookCliOptions
  * runs it after the fast path (claude-code-fast.ts) and before the CLI.
  *
  * It does what the verb's action in src/cli/commands/hook.ts does with what commander hands it
- * (guardSettingsOf and loadSummarizer of integrations/options.ts included),
+ * (the same guardSettingsOf, from integrations/settings.ts, which loads no commander),
  * and what main() around it does, and must print the same bytes, write the same spill and exit
  * with the same code: test/integrations/hook-entry.test.ts runs both on the same stdin. A command
  * line that parseHookArgs cannot read as commander would (help, an unknown option, a value
@@ -20,27 +19,6 @@ import { MAX_HOOK_INPUT_BYTES, parseHookArgs, readHookStdin, type HookCliOptions
 
 /** Claude Code runs Claude models: the same default as HOOK_DEFAULT_PROFILE (src/cli/commands/hook.ts; a test holds them equal). */
 export const ENTRY_DEFAULT_PROFILE = 'claude' as const;
-
-/** As integrations/options.ts's loadSummarizer (that module loads commander). */
-function summarizerFor(o: HookCliOptions) {
-  const name = o.summarizer ?? o.provider ?? defaultProviderName(process.env);
-  if (name === 'none' || name === 'off') return undefined;
-  if (!isProviderName(name)) throw new Error(`unknown summarizer ${JSON.stringify(name)}: use ${PROVIDER_NAMES.join(', ')} or none`);
-  return createSummarizer({ provider: name, model: o.model, template: o.template });
-}
-
-/** As integrations/options.ts's guardSettingsOf: the flags as guard options, built once. */
-function settingsOf(o: HookCliOptions): GuardSettings {
-  return {
-    limitTokens: o.limit,
-    contextWindowTokens: o.contextWindow,
-    profile: o.profile ?? ENTRY_DEFAULT_PROFILE,
-    ...(o.strategy ? { strategy: o.strategy } : {}),
-    ...(o.store ? { store: o.store } : {}),
-    ...(o.cutMedia ? { cutMediaBlocks: true } : {}),
-    summarize: summarizerFor(o),
-  };
-}
 
 /**
  * Run the hook for `spillway hook claude-code <args>`: true when it ran (whatever the result, as
@@ -56,7 +34,7 @@ export async function runHookEntry(args: readonly string[]): Promise<boolean> {
       process.stderr.write(`spillway hook: input over ${MAX_HOOK_INPUT_BYTES} bytes; left unchanged\n`);
       return true;
     }
-    const outcome = await handleClaudeCodeHook(stdin, { guard: settingsOf(opts), sessionDir: opts.session, focusArg: opts.focusArg });
+    const outcome = await handleClaudeCodeHook(stdin, { guard: guardSettingsOf(opts, ENTRY_DEFAULT_PROFILE), sessionDir: opts.session, focusArg: opts.focusArg });
     if (outcome.note) process.stderr.write(`spillway hook: ${terminalSafe(outcome.note)}\n`);
     if (outcome.output) process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
   } catch (err) {
