@@ -131,7 +131,7 @@ export class SpillIndex {
     this.fullText = new FullText(this.core, { bulkMinRows: opts.bulkMinRows ?? BULK_MIN_ROWS, writer: opts.bulkWriter ?? 'auto' });
     this.queries = new Queries(this.core, this.runs, this.fullText);
     this.reports = new Reports(this.core);
-    this.timelines = new TimelineQueries(this.core);
+    this.timelines = new TimelineQueries(this.core, (id) => this.queries.payloadContent(id));
     this.rowWriter = new RowWriter(this.core, this.runs, () => (this.fullText.mayBePending = true));
     this.scanner = new Scanner(this.core, this.roots, this.rowWriter, this.fullText, (ids) => this.queries.totals(ids));
     // Full text a previous process left unfinished fills in now.
@@ -284,7 +284,7 @@ export class SpillIndex {
   }
 
   /** A session's context timeline (timeline.ts); undefined for an unknown session. With `replayOnly`, the replays alone. */
-  timeline(req: TimelineRequest): TimelineData | undefined {
+  timeline(req: TimelineRequest): Promise<TimelineData | undefined> {
     return req.replayOnly ? this.timelines.replays(req) : this.timelines.timeline(req);
   }
 

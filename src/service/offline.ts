@@ -236,7 +236,7 @@ export async function contextTimeline(o: ContextTimelineOptions): Promise<Timeli
       sessionId = (sessions.find((s) => s.id === o.target) ?? sessions.find((s) => s.name === o.target) ?? sessions.find((s) => s.name.startsWith(o.target)))?.id;
     }
     if (!sessionId) throw new Error(`no session ${JSON.stringify(o.target)}: give a transcript path, or an id or name from the inspector`);
-    const t = index.timeline({ ...o.request, sessionId });
+    const t = await index.timeline({ ...o.request, sessionId });
     if (!t) throw new Error(`no session ${JSON.stringify(o.target)}`);
     return t;
   } finally {
