@@ -12,10 +12,18 @@ import { estimateText, type CompactionRecord, type TurnRecord } from './turns.js
 
 const KEEP_SERIES = 8;
 /** Time a full request may spend building the guard's messages offline; a slider move, less (it asks again for the rest). */
-const GUARD_BUDGET_MS = 2_000;
-const GUARD_BUDGET_REPLAY_MS = 300;
+const GUARD_BUDGET_MS = 250;
+const GUARD_BUDGET_REPLAY_MS = 100;
 /** A result is handed to the guard when some estimate of it comes this close to the limit (the guard decides, not the index). */
 const GUARD_CANDIDATE_SHARE = 0.8;
+
+export interface TimelineOptions {
+  /**
+   * Time to spend building the guard's messages offline before replying (default: short, as a
+   * view that asks again while some are pending wants; the CLI waits for all of them).
+   */
+  guardBudgetMs?: number;
+}
 
 interface Guardable extends GuardTarget {
   /** The largest of the index's estimates of the whole payload. */
@@ -65,7 +73,7 @@ export class TimelineQueries {
     return this.core.q('SELECT * FROM turns WHERE session_id = ? ORDER BY source_id, seq').all(sessionId) as TurnRow[];
   }
 
-  async timeline(req: TimelineRequest): Promise<TimelineData | undefined> {
+  async timeline(req: TimelineRequest, o: TimelineOptions = {}): Promise<TimelineData | undefined> {
     const session = this.core.q('SELECT id, kind, name FROM sessions WHERE id = ?').get(req.sessionId) as { id: string; kind: string; name: string } | undefined;
     if (!session) return undefined;
     const rows = this.turnRows(session.id);
@@ -103,7 +111,7 @@ export class TimelineQueries {
     const payloads = new Map<string, PayloadLink>();
     const guardable: Guardable[] = [];
     for (const p of this.core.q(
-      "SELECT id, tool, path, tokens, action, message, binary, max(tokens, coalesce(t_chars4, 0), coalesce(t_craft_density, 0), coalesce(t_calibrated, 0), coalesce(t_o200k, 0), coalesce(t_cl100k, 0), coalesce(t_claude, 0)) AS most, json_extract(source_json, '$.toolUseId') AS tid FROM payloads WHERE session_id = ?",
+      "SELECT id, tool, path, tokens, action, CASE WHEN action = 'spill' THEN message END AS message, binary, max(tokens, coalesce(t_chars4, 0), coalesce(t_craft_density, 0), coalesce(t_calibrated, 0), coalesce(t_o200k, 0), coalesce(t_cl100k, 0), coalesce(t_claude, 0)) AS most, coalesce(call_id, json_extract(source_json, '$.toolUseId')) AS tid FROM payloads WHERE session_id = ?",
     ).all(session.id) as Array<{
       id: string;
       tool: string;
@@ -129,7 +137,7 @@ export class TimelineQueries {
       [],
     );
     this.remember(session.id, this.keyOf(session.id, req), series, guardable);
-    data.replays = [data.replays[0]!, ...(await this.replayAll(series, guardable, req, GUARD_BUDGET_MS))];
+    data.replays = [data.replays[0]!, ...(await this.replayAll(series, guardable, req, o.guardBudgetMs ?? GUARD_BUDGET_MS))];
     data.subagents = (this.core.q('SELECT id, name FROM sessions WHERE parent_id = ? ORDER BY name').all(session.id) as Array<{ id: string; name: string }>).map((s) => {
       const r = this.core.q("SELECT count(*) AS n, coalesce(max(context), 0) AS peak FROM turns WHERE session_id = ?").get(s.id) as { n: number; peak: number };
       return { sessionId: s.id, name: s.name, calls: r.n, peak: r.peak };
@@ -138,12 +146,12 @@ export class TimelineQueries {
   }
 
   /** Replays only (a slider move), from the series kept at the last full request when it still matches. */
-  async replays(req: TimelineRequest): Promise<TimelineData | undefined> {
+  async replays(req: TimelineRequest, o: TimelineOptions = {}): Promise<TimelineData | undefined> {
     const kept = this.series.get(req.sessionId);
-    if (!kept || kept.key !== this.keyOf(req.sessionId, req)) return this.timeline(req);
+    if (!kept || kept.key !== this.keyOf(req.sessionId, req)) return this.timeline(req, o);
     const prices = { ...kept.series.prices, ...req.prices };
     const series = { ...kept.series, prices };
-    const replays = [replay(series, {}, 'as it ran (rule replayed)'), ...(await this.replayAll(series, kept.guardable, req, GUARD_BUDGET_REPLAY_MS))];
+    const replays = [replay(series, {}, 'as it ran (rule replayed)'), ...(await this.replayAll(series, kept.guardable, req, o.guardBudgetMs ?? GUARD_BUDGET_REPLAY_MS))];
     return { sessionId: req.sessionId, rule: series.rule, turns: [], compactions: [], baselineTokens: null, baselineSource: 'measured', topCosts: [], measured: { peak: 0, compactions: 0, inputTokens: 0, cacheWriteTokens: 0, cacheReadTokens: 0, outputTokens: 0, costUsd: 0, calls: 0 }, replays, prices, subagents: [], notes: [] };
   }
 
