@@ -2,7 +2,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { ContextRule, Prices, Profile, ReplayResult, StrategyName, TimelineData, TimelineRequest } from '../../src/service/contract.js';
-import { useApp, useAppStore } from '../store/index.js';
+import { useApp, useAppStore } from '../store/react.js';
 import { formatInt, formatTokens, formatUsd } from '../lib/format.js';
 import { loadReplaySettings, saveReplaySettings, type ReplaySettings } from './timeline-settings.js';
 

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { countTokens, isInside, openUntrustedSync } from '../pipeline/index.js';
 import { parseClaudeCorrection } from '../pipeline/estimate/index.js';
-import { isObj } from './import-common.js';
+import { isObj } from '../pipeline/values.js';
 import { ClaudeTurns } from './turns-claude.js';
 
 /** Tool results smaller than this (legacy tokens, per call) say little about the ratio: a few tokens of framing swamp them. */
