@@ -5,10 +5,11 @@
  * near it, beat a wrong correction, and leave out the run whose double inflated every result.
  */
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { calibrateClaude } from '../../src/index/calibrate.js';
-import { REPO } from './helpers.js';
+import { REPO, tmpDir } from './helpers.js';
 
 const TL = path.join(REPO, 'test', 'index', 'fixtures', 'timeline');
 
@@ -28,7 +29,9 @@ describe('the claude correction fitted from transcripts', () => {
 
   it('a folder: the run that inflated usage by 250,000 per result is left out as implausible, not fitted', async () => {
     const alone = await calibrateClaude(path.join(TL, 'claude-code-pct5'));
-    const c = await calibrateClaude(TL);
+    const dir = tmpDir('spillway-calibrate-');
+    for (const run of ['claude-code', 'claude-code-pct5']) fs.cpSync(path.join(TL, run), path.join(dir, run), { recursive: true });
+    const c = await calibrateClaude(dir);
     expect(c.files).toBe(2);
     expect(c.skipped.implausible).toBeGreaterThanOrEqual(4);
     expect(c.overall!.correction).toBe(alone.overall!.correction);
