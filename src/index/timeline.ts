@@ -348,8 +348,13 @@ export function replay(series: ReplaySeries, s: ReplayScenario, label = scenario
       else if (s.limit !== undefined) {
         const built = r.payloadId !== undefined && guard ? guard(r.payloadId, s.limit) : undefined;
         if (built === null) enters = r.full;
-        else if (built !== undefined) {
-          // The real guard spilled it: its message, in the API's units.
+        else if (built !== undefined && r.messageFrom === 'saved') {
+          // The real guard spills it, and the model was given this payload's message when it ran: that message, as the guard the session ran with (its tools' advice, its summary) wrote it.
+          enters = Math.min(r.message, r.full);
+          replaced++;
+          messages.saved++;
+        } else if (built !== undefined) {
+          // The real guard spills it: the message it built offline, in the API's units.
           enters = Math.min(Math.round(built.tokens * series.scale), r.full);
           replaced++;
           messages.guard++;
