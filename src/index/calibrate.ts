@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { countTokens, isInside, openUntrustedSync } from '../pipeline/index.js';
-import { parseClaudeCorrection } from '../pipeline/estimate/index.js';
+import { parseClaudeCorrection } from '../pipeline/estimate/options.js';
 import { isObj } from '../pipeline/values.js';
 import { ClaudeTurns } from './turns-claude.js';
 

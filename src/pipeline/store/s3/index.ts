@@ -29,7 +29,7 @@ export { pruneBucket, PRUNE_GROUP } from './prune.js';
 export { flushJournal } from './writer.js';
 export { JOURNAL_DIR, JOURNAL_OVERLAP_MS, journalKey, journalTime, parseJournalKey, type JournalEntry } from './journal.js';
 export type { S3ReaderState, S3Changes } from './source.js';
-export { syncPending, syncSession, queuePending, listPending, pendingDir, type PendingRecord, type SyncOutcome, type SyncReport } from './sync.js';
+export { syncPending, syncSession, queuePending, listPending, forgetPending, pendingDir, type PendingRecord, type SyncOutcome, type SyncReport } from './sync.js';
 
 const pool = new Map<string, Promise<S3Objects>>();
 
