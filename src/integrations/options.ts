@@ -2,7 +2,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { ALL_STRATEGIES, guardLargeResult, PROFILES, type GuardOptions, type GuardResult, type Profile, type StrategyName, type SummarizeHook, type ToolResult } from '../pipeline/index.js';
 import { createSummarizer, defaultProviderName, isProviderName, PROVIDER_NAMES, type ProviderName } from '../summarize/index.js';
 
-/** Options shared by `spillway mcp` and `spillway hook`. */
+/** The flags of the guarding verbs (`guard`, `mcp`, `hook`). */
 export interface GuardCliOptions {
   session?: string;
   limit?: number;
@@ -53,7 +53,8 @@ export function addLimitOptions(cmd: Command, defaultProfile: Profile = 'o200k')
     .option('--summarizer <provider>', 'summarize spilled results with: structural, anthropic, openai, or none (a preview); default $SPILLWAY_SUMMARIZER or structural')
     .option('--provider <provider>', 'same as --summarizer')
     .option('--model <model>', "the summarizer's model")
-    .option('--template <name>', 'summary prompt template name');
+    .option('--template <name>', 'summary prompt template name')
+    .option('--cut-media', 'also cut MCP image/audio blocks out of results that fit the limit (for clients that show the model media as text)');
 }
 
 /** {@link addLimitOptions} for the verbs that guard an agent's stream of results (`mcp`, `hook`). */
@@ -62,17 +63,29 @@ export function addGuardOptions(cmd: Command, defaultProfile: Profile = 'o200k')
     .option('--focus-arg <name>', "a tool argument that carries the caller's focus (intent)");
 }
 
-/** The guard with the verb's `--profile` (else `defaultProfile`), `--strategy`, `--store` and `--cut-media` applied to every call. */
-export function guardWith(o: Pick<GuardCliOptions, 'profile' | 'strategy' | 'store' | 'cutMedia'>, defaultProfile: Profile = 'o200k') {
-  const profile = o.profile ?? defaultProfile;
-  return (result: ToolResult, options: GuardOptions): Promise<GuardResult | null> =>
-    guardLargeResult(result, {
-      ...options,
-      profile,
-      ...(o.strategy ? { strategy: o.strategy } : {}),
-      ...(o.store ? { store: o.store } : {}),
-      ...(o.cutMedia ? { cutMediaBlocks: true } : {}),
-    });
+/** The guard options a verb's flags set, the same for every call it guards (the call adds its own: session, tool, input). */
+export type GuardSettings = Pick<GuardOptions, 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy' | 'store' | 'cutMediaBlocks' | 'summarize'>;
+
+/**
+ * The verb's flags as guard options, built once: `--limit`, `--context-window`, `--profile` (else
+ * `defaultProfile`), `--strategy`, `--store`, `--cut-media` and the summarizer. Every guarding verb
+ * hands exactly this to the guard, so a flag cannot reach one path and miss another.
+ */
+export function guardSettingsOf(o: GuardCliOptions, defaultProfile: Profile = 'o200k'): GuardSettings {
+  return {
+    limitTokens: o.limit,
+    contextWindowTokens: o.contextWindow,
+    profile: o.profile ?? defaultProfile,
+    ...(o.strategy ? { strategy: o.strategy } : {}),
+    ...(o.store ? { store: o.store } : {}),
+    ...(o.cutMedia ? { cutMediaBlocks: true } : {}),
+    summarize: loadSummarizer(o),
+  };
+}
+
+/** The guard with `settings` applied to every call (for the MCP proxy, whose calls add session, tool and input). */
+export function guardWith(settings: GuardSettings) {
+  return (result: ToolResult, options: GuardOptions): Promise<GuardResult | null> => guardLargeResult(result, { ...options, ...settings });
 }
 
 /** The default provider: SPILLWAY_SUMMARIZER, else the offline structural one (the library's too: src/summarize/default.ts). */

@@ -22,6 +22,9 @@ import { hasBase64Run, hasBase64RunBytes } from './base64.js';
  * | {@link measure} | the estimate of one text: from samples when huge and decisively over, never below what its bytes make plausible |
  * | {@link measureInline} | the estimate of the text left once the assets are cut out (inline it, or not) |
  * | {@link strategyCounts} | every cheap strategy's count for the sidecar, reusing what the decision measured |
+ *
+ * What a measurement had to say (a fallback estimator, a floor applied) travels in the Spill's
+ * `notes`: the phases hand values on, none of them writes into another's.
  */
 
 export interface DecideContext {
@@ -32,6 +35,8 @@ export interface DecideContext {
   cutMediaBlocks?: boolean;
   /** For a JSON value, the text the client shows the model of it (GuardOptions.shown): the size decision is made on it. */
   shown?: string;
+  /** Spill whatever it measures (GuardOptions.knownLarge). */
+  knownLarge?: boolean;
 }
 
 /** Cheap strategies' counts of a huge text, made from samples. */
@@ -52,6 +57,8 @@ export interface Spill {
   sampled?: SampledCounts;
   /** For `inline-assets`: the assets found, and whether the text was walked as JSON. */
   found?: ExtractResult;
+  /** What the measurement had to say, for the sidecar's errors. */
+  notes: readonly string[];
 }
 
 /** The cheap strategies' counts of a report, as the sidecar stores them. */
@@ -73,13 +80,15 @@ function binaryEstimate(byteLength: number, ctx: DecideContext): Estimate {
 }
 
 /** The estimate of a text, never below what its bytes make plausible. `textBytes` is counted when not given. */
-export async function measure(text: string, ctx: DecideContext, notes: string[], textBytes = Buffer.byteLength(text, 'utf8')): Promise<Spill> {
+export async function measure(text: string, ctx: DecideContext, textBytes = Buffer.byteLength(text, 'utf8')): Promise<Spill> {
   const { limit, profile, strategy } = ctx;
   if (text.length >= SAMPLED_ESTIMATE_MIN_CHARS && textBytes > limit * MAX_BYTES_PER_TOKEN_BOUND) {
     // Decisively over the limit: a full pass would only refine a number nobody decides with.
     const counts = await sampledCounts(text, profile);
-    return { reason: 'too-large', text, textBytes, estimate: { tokens: counts.calibrated, strategy: 'calibrated', profile, exact: false }, sampled: counts };
+    return { reason: 'too-large', text, textBytes, estimate: { tokens: counts.calibrated, strategy: 'calibrated', profile, exact: false }, sampled: counts, notes: [] };
   }
+  // The estimator says what it did into an array it is given: this one, handed on as the Spill's notes.
+  const notes: string[] = [];
   let est: Estimate;
   try {
     // Exact counts near the limit stay linear even for an unbroken 200 KB run (counted in pieces),
@@ -95,7 +104,7 @@ export async function measure(text: string, ctx: DecideContext, notes: string[],
     notes.push(`the ${est.strategy} estimate (${est.tokens}) was below the plausible minimum; ${floor} tokens used`);
     est = { ...est, tokens: floor };
   }
-  return { reason: 'too-large', text, textBytes, estimate: est };
+  return { reason: 'too-large', text, textBytes, estimate: est, notes };
 }
 
 /** The estimate of a linked text (assets cut out), with the decision's strategy; never throws. */
@@ -135,7 +144,7 @@ export function inlineCuts(assets: FoundAsset[], cutMediaBlocks = false): FoundA
  * it. A cheap scan for a long base64-alphabet run comes first; only then the strict extraction.
  * `measured` is its estimate when the decision already made one.
  */
-async function inlineCheck(text: string, ctx: DecideContext, notes: string[], measured?: Spill, textBytes?: number): Promise<Spill | null> {
+async function inlineCheck(text: string, ctx: DecideContext, measured?: Spill, textBytes?: number): Promise<Spill | null> {
   if (!hasBase64Run(text, MIN_INLINE_ASSET_RUN_CHARS)) return null;
   let found: ExtractResult;
   let cut: FoundAsset[];
@@ -146,31 +155,46 @@ async function inlineCheck(text: string, ctx: DecideContext, notes: string[], me
     return null; // it fits: an extraction bug must not withhold it
   }
   if (!cut.length) return null;
-  const m = measured ?? (await measure(text, ctx, notes, textBytes));
+  const m = measured ?? (await measure(text, ctx, textBytes));
   return { ...m, reason: 'inline-assets', found: { assets: cut, json: found.json } };
 }
 
-async function decideText(text: string, ctx: DecideContext, notes: string[], force: boolean): Promise<Spill | null> {
+async function decideText(text: string, ctx: DecideContext): Promise<Spill | null> {
+  const force = ctx.knownLarge === true;
   const quick = fitsByLength(text, ctx.limit);
-  if (quick.fits && !force) return inlineCheck(text, ctx, notes, undefined, quick.textBytes);
-  const spill = await measure(text, ctx, notes, quick.textBytes);
+  if (quick.fits && !force) return inlineCheck(text, ctx, undefined, quick.textBytes);
+  const spill = await measure(text, ctx, quick.textBytes);
   if (force || spill.estimate.tokens > ctx.limit) return spill;
-  return inlineCheck(text, ctx, notes, spill);
+  return inlineCheck(text, ctx, spill);
 }
 
-async function decideBytes(subject: Extract<Subject, { bytes: Buffer }>, ctx: DecideContext, force: boolean): Promise<Spill | null> {
+async function decideBytes(subject: Extract<Subject, { bytes: Buffer }>, ctx: DecideContext): Promise<Spill | null> {
+  const force = ctx.knownLarge === true;
   const b = subject.bytes;
   // The model cannot read bytes as text at any size: they are always saved and described.
-  if (subject.binary) return { reason: 'binary', estimate: binaryEstimate(b.byteLength, ctx) };
+  if (subject.binary) return { reason: 'binary', estimate: binaryEstimate(b.byteLength, ctx), notes: [] };
   // Only valid UTF-8 can have spans cut out and rebuilt exactly.
   const exact = isUtf8(b);
   if (b.byteLength <= ctx.limit && !force) {
-    return exact && hasBase64RunBytes(b, MIN_INLINE_ASSET_RUN_CHARS) ? inlineCheck(b.toString('utf8'), ctx, subject.notes) : null;
+    return exact && hasBase64RunBytes(b, MIN_INLINE_ASSET_RUN_CHARS) ? inlineCheck(b.toString('utf8'), ctx) : null;
   }
-  const spill = await measure(b.toString('utf8'), ctx, subject.notes);
+  const spill = await measure(b.toString('utf8'), ctx);
   if (force || spill.estimate.tokens > ctx.limit) return spill;
-  return exact ? inlineCheck(spill.text!, ctx, subject.notes, spill) : null;
+  return exact ? inlineCheck(spill.text!, ctx, spill) : null;
 }
+
+/** The assets to cut out of a text that fits; undefined when extraction fails (linking then says why). */
+function cutsIn(text: string, ctx: DecideContext): ExtractResult | undefined {
+  try {
+    const found = extractAssets(text);
+    return { assets: inlineCuts(found.assets, ctx.cutMediaBlocks), json: found.json };
+  } catch {
+    return undefined;
+  }
+}
+
+/** A spill of a serialized value: the serializer's note (a cycle, a BigInt) joins the measurement's. */
+const withNote = (spill: Spill | null, note: string | undefined): Spill | null => (spill && note ? { ...spill, notes: [note, ...spill.notes] } : spill);
 
 /**
  * The common case, decided without a promise: a subject that fits by size alone and holds no run
@@ -196,27 +220,28 @@ export function passesAtOnce(subject: Subject, ctx: DecideContext): boolean {
 }
 
 /**
- * Pass (null) or spill one subject. `force`: spill whatever it measures (handleLargeResponse).
- * `cutMediaBlocks` in the context also cuts MCP image/audio blocks out of results that fit.
+ * Pass (null) or spill one subject. `knownLarge` in the context: spill whatever it measures;
+ * `cutMediaBlocks`: also cut MCP image/audio blocks out of results that fit.
  */
-export async function decide(subject: Subject, ctx: DecideContext, force = false): Promise<Spill | null> {
+export async function decide(subject: Subject, ctx: DecideContext): Promise<Spill | null> {
   switch (subject.origin) {
     case 'string':
-      return decideText(subject.text, ctx, subject.notes, force);
+      return decideText(subject.text, ctx);
     case 'bytes':
     case 'latin1-string':
-      return decideBytes(subject, ctx, force);
+      return decideBytes(subject, ctx);
     case 'json-value': {
       if (ctx.shown !== undefined) {
         // The client shows the model only part of the value: decide on that part, but save (and cut
         // assets out of) the whole value.
-        const seen = await decideText(ctx.shown, ctx, subject.notes, force);
+        const seen = await decideText(ctx.shown, ctx);
         if (!seen) return null;
         const { text, note } = serializeValue(subject.value);
-        if (note) subject.notes.push(note);
-        return { ...seen, text, textBytes: undefined, found: undefined };
+        // The assets found in the part shown lie elsewhere in the whole: what to cut is chosen in the whole.
+        const found = seen.reason === 'inline-assets' ? cutsIn(text, ctx) : undefined;
+        return { ...seen, text, textBytes: undefined, found, notes: note ? [...seen.notes, note] : seen.notes };
       }
-      if (!force) {
+      if (ctx.knownLarge !== true) {
         try {
           const shape = jsonShape(subject.value, ctx.limit, MIN_INLINE_ASSET_RUN_CHARS);
           if (shape.bytes <= ctx.limit && !shape.longRun) return null;
@@ -225,8 +250,7 @@ export async function decide(subject: Subject, ctx: DecideContext, force = false
         }
       }
       const { text, note } = serializeValue(subject.value);
-      if (note) subject.notes.push(note);
-      return decideText(text, ctx, subject.notes, force);
+      return withNote(await decideText(text, ctx), note);
     }
   }
 }

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { ContentKind, Estimate, GuardOptions, GuardResult, PayloadMeta, Profile, StrategyName } from './types.js';
+import type { ContentKind, Estimate, GuardResult, PayloadMeta } from './types.js';
 import { PREVIEW_CHARS } from './limits.js';
 import { inputHash, sanitizeToolName } from './layout.js';
 import type { Payload, Subject } from './normalize.js';
@@ -11,7 +11,7 @@ import { buildPreview } from './preview.js';
 import { buildMessage, capMessage, readMoreAdvice } from './message.js';
 import { errText } from './errors.js';
 import { jsonSafe } from './serialize.js';
-import { callFields } from './record.js';
+import type { NormalizedGuardOptions } from './options.js';
 import { estimateTokens } from './estimate/index.js';
 import { fmtInt } from './text.js';
 
@@ -26,37 +26,34 @@ import { fmtInt } from './text.js';
  * | {@link fellBack} | the note saying a store was unavailable and where the spill went instead |
  */
 
-/** What the failure paths need of the call. */
-export interface FailureContext {
-  options: GuardOptions;
-  limit: number;
-  profile: Profile;
-  strategy: StrategyName;
-  /** The primary store, then the fallback. */
-  stores: () => SpillStore[];
+/** The note (for the message and the sidecar) when a store was unavailable and the next one takes the spill. */
+export function fellBack(from: SpillStore, to: SpillStore, err: unknown): string {
+  return `The store ${from.location} was unavailable (${errText(err)}); the result was saved to the fallback ${to.location} instead.`;
 }
 
-/** The note (for the message and the sidecar) when a store was unavailable and the next one takes the spill. */
-export function fellBack(from: SpillStore, to: SpillStore, err: unknown, notes: string[]): string {
-  const note = `The store ${from.location} was unavailable (${errText(err)}); the result was saved to the fallback ${to.location} instead.`;
-  notes.push(note);
-  return note;
+/** What a failed save is told with: the error, the payload, the notes so far and how it was measured. */
+export interface Failure {
+  err: unknown;
+  payload: Payload;
+  notes: readonly string[];
+  kind: ContentKind;
+  estimate: Estimate;
+  options: NormalizedGuardOptions;
 }
 
 /** Saving failed: a bounded message that says so (with a preview), never the payload. */
-export function failed(err: unknown, payload: Payload, kind: ContentKind, estimate: Estimate, ctx: FailureContext): GuardResult {
+export function failed({ err, payload, notes, kind, estimate, options: o }: Failure): GuardResult {
   const why = errText(err);
-  const errors = [...payload.notes, `saving failed: ${why}`];
+  const errors = [...notes, `saving failed: ${why}`];
   let preview: string | undefined;
   try {
     preview = payload.text !== undefined ? buildPreview(payload.text, kind, PREVIEW_CHARS) : undefined;
   } catch {
     preview = undefined;
   }
-  const o = ctx.options;
-  const where = ctx.stores()[0]?.location ?? o.sessionPath;
-  const message = buildMessage({ action: 'failed', toolName: o.toolName, estimate, limitTokens: ctx.limit, kind, bytes: payload.byteLength, sessionPath: where, assets: [], preview, failure: why });
-  return { action: 'spill', message, estimate, limitTokens: ctx.limit, assets: [], errors };
+  const where = o.stores()[0]?.location ?? o.sessionPath;
+  const message = buildMessage({ action: 'failed', toolName: o.toolName, estimate, limitTokens: o.limit, kind, bytes: payload.byteLength, sessionPath: where, assets: [], preview, failure: why });
+  return { action: 'spill', message, estimate, limitTokens: o.limit, assets: [], errors };
 }
 
 /** The raw form of a subject for a last-resort save, and its size in bytes (measured once: it may be large). */
@@ -79,13 +76,13 @@ function rawOf(subject: Subject | null, spill: Spill | null): Raw | undefined {
  * cheap bounded estimate of the text, else its byte count (a tokenizer never makes more tokens than
  * bytes), so neither the result nor the sidecar claims more than the payload holds.
  */
-function emergencyEstimate(raw: Raw | undefined, spill: Spill | null, ctx: FailureContext): Estimate {
+function emergencyEstimate(raw: Raw | undefined, spill: Spill | null, o: NormalizedGuardOptions): Estimate {
   const bytes = raw?.bytes ?? 0;
-  const byBytes: Estimate = { tokens: bytes, strategy: ctx.strategy, profile: ctx.profile, exact: false };
+  const byBytes: Estimate = { tokens: bytes, strategy: o.strategy, profile: o.profile, exact: false };
   if (spill?.estimate) return spill.estimate;
   if (!raw || typeof raw.data !== 'string') return byBytes;
   try {
-    const e = estimateTokens(raw.data, { profile: ctx.profile, bounded: true });
+    const e = estimateTokens(raw.data, { profile: o.profile, bounded: true });
     return e.tokens <= bytes ? e : byBytes;
   } catch {
     return byBytes;
@@ -93,11 +90,11 @@ function emergencyEstimate(raw: Raw | undefined, spill: Spill | null, ctx: Failu
 }
 
 /** The message for a last-resort save, given where it went (if anywhere). */
-function emergencyMessage(o: GuardOptions, why: string, bytes: number | undefined, saved: string | undefined): string {
+function emergencyMessage(o: NormalizedGuardOptions, why: string, bytes: number | undefined, saved: string | undefined): string {
   return capMessage(
-    `[spillway] The tool result${o?.toolName ? ` of \`${o.toolName}\`` : ''} was withheld because the guard hit an internal error (${why}).` +
+    `[spillway] The tool result${o.toolName ? ` of \`${o.toolName}\`` : ''} was withheld because the guard hit an internal error (${why}).` +
       (bytes !== undefined ? ` It was ${fmtInt(bytes)} bytes.` : '') +
-      (saved ? ` The raw result was saved to ${saved}. ${readMoreAdvice(o?.readMore)}` : ' It could not be saved.'),
+      (saved ? ` The raw result was saved to ${saved}. ${readMoreAdvice(o.readMore)}` : ' It could not be saved.'),
   );
 }
 
@@ -106,60 +103,44 @@ function emergencyMessage(o: GuardOptions, why: string, bytes: number | undefine
  * unfinished spill, and `spillway restore` can check its sha256. The other strategies' estimates
  * are left to the index.
  */
-function emergencySidecar(
-  c: NameCandidate,
-  raw: Raw,
-  subject: Subject,
-  estimate: Estimate,
-  parts: StemParts,
-  message: string,
-  errors: string[],
-  ctx: FailureContext,
-): string {
-  // the options may be what broke (a throwing getter): what cannot be read is left out
-  const read = <T>(f: () => T): T | undefined => {
-    try {
-      return f();
-    } catch {
-      return undefined;
-    }
-  };
-  const o = ctx.options;
-  const tool = read(() => o?.toolName);
-  const intent = read(() => o?.intent);
-  const toolInput = read(() => (o?.toolInput !== undefined ? jsonSafe(o.toolInput) : undefined));
-  const call = read(() => callFields(o?.call)) ?? {};
+function emergencySidecar(s: { c: NameCandidate; raw: Raw; subject: Subject; estimate: Estimate; parts: StemParts; message: string; errors: readonly string[]; options: NormalizedGuardOptions }): string {
+  const { c, raw, subject, estimate, parts, message, errors, options: o } = s;
+  let toolInput: unknown;
+  try {
+    toolInput = o.toolInput !== undefined ? jsonSafe(o.toolInput) : undefined;
+  } catch {
+    toolInput = undefined; // the input may be what broke (a throwing getter): left out
+  }
   const bytes = raw.bytes;
   const meta: PayloadMeta = {
-    version: 1, id: c.stem, createdAt: parts.time.toISOString(), tool: typeof tool === 'string' ? tool : parts.tool,
+    version: 1, id: c.stem, createdAt: parts.time.toISOString(), tool: o.toolName ?? parts.tool,
     ...(toolInput !== undefined ? { toolInput } : {}),
-    ...(typeof intent === 'string' && intent ? { intent } : {}),
+    ...(o.intent ? { intent: o.intent } : {}),
     action: 'spill', payloadFile: c.key.slice(c.key.lastIndexOf('/') + 1), payloadIsOriginal: true,
     kind: raw.binary ? 'binary' : 'text', bytes, chars: typeof raw.data === 'string' ? raw.data.length : bytes,
     sha256: crypto.createHash('sha256').update(raw.data).digest('hex'),
-    estimate, estimates: {}, limitTokens: ctx.limit, assets: [], message, summaryRuns: [], errors,
+    estimate, estimates: {}, limitTokens: o.limit, assets: [], message, summaryRuns: [], errors: [...errors],
     ...(subject.origin === 'bytes' || subject.origin === 'string' || subject.origin === 'json-value' ? { origin: subject.origin } : {}),
-    ...call,
+    ...o.call,
   };
   return JSON.stringify(meta, null, 2) + '\n';
 }
 
 /** Last resort after an internal error: save the raw payload if at all possible, say so briefly. */
-export async function emergency(err: unknown, subject: Subject | null, spill: Spill | null, ctx: FailureContext): Promise<GuardResult> {
-  const o = ctx.options;
+export async function emergency(err: unknown, subject: Subject | null, spill: Spill | null, o: NormalizedGuardOptions): Promise<GuardResult> {
   const why = errText(err);
   const errors = [`internal error: ${why}`];
   const raw = rawOf(subject, spill);
   const bytes = raw?.bytes;
-  const estimate = emergencyEstimate(raw, spill, ctx);
+  const estimate = emergencyEstimate(raw, spill, o);
   let saved: string | undefined;
   let metaPath: string | undefined;
   if (raw && subject) {
-    const parts: StemParts = { time: new Date(), tool: sanitizeToolName(o?.toolName), inputHash: inputHash(o?.toolInput) };
+    const parts: StemParts = { time: new Date(), tool: sanitizeToolName(o.toolName), inputHash: inputHash(o.toolInput) };
     const suffix = raw.binary ? '.bin' : '.txt';
     let stores: SpillStore[] = [];
     try {
-      stores = ctx.stores();
+      stores = o.stores();
     } catch (e2) {
       errors.push(`emergency save failed: ${errText(e2)}`);
     }
@@ -171,7 +152,7 @@ export async function emergency(err: unknown, subject: Subject | null, spill: Sp
         const sidecarErrors = [...errors];
         const c = await commitSpill(store, put, nameCandidates(parts, suffix), (n) => {
           const message = emergencyMessage(o, why, bytes, store.describe(n.key));
-          return { message, json: emergencySidecar(n, raw, subject, estimate, parts, message, sidecarErrors, ctx) };
+          return { message, json: emergencySidecar({ c: n, raw, subject, estimate, parts, message, errors: sidecarErrors, options: o }) };
         });
         saved = store.describe(c.payload.key);
         if (c.metaKey) metaPath = store.describe(c.metaKey);
@@ -187,7 +168,7 @@ export async function emergency(err: unknown, subject: Subject | null, spill: Sp
     action: 'spill',
     message: emergencyMessage(o, why, bytes, saved),
     estimate,
-    limitTokens: ctx.limit,
+    limitTokens: o.limit,
     ...(saved ? { payloadPath: saved } : {}),
     ...(metaPath ? { metaPath } : {}),
     assets: [],

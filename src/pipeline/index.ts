@@ -63,6 +63,7 @@ export {
 } from './estimate/index.js';
 export { ALL_STRATEGIES, DEFAULT_PROFILE, DEFAULT_STRATEGY } from './estimate/options.js';
 export { guardLargeResult, handleLargeResponse, resolveLimit, type HandleLargeResponseArgs } from './guard.js';
+export { normalizeGuardOptions, type NormalizedGuardOptions, type GuardOptionsInput } from './options.js';
 export { safeStringify, jsonBytesUpperBound } from './serialize.js';
 export { mayCarryInlineAssets } from './decide.js';
 export { restorePayload, restoreToFile, restoreFromStore, readMeta, appendSummaryRun, metaPathFor, RestoreError } from './restore.js';

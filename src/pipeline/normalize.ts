@@ -17,11 +17,11 @@ import { isWellFormed, safeCut, toWellFormed } from './text.js';
 
 /** A tool result as the guard works on it. Binary is told apart here, whatever the size. */
 export type Subject =
-  | { origin: 'string'; text: string; notes: string[] }
-  | { origin: 'bytes'; bytes: Buffer; binary: boolean; notes: string[] }
+  | { origin: 'string'; text: string }
+  | { origin: 'bytes'; bytes: Buffer; binary: boolean }
   /** Bytes carried in a JS string (read as 'latin1'/'binary'): saved as those bytes. */
-  | { origin: 'latin1-string'; bytes: Buffer; binary: true; notes: string[] }
-  | { origin: 'json-value'; value: unknown; notes: string[] };
+  | { origin: 'latin1-string'; bytes: Buffer; binary: true }
+  | { origin: 'json-value'; value: unknown };
 
 /** What a spill saves: the original bytes, exactly, and the text the other phases read. */
 export interface Payload {
@@ -37,8 +37,8 @@ export interface Payload {
   sha256: string;
   /** `text` is exactly the original, so spans of it can be cut out and rebuilt. */
   textIsExact: boolean;
-  /** Notes for the sidecar's `errors` (shared with the subject: one list per result). */
-  notes: string[];
+  /** What preparing it changed (lone surrogates replaced), for the sidecar's `errors`. */
+  notes: readonly string[];
 }
 
 function asBuffer(v: Uint8Array | ArrayBuffer): Buffer {
@@ -49,19 +49,18 @@ function asBuffer(v: Uint8Array | ArrayBuffer): Buffer {
 /** The subject of a tool result; null for results that are always passed (null, undefined, numbers, booleans). */
 export function normalize(result: ToolResult): Subject | null {
   if (result === null || result === undefined || typeof result === 'number' || typeof result === 'boolean') return null;
-  const notes: string[] = [];
   if (typeof result === 'string') {
-    return isBinaryString(result) ? { origin: 'latin1-string', bytes: Buffer.from(result, 'latin1'), binary: true, notes } : { origin: 'string', text: result, notes };
+    return isBinaryString(result) ? { origin: 'latin1-string', bytes: Buffer.from(result, 'latin1'), binary: true } : { origin: 'string', text: result };
   }
   if (result instanceof Uint8Array || result instanceof ArrayBuffer) {
     const bytes = asBuffer(result);
-    return { origin: 'bytes', bytes, binary: isBinaryBytes(bytes), notes };
+    return { origin: 'bytes', bytes, binary: isBinaryBytes(bytes) };
   }
   if (ArrayBuffer.isView(result)) {
     const v = result as ArrayBufferView;
     return normalize(Buffer.from(v.buffer, v.byteOffset, v.byteLength));
   }
-  return { origin: 'json-value', value: result, notes };
+  return { origin: 'json-value', value: result };
 }
 
 /** Slices of a string for encoding piecewise, never cutting a surrogate pair. */
@@ -86,16 +85,16 @@ function hashData(data: string | Buffer): string {
  * Lone surrogates, which UTF-8 cannot hold, are saved as U+FFFD and noted.
  */
 export function preparePayload(subject: Subject, text: string | undefined, textBytes?: number): Payload {
-  const notes = subject.notes;
   if (subject.origin === 'bytes' || subject.origin === 'latin1-string') {
     const b = subject.bytes;
-    const base = { origin: subject.origin, original: b, byteLength: b.byteLength, sha256: hashData(b), notes };
+    const base = { origin: subject.origin, original: b, byteLength: b.byteLength, sha256: hashData(b), notes: [] };
     if (subject.binary) return { ...base, binary: b, textIsExact: false };
     return { ...base, text: text ?? b.toString('utf8'), textIsExact: isUtf8(b) };
   }
   let t = text ?? (subject.origin === 'string' ? subject.text : '');
   const byteLength = textBytes ?? Buffer.byteLength(t, 'utf8');
   // Pure ASCII (UTF-8 length = length) cannot hold a lone surrogate: skip the scan.
+  const notes: string[] = [];
   if (byteLength !== t.length && !isWellFormed(t)) {
     t = toWellFormed(t);
     notes.push('the text had lone surrogates; they were saved as U+FFFD (UTF-8 cannot hold them)');

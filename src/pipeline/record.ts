@@ -1,7 +1,8 @@
-import type { AssetRef, ContentKind, GuardAction, GuardOptions, GuardResult, PayloadMeta, SummaryRun } from './types.js';
+import type { AssetRef, ContentKind, GuardAction, GuardResult, PayloadMeta, SummaryRun } from './types.js';
 import { INLINE_HEADER_ROOM_CHARS, MAX_MESSAGE_CHARS, PREVIEW_CHARS } from './limits.js';
 import type { Payload } from './normalize.js';
-import { type DecideContext, type Spill } from './decide.js';
+import type { Spill } from './decide.js';
+import type { NormalizedGuardOptions } from './options.js';
 import type { LinkedPayload } from './extract.js';
 import type { NameCandidate, SpillStore } from './store/seam.js';
 import type { Commit, StemParts } from './store/publish.js';
@@ -24,15 +25,11 @@ import { fmtInt } from './text.js';
  * | {@link resultOf} | the GuardResult of a committed (or half-committed) spill |
  */
 
-/** What the record needs of the call. */
-export interface RecordContext extends DecideContext {
-  options: GuardOptions;
-}
-
-/** What a summary or preview showed. */
+/** What a summary or preview showed, and what went wrong making it. */
 export interface Shown {
   summary?: SummaryRun;
   preview?: string;
+  notes: readonly string[];
 }
 
 /** A spill's payload, linked and published in one store. */
@@ -47,21 +44,22 @@ export interface Placed {
   published: NameCandidate;
   /** More names of the same stem base, if the sidecar's name turns out taken. */
   fresh: Iterable<NameCandidate>;
+  /** What linking had to say (not UTF-8, an extraction that failed). */
+  notes: readonly string[];
 }
 
 /** A summary when the model will not see the content itself; else (or when it fails) a preview. */
-export async function summaryOrPreview(placed: Placed, payload: Payload, ctx: RecordContext): Promise<Shown> {
-  const o = ctx.options;
+export async function summaryOrPreview(placed: Placed, payload: Payload, o: NormalizedGuardOptions): Promise<Shown> {
   const source = payload.binary ? undefined : (placed.linked?.text ?? payload.text);
   let summary: SummaryRun | undefined;
   // A result that fit the limit is shown at length instead: it is small enough to need no summary.
   if (placed.action === 'spill' && !placed.shownAs && o.summarize && source !== undefined) {
     summary = await runSummary(o.summarize, { text: source, toolName: o.toolName, toolInput: o.toolInput, focus: o.intent, timeoutMs: o.summaryTimeoutMs, signal: o.signal });
-    if (summary.status !== 'ok') payload.notes.push(`summary ${summary.status}: ${summary.error ?? ''}`.trim());
   }
-  if (placed.action === 'inline-assets' || summary?.status === 'ok') return { summary };
-  if (source === undefined) return { summary, preview: binaryPreview(placed.linked?.assets[0], payload) };
-  return { summary, preview: buildPreview(source, placed.kind, placed.shownAs === 'assets' ? MAX_MESSAGE_CHARS - INLINE_HEADER_ROOM_CHARS : PREVIEW_CHARS) };
+  const notes = summary && summary.status !== 'ok' ? [`summary ${summary.status}: ${summary.error ?? ''}`.trim()] : [];
+  if (placed.action === 'inline-assets' || summary?.status === 'ok') return { summary, notes };
+  if (source === undefined) return { summary, preview: binaryPreview(placed.linked?.assets[0], payload), notes };
+  return { summary, preview: buildPreview(source, placed.kind, placed.shownAs === 'assets' ? MAX_MESSAGE_CHARS - INLINE_HEADER_ROOM_CHARS : PREVIEW_CHARS), notes };
 }
 
 /** What a binary result is, in one line: its type and size, and what its header says. */
@@ -70,18 +68,23 @@ function binaryPreview(asset: AssetRef | undefined, payload: Payload): string {
   return `(binary: ${asset?.mimeType ?? 'application/octet-stream'}, ${fmtInt(payload.byteLength)} bytes${what ? `; ${what}` : ''})`;
 }
 
+/** What a spill's record is made of. */
+export interface RecordParts {
+  placed: Placed;
+  payload: Payload;
+  spill: Spill;
+  shown: Shown;
+  /** Where the spill went instead of the store asked for, and why. */
+  storeNote?: string;
+  parts: StemParts;
+  estimates: PayloadMeta['estimates'];
+  /** Every phase's notes, in order: the sidecar's `errors`. */
+  notes: readonly string[];
+  options: NormalizedGuardOptions;
+}
+
 /** The message for the payload's final name, and the sidecar that records it. */
-export function recordOf(
-  placed: Placed,
-  payload: Payload,
-  spill: Spill,
-  shown: Shown,
-  storeNote: string | undefined,
-  parts: StemParts,
-  estimates: PayloadMeta['estimates'],
-  ctx: RecordContext,
-) {
-  const o = ctx.options;
+export function recordOf({ placed, payload, spill, shown, storeNote, parts, estimates, notes, options: o }: RecordParts) {
   const { store, linked, kind, action } = placed;
   const assets = linked?.assets ?? [];
   return (c: NameCandidate) => {
@@ -89,8 +92,8 @@ export function recordOf(
     const local = localCopyOf(store, c.key);
     const copyNote = isLocalCopying(store) && !local ? `No local copy could be kept (${store.copyError(c.key) ?? 'unknown error'}): the bucket's is the only one.` : undefined;
     const message = buildMessage({
-      action, toolName: o.toolName, estimate: spill.estimate, estimateSampled: spill.sampled !== undefined, limitTokens: ctx.limit, kind,
-      bytes: payload.byteLength, ...(ctx.shown !== undefined ? { shownBytes: Buffer.byteLength(ctx.shown) } : {}), sessionPath: store.location, payloadPath: store.describe(c.key), assets, summary: shown.summary,
+      action, toolName: o.toolName, estimate: spill.estimate, estimateSampled: spill.sampled !== undefined, limitTokens: o.limit, kind,
+      bytes: payload.byteLength, ...(o.shown !== undefined ? { shownBytes: Buffer.byteLength(o.shown) } : {}), sessionPath: store.location, payloadPath: store.describe(c.key), assets, summary: shown.summary,
       preview: shown.preview, inlineText: action === 'inline-assets' ? linked?.text : undefined, inlineTokens: placed.inlineTokens, storeNote,
       reason: placed.shownAs, readMore: o.readMore, incomplete: o.incomplete,
       ...(local ? { localPath: local } : {}), ...(copyNote ? { storeNote: [storeNote, copyNote].filter(Boolean).join('\n') } : {}),
@@ -101,41 +104,28 @@ export function recordOf(
       ...(o.intent ? { intent: o.intent } : {}),
       action, payloadFile: fileName, payloadIsOriginal: !linked, ...(linked ? { linkedFile: fileName } : {}),
       kind, bytes: payload.byteLength, chars: payload.text?.length ?? payload.byteLength, sha256: payload.sha256,
-      estimate: spill.estimate, estimates, limitTokens: ctx.limit, assets, message,
+      estimate: spill.estimate, estimates, limitTokens: o.limit, assets, message,
       summaryRuns: shown.summary ? [shown.summary] : [],
-      ...(payload.notes.length ? { errors: [...payload.notes] } : {}),
+      ...(notes.length ? { errors: [...notes] } : {}),
       origin: payload.origin,
       ...(linked?.links.length ? { links: linked.links } : {}),
-      ...callFields(o.call),
+      ...o.call,
     };
     return { message, json: JSON.stringify(meta, null, 2) + '\n' };
   };
 }
 
-const CALL_FIELDS = ['toolCallId', 'client', 'clientSessionId', 'transcriptPath', 'cwd'] as const;
-/** Longest call field kept in a sidecar (ids and paths; anything longer is not one). */
-const MAX_CALL_FIELD_CHARS = 4096;
-
-/** The tool call's fields for the sidecar: strings only, each bounded; anything else left out. */
-export function callFields(call: unknown): Partial<Pick<PayloadMeta, (typeof CALL_FIELDS)[number]>> {
-  const out: Partial<Record<(typeof CALL_FIELDS)[number], string>> = {};
-  if (typeof call !== 'object' || call === null) return out;
-  for (const k of CALL_FIELDS) {
-    const v = (call as Record<string, unknown>)[k];
-    if (typeof v === 'string' && v && v.length <= MAX_CALL_FIELD_CHARS) out[k] = v;
-  }
-  return out;
-}
-
-export function resultOf(placed: Placed, payload: Payload, spill: Spill, summary: SummaryRun | undefined, c: Commit, ctx: RecordContext): GuardResult {
+/** The GuardResult of a committed (or half-committed) spill; `errors` are the sidecar's, and what the commit could not do. */
+export function resultOf(r: { placed: Placed; spill: Spill; summary?: SummaryRun; commit: Commit; errors: readonly string[]; options: NormalizedGuardOptions }): GuardResult {
+  const { placed, spill, summary, commit: c } = r;
   const payloadPath = placed.store.describe(c.payload.key);
   return {
-    action: placed.action, message: c.message, estimate: spill.estimate, limitTokens: ctx.limit, payloadPath,
+    action: placed.action, message: c.message, estimate: spill.estimate, limitTokens: r.options.limit, payloadPath,
     ...(localCopyOf(placed.store, c.payload.key) ? { localPath: localCopyOf(placed.store, c.payload.key) } : {}),
     ...(placed.linked ? { linkedPath: payloadPath } : {}),
     ...(c.metaKey ? { metaPath: placed.store.describe(c.metaKey) } : {}),
     assets: placed.linked?.assets ?? [],
     ...(summary ? { summary } : {}),
-    errors: payload.notes,
+    errors: [...r.errors],
   };
 }

@@ -256,6 +256,11 @@ export interface GuardOptions {
    * multimodal clients show those blocks to the model as media, not text.
    */
   cutMediaBlocks?: boolean;
+  /**
+   * The caller knows the result is too large for the model (its client already cut it, or saved it
+   * where the caller cannot read it): spill it whatever it measures.
+   */
+  knownLarge?: boolean;
 }
 
 /**

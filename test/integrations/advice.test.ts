@@ -43,7 +43,7 @@ describe('behind `spillway mcp --client claude-code`', () => {
     expect(clientProfile('claude-code')).toBe('claude');
     expect(clientProfile('codex')).toBe('o200k');
     expect(clientProfile(undefined)).toBe('o200k');
-    const out = await guardToolResult(result, { toolName: 'read_text_file' }, { guard: guardWith({}, clientProfile('claude-code')), client: 'claude-code', session: async () => tmpDir(), log: () => {} });
+    const out = await guardToolResult(result, { toolName: 'read_text_file' }, { guard: guardWith({ profile: clientProfile('claude-code') }), client: 'claude-code', session: async () => tmpDir(), log: () => {} });
     expect(textOf(out)).toMatch(/~[\d,]+ tokens \([a-z0-9-]+(, exact| estimate), claude\)/);
   });
 });
@@ -60,7 +60,7 @@ describe('a Read that Claude Code cut at its token cap', () => {
       session_id: 'a1b2c3d4-5e6f-4a5b-8c9d-0e1f2a3b4c5d', hook_event_name: 'PostToolUse', tool_name: 'Read', tool_input: { file_path: filePath }, tool_use_id: 'toolu_01cut',
       tool_response: { type: 'text', file: { filePath, content, numLines: 4076, startLine: 1, totalLines: lines.length, truncatedByTokenCap: true } },
     };
-    const r = await handleClaudeCodeHook(JSON.stringify(input), { guard: guardLargeResult, sessionDir: path.join(tmpDir(), 's'), summarize: createSummarizer({ provider: 'structural' }) });
+    const r = await handleClaudeCodeHook(JSON.stringify(input), { guard: { summarize: createSummarizer({ provider: 'structural' }) }, sessionDir: path.join(tmpDir(), 's') });
     const msg = (r.output!.hookSpecificOutput.updatedToolOutput as { file: { content: string } }).file.content;
     expect(msg).toMatch(/too large for the context: .* \(json, [\d.]+ KB\)/);
     expect(msg).toContain(`NOT in full: Claude Code's Read showed only lines 1–4,076 of ${lines.length.toLocaleString('en-US')} (its token cap)`);

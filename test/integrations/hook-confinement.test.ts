@@ -6,7 +6,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { guardLargeResult } from '../../src/pipeline/index.js';
 import { claudeCodeSessionDir, handleClaudeCodeHook, readPersisted } from '../../src/integrations/hooks/claude-code.js';
 import { HOSTILE_KINDS, closePlanted, outsideSecret, plant } from '../helpers/hostile-files.js';
 import { makeLog, tmpDir } from './helpers.js';
@@ -82,7 +81,7 @@ describe('readPersisted reads only what the index would', () => {
       tool_response: { stdout: inline, stderr: '', interrupted: false, isImage: false, persistedOutputPath: path.join(p.toolResults, 'secret.txt'), persistedOutputSize: 412_098 },
       tool_use_id: 'toolu_01ABCDEFGHJKLMNPQRSTUVWX',
     };
-    const out = await handleClaudeCodeHook(JSON.stringify(ev), { guard: guardLargeResult, sessionDir });
+    const out = await handleClaudeCodeHook(JSON.stringify(ev), { sessionDir });
     const saved = fs.readFileSync(out.guard!.payloadPath!, 'utf8');
     expect(saved).toBe(inline);
     expect(saved).not.toContain('SECRET');
@@ -117,7 +116,7 @@ describe('a hook session_id that is not a plain id', () => {
       tool_response: { stdout: makeLog(200_000), stderr: '', interrupted: false, isImage: false },
       tool_use_id: 'toolu_01ABCDEFGHJKLMNPQRSTUVWX',
     };
-    const out = await handleClaudeCodeHook(JSON.stringify(ev), { guard: guardLargeResult, sessionsRoot: root });
+    const out = await handleClaudeCodeHook(JSON.stringify(ev), { sessionsRoot: root });
     expect(out.guard?.payloadPath).toBeDefined();
     expect(out.guard!.payloadPath!.startsWith(path.join(root, `claude-code_${SID}`) + path.sep)).toBe(false);
     expect(fs.existsSync(path.join(root, `claude-code_${SID}`))).toBe(false);

@@ -38,11 +38,8 @@ const b64 = (n: number, seed = 7) => Buffer.from(Array.from({ length: n }, (_, i
 /** The full hook in-process, with the real guard, measuring as the CLI does (Claude's tokenizer). */
 async function fullHook(stdin: string, o: FastHookOptions, sessionDir: string) {
   return handleClaudeCodeHook(stdin, {
-    guard: (r, opts) => guardLargeResult(r, { ...opts, profile: 'claude' }),
+    guard: { limitTokens: o.limitTokens, contextWindowTokens: o.contextWindowTokens, profile: 'claude' },
     sessionDir,
-    limitTokens: o.limitTokens,
-    contextWindowTokens: o.contextWindowTokens,
-    profile: 'claude',
   });
 }
 

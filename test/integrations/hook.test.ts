@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { guardLargeResult, MAX_MESSAGE_CHARS, restorePayload } from '../../src/pipeline/index.js';
+import { MAX_MESSAGE_CHARS, restorePayload } from '../../src/pipeline/index.js';
 import { handleClaudeCodeHook, readPersisted, toolResultsDir, type ClaudeCodeHookOutcome } from '../../src/integrations/hooks/claude-code.js';
 import { cliArgs, makeLog, makePng, testEnv, tmpDir } from './helpers.js';
 
@@ -52,7 +52,7 @@ const bash = (stdout: string, extra: Record<string, unknown> = {}) => ({ stdout,
 /** The hook in-process, spilling into a fresh session folder. */
 async function hook(input: unknown, o: { limitTokens?: number } = {}) {
   const sessionDir = path.join(tmpDir(), 'session');
-  const out = await handleClaudeCodeHook(JSON.stringify(input), { guard: guardLargeResult, sessionDir, limitTokens: o.limitTokens });
+  const out = await handleClaudeCodeHook(JSON.stringify(input), { guard: { limitTokens: o.limitTokens }, sessionDir });
   return { ...out, sessionDir };
 }
 

@@ -1,15 +1,15 @@
 import fs from 'node:fs/promises';
 import type { Command } from 'commander';
 import {
+  DEFAULT_PROFILE,
   estimateForDecision,
   guardLargeResult,
-  resolveLimit,
-  type GuardOptions,
+  normalizeGuardOptions,
   type GuardResult,
   type Profile,
   type StrategyName,
 } from '../../pipeline/index.js';
-import { addLimitOptions, loadSummarizer } from '../../integrations/options.js';
+import { addLimitOptions, guardSettingsOf } from '../../integrations/options.js';
 import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
 
 export interface GuardCommandOptions {
@@ -27,6 +27,7 @@ export interface GuardCommandOptions {
   model?: string;
   template?: string;
   store?: string;
+  cutMedia?: boolean;
 }
 
 /** A usage error: the CLI prints it and exits 2. */
@@ -83,23 +84,12 @@ export function guardJson(result: GuardResult | null, pass: { strategy: Strategy
 export async function runGuard(file: string | undefined, opts: GuardCommandOptions): Promise<void> {
   const toolInput = parseToolInput(opts.input);
   const data = await readInput(file);
-  const options: GuardOptions = {
-    sessionPath: opts.session,
-    toolName: opts.tool,
-    toolInput,
-    intent: opts.intent,
-    limitTokens: opts.limit,
-    contextWindowTokens: opts.contextWindow,
-    profile: opts.profile,
-    strategy: opts.strategy,
-    ...(opts.store ? { store: opts.store } : {}),
-    summarize: loadSummarizer(opts),
-  };
+  const options = normalizeGuardOptions({ ...guardSettingsOf(opts, DEFAULT_PROFILE), sessionPath: opts.session, toolName: opts.tool, toolInput, intent: opts.intent });
   const result = await guardLargeResult(data, options);
   if (opts.json) {
-    let pass = { strategy: opts.strategy ?? ('calibrated' as StrategyName), tokens: 0 };
+    let pass = { strategy: options.strategy, tokens: 0 };
     if (!result) {
-      const e = await estimateForDecision(data.toString('utf8'), resolveLimit(options), { profile: opts.profile, strategy: opts.strategy });
+      const e = await estimateForDecision(data.toString('utf8'), options.limit, { profile: options.profile, strategy: options.strategy });
       pass = { strategy: e.strategy, tokens: e.tokens };
     }
     process.stdout.write(jsonLine(guardJson(result, pass)) + '\n');

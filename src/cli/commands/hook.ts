@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addGuardOptions, guardWith, loadSummarizer, type GuardCliOptions } from '../../integrations/options.js';
+import { addGuardOptions, guardSettingsOf, type GuardCliOptions } from '../../integrations/options.js';
 import { handleClaudeCodeHook } from '../../integrations/hooks/claude-code.js';
 import { terminalSafe } from '../../pipeline/terminal.js';
 import { MAX_HOOK_INPUT_BYTES, readHookStdin } from '../../integrations/hooks/claude-code-fast.js';
@@ -32,18 +32,7 @@ export function register(program: Command): void {
           process.stderr.write(`spillway hook: input over ${MAX_HOOK_INPUT_BYTES} bytes; left unchanged\n`);
           return;
         }
-        const summarize = loadSummarizer(opts);
-        const outcome = await handleClaudeCodeHook(stdin, {
-          guard: guardWith(opts, HOOK_DEFAULT_PROFILE),
-          summarize,
-          sessionDir: opts.session,
-          limitTokens: opts.limit,
-          contextWindowTokens: opts.contextWindow,
-          focusArg: opts.focusArg,
-          profile: opts.profile ?? HOOK_DEFAULT_PROFILE,
-          strategy: opts.strategy,
-          store: opts.store,
-        });
+        const outcome = await handleClaudeCodeHook(stdin, { guard: guardSettingsOf(opts, HOOK_DEFAULT_PROFILE), sessionDir: opts.session, focusArg: opts.focusArg });
         if (outcome.note) process.stderr.write(`spillway hook: ${terminalSafe(outcome.note)}\n`);
         if (outcome.output) process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
       } catch (err) {

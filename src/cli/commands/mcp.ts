@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { addGuardOptions, guardWith, loadSummarizer, oneOf, type GuardCliOptions } from '../../integrations/options.js';
+import { addGuardOptions, guardSettingsOf, guardWith, oneOf, type GuardCliOptions } from '../../integrations/options.js';
 import { runMcpProxy } from '../../integrations/mcp/proxy.js';
 import { createDrillDownTools, loadProjectionFor } from '../../integrations/mcp/drilldown.js';
 import { MCP_CLIENT_KINDS, type McpClientKind } from '../../integrations/mcp/tool-result.js';
@@ -33,8 +33,6 @@ export function register(program: Command): void {
         'claude-code also makes Claude\'s tokenizer the default --profile',
       oneOf('--client', MCP_CLIENT_KINDS),
     )
-    // Only here: the hook prices Claude Code's image blocks by pixels and keeps them as images.
-    .option('--cut-media', 'also cut MCP image/audio blocks out of results that fit the limit (for clients that show the model media as text)')
     .option('--no-drill-down', 'do not add the spillway_read / spillway_grep / spillway_query tools')
     .option('--quiet', 'no log lines on stderr (the server\'s own stderr still passes)')
     .addHelpText(
@@ -45,18 +43,19 @@ export function register(program: Command): void {
         'under the app-data sessions root, named by start time and server name.',
     )
     .action(async (command: string, args: string[], opts: McpCliOptions) => {
-      const summarize = loadSummarizer(opts);
+      // The flags, once: the proxy's own fast pass reads the limit from the same object the guard gets.
+      const settings = guardSettingsOf(opts, clientProfile(opts.client));
       const projectionFor = loadProjectionFor(opts.projection);
       const { proxy, done } = runMcpProxy({
         command,
         args,
         sessionDir: opts.session,
-        limitTokens: opts.limit,
-        contextWindowTokens: opts.contextWindow,
-        summarize,
+        limitTokens: settings.limitTokens,
+        contextWindowTokens: settings.contextWindowTokens,
+        summarize: settings.summarize,
         projectionFor,
         focusArg: opts.focusArg,
-        guard: guardWith(opts, clientProfile(opts.client)),
+        guard: guardWith(settings),
         client: opts.client,
         localTools: opts.drillDown === false ? undefined : (session, sessionDir) => createDrillDownTools({ session, sessionDir, store: opts.store }),
         quiet: opts.quiet,

@@ -4,22 +4,20 @@ import path from 'node:path';
 import {
   appPaths,
   buildPreview,
-  handleLargeResponse,
   fmtBytes,
+  guardLargeResult,
   isBinaryString,
   isInside,
   mayCarryInlineAssets,
+  normalizeGuardOptions,
   readUntrusted,
-  resolveLimit,
   UntrustedFileError,
   MAX_MESSAGE_CHARS,
   PREVIEW_CHARS,
   truncate,
   type GuardOptions,
   type GuardResult,
-  type Profile,
-  type StrategyName,
-  type SummarizeHook,
+  type NormalizedGuardOptions,
   type ToolCallRef,
 } from '../../pipeline/index.js';
 import { mcpAwareSummarizer } from '../mcp/tool-result.js';
@@ -71,22 +69,22 @@ export interface ClaudeCodeHookOutput {
   };
 }
 
+/** The guard options the hook's flags set, the same for every event (`--limit`, `--profile`, `--store`, `--cut-media`, the summarizer…). */
+export type ClaudeCodeHookGuardOptions = Omit<GuardOptions, 'sessionPath' | 'toolName' | 'toolInput' | 'intent' | 'call' | 'incomplete' | 'knownLarge' | 'readMore' | 'localCopy' | 'shown'>;
+
 export interface ClaudeCodeHookOptions {
-  guard: (result: unknown, options: GuardOptions) => Promise<GuardResult | null>;
+  /**
+   * What every guard call gets. The hook adds the event's own (session, tool, input, focus, what
+   * Claude Code cut or judged too large), normalises the whole once, and decides with it too.
+   */
+  guard?: ClaudeCodeHookGuardOptions;
   /** Session folder; default `<sessionsRoot>/claude-code_<session_id>`. */
   sessionDir?: string;
   sessionsRoot?: string;
-  limitTokens?: number;
-  contextWindowTokens?: number;
-  summarize?: SummarizeHook;
   /** A tool-input argument carrying the caller's focus (as with `spillway mcp --focus-arg`). */
   focusArg?: string;
-  /** How a result known to be too large is measured for the message (the `guard` brings its own). */
-  profile?: Profile;
-  strategy?: StrategyName;
-  /** `--store` (the `guard` brings it too; this is for results already known to be too large). */
-  store?: string;
-  now?: () => Date;
+  /** The guard itself (tests give one that fails). */
+  run?: (result: unknown, options: NormalizedGuardOptions) => Promise<GuardResult | null>;
 }
 
 export interface ClaudeCodeHookOutcome {
@@ -233,6 +231,39 @@ function callOf(input: ClaudeCodeHookInput): ToolCallRef {
   return { client: 'claude-code', toolCallId: s(input.tool_use_id), clientSessionId: s(input.session_id), transcriptPath: s(input.transcript_path), cwd: s(input.cwd) };
 }
 
+/** The guard options of one event: the flags' and the event's own, normalised once (the pre-checks read the limit from it). */
+function optionsOf(input: ClaudeCodeHookInput, toolName: string, opts: ClaudeCodeHookOptions, subject?: Subject): NormalizedGuardOptions {
+  const base = opts.guard ?? {};
+  return normalizeGuardOptions({
+    ...base,
+    sessionPath: opts.sessionDir ? path.resolve(opts.sessionDir) : claudeCodeSessionDir(input.session_id, opts.sessionsRoot),
+    toolName,
+    toolInput: input.tool_input,
+    intent: intentOf(input.tool_input, opts.focusArg),
+    summarize: toolName.startsWith('mcp__') ? mcpAwareSummarizer(base.summarize) : base.summarize,
+    readMore: 'claude-code',
+    // Claude Code's Read and Bash open local files only: with a bucket, a local copy is what the message names.
+    localCopy: true,
+    call: callOf(input),
+    ...(subject?.incomplete ? { incomplete: subject.incomplete } : {}),
+    ...(subject?.knownLarge ? { knownLarge: true } : {}),
+  });
+}
+
+/**
+ * Whether the guard need not see it: what the model would read fits the limit as text. For MCP
+ * blocks, images are priced by pixels and left to the model, unless media is to be cut.
+ */
+function fitsAsIs(reading: Reading & { kind: 'text' | 'mcp-blocks' }, subject: Subject, o: NormalizedGuardOptions): boolean {
+  if (subject.knownLarge) return false;
+  if (reading.kind === 'mcp-blocks') {
+    if (o.cutMediaBlocks && reading.images.length) return false;
+    // What the model reads as text, plus what its images cost (by pixels, not base64).
+    if (fitsAsText(reading.text, o.limit - reading.images.length * MCP_IMAGE_TOKENS)) return true;
+  } else if (!reading.persisted && fitsAsText(reading.text, o.limit)) return true;
+  return typeof subject.value === 'string' ? fitsAsText(subject.value, o.limit) : sizeOf(subject.value) <= o.limit;
+}
+
 export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOptions): Promise<ClaudeCodeHookOutcome> {
   let input: ClaudeCodeHookInput;
   try {
@@ -245,62 +276,29 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
   if (input.hook_event_name !== undefined && input.hook_event_name !== 'PostToolUse') return {};
   if (input.tool_response === undefined || input.tool_response === null) return {};
   const toolName = typeof input.tool_name === 'string' && input.tool_name ? input.tool_name : 'tool';
-  // The limit the guard will use (an explicit limit is still narrowed by a context window).
-  const limit = resolveLimit({ limitTokens: opts.limitTokens, contextWindowTokens: opts.contextWindowTokens });
   const reading = readToolResponse(toolName, input.tool_response);
   if (reading.kind === 'leave') return {};
   if (reading.kind === 'unknown') {
     const bytes = sizeOf(input.tool_response);
     // A tokenizer never makes more tokens than bytes: a response this small fits whatever it is.
-    if (bytes <= limit) return {};
+    if (bytes <= optionsOf(input, toolName, opts).limit) return {};
     return {
       note:
         `${toolName}: output left unchanged (${Number.isFinite(bytes) ? fmtBytes(bytes) : 'unmeasurable'}); ${reading.why}, ` +
         'and Claude Code drops an answer that is not in the tool’s own shape.',
     };
   }
-  if (reading.kind === 'mcp-blocks') {
-    // What the model reads as text, plus what its images cost (by pixels, not base64).
-    if (fitsAsText(reading.text, limit - reading.images.length * MCP_IMAGE_TOKENS)) return {};
-  } else if (!reading.persisted && fitsAsText(reading.text, limit)) return {};
-
   const subject = await subjectOf(input, reading);
   if (subject.skip) return { note: `${toolName}: left unchanged: ${subject.skip}` };
-  if (!subject.knownLarge && (typeof subject.value === 'string' ? fitsAsText(subject.value, limit) : sizeOf(subject.value) <= limit)) return {};
+  const options = optionsOf(input, toolName, opts, subject);
+  if (fitsAsIs(reading, subject, options)) return {};
 
-  const sessionPath = opts.sessionDir ? path.resolve(opts.sessionDir) : claudeCodeSessionDir(input.session_id, opts.sessionsRoot);
-  const isMcp = toolName.startsWith('mcp__');
   let g: GuardResult | null = null;
   let message: string;
   try {
     // Private from the first spill: the app-data folder, sessions/ and this session's folder (0700).
-    await fs.promises.mkdir(sessionPath, { recursive: true, mode: 0o700 });
-    const options: GuardOptions = {
-      sessionPath,
-      toolName,
-      toolInput: input.tool_input,
-      intent: intentOf(input.tool_input, opts.focusArg),
-      limitTokens: opts.limitTokens,
-      contextWindowTokens: opts.contextWindowTokens,
-      summarize: isMcp ? mcpAwareSummarizer(opts.summarize) : opts.summarize,
-      now: opts.now,
-      readMore: 'claude-code',
-      // Claude Code's Read and Bash open local files only: with a bucket, a local copy is what the message names.
-      localCopy: true,
-      call: callOf(input),
-      ...(subject.incomplete ? { incomplete: subject.incomplete } : {}),
-    };
-    g =
-      subject.knownLarge && typeof subject.value === 'string'
-        ? await handleLargeResponse({
-            text: subject.value,
-            sessionPath,
-            context: { ...options, profile: opts.profile, strategy: opts.strategy },
-            summarize: options.summarize,
-            now: opts.now,
-            ...(opts.store ? { store: opts.store } : {}),
-          })
-        : await opts.guard(subject.value, options);
+    await fs.promises.mkdir(options.sessionPath, { recursive: true, mode: 0o700 });
+    g = await (opts.run ?? guardLargeResult)(subject.value, options);
     if (!g) return {};
     message = g.message;
   } catch (err) {
@@ -313,7 +311,8 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
   message = truncate(message, MAX_MESSAGE_CHARS);
   let replacement: unknown;
   if (reading.kind === 'mcp-blocks') {
-    const keep = reading.images.length <= MAX_KEPT_IMAGES && reading.images.length * MCP_IMAGE_TOKENS <= limit / 2 ? reading.images : [];
+    // Images the model sees as images stay beside the message, unless media is being cut.
+    const keep = !options.cutMediaBlocks && reading.images.length <= MAX_KEPT_IMAGES && reading.images.length * MCP_IMAGE_TOKENS <= options.limit / 2 ? reading.images : [];
     replacement = reading.replace(message, keep);
   } else {
     replacement = reading.replace(message);
