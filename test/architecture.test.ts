@@ -133,6 +133,7 @@ const TEST_DOORS: Array<{ from: string; into: string; why: string }> = [
   { from: 'bench/s3.ts', into: 'src/pipeline/store/s3/client', why: 'the S3 bench times the store against the bare client' },
   { from: 'bench/s3-journal.ts', into: 'src/pipeline/store/s3/', why: "the journal bench times the client, the journal, the writer, the source and prune alone" },
   { from: 'bench/binary.ts', into: 'src/pipeline/', why: 'the binary bench times the base64 scan and the JSON bound alone, against the guard that runs them' },
+  { from: 'bench/context.ts', into: 'src/index/turns-claude', why: "the context bench times the listing with the turn reader switched off against it on" },
   { from: 'test/index/', into: 'src/index/', why: "the index's tests check its phases (bulk load, database, sources, importers, timeline) one by one" },
   { from: 'test/service/', into: 'src/service/', why: "the service's tests check its method groups, its context and its readers below the contract" },
   { from: 'test/contract.test.ts', into: 'src/service/validate', why: "the contract's run-time validator, checked against the contract's own types" },

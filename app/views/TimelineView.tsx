@@ -1,15 +1,20 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import type { Prices, ReplayResult, TimelineData } from '../../src/service/contract.js';
+import type { ContextRule, Prices, Profile, ReplayResult, StrategyName, TimelineData, TimelineRequest } from '../../src/service/contract.js';
 import { useApp, useAppStore } from '../store/react.js';
 import { formatInt, formatTokens, formatUsd } from '../lib/format.js';
+import { loadReplaySettings, saveReplaySettings, type ReplaySettings } from './timeline-settings.js';
 
 /** Stacked parts drawn: the biggest this many groups, the rest as "other". */
 const MAX_STACKED = 6;
 /** A slider move asks for a replay at most this often. */
 const REPLAY_DEBOUNCE_MS = 60;
 const PRESETS = [2_000, 8_000, 12_000, 25_000];
+/** Replayed results whose guard message was not built in time are asked for again this soon. */
+const PENDING_RETRY_MS = 300;
+const STRATEGIES: readonly StrategyName[] = ['chars4', 'craft-density', 'calibrated', 'o200k', 'cl100k', 'claude'];
+const PROFILES: readonly Profile[] = ['o200k', 'cl100k', 'claude'];
 const PALETTE = ['#6c8ebf', '#82b366', '#d6b656', '#b85450', '#9673a6', '#d79b00', '#999999'];
 
 /** The groups stacked, biggest first by their peak in context. */
@@ -102,14 +107,74 @@ function Chart({ t, replayed, onPick }: { t: TimelineData; replayed?: ReplayResu
   return <div ref={el} className="timeline-chart" data-testid="timeline-chart" data-compactions={t.compactions.length} data-replay-compactions={replayed?.compactionsAt.length ?? ''} data-replay-peak={replayed?.peak ?? ''} />;
 }
 
+/** The request for these settings: the limit replayed, the guard's estimator, the threshold the session ran with. */
+function requestOf(sessionId: string, s: ReplaySettings): TimelineRequest {
+  return {
+    sessionId,
+    limits: [s.limit],
+    strategy: s.strategy,
+    profile: s.profile,
+    autoCompactPct: s.autoCompactPct,
+    autoCompactLimit: s.autoCompactLimit,
+    autoCompactDisabled: s.autoCompactDisabled || undefined,
+  };
+}
+
+/** Which message stood in for the replaced results: the guard's (built offline from the saved payload), or an estimate. */
+function messagesLine(r: ReplayResult): string {
+  const m = r.messages;
+  if (!m || !r.replaced) return '';
+  const parts = [m.guard ? `${m.guard} by the guard offline` : '', m.saved ? `${m.saved} as saved` : '', m.fixed ? `${m.fixed} at the usual 600` : ''].filter(Boolean);
+  return `messages: ${parts.join(', ')}${r.pending ? ` (${r.pending} being built)` : ''}`;
+}
+
+/** Per-session replay settings: the guard's estimator and the compaction threshold the session ran with. */
+function SettingsPanel({ client, s, onChange }: { client: ContextRule['client']; s: ReplaySettings; onChange: (s: ReplaySettings) => void }) {
+  const num = (v: string) => (v.trim() === '' ? undefined : Number(v));
+  return (
+    <div className="timeline-settings" data-testid="timeline-settings">
+      <label>
+        Strategy{' '}
+        <select aria-label="Replay strategy" value={s.strategy ?? ''} onChange={(e) => onChange({ ...s, strategy: (e.target.value || undefined) as StrategyName | undefined })}>
+          <option value="">guard default</option>
+          {STRATEGIES.map((x) => <option key={x} value={x}>{x}</option>)}
+        </select>
+      </label>
+      <label>
+        Profile{' '}
+        <select aria-label="Replay profile" value={s.profile ?? ''} onChange={(e) => onChange({ ...s, profile: (e.target.value || undefined) as Profile | undefined })}>
+          <option value="">guard default</option>
+          {PROFILES.map((x) => <option key={x} value={x}>{x}</option>)}
+        </select>
+      </label>
+      {client === 'claude-code' && (
+        <label title="CLAUDE_AUTOCOMPACT_PCT_OVERRIDE the session ran with: it only lowers the trigger">
+          Auto-compact % <input type="number" aria-label="Auto-compact percent" min={1} max={99} step={1} value={s.autoCompactPct ?? ''} placeholder="default" onChange={(e) => { const v = num(e.target.value); onChange({ ...s, autoCompactPct: v !== undefined && v > 0 && v < 100 ? v : undefined }); }} />
+        </label>
+      )}
+      <label title={client === 'codex' ? 'model_auto_compact_token_limit the session ran with' : 'autoCompactWindow the session ran with'}>
+        Compact at (tokens) <input type="number" aria-label="Auto-compact limit" min={1} step={1000} value={s.autoCompactLimit ?? ''} placeholder="by the rule" onChange={(e) => { const v = num(e.target.value); onChange({ ...s, autoCompactLimit: v !== undefined && Number.isInteger(v) && v > 0 ? v : undefined }); }} />
+      </label>
+      <label>
+        <input type="checkbox" aria-label="Auto-compact disabled" checked={!!s.autoCompactDisabled} onChange={(e) => onChange({ ...s, autoCompactDisabled: e.target.checked || undefined })} /> auto-compact off
+      </label>
+    </div>
+  );
+}
+
 export function TimelineView() {
   const sessionId = useApp((s) => s.selectedSessionId);
   const store = useAppStore();
   const api = store.deps.api;
   const [t, setT] = useState<TimelineData | null>(null);
   const [error, setError] = useState<string | null>(null);
-  const [limit, setLimit] = useState(8_000);
+  const [settings, setSettings] = useState<ReplaySettings>(() => loadReplaySettings(sessionId ?? ''));
+  const limit = settings.limit;
+  const setLimit = (l: number) => setSettings((s) => ({ ...s, limit: l }));
   const [replayed, setReplayed] = useState<ReplayResult | undefined>();
+  const [asRanNow, setAsRanNow] = useState<ReplayResult | undefined>();
+  const [rule, setRule] = useState<ContextRule | null>(null);
+  const [retry, setRetry] = useState(0);
   const [picked, setPicked] = useState<number | null>(null);
   const [prices, setPrices] = useState<Prices | null>(null);
 
@@ -118,12 +183,16 @@ export function TimelineView() {
     setError(null);
     setPicked(null);
     if (!sessionId) return;
+    const s = loadReplaySettings(sessionId);
+    setSettings(s);
     let live = true;
-    api.getTimeline({ sessionId, limits: [limit] }).then(
+    api.getTimeline(requestOf(sessionId, s)).then(
       (r) => {
         if (!live) return;
         setT(r);
+        setRule(r.rule);
         setPrices(r.prices);
+        setAsRanNow(r.replays[0]);
         setReplayed(r.replays[2]);
       },
       (e: unknown) => live && setError(e instanceof Error ? e.message : String(e)),
@@ -138,44 +207,59 @@ export function TimelineView() {
   useEffect(() => {
     if (!sessionId || !t) return;
     let live = true;
+    saveReplaySettings(sessionId, settings);
     const timer = setTimeout(() => {
-      void api.getTimeline({ sessionId, limits: [limit], replayOnly: true, prices: prices ?? undefined }).then((r) => live && setReplayed(r.replays[2]));
+      void api.getTimeline({ ...requestOf(sessionId, settings), replayOnly: true, prices: prices ?? undefined }).then((r) => {
+        if (!live) return;
+        // Another threshold is another rule: its trigger line and its replay of the session as it ran.
+        setRule(r.rule);
+        setAsRanNow(r.replays[0]);
+        setReplayed(r.replays[2]);
+      });
     }, REPLAY_DEBOUNCE_MS);
     return () => {
       live = false;
       clearTimeout(timer);
     };
-  }, [limit, prices, sessionId, t, api]);
+  }, [settings, prices, sessionId, t, api, retry]);
+
+  useEffect(() => {
+    if (!replayed?.pending) return;
+    const timer = setTimeout(() => setRetry((n) => n + 1), PENDING_RETRY_MS);
+    return () => clearTimeout(timer);
+  }, [replayed]);
+  const shown = useMemo(() => (t && rule ? { ...t, rule } : t), [t, rule]);
 
   if (!sessionId) return <div className="view"><div className="state"><strong>Pick a session</strong><span>The timeline is per session: choose one in the sidebar.</span></div></div>;
   if (error) return <div className="view"><div className="state error" role="alert"><strong>Could not build the timeline.</strong><span>{error}</span></div></div>;
-  if (!t) return <div className="view"><div className="state"><span className="spinner" /> Building the timeline…</div></div>;
+  if (!t || !shown) return <div className="view"><div className="state"><span className="spinner" /> Building the timeline…</div></div>;
   if (!t.turns.length) {
     return (
       <div className="view"><div className="state"><strong>No model calls recorded</strong><span>{t.notes.join(' · ') || 'This session has no usage to chart.'}</span></div></div>
     );
   }
-  const asRan = t.replays[0];
+  const asRan = asRanNow ?? t.replays[0];
   const open = (id: string) => {
     store.getState().setView('payloads');
     void store.getState().openPayload(id);
   };
   const turn = picked !== null ? t.turns[picked] : undefined;
-  const r = t.rule;
+  const r = shown.rule;
   return (
     <div className="view scroll pad timeline" data-testid="timeline">
       <header className="view-head">
         <div>
           <h1>Context timeline</h1>
           <p className="dim">
-            window {r.window ? formatInt(r.window) : '?'} ({r.windowSource}) · trigger {r.trigger ? formatInt(r.trigger) : 'none'} ({r.triggerSource}: {r.how})
+            window {r.window ? formatInt(r.window) : '?'} ({r.windowSource}) · trigger <span data-testid="timeline-trigger">{r.trigger ? formatInt(r.trigger) : 'none'}</span> ({r.triggerSource}: {r.how})
           </p>
         </div>
       </header>
       <div className="stat-grid">
         <div className="stat"><span className="eyebrow">Peak (measured)</span><span className="stat-value mono">{formatTokens(t.measured.peak)}</span><span className="dim">{formatInt(t.measured.calls)} calls</span></div>
-        <div className="stat"><span className="eyebrow">Compactions (measured)</span><span className="stat-value mono" data-testid="timeline-compactions">{t.compactions.length}</span><span className="dim">rule replayed: {asRan?.compactionsAt.length ?? 0}</span></div>
-        <div className="stat"><span className="eyebrow">Guard at {formatInt(limit)} (simulated)</span><span className="stat-value mono" data-testid="timeline-replay">{replayed ? `${replayed.compactionsAt.length} compaction(s)` : '…'}</span><span className="dim">{replayed ? `peak ${formatTokens(replayed.peak)} · ${formatUsd(replayed.costUsd)} · ${replayed.replaced} replaced` : ''}</span></div>
+        <div className="stat"><span className="eyebrow">Compactions (measured)</span><span className="stat-value mono" data-testid="timeline-compactions">{t.compactions.length}</span><span className="dim" data-testid="timeline-asran">rule replayed: {asRan?.compactionsAt.length ?? 0}</span></div>
+        <div className="stat"><span className="eyebrow">Guard at {formatInt(limit)} (simulated)</span><span className="stat-value mono" data-testid="timeline-replay">{replayed ? `${replayed.compactionsAt.length} compaction(s)` : '…'}</span><span className="dim">{replayed ? `peak ${formatTokens(replayed.peak)} · ${formatUsd(replayed.costUsd)} · ${replayed.replaced} replaced` : ''}</span>
+          {replayed && messagesLine(replayed) && <span className="dim" data-testid="timeline-messages">{messagesLine(replayed)}</span>}</div>
         <div className="stat"><span className="eyebrow">Cost (measured)</span><span className="stat-value mono">{formatUsd(t.measured.costUsd)}</span><span className="dim">at the prices below</span></div>
       </div>
       <section className="card">
@@ -189,7 +273,8 @@ export function TimelineView() {
             ))}
           </label>
         </header>
-        <Chart t={t} replayed={replayed} onPick={setPicked} />
+        <SettingsPanel client={r.client} s={settings} onChange={setSettings} />
+        <Chart t={shown} replayed={replayed} onPick={setPicked} />
         <p className="dim">Red lines: compactions the client recorded. The dashed green line is simulated: the model might have acted differently.</p>
       </section>
       <div className="two-col">

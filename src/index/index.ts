@@ -53,7 +53,7 @@ import { type ScanOptions, type ScanResult, Scanner } from './scanner.js';
 import type { SessionSource } from './source.js';
 import { RoutedSource, S3Poller, isS3Path, s3PollMs } from './s3.js';
 import { SummaryRuns } from './summaries.js';
-import { TimelineQueries } from './timeline-query.js';
+import { TimelineQueries, type TimelineOptions } from './timeline-query.js';
 import { Watcher } from './watch.js';
 import { RowWriter } from './writer.js';
 
@@ -61,6 +61,7 @@ export { IndexError, type IndexErrorCode, type IndexEvent } from './core.js';
 export { FTS_HEAD_BYTES, FTS_TAIL_BYTES, ESTIMATED_SPILL_MESSAGE_TOKENS, stripBase64 } from './text.js';
 export { SCHEMA_VERSION, MIGRATIONS } from './db.js';
 export { DEFAULT_PRICES, replay, scenarioLabel, type ReplaySeries } from './timeline.js';
+export { calibrateClaude, type Calibration, type CalibrationFit, type CalibrationSample } from './calibrate.js';
 export { claudeToolResultsDir, detectRootKind } from './discover.js';
 export { BULK_MIN_ROWS } from './fulltext.js';
 export { DEFAULT_PAGE_ROWS, MAX_PAGE_ROWS, type PayloadContent } from './queries.js';
@@ -131,7 +132,7 @@ export class SpillIndex {
     this.fullText = new FullText(this.core, { bulkMinRows: opts.bulkMinRows ?? BULK_MIN_ROWS, writer: opts.bulkWriter ?? 'auto' });
     this.queries = new Queries(this.core, this.runs, this.fullText);
     this.reports = new Reports(this.core);
-    this.timelines = new TimelineQueries(this.core);
+    this.timelines = new TimelineQueries(this.core, (id) => this.queries.payloadContent(id));
     this.rowWriter = new RowWriter(this.core, this.runs, () => (this.fullText.mayBePending = true));
     this.scanner = new Scanner(this.core, this.roots, this.rowWriter, this.fullText, (ids) => this.queries.totals(ids));
     // Full text a previous process left unfinished fills in now.
@@ -284,8 +285,13 @@ export class SpillIndex {
   }
 
   /** A session's context timeline (timeline.ts); undefined for an unknown session. With `replayOnly`, the replays alone. */
-  timeline(req: TimelineRequest): TimelineData | undefined {
-    return req.replayOnly ? this.timelines.replays(req) : this.timelines.timeline(req);
+  timeline(req: TimelineRequest, o?: TimelineOptions): Promise<TimelineData | undefined> {
+    return req.replayOnly ? this.timelines.replays(req, o) : this.timelines.timeline(req, o);
+  }
+
+  /** Guard runs the timeline's replays made offline so far (the bench counts them). */
+  guardRuns(): number {
+    return this.timelines.guard.runs;
   }
 
   /** Sessions that compacted or came within 10% of their trigger: id → warning. */

@@ -347,6 +347,13 @@ export interface ReplayResult {
   costUsd: number;
   /** Results the guard replaced. */
   replaced: number;
+  /**
+   * Where the message of each replaced result came from: built by the real guard offline from the
+   * saved payload (`guard`), the message saved when it was spilled (`saved`), or the usual size (`fixed`).
+   */
+  messages: { guard: number; saved: number; fixed: number };
+  /** Results over the limit whose guard message was not built within this request's budget (ask again). */
+  pending?: number;
   provenance: 'simulated';
 }
 
@@ -361,6 +368,9 @@ export interface TimelineRequest {
   autoCompactPct?: number;
   autoCompactDisabled?: boolean;
   autoCompactLimit?: number;
+  /** The guard's estimator for the replayed limits (default: the guard's own defaults). */
+  strategy?: StrategyName;
+  profile?: Profile;
   /** Replays only (a slider move): turns, costs and notes left out. */
   replayOnly?: boolean;
 }

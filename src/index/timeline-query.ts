@@ -4,11 +4,31 @@
  * input of the last sessions asked is kept, so a slider move replays without reading rows again.
  */
 import type { IndexCore } from './core.js';
-import type { ContextRule, Prices, ReplayScenario, TimelineData, TimelineRequest } from './rows.js';
-import { type PayloadLink, type ReplaySeries, DEFAULT_PRICES, buildTimeline, contextRule, replay } from './timeline.js';
+import type { PayloadContent } from './queries.js';
+import type { ContextRule, Prices, ReplayResult, ReplayScenario, TimelineData, TimelineRequest } from './rows.js';
+import { type GuardLookup, type PayloadLink, type ReplaySeries, DEFAULT_PRICES, buildTimeline, contextRule, replay, scenarioLabel } from './timeline.js';
+import { OfflineGuard, settingsOf, type GuardTarget } from './timeline-guard.js';
 import { estimateText, type CompactionRecord, type TurnRecord } from './turns.js';
 
 const KEEP_SERIES = 8;
+/** Time a full request may spend building the guard's messages offline; a slider move, less (it asks again for the rest). */
+const GUARD_BUDGET_MS = 250;
+const GUARD_BUDGET_REPLAY_MS = 100;
+/** A result is handed to the guard when some estimate of it comes this close to the limit (the guard decides, not the index). */
+const GUARD_CANDIDATE_SHARE = 0.8;
+
+export interface TimelineOptions {
+  /**
+   * Time to spend building the guard's messages offline before replying (default: short, as a
+   * view that asks again while some are pending wants; the CLI waits for all of them).
+   */
+  guardBudgetMs?: number;
+}
+
+interface Guardable extends GuardTarget {
+  /** The largest of the index's estimates of the whole payload. */
+  tokens: number;
+}
 
 interface TurnRow {
   seq: number;
@@ -39,15 +59,21 @@ export function scenariosOf(req: TimelineRequest): ReplayScenario[] {
 }
 
 export class TimelineQueries {
-  private readonly series = new Map<string, { key: string; series: ReplaySeries }>();
+  private readonly series = new Map<string, { key: string; series: ReplaySeries; guardable: Guardable[] }>();
+  readonly guard: OfflineGuard;
 
-  constructor(private readonly core: IndexCore) {}
+  constructor(
+    private readonly core: IndexCore,
+    content: (payloadId: string) => Promise<PayloadContent>,
+  ) {
+    this.guard = new OfflineGuard(content);
+  }
 
   private turnRows(sessionId: string): TurnRow[] {
     return this.core.q('SELECT * FROM turns WHERE session_id = ? ORDER BY source_id, seq').all(sessionId) as TurnRow[];
   }
 
-  timeline(req: TimelineRequest): TimelineData | undefined {
+  async timeline(req: TimelineRequest, o: TimelineOptions = {}): Promise<TimelineData | undefined> {
     const session = this.core.q('SELECT id, kind, name FROM sessions WHERE id = ?').get(req.sessionId) as { id: string; kind: string; name: string } | undefined;
     if (!session) return undefined;
     const rows = this.turnRows(session.id);
@@ -83,24 +109,35 @@ export class TimelineQueries {
     const notes = src.flatMap((s) => JSON.parse(s.notes_json) as string[]);
     if (!src.length) notes.push('no turns indexed for this session (not a transcript of a known client, or indexed before turns were)');
     const payloads = new Map<string, PayloadLink>();
-    for (const p of this.core.q("SELECT id, tokens, action, message, json_extract(source_json, '$.toolUseId') AS tid FROM payloads WHERE session_id = ?").all(session.id) as Array<{
+    const guardable: Guardable[] = [];
+    for (const p of this.core.q(
+      "SELECT id, tool, path, tokens, action, CASE WHEN action = 'spill' THEN message END AS message, binary, max(tokens, coalesce(t_chars4, 0), coalesce(t_craft_density, 0), coalesce(t_calibrated, 0), coalesce(t_o200k, 0), coalesce(t_cl100k, 0), coalesce(t_claude, 0)) AS most, coalesce(call_id, json_extract(source_json, '$.toolUseId')) AS tid FROM payloads WHERE session_id = ?",
+    ).all(session.id) as Array<{
       id: string;
+      tool: string;
+      path: string;
       tokens: number;
       action: string;
       message: string | null;
+      binary: number;
+      most: number;
       tid: string | null;
     }>) {
       if (!p.tid) continue;
       payloads.set(p.tid, { payloadId: p.id, tokens: p.tokens, action: p.action, messageTokens: p.action === 'spill' && p.message ? estimateText(p.message, 'claude') : undefined });
+      // Binary payloads keep their saved message: read back as text they would not be what the guard saw.
+      if (!p.binary) guardable.push({ payloadId: p.id, tool: p.tool, sessionPath: sessionFolder(p.path), tokens: p.most });
     }
+    guardable.sort((a, b) => b.tokens - a.tokens);
     const client = clientOf(session.kind);
     const rule = contextRule(client, turns, req);
     const prices: Prices = { ...DEFAULT_PRICES[client === 'codex' ? 'openai' : client === 'gemini' ? 'gemini' : 'claude'], ...req.prices };
     const { data, series } = buildTimeline(
       { sessionId: session.id, client, turns, compactions, baselineTokens: src.find((s) => s.baseline_tokens !== null)?.baseline_tokens ?? undefined, notes, payloads, rule, prices },
-      scenariosOf(req),
+      [],
     );
-    this.remember(session.id, this.keyOf(session.id, req), series);
+    this.remember(session.id, this.keyOf(session.id, req), series, guardable);
+    data.replays = [data.replays[0]!, ...(await this.replayAll(series, guardable, req, o.guardBudgetMs ?? GUARD_BUDGET_MS))];
     data.subagents = (this.core.q('SELECT id, name FROM sessions WHERE parent_id = ? ORDER BY name').all(session.id) as Array<{ id: string; name: string }>).map((s) => {
       const r = this.core.q("SELECT count(*) AS n, coalesce(max(context), 0) AS peak FROM turns WHERE session_id = ?").get(s.id) as { n: number; peak: number };
       return { sessionId: s.id, name: s.name, calls: r.n, peak: r.peak };
@@ -109,13 +146,40 @@ export class TimelineQueries {
   }
 
   /** Replays only (a slider move), from the series kept at the last full request when it still matches. */
-  replays(req: TimelineRequest): TimelineData | undefined {
+  async replays(req: TimelineRequest, o: TimelineOptions = {}): Promise<TimelineData | undefined> {
     const kept = this.series.get(req.sessionId);
-    if (!kept || kept.key !== this.keyOf(req.sessionId, req)) return this.timeline(req);
+    if (!kept || kept.key !== this.keyOf(req.sessionId, req)) return this.timeline(req, o);
     const prices = { ...kept.series.prices, ...req.prices };
     const series = { ...kept.series, prices };
-    const replays = [replay(series, {}, 'as it ran (rule replayed)'), ...scenariosOf(req).map((s) => replay(series, s))];
+    const replays = [replay(series, {}, 'as it ran (rule replayed)'), ...(await this.replayAll(series, kept.guardable, req, o.guardBudgetMs ?? GUARD_BUDGET_REPLAY_MS))];
     return { sessionId: req.sessionId, rule: series.rule, turns: [], compactions: [], baselineTokens: null, baselineSource: 'measured', topCosts: [], measured: { peak: 0, compactions: 0, inputTokens: 0, cacheWriteTokens: 0, cacheReadTokens: 0, outputTokens: 0, costUsd: 0, calls: 0 }, replays, prices, subagents: [], notes: [] };
+  }
+
+  /**
+   * The scenarios asked, each guard limit with the real guard's messages: those not kept yet are
+   * built first (within the budget), and what is still missing falls back to the saved message or
+   * the usual size, counted as `pending`.
+   */
+  private async replayAll(series: ReplaySeries, guardable: Guardable[], req: TimelineRequest, budgetMs: number): Promise<ReplayResult[]> {
+    const out: ReplayResult[] = [];
+    const start = performance.now();
+    for (const s of scenariosOf(req)) {
+      if (s.limit === undefined) {
+        out.push(replay(series, s));
+        continue;
+      }
+      const settings = settingsOf(s.limit, req);
+      const targets = guardable.filter((g) => g.tokens >= s.limit! * GUARD_CANDIDATE_SHARE);
+      const pending = await this.guard.build(targets, settings, Math.max(0, budgetMs - (performance.now() - start)));
+      const asked = new Set(targets.map((g) => g.payloadId));
+      const readable = new Set(guardable.map((g) => g.payloadId));
+      // Far below the limit by every estimate the index has: the guard passes it (the units of the API's deltas may differ; the guard decides in its own).
+      const lookup: GuardLookup = (payloadId) => (asked.has(payloadId) ? this.guard.known(payloadId, settings) : readable.has(payloadId) ? null : undefined);
+      const r = replay(series, s, scenarioLabel(s), lookup);
+      if (pending) r.pending = pending;
+      out.push(r);
+    }
+    return out;
   }
 
   private keyOf(sessionId: string, req: TimelineRequest): string {
@@ -123,9 +187,9 @@ export class TimelineQueries {
     return `${r.n}:${r.l}:${r.c}:${req.autoCompactPct ?? ''}:${req.autoCompactDisabled ?? ''}:${req.autoCompactLimit ?? ''}`;
   }
 
-  private remember(sessionId: string, key: string, series: ReplaySeries): void {
+  private remember(sessionId: string, key: string, series: ReplaySeries, guardable: Guardable[]): void {
     this.series.delete(sessionId);
-    this.series.set(sessionId, { key, series });
+    this.series.set(sessionId, { key, series, guardable });
     while (this.series.size > KEEP_SERIES) this.series.delete(this.series.keys().next().value!);
   }
 
@@ -149,4 +213,11 @@ export class TimelineQueries {
     }
     return out;
   }
+}
+
+/** The session folder a payload's path is in (a spill: `<session>/long_responses/<file>`; a transcript: its folder). */
+function sessionFolder(p: string): string {
+  const parts = p.split(/[\\/]/);
+  const i = parts.lastIndexOf('long_responses');
+  return (i > 0 ? parts.slice(0, i) : parts.slice(0, -1)).join('/') || '.';
 }

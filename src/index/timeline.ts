@@ -149,8 +149,13 @@ export interface ReplaySeries {
   /** Measured growth per call: the new content only, the summary of a real compaction left out. */
   growth: number[];
   outputs: number[];
-  /** Tool results entering per call. */
-  tools: Array<Array<{ seen: number; full: number; message: number }>>;
+  /**
+   * Tool results entering per call: as seen, whole, and the message that would replace them when
+   * the real guard's is not known (`messageFrom` says which that is).
+   */
+  tools: Array<Array<{ seen: number; full: number; message: number; messageFrom: 'saved' | 'fixed'; payloadId?: string }>>;
+  /** The estimate→API factor for text the API never saw (a guard's message, a whole result). */
+  scale: number;
   /** Tokens that entered just before a call's compaction was decided (Codex: the output that pushed it over), gone after it. */
   pending: number[];
   /** Calls before which the session really compacted. */
@@ -200,7 +205,7 @@ export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): {
   const costs: ToolCost[] = [];
   let prev: number | null = null;
   let stack: Record<string, number> = {};
-  const series: ReplaySeries = { contexts: [], growth: [], outputs: [], tools: [], pending: [], realCompactions: [...compactAt].sort((a, b) => a - b), post: 0, baseline: 0, rule: input.rule, prices: input.prices };
+  const series: ReplaySeries = { contexts: [], growth: [], outputs: [], tools: [], pending: [], realCompactions: [...compactAt].sort((a, b) => a - b), scale: 1, post: 0, baseline: 0, rule: input.rule, prices: input.prices };
   const posts: number[] = [];
   const scales: number[] = [];
   line.forEach((t, i) => {
@@ -233,6 +238,7 @@ export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): {
   });
   // Tool results: what each would be unguarded and under a guard, in the units of the API deltas.
   const medianScale = Math.min(SCALE_MAX, Math.max(SCALE_MIN, median(scales.filter((s) => s > 0)) ?? 1));
+  series.scale = medianScale;
   for (let i = 0; i < line.length; i++) series.pending.push(Math.round((carried.get(i) ?? []).reduce((a, x) => a + x.tokens, 0) * medianScale));
   turns.forEach((t, i) => {
     for (const x of t.tools) {
@@ -240,8 +246,9 @@ export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): {
       const s = x.estimated > 0 ? x.tokens / x.estimated : medianScale;
       const full = x.fullTokens !== undefined ? Math.round(x.fullTokens * (passedWhole ? s : medianScale)) : x.tokens;
       const link = input.payloads.get(x.id);
-      const message = link && link.messageTokens !== undefined ? Math.round(link.messageTokens * medianScale) : Math.round(GUARD_MESSAGE_TOKENS_DEFAULT * medianScale);
-      series.tools[i]!.push({ seen: x.tokens, full: Math.max(full, x.tokens), message });
+      const saved = link !== undefined && link.messageTokens !== undefined;
+      const message = Math.round((saved ? link.messageTokens! : GUARD_MESSAGE_TOKENS_DEFAULT) * medianScale);
+      series.tools[i]!.push({ seen: x.tokens, full: Math.max(full, x.tokens), message, messageFrom: saved ? 'saved' : 'fixed', payloadId: x.payloadId });
       let end = turns.length;
       for (const c of series.realCompactions) if (c > i) { end = c; break; }
       const n = end - i;
@@ -313,7 +320,10 @@ export function scenarioLabel(s: ReplayScenario): string {
  * starts again from what a real compaction left (or the baseline and a summary). Cost is
  * cache-aware: what the call before sent is read from the cache, the rest is written.
  */
-export function replay(series: ReplaySeries, s: ReplayScenario, label = scenarioLabel(s)): ReplayResult {
+/** The real guard's message for a payload at the scenario's limit (null: it passes it whole); undefined when not built. */
+export type GuardLookup = (payloadId: string, limit: number) => { tokens: number } | null | undefined;
+
+export function replay(series: ReplaySeries, s: ReplayScenario, label = scenarioLabel(s), guard?: GuardLookup): ReplayResult {
   const { rule, prices } = series;
   const n = series.growth.length;
   const contexts = new Array<number>(n);
@@ -327,6 +337,7 @@ export function replay(series: ReplaySeries, s: ReplayScenario, label = scenario
   let read = 0;
   let write = 0;
   let replaced = 0;
+  const messages = { guard: 0, saved: 0, fixed: 0 };
   // Results in context, oldest first: how many tokens each holds now (for masking).
   const live: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -335,8 +346,23 @@ export function replay(series: ReplaySeries, s: ReplayScenario, label = scenario
       let enters = r.seen;
       if (s.noGuard) enters = r.full;
       else if (s.limit !== undefined) {
-        enters = r.full > s.limit ? Math.min(r.message, r.full) : r.full;
-        if (r.full > s.limit) replaced++;
+        const built = r.payloadId !== undefined && guard ? guard(r.payloadId, s.limit) : undefined;
+        if (built === null) enters = r.full;
+        else if (built !== undefined && r.messageFrom === 'saved') {
+          // The real guard spills it, and the model was given this payload's message when it ran: that message, as the guard the session ran with (its tools' advice, its summary) wrote it.
+          enters = Math.min(r.message, r.full);
+          replaced++;
+          messages.saved++;
+        } else if (built !== undefined) {
+          // The real guard spills it: the message it built offline, in the API's units.
+          enters = Math.min(Math.round(built.tokens * series.scale), r.full);
+          replaced++;
+          messages.guard++;
+        } else if (r.full > s.limit) {
+          enters = Math.min(r.message, r.full);
+          replaced++;
+          messages[r.messageFrom]++;
+        } else enters = r.full;
       }
       add += enters - r.seen;
       live.push(enters);
@@ -372,5 +398,5 @@ export function replay(series: ReplaySeries, s: ReplayScenario, label = scenario
   }
   const output = series.outputs.reduce((a, b) => a + b, 0);
   const costUsd = (write * prices.cacheWrite + read * prices.cacheRead + output * prices.output) / 1e6;
-  return { label, scenario: s, contexts, compactionsAt, peak, inputTokens: 0, cacheWriteTokens: write, cacheReadTokens: read, outputTokens: output, costUsd, replaced, provenance: 'simulated' };
+  return { label, scenario: s, contexts, compactionsAt, peak, inputTokens: 0, cacheWriteTokens: write, cacheReadTokens: read, outputTokens: output, costUsd, replaced, messages, provenance: 'simulated' };
 }

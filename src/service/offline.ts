@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { appPaths, estimateTokens, MAX_SUMMARY_OUTPUT_TOKENS } from '../pipeline/index.js';
 import type { SummaryOutput } from '../pipeline/types.js';
-import { isS3Path, openIndex } from '../index/index.js';
+import { calibrateClaude, isS3Path, openIndex, type Calibration } from '../index/index.js';
 import {
   findProjectionSpec,
   HandleStore,
@@ -221,6 +221,16 @@ export interface ContextTimelineOptions {
  * a root, like `spillway index`, so the next call reads it from the index); anything else is looked
  * up among the indexed sessions by id, then by name.
  */
+export type { Calibration };
+
+/** `spillway estimate --calibrate-from`: the claude correction fitted on the API's usage in the transcripts there. */
+export function calibrateClaudeCorrection(target: string, o: { current?: number } = {}): Promise<Calibration> {
+  return calibrateClaude(target, o);
+}
+
+/** The guard's messages of a big session take seconds to build; a command should not give up on them sooner. */
+const CLI_GUARD_BUDGET_MS = 120_000;
+
 export async function contextTimeline(o: ContextTimelineOptions): Promise<TimelineData> {
   const paths = appPaths(o.env);
   const dbPath = path.resolve(o.dbPath ?? paths.db);
@@ -241,7 +251,8 @@ export async function contextTimeline(o: ContextTimelineOptions): Promise<Timeli
       sessionId = (sessions.find((s) => s.id === o.target) ?? sessions.find((s) => s.name === o.target) ?? sessions.find((s) => s.name.startsWith(o.target)))?.id;
     }
     if (!sessionId) throw new Error(`no session ${JSON.stringify(o.target)}: give a transcript path, or an id or name from the inspector`);
-    const t = index.timeline({ ...o.request, sessionId });
+    // A command waits for every guard message (the view asks again for those still pending instead).
+    const t = await index.timeline({ ...o.request, sessionId }, { guardBudgetMs: CLI_GUARD_BUDGET_MS });
     if (!t) throw new Error(`no session ${JSON.stringify(o.target)}`);
     return t;
   } finally {

@@ -171,6 +171,8 @@ const schemas = {
     autoCompactPct: z.number().finite().gt(0).lt(100).optional(),
     autoCompactDisabled: z.boolean().optional(),
     autoCompactLimit: posInt.optional(),
+    strategy: strategy.optional(),
+    profile: profile.optional(),
     replayOnly: z.boolean().optional(),
   }),
 } satisfies { [M in MethodName]: z.ZodType<unknown> };

@@ -42,10 +42,10 @@ async function timelineOf(root: string): Promise<{ index: SpillIndex; main: Time
   const scan = await index.scan();
   expect(scan.warnings).toEqual([]);
   const sessions = index.listSessions();
-  const all = sessions.map((s) => index.timeline({ sessionId: s.id })!);
+  const all = await Promise.all(sessions.map(async (s) => (await index.timeline({ sessionId: s.id }))!));
   const top = sessions.filter((s) => !s.parentSessionId);
   expect(top).toHaveLength(1);
-  return { index, main: index.timeline({ sessionId: top[0]!.id })!, all };
+  return { index, main: (await index.timeline({ sessionId: top[0]!.id }))!, all };
 }
 
 /** Read, Bash and MCP calls on files big enough that each result is over the guard's default limit (Bash stays under Claude Code's own 30,000-char cut). */
@@ -134,8 +134,8 @@ describe('Claude Code 2.1.328, 22 calls of big results, with and without the hoo
     expect(guardedTl.measured.compactions).toBe(guarded.usage.summaries);
   });
 
-  it("the replay of the bare session under the run's rule finds its compactions; with the guard at the default limit it predicts what the guarded run did", () => {
-    const t = bareIndex.timeline({ sessionId: bareTl.sessionId, autoCompactPct: 10, limits: [12_000] })!;
+  it("the replay of the bare session under the run's rule finds its compactions; with the guard at the default limit it predicts what the guarded run did", async () => {
+    const t = (await bareIndex.timeline({ sessionId: bareTl.sessionId, autoCompactPct: 10, limits: [12_000] }, { guardBudgetMs: 120_000 }))!;
     expect(t.rule.trigger).toBe(98_000);
     const real = t.compactions.map((c) => c.turn);
     const [asRan, , g12k] = t.replays;
@@ -150,7 +150,7 @@ describe('Claude Code 2.1.328, 22 calls of big results, with and without the hoo
     index.addRoot(path.join(guarded.run.home, '.claude', 'projects'));
     index.addRoot(path.join(guarded.run.home, 'spillway', 'sessions'));
     expect((await index.scan()).warnings).toEqual([]);
-    const t = index.timeline({ sessionId: guardedTl.sessionId, autoCompactPct: 10, limits: [12_000] })!;
+    const t = (await index.timeline({ sessionId: guardedTl.sessionId, autoCompactPct: 10, limits: [12_000] }, { guardBudgetMs: 120_000 }))!;
     const [asRan, noGuard, g12k] = t.replays;
     expect(asRan!.compactionsAt).toEqual([]);
     const real = compactionTurns(bare.usage);
@@ -276,8 +276,8 @@ describe('Codex 0.171.0 with model_auto_compact_token_limit = 12000', () => {
     expect(t.rule.window).toBeGreaterThan(0);
   });
 
-  it('the replay under the limit it ran with finds the compactions where they happened, within one turn', () => {
-    const r = index.timeline({ sessionId: t.sessionId, autoCompactLimit: 12_000 })!;
+  it('the replay under the limit it ran with finds the compactions where they happened, within one turn', async () => {
+    const r = (await index.timeline({ sessionId: t.sessionId, autoCompactLimit: 12_000 }))!;
     expect(r.rule).toMatchObject({ trigger: 12_000, triggerSource: 'read' });
     const real = r.compactions.map((c) => c.turn);
     expect(r.replays[0]!.compactionsAt).toHaveLength(real.length);

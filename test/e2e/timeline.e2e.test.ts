@@ -52,4 +52,31 @@ describe('Context timeline view', () => {
     await expect.poll(async () => Number(await chart.getAttribute('data-replay-peak')), { timeout: 10_000 }).toBeGreaterThan(peakAt2k * 1.5);
     await page.screenshot({ path: path.join(SHOTS, 'timeline-limit-50k.png') });
   }, 120_000);
+
+  it('per-session replay settings: the threshold the session ran with moves the trigger and the replay, the guard builds the messages, and they stay for the session', async () => {
+    const chart = page.getByTestId('timeline-chart');
+    expect(await page.getByTestId('timeline-trigger').textContent()).toBe('967,000');
+    // The session ran with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=5: at 50K (no result replaced) the replay compacts as it did.
+    await page.getByLabel('Auto-compact percent').fill('5');
+    await expect.poll(() => page.getByTestId('timeline-trigger').textContent(), { timeout: 10_000 }).toBe('49,000');
+    await expect.poll(() => page.getByTestId('timeline-asran').textContent(), { timeout: 10_000 }).toBe('rule replayed: 2');
+    await expect.poll(async () => Number(await chart.getAttribute('data-replay-compactions')), { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+    // At 2K every big result is replaced by the message the real guard built offline: no compaction.
+    await page.getByTestId('timeline-preset-2000').click();
+    await expect.poll(() => page.getByTestId('timeline-replay').textContent(), { timeout: 10_000 }).toBe('0 compaction(s)');
+    await expect.poll(() => page.getByTestId('timeline-messages').textContent(), { timeout: 10_000 }).toMatch(/^messages: \d+ by the guard offline$/);
+    await page.getByLabel('Replay strategy').selectOption('chars4');
+    await page.getByLabel('Replay profile').selectOption('claude');
+    await expect.poll(() => page.getByTestId('timeline-messages').textContent(), { timeout: 10_000 }).toMatch(/by the guard offline/);
+    await page.waitForTimeout(200);
+    await page.screenshot({ path: path.join(SHOTS, 'timeline-settings.png') });
+    // Back on the session later: its settings are still there.
+    await page.goto(await serve.freshUrl());
+    await page.locator('.session-row').first().click();
+    await page.locator('button[aria-label="Context timeline"]').click();
+    await page.getByTestId('timeline-chart').waitFor({ timeout: 30_000 });
+    expect(await page.getByLabel('Auto-compact percent').inputValue()).toBe('5');
+    expect(await page.getByLabel('Replay strategy').inputValue()).toBe('chars4');
+    await expect.poll(() => page.getByTestId('timeline-trigger').textContent(), { timeout: 10_000 }).toBe('49,000');
+  }, 120_000);
 });

@@ -15,7 +15,7 @@ async function timelineOf(root: string, req: Record<string, unknown> = {}) {
   index.addRoot(root);
   await index.scan();
   const s = index.listSessions()[0]!;
-  const t = index.timeline({ sessionId: s.id, limits: [2_000, 8_000, 200_000], keepLast: [1], ...req })!;
+  const t = (await index.timeline({ sessionId: s.id, limits: [2_000, 8_000, 200_000], keepLast: [1], ...req }))!;
   return { index, s, t };
 }
 
@@ -72,9 +72,10 @@ describe('timeline of Claude Code 2.1.328 with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=5
       // Growth counts the results as they entered (the replay swaps them).
       growth: Array.from({ length: n }, (_, i) => (i ? 300 + 2_500 + (i % 7) * 1_000 : 20_000)),
       outputs: new Array(n).fill(50),
-      tools: Array.from({ length: n }, (_, i) => (i ? [{ seen: 2_000 + (i % 7) * 1_000, full: 2_000 + (i % 7) * 1_000, message: 600 }, { seen: 500, full: 500, message: 600 }] : [])),
+      tools: Array.from({ length: n }, (_, i) => (i ? [{ seen: 2_000 + (i % 7) * 1_000, full: 2_000 + (i % 7) * 1_000, message: 600, messageFrom: 'fixed' as const }, { seen: 500, full: 500, message: 600, messageFrom: 'fixed' as const }] : [])),
       pending: new Array(n).fill(0),
       realCompactions: [],
+      scale: 1,
       post: 25_000,
       baseline: 20_000,
       rule: { client: 'claude-code' as const, window: 200_000, windowSource: 'inferred' as const, trigger: 167_000, triggerSource: 'inferred' as const, when: 'before-call' as const, how: '' },

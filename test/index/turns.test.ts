@@ -108,10 +108,10 @@ describe('a sub-agent of Claude Code 2.1.328 with calls of its own (fixtures/tim
     expect(of(sub.id).map((t) => [t.kind, t.context])).toEqual(SUB_AGENT.map((c) => ['sidechain', c]));
     // The Agent tool's result (toolUseResult.usage: the sub-agent's last call) enters the parent as one tool result.
     expect(JSON.parse(of(parent.id)[2].tools_json).map((t: any) => t.name)).toEqual(['Agent']);
-    const t = index.timeline({ sessionId: parent.id })!;
+    const t = (await index.timeline({ sessionId: parent.id }))!;
     expect(t.turns.map((x) => x.context)).toEqual(SUB_PARENT);
     expect(t.subagents).toEqual([expect.objectContaining({ sessionId: sub.id, calls: 3, peak: SUB_AGENT[2] })]);
-    expect(index.timeline({ sessionId: sub.id })!.turns.map((x) => x.context)).toEqual(SUB_AGENT);
+    expect((await index.timeline({ sessionId: sub.id }))!.turns.map((x) => x.context)).toEqual(SUB_AGENT);
   });
 });
 

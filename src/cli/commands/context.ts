@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
+import { ALL_STRATEGIES, PROFILES, type Profile, type StrategyName } from '../../pipeline/index.js';
 import type { TimelineData } from '../../service/contract.js';
 import { contextTimeline } from '../../service/offline.js';
 import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
@@ -23,6 +24,14 @@ function csv(t: TimelineData): string {
       .join(','),
   );
   return [head.map(esc).join(','), ...rows].join('\n') + '\n';
+}
+
+/** Which message stood in for each replaced result: the real guard's, built offline, or an estimate of it. */
+function messagesFrom(x: TimelineData['replays'][number]): string {
+  const m = x.messages;
+  const said = [m.guard ? `${m.guard} message(s) built by the guard offline` : '', m.saved ? `${m.saved} as saved when spilled` : '', m.fixed ? `${m.fixed} at the usual 600 tokens` : ''].filter(Boolean);
+  if (x.pending) said.push(`${x.pending} not built in time`);
+  return said.join(', ');
 }
 
 function table(t: TimelineData): string {
@@ -49,7 +58,7 @@ function table(t: TimelineData): string {
   out.push('');
   out.push('simulated (the model might have acted differently):');
   for (const x of t.replays) {
-    out.push(`  ${x.label.padEnd(28)} peak ${n(x.peak).padStart(11)}  compactions ${String(x.compactionsAt.length).padStart(2)}${x.compactionsAt.length ? ` (before call ${x.compactionsAt.join(', ')})` : ''}  $${x.costUsd.toFixed(4)}${x.replaced ? `  ${x.replaced} result(s) replaced` : ''}`);
+    out.push(`  ${x.label.padEnd(28)} peak ${n(x.peak).padStart(11)}  compactions ${String(x.compactionsAt.length).padStart(2)}${x.compactionsAt.length ? ` (before call ${x.compactionsAt.join(', ')})` : ''}  $${x.costUsd.toFixed(4)}${x.replaced ? `  ${x.replaced} result(s) replaced (${messagesFrom(x)})` : ''}`);
   }
   if (t.warning) out.push('', `warning: ${t.warning}`);
   for (const note of t.notes) out.push(`note: ${note}`);
@@ -71,10 +80,12 @@ export function register(program: Command): void {
     .option('--auto-compact-pct <pct>', 'the session ran with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=pct', Number)
     .option('--auto-compact-limit <tokens>', 'the session ran with this auto-compact limit (Codex model_auto_compact_token_limit)', Number)
     .option('--no-auto-compact', 'the session ran with DISABLE_AUTO_COMPACT')
+    .addOption(new Option('--strategy <strategy>', 'the estimator the replayed guard decides with (default: the guard\'s)').choices([...ALL_STRATEGIES]))
+    .addOption(new Option('--profile <profile>', 'the tokenizer family of the replayed guard (default: the guard\'s)').choices([...PROFILES]))
     .option('--db <file>', 'index database (default: the app-data folder\'s index.sqlite)')
     .option('--json', 'print the whole timeline as JSON')
     .option('--csv', 'print one row per call as CSV, a column per replay')
-    .action(async (target: string, opts: { limit?: number[]; keepLast?: number[]; autoCompactPct?: number; autoCompactLimit?: number; autoCompact?: boolean; db?: string; json?: boolean; csv?: boolean }) => {
+    .action(async (target: string, opts: { limit?: number[]; keepLast?: number[]; autoCompactPct?: number; autoCompactLimit?: number; autoCompact?: boolean; strategy?: StrategyName; profile?: Profile; db?: string; json?: boolean; csv?: boolean }) => {
       if (opts.json && opts.csv) throw new InvalidArgumentError('--json and --csv: choose one');
       const t = await contextTimeline({
         target,
@@ -85,6 +96,8 @@ export function register(program: Command): void {
           autoCompactPct: opts.autoCompactPct,
           autoCompactLimit: opts.autoCompactLimit,
           autoCompactDisabled: opts.autoCompact === false ? true : undefined,
+          strategy: opts.strategy,
+          profile: opts.profile,
         },
       });
       // Tool names and notes come from transcripts: payload-derived text.

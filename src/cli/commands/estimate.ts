@@ -3,7 +3,8 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_PROFILE, DEFAULT_STRATEGY, PROFILES, countTokens, describeTokens, isBinaryBytes, openUntrustedSync, type Profile, type StrategyName } from '../../pipeline/index.js';
 import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
 import { countTokensAnthropicApi } from '../../pipeline/estimate/index.js';
-import { CHEAP_STRATEGIES, EXACT_STRATEGIES, parseClaudeCorrection } from '../../pipeline/estimate/options.js';
+import { CHEAP_STRATEGIES, CLAUDE_CORRECTION_ENV, EXACT_STRATEGIES, parseClaudeCorrection } from '../../pipeline/estimate/options.js';
+import { calibrateClaudeCorrection, type Calibration } from '../../service/offline.js';
 
 interface EstimateCliOptions {
   json?: boolean;
@@ -12,6 +13,7 @@ interface EstimateCliOptions {
   exact?: boolean;
   claudeCorrection?: number;
   anthropicModel?: string;
+  calibrateFrom?: string;
 }
 
 /** One file as the guard sees it: text as text; binary bytes as the base64 a tool would carry them in. */
@@ -75,11 +77,49 @@ function table(rows: FileEstimate[], strategies: StrategyName[]): string {
   return [line(head), ...body.map(line)].join('\n');
 }
 
+const pct = (x: number) => (Number.isFinite(x) ? `${(x * 100).toFixed(1)}%` : '-');
+
+function calibrationTable(c: Calibration): string {
+  const out: string[] = [];
+  out.push(`${c.files} transcript(s), ${c.calls} call(s), ${c.samples.length} sample(s): the API's growth between two calls vs the legacy claude tokenizer on the tool results that entered`);
+  const s = c.skipped;
+  out.push(`left out: ${s.small} with under 300 tokens of results, ${s.mostlyOther} mostly other text, ${s.afterCompaction} right after a compaction, ${s.noUsage} without usage, ${s.noText} whose result text is not in the transcript, ${s.implausible} with a ratio no tokenizer explains (outside 0.5 to 3)`);
+  if (!c.overall) {
+    out.push('no sample: nothing fitted');
+    return out.join('\n') + '\n';
+  }
+  out.push('');
+  out.push(`model                          samples  correction  error now (median / p90)  fitted (median / p90)`);
+  for (const f of [...c.byModel, ...(c.byModel.length > 1 ? [c.overall] : [])]) {
+    out.push(`${f.model.padEnd(30)} ${String(f.samples).padStart(7)}  ${f.correction.toFixed(3).padStart(10)}  ${`${pct(f.before.median)} / ${pct(f.before.p90)}`.padStart(24)}  ${`${pct(f.after.median)} / ${pct(f.after.p90)}`.padStart(21)}`);
+  }
+  out.push('');
+  const fitted = c.overall.correction;
+  try {
+    parseClaudeCorrection(fitted);
+    out.push(`the correction in effect is ${c.current}; to use the fitted one: ${CLAUDE_CORRECTION_ENV}=${fitted.toFixed(3)} (or --claude-correction ${fitted.toFixed(3)})`);
+  } catch {
+    out.push(`the fitted ${fitted.toFixed(3)} is outside what a tokenizer could explain (0.5 to 3): the usage in these transcripts is not a real model's (a test double's?); not to be used`);
+  }
+  for (const n of c.notes) out.push(`note: ${n}`);
+  return out.join('\n') + '\n';
+}
+
+/** The correction in effect: the option, else the env var (ignored when not a sane number), else 1. */
+function currentCorrection(opt: number | undefined): number {
+  if (opt !== undefined) return opt;
+  try {
+    return process.env[CLAUDE_CORRECTION_ENV] ? parseClaudeCorrection(process.env[CLAUDE_CORRECTION_ENV]!) : 1;
+  } catch {
+    return 1;
+  }
+}
+
 export function register(program: Command): void {
   program
     .command('estimate')
     .description('Estimate the tokens of files with every strategy (binary files: as the base64 a tool result would carry)')
-    .argument('<file...>', 'files to estimate')
+    .argument('[file...]', 'files to estimate')
     .option('--json', 'one JSON line per file: {"file","chars","bytes","default","profile","estimates":{...}}')
     .addOption(new Option('--profile <profile>', 'tokenizer family: o200k (GPT-4o/4.1/5, o-series), cl100k (GPT-4/3.5), claude').choices([...PROFILES]).default(DEFAULT_PROFILE))
     .addOption(
@@ -99,7 +139,19 @@ export function register(program: Command): void {
       '--anthropic-model <model>',
       "opt-in, needs ANTHROPIC_API_KEY and the network: also ask Anthropic's count_tokens API for this model and report the implied claude correction",
     )
+    .option(
+      '--calibrate-from <path>',
+      'fit the claude correction on the API usage in Claude Code transcripts there (a .jsonl or a folder such as ~/.claude/projects); prints the fit and its error',
+    )
     .action(async (files: string[], opts: EstimateCliOptions) => {
+      if (opts.calibrateFrom !== undefined) {
+        const c = await calibrateClaudeCorrection(opts.calibrateFrom, { current: currentCorrection(opts.claudeCorrection) });
+        // File names and models come from transcripts: escaped.
+        if (opts.json) process.stdout.write(jsonLine({ ...c, samples: c.samples.length }) + '\n');
+        else process.stdout.write(terminalSafe(calibrationTable(c)));
+        if (!files.length) return;
+      }
+      if (!files.length) throw new InvalidArgumentError('give files to estimate, or --calibrate-from a transcript or folder');
       if (opts.anthropicModel && !process.env.ANTHROPIC_API_KEY) throw new Error('--anthropic-model needs ANTHROPIC_API_KEY');
       const rows: FileEstimate[] = [];
       let failed = 0;

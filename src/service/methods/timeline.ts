@@ -7,7 +7,7 @@ export type TimelineMethodName = 'getTimeline';
 export function timelineMethods(ctx: ServiceContext): Handlers<TimelineMethodName> {
   return {
     async getTimeline(r) {
-      const t = (await ctx.idx()).timeline(r);
+      const t = await (await ctx.idx()).timeline(r);
       if (!t) throw new ServiceError('NOT_FOUND', `no such session: ${r.sessionId}`);
       return t;
     },

@@ -1,0 +1,231 @@
+/**
+ * `npm run bench context`: the context timeline of a big session, against baselines of the same run.
+ *
+ * Writes a Claude Code transcript of 2,000 model calls with 5,000 tool results (SPILLWAY_BENCH_SCALE
+ * scales both), modelled on the real 2.1.328 transcript in test/index/fixtures/timeline/claude-code-pct5
+ * (its header lines and request shape kept; calls, usage and results generated, compacting every
+ * 400 calls), then measures:
+ *   - the cold timeline (a fresh index process state, no series kept) vs reading the transcript once
+ *     (read + JSON.parse of every line); goal <= 300 ms;
+ *   - one replay per slider move (the series and the guard's messages kept); goal <= 30 ms; and a
+ *     move to a new limit, whose messages the real guard builds offline (within its budget);
+ *   - the index's listing phase with the turn reader vs with it switched off; goal <= +20%.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openIndex } from '../src/index/index.js';
+import { ClaudeTurns } from '../src/index/turns-claude.js';
+
+const SCALE = Number(process.env.SPILLWAY_BENCH_SCALE ?? '1') || 1;
+const CALLS = Math.max(50, Math.round(2_000 * SCALE));
+const RESULTS = Math.max(100, Math.round(5_000 * SCALE));
+const COMPACT_EVERY = 400;
+const REPEATS = 5;
+const TEMPLATE = path.join(import.meta.dirname, '..', 'test', 'index', 'fixtures', 'timeline', 'claude-code-pct5', '-home-dev-project', 'b6c8ada3-0627-4c6a-9893-2935c9fb2b12.jsonl');
+const SESSION = '0b3e1c2a-5d6f-4a7b-8c9d-0e1f2a3b4c5d';
+
+const ms = (t0: number) => performance.now() - t0;
+const fmt = (v: number) => (v >= 1000 ? `${(v / 1000).toFixed(2)} s` : `${v.toFixed(v < 10 ? 2 : 0)} ms`);
+const cpuMs = (c0: NodeJS.CpuUsage) => {
+  const d = process.cpuUsage(c0);
+  return (d.user + d.system) / 1000;
+};
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+/** Text a Read or Bash would return: numbered lines of words, of about `bytes`. */
+function resultText(r: () => number, bytes: number): string {
+  const words = ['alpha', 'beta', 'gamma', 'delta', 'return', 'const', 'function', 'value', 'index', 'error', 'the', 'of', '{', '}', '=>', '0x1f'];
+  const lines: string[] = [];
+  let n = 0;
+  while (n < bytes) {
+    const w = Array.from({ length: 6 + Math.floor(r() * 10) }, () => words[Math.floor(r() * words.length)]).join(' ');
+    lines.push(`${lines.length + 1}\t${w}`);
+    n += w.length + 6;
+  }
+  return lines.join('\n');
+}
+
+/** The transcript: the template's header (up to its first call), then generated calls and results. */
+export function writeTranscript(file: string): { bytes: number } {
+  const r = rng(2026);
+  const head = fs.readFileSync(TEMPLATE, 'utf8').split('\n').filter(Boolean);
+  const firstCall = head.findIndex((l) => l.includes('"type":"assistant"'));
+  const out: string[] = head.slice(0, firstCall).map((l) => l.replaceAll('b6c8ada3-0627-4c6a-9893-2935c9fb2b12', SESSION));
+  const base = { isSidechain: false, userType: 'external', entrypoint: 'sdk-cli', cwd: '/home/dev/project', sessionId: SESSION, version: '2.1.328', gitBranch: 'HEAD' };
+  let ctx = 20_487;
+  let parent = 'root';
+  let tool = 0;
+  const t0 = Date.parse('2026-12-01T20:43:18.000Z');
+  for (let i = 0; i < CALLS; i++) {
+    const at = new Date(t0 + i * 4_000).toISOString();
+    if (i > 0 && i % COMPACT_EVERY === 0) {
+      out.push(JSON.stringify({ ...base, parentUuid: null, type: 'system', subtype: 'compact_boundary', content: 'Conversation compacted', compactMetadata: { trigger: 'auto', preTokens: ctx, postTokens: 24_000 }, uuid: `c${i}`, timestamp: at }));
+      out.push(JSON.stringify({ ...base, parentUuid: `c${i}`, type: 'user', isCompactSummary: true, message: { role: 'user', content: `This session is being continued from a previous conversation. Summary: ${resultText(r, 8_000)}` }, uuid: `s${i}`, timestamp: at }));
+      ctx = 24_000;
+    }
+    // Tool calls of this call: RESULTS spread over CALLS.
+    const k = Math.floor(((i + 1) * RESULTS) / CALLS) - Math.floor((i * RESULTS) / CALLS);
+    const ids = Array.from({ length: k }, () => `toolu_bench${String(tool++).padStart(6, '0')}`);
+    const msg = `msg_bench${i}`;
+    const usage = { input_tokens: 3, cache_creation_input_tokens: 2_000, cache_read_input_tokens: ctx - 2_003, output_tokens: 40 + Math.floor(r() * 200) };
+    out.push(JSON.stringify({ ...base, parentUuid: parent, type: 'assistant', uuid: `a${i}`, timestamp: at, requestId: `req_bench${i}`, message: { id: msg, type: 'message', role: 'assistant', model: 'claude-opus-5-5', content: [{ type: 'text', text: 'Next.' }], stop_reason: 'tool_use', usage } }));
+    for (const [j, id] of ids.entries()) {
+      const name = j % 3 === 2 ? 'mcp__fs__read_text_file' : j % 2 ? 'Bash' : 'Read';
+      out.push(JSON.stringify({ ...base, parentUuid: `a${i}`, type: 'assistant', uuid: `a${i}-${j}`, timestamp: at, requestId: `req_bench${i}`, message: { id: msg, type: 'message', role: 'assistant', model: 'claude-opus-5-5', content: [{ type: 'tool_use', id, name, input: name === 'Bash' ? { command: `cat f${j}` } : { file_path: `/home/dev/project/f${j}.txt` } }], stop_reason: 'tool_use', usage } }));
+    }
+    parent = `a${i}`;
+    let added = 0;
+    if (ids.length) {
+      // Mostly small results, some big ones (the guard's business): 1 KB .. 60 KB.
+      const content = ids.map((id) => {
+        const bytes = r() < 0.15 ? 20_000 + Math.floor(r() * 40_000) : 500 + Math.floor(r() * 4_000);
+        added += Math.round(bytes / 3.6);
+        return { tool_use_id: id, type: 'tool_result', content: resultText(r, bytes) };
+      });
+      out.push(JSON.stringify({ ...base, parentUuid: parent, type: 'user', uuid: `u${i}`, timestamp: at, message: { role: 'user', content } }));
+      parent = `u${i}`;
+    }
+    ctx += added + usage.output_tokens;
+  }
+  const text = out.join('\n') + '\n';
+  fs.writeFileSync(file, text);
+  return { bytes: Buffer.byteLength(text) };
+}
+
+async function listingMs(root: string, db: string): Promise<number> {
+  const index = openIndex({ dbPath: db });
+  index.addRoot(root);
+  const t = performance.now();
+  // The listing is over when its last progress event says every unit is done (full text follows).
+  let listed: number | undefined;
+  await index.scan({ onProgress: (p) => void (p.phase === 'list' && p.done === p.total && listed === undefined && (listed = ms(t))) });
+  await index.close();
+  return listed ?? NaN;
+}
+
+export async function run(): Promise<void> {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-bench-context-'));
+  try {
+    const root = path.join(tmp, 'claude', '-home-dev-project');
+    fs.mkdirSync(root, { recursive: true });
+    const file = path.join(root, `${SESSION}.jsonl`);
+    const { bytes } = writeTranscript(file);
+    console.log(`session: ${CALLS} calls, ${RESULTS} tool results, ${(bytes / 1024 / 1024).toFixed(0)} MB transcript`);
+
+    // Baseline: the transcript read once, every line parsed.
+    const reads: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const t = performance.now();
+      let n = 0;
+      for (const l of fs.readFileSync(file, 'utf8').split('\n')) if (l) n += JSON.parse(l) ? 1 : 0;
+      reads.push(ms(t));
+      void n;
+    }
+    const read = Math.min(...reads);
+
+    // Listing phase, the turn reader on and off (alternated; the fastest of each).
+    const proto = ClaudeTurns.prototype as unknown as { line: (...a: unknown[]) => void };
+    const line = proto.line;
+    const withTurns: number[] = [];
+    const without: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      withTurns.push(await listingMs(path.dirname(root), path.join(tmp, `with-${i}.sqlite`)));
+      proto.line = () => {};
+      try {
+        without.push(await listingMs(path.dirname(root), path.join(tmp, `without-${i}.sqlite`)));
+      } finally {
+        proto.line = line;
+      }
+    }
+    const listOn = Math.min(...withTurns);
+    const listOff = Math.min(...without);
+
+    // Cold timeline: a fresh index over the database the listing wrote (no series kept).
+    const db = path.join(tmp, 'with-0.sqlite');
+    const colds: number[] = [];
+    const coldCpus: number[] = [];
+    const coldsGuard: number[] = [];
+    let sessionId = '';
+    for (let i = 0; i < REPEATS; i++) {
+      const index = openIndex({ dbPath: db });
+      sessionId ||= index.listSessions()[0]!.id;
+      let t = performance.now();
+      const c0 = process.cpuUsage();
+      const tl = await index.timeline({ sessionId });
+      colds.push(ms(t));
+      coldCpus.push(cpuMs(c0));
+      if (!tl || tl.turns.length !== CALLS) throw new Error(`timeline has ${tl?.turns.length} calls, expected ${CALLS}`);
+      await index.close();
+      const again = openIndex({ dbPath: db });
+      t = performance.now();
+      await again.timeline({ sessionId, limits: [8_000] });
+      coldsGuard.push(ms(t));
+      await again.close();
+    }
+
+    // Slider moves: the series kept; the guard's messages kept (warm) or built for a new limit.
+    const index = openIndex({ dbPath: db });
+    await index.timeline({ sessionId, limits: [8_000] });
+    const moves: number[] = [];
+    const moveCpus: number[] = [];
+    const fresh: number[] = [];
+    let pendingLeft = 0;
+    for (let i = 0; i < 10; i++) {
+      // The messages of this limit built first (as the view's asking again ends up doing).
+      const limit = 8_000 + (i % 5) * 1_000;
+      let r = await index.timeline({ sessionId, limits: [limit], replayOnly: true }, { guardBudgetMs: 600_000 });
+      const t = performance.now();
+      const c0 = process.cpuUsage();
+      r = await index.timeline({ sessionId, limits: [limit], replayOnly: true });
+      moves.push(ms(t));
+      moveCpus.push(cpuMs(c0));
+      pendingLeft += r!.replays[2]!.pending ?? 0;
+    }
+    // A new limit, messages not built: one request, bounded by the guard's budget; then until none is pending.
+    let settle = 0;
+    let built = 0;
+    const NEW = 3;
+    for (let i = 0; i < NEW; i++) {
+      const limit = 6_001 + i * 10;
+      const runs = index.guardRuns();
+      let t = performance.now();
+      await index.timeline({ sessionId, limits: [limit], replayOnly: true });
+      fresh.push(ms(t));
+      t = performance.now();
+      await index.timeline({ sessionId, limits: [limit], replayOnly: true }, { guardBudgetMs: 600_000 });
+      settle += ms(t) + fresh[fresh.length - 1]!;
+      built += index.guardRuns() - runs;
+    }
+    await index.close();
+    const move = median(moves);
+    const freshMove = median(fresh);
+
+    const cold = median(colds);
+    const coldCpu = median(coldCpus);
+    const moveCpu = median(moveCpus);
+    const coldGuard = median(coldsGuard);
+    console.log('');
+    console.log(`| measure | time | baseline | ratio | goal |`);
+    console.log(`| --- | --- | --- | --- | --- |`);
+    console.log(`| cold timeline (no replay asked) | ${fmt(cold)} | read+parse the transcript ${fmt(read)} | ${(cold / read).toFixed(2)}x | <= 300 ms: ${cold <= 300 ? 'met' : 'MISSED'} |`);
+    console.log(`| cold timeline, guard at 8K (messages built offline, budgeted) | ${fmt(coldGuard)} | ${fmt(read)} | ${(coldGuard / read).toFixed(2)}x | - |`);
+    console.log(`| slider move (series and messages kept) | ${fmt(move)} | cold timeline ${fmt(cold)} | ${(move / cold).toFixed(3)}x | <= 30 ms: ${move <= 30 ? 'met' : 'MISSED'} |`);
+    console.log(`| slider move to a new limit (guard builds within budget) | ${fmt(freshMove)} | ${fmt(cold)} | ${(freshMove / cold).toFixed(2)}x | - |`);
+    console.log(`| all messages of a new limit built (per limit, ${Math.round(built / NEW)} guard runs) | ${fmt(settle / NEW)} | ${fmt(cold)} | ${(settle / NEW / cold).toFixed(2)}x | - |`);
+    console.log(`| listing phase with turns | ${fmt(listOn)} | without the turn reader ${fmt(listOff)} | +${(((listOn - listOff) / listOff) * 100).toFixed(1)}% | <= +20%: ${listOn <= listOff * 1.2 ? 'met' : 'MISSED'} |`);
+    console.log('');
+    console.log(`CPU time (less sensitive to other processes on the machine): cold timeline ${fmt(coldCpu)} (${(coldCpu / read).toFixed(2)}x the read's wall time), slider move ${fmt(moveCpu)}`);
+    if (pendingLeft) console.log(`(${pendingLeft} messages still pending after settling)`);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * The guard's message for a saved payload under a replayed limit, strategy and profile, built by
+ * the real guard offline: no summary provider (so the library's default, a preview), and a store
+ * kept in memory and dropped, so nothing is written. The replay asks for it per slider move, so
+ * each (payload, settings) is built once and kept; a request builds what it can within a budget
+ * and says how many it could not (docs/timeline.md).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  DEFAULT_PROFILE,
+  DEFAULT_STRATEGY,
+  SpillStoreError,
+  guardLargeResult,
+  openUntrustedSync,
+  type NameCandidate,
+  type Profile,
+  type SpillBody,
+  type SpillKey,
+  type SpillStore,
+  type StrategyName,
+} from '../pipeline/index.js';
+import type { PayloadContent } from './queries.js';
+import { estimateText } from './turns.js';
+
+/** Entries kept: one number each, so a big session's results at a few dozen settings fit. */
+const KEEP = 50_000;
+/** A payload bigger than this is not read back to rebuild its message (its saved message or the usual size stands). */
+const MAX_READ_BYTES = 64 * 1024 * 1024;
+
+export interface GuardSettings {
+  limit: number;
+  strategy: StrategyName;
+  profile: Profile;
+}
+
+/** What the guard gives the model for a payload: null when it passes the result whole. */
+export type GuardMessage = { tokens: number } | null;
+
+export function settingsOf(limit: number, o: { strategy?: StrategyName; profile?: Profile }): GuardSettings {
+  return { limit, strategy: o.strategy ?? DEFAULT_STRATEGY, profile: o.profile ?? DEFAULT_PROFILE };
+}
+
+/** A store that keeps nothing past the call: the guard needs somewhere to publish, the replay only its message. */
+class DiscardStore implements SpillStore {
+  private readonly keys = new Set<SpillKey>();
+  constructor(readonly location: string) {}
+  describe(key: SpillKey): string {
+    return path.join(this.location, key);
+  }
+  async putPayload(candidates: Iterable<NameCandidate>, body: () => SpillBody): Promise<NameCandidate> {
+    void body;
+    for (const c of candidates) {
+      if (this.keys.has(c.key)) continue;
+      this.keys.add(c.key);
+      return c;
+    }
+    throw new SpillStoreError('FAILED', 'no free name');
+  }
+  async putSidecar(key: SpillKey): Promise<void> {
+    if (this.keys.has(key)) throw new SpillStoreError('EXISTS', `${key} exists`, key);
+    this.keys.add(key);
+  }
+  async movePayload(from: SpillKey, candidates: Iterable<NameCandidate>): Promise<NameCandidate> {
+    this.keys.delete(from);
+    return this.putPayload(candidates, () => '');
+  }
+  async putAsset(key: SpillKey): Promise<{ reused: boolean }> {
+    const reused = this.keys.has(key);
+    this.keys.add(key);
+    return { reused };
+  }
+  async read(key: SpillKey): Promise<Uint8Array> {
+    throw new SpillStoreError('NOT_FOUND', key, key);
+  }
+  async stat(): Promise<{ bytes: number } | null> {
+    return null;
+  }
+}
+
+export interface GuardTarget {
+  payloadId: string;
+  tool: string;
+  /** The session folder the message names (as the guard would have written there). */
+  sessionPath: string;
+}
+
+export class OfflineGuard {
+  private readonly kept = new Map<string, GuardMessage>();
+  /** Guard runs done, for the bench and the tests. */
+  runs = 0;
+
+  constructor(private readonly content: (payloadId: string) => Promise<PayloadContent>) {}
+
+  private key(payloadId: string, s: GuardSettings): string {
+    return `${payloadId}\0${s.limit}\0${s.strategy}\0${s.profile}`;
+  }
+
+  /** The message kept for these settings; undefined when not built yet. */
+  known(payloadId: string, s: GuardSettings): GuardMessage | undefined {
+    return this.kept.get(this.key(payloadId, s));
+  }
+
+  /**
+   * Builds the messages not kept yet, biggest first, until `budgetMs` is spent. Returns how many
+   * are left to build. A payload that cannot be read back keeps no entry (the caller falls back).
+   */
+  async build(targets: GuardTarget[], s: GuardSettings, budgetMs: number): Promise<number> {
+    const start = performance.now();
+    let left = 0;
+    for (const t of targets) {
+      if (this.kept.has(this.key(t.payloadId, s))) continue;
+      if (performance.now() - start > budgetMs) {
+        left++;
+        continue;
+      }
+      const m = await this.run(t, s);
+      if (m !== undefined) this.remember(this.key(t.payloadId, s), m);
+    }
+    return left;
+  }
+
+  private async run(t: GuardTarget, s: GuardSettings): Promise<GuardMessage | undefined> {
+    let text: string;
+    try {
+      text = await this.text(t.payloadId);
+    } catch {
+      return undefined;
+    }
+    this.runs++;
+    const r = await guardLargeResult(text, {
+      sessionPath: t.sessionPath,
+      toolName: t.tool,
+      limitTokens: s.limit,
+      strategy: s.strategy,
+      profile: s.profile,
+      store: new DiscardStore(t.sessionPath),
+    });
+    if (!r) return null;
+    // An internal error still hands back a message (the guard never lets the payload through): its size is what the model would get.
+    return { tokens: estimateText(r.message, s.profile) };
+  }
+
+  private async text(payloadId: string): Promise<string> {
+    const c = await this.content(payloadId);
+    if (c.type === 'text') return c.text;
+    if (c.bytes > MAX_READ_BYTES) throw new Error('too big to read back');
+    // An indexed spill file: opened the one safe way (it could have become a FIFO or a link since the scan).
+    const { fd } = openUntrustedSync(c.path);
+    try {
+      return fs.readFileSync(fd, 'utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  private remember(key: string, m: GuardMessage): void {
+    this.kept.set(key, m);
+    if (this.kept.size > KEEP) this.kept.delete(this.kept.keys().next().value!);
+  }
+}
