@@ -5,6 +5,7 @@ import type { ContextRule, Prices, Profile, ReplayResult, StrategyName, Timeline
 import { useApp, useAppStore } from '../store/react.js';
 import { formatInt, formatTokens, formatUsd } from '../lib/format.js';
 import { loadReplaySettings, saveReplaySettings, type ReplaySettings } from './timeline-settings.js';
+import { errMessage } from '../../src/pipeline/values.js';
 
 /** Stacked parts drawn: the biggest this many groups, the rest as "other". */
 const MAX_STACKED = 6;
@@ -195,7 +196,7 @@ export function TimelineView() {
         setAsRanNow(r.replays[0]);
         setReplayed(r.replays[2]);
       },
-      (e: unknown) => live && setError(e instanceof Error ? e.message : String(e)),
+      (e: unknown) => live && setError(errMessage(e)),
     );
     return () => {
       live = false;

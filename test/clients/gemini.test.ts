@@ -66,7 +66,7 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION}, re-run`, () => {
       const [s, ...rest] = index.listSessions();
       expect(rest).toEqual([]);
       expect(s).toMatchObject({ client: 'Gemini CLI' });
-      const t = index.timeline({ sessionId: s!.id })!;
+      const t = (await index.timeline({ sessionId: s!.id }))!;
       expect(t.turns.filter((x) => x.kind === 'main').map((x) => x.context)).toEqual(main);
       const payloads = index.listPayloads({ sessionId: s!.id }).rows;
       expect(payloads.map((p) => p.tool).sort()).toEqual(['read_file', 'read_file', 'run_shell_command']);
