@@ -6,6 +6,7 @@ import { useApp, useAppStore } from '../store/react.js';
 import { formatInt, formatTokens, formatUsd } from '../lib/format.js';
 import { loadReplaySettings, saveReplaySettings, type ReplaySettings } from './timeline-settings.js';
 import { errMessage } from '../../src/pipeline/values.js';
+import { chartTop } from '../lib/timeline-scale.js';
 
 /** Stacked parts drawn: the biggest this many groups, the rest as "other". */
 const MAX_STACKED = 6;
@@ -46,12 +47,14 @@ function chartData(t: TimelineData, keys: string[], replayed: ReplayResult | und
 }
 
 /** Context per call, the window and trigger, the stacked parts, compaction markers and the replay. */
-function Chart({ t, replayed, onPick }: { t: TimelineData; replayed?: ReplayResult; onPick: (i: number) => void }) {
+function Chart({ t, replayed, onPick, whole }: { t: TimelineData; replayed?: ReplayResult; onPick: (i: number) => void; whole: boolean }) {
   const el = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const keys = useMemo(() => stackKeys(t), [t]);
   const pick = useRef(onPick);
   pick.current = onPick;
+  const top = useRef(0);
+  top.current = chartTop(t, replayed, whole).top;
   useEffect(() => {
     if (!el.current) return;
     const compactions = t.compactions.map((c) => c.turn);
@@ -59,7 +62,7 @@ function Chart({ t, replayed, onPick }: { t: TimelineData; replayed?: ReplayResu
     const opts: uPlot.Options = {
       width: Math.max(320, el.current.clientWidth),
       height: 320,
-      scales: { x: { time: false } },
+      scales: { x: { time: false }, y: { range: () => [0, top.current] } },
       axes: [{ label: 'model call' }, { label: 'tokens', size: 70, values: (_u, ticks) => ticks.map((v) => formatTokens(v)) }],
       cursor: { drag: { x: false, y: false } },
       series: [
@@ -104,8 +107,8 @@ function Chart({ t, replayed, onPick }: { t: TimelineData; replayed?: ReplayResu
   }, [t, keys]);
   useEffect(() => {
     plot.current?.setData(chartData(t, keys, replayed));
-  }, [t, keys, replayed]);
-  return <div ref={el} className="timeline-chart" data-testid="timeline-chart" data-compactions={t.compactions.length} data-replay-compactions={replayed?.compactionsAt.length ?? ''} data-replay-peak={replayed?.peak ?? ''} />;
+  }, [t, keys, replayed, whole]);
+  return <div ref={el} className="timeline-chart" data-testid="timeline-chart" data-y-top={top.current} data-compactions={t.compactions.length} data-replay-compactions={replayed?.compactionsAt.length ?? ''} data-replay-peak={replayed?.peak ?? ''} />;
 }
 
 /** The request for these settings: the limit replayed, the guard's estimator, the threshold the session ran with. */
@@ -177,6 +180,7 @@ export function TimelineView() {
   const [rule, setRule] = useState<ContextRule | null>(null);
   const [retry, setRetry] = useState(0);
   const [picked, setPicked] = useState<number | null>(null);
+  const [wholeWindow, setWholeWindow] = useState(false);
   const [prices, setPrices] = useState<Prices | null>(null);
 
   useEffect(() => {
@@ -275,7 +279,14 @@ export function TimelineView() {
           </label>
         </header>
         <SettingsPanel client={r.client} s={settings} onChange={setSettings} />
-        <Chart t={shown} replayed={replayed} onPick={setPicked} />
+        <Chart t={shown} replayed={replayed} onPick={setPicked} whole={wholeWindow} />
+        {chartTop(shown, replayed, false).offScale ? (
+          <p className="dim" data-testid="timeline-off-scale">
+            The window ({shown.rule.window ? formatInt(shown.rule.window) : '?'}) and trigger ({shown.rule.trigger ? formatInt(shown.rule.trigger) : 'none'}) are far above this session's
+            contexts, so the scale fits the contexts.{' '}
+            <button className="link-btn" onClick={() => setWholeWindow(!wholeWindow)}>{wholeWindow ? 'Fit the contexts' : 'Show the whole window'}</button>
+          </p>
+        ) : null}
         <p className="dim">Red lines: compactions the client recorded. The dashed green line is simulated: the model might have acted differently.</p>
       </section>
       <div className="two-col">
