@@ -67,6 +67,7 @@ export function guardWith(o: Pick<GuardCliOptions, 'profile' | 'strategy' | 'sto
   const profile = o.profile ?? defaultProfile;
   return (result: ToolResult, options: GuardOptions): Promise<GuardResult | null> =>
     guardLargeResult(result, {
+      env: process.env,
       ...options,
       profile,
       ...(o.strategy ? { strategy: o.strategy } : {}),
@@ -88,5 +89,5 @@ export function loadSummarizer(o: Pick<GuardCliOptions, 'summarizer' | 'provider
   const name = o.summarizer ?? o.provider ?? defaultProvider();
   if (name === 'none' || name === 'off') return undefined;
   if (!isProviderName(name)) throw new Error(`unknown summarizer ${JSON.stringify(name)}: use ${PROVIDER_NAMES.join(', ')} or none`);
-  return createSummarizer({ provider: name, model: o.model, template: o.template });
+  return createSummarizer({ provider: name, model: o.model, template: o.template, env: process.env });
 }

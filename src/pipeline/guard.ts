@@ -44,6 +44,8 @@ export interface HandleLargeResponseArgs {
   now?: () => Date;
   /** As in GuardOptions: where it is written, where it goes when that store is unavailable, the deadline per call. */
   store?: GuardOptions['store'];
+  /** As in GuardOptions: the variables the store settings come from. */
+  env?: GuardOptions['env'];
   fallbackStore?: GuardOptions['fallbackStore'];
   storeTimeoutMs?: number;
 }
@@ -69,7 +71,7 @@ function contextOf(options: GuardOptions): GuardContext {
   const storesOf = () => {
     const ms = options?.storeTimeoutMs && options.storeTimeoutMs > 0 ? options.storeTimeoutMs : STORE_CALL_TIMEOUT_MS;
     const list = (
-      configuredStores(options ?? {}) ?? [
+      configuredStores(options ?? {}, options?.env ?? {}) ?? [
         options?.store && typeof options.store === 'object' ? options.store : new LocalSpillStore(options?.sessionPath),
         ...(options?.fallbackStore ? [options.fallbackStore] : []),
       ]
@@ -105,8 +107,8 @@ export async function guardLargeResult(result: ToolResult, options: GuardOptions
 /** Lower level: spill a text already known to be large. Never throws. */
 export async function handleLargeResponse(args: HandleLargeResponseArgs): Promise<GuardResult> {
   const c = args.context ?? {};
-  const { summarize, summaryTimeoutMs, signal, now, store, fallbackStore, storeTimeoutMs } = args;
-  const ctx = contextOf({ sessionPath: args.sessionPath, ...c, summarize, summaryTimeoutMs, signal, now, store, fallbackStore, storeTimeoutMs });
+  const { summarize, summaryTimeoutMs, signal, now, store, fallbackStore, storeTimeoutMs, env } = args;
+  const ctx = contextOf({ sessionPath: args.sessionPath, ...c, summarize, summaryTimeoutMs, signal, now, store, fallbackStore, storeTimeoutMs, env });
   let subject: Subject | null = null;
   let spill: Spill | null = null;
   try {

@@ -93,6 +93,7 @@ export async function runGuard(file: string | undefined, opts: GuardCommandOptio
     profile: opts.profile,
     strategy: opts.strategy,
     ...(opts.store ? { store: opts.store } : {}),
+    env: process.env,
     summarize: loadSummarizer(opts),
   };
   const result = await guardLargeResult(data, options);

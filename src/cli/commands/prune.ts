@@ -42,7 +42,7 @@ export async function runPrune(opts: PruneCliOptions): Promise<PruneRun> {
       await closeBuckets();
     }
   }
-  if (!opts.dryRun) out.indexRemoved = (await forgetPruned(out.targets.flatMap((t) => t.units), { dbPath: opts.db })).removed;
+  if (!opts.dryRun) out.indexRemoved = (await forgetPruned(out.targets.flatMap((t) => t.units), { dbPath: opts.db, env: process.env })).removed;
   return out;
 }
 

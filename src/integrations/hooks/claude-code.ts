@@ -111,7 +111,7 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The session folder a hook event spills into. */
-export function claudeCodeSessionDir(sessionId: string | undefined, sessionsRoot = appPaths().sessions): string {
+export function claudeCodeSessionDir(sessionId: string | undefined, sessionsRoot = appPaths(process.env).sessions): string {
   if (!sessionId) return path.join(sessionsRoot, 'claude-code_unknown');
   if (PLAIN_SESSION_ID_RE.test(sessionId)) return path.join(sessionsRoot, `claude-code_${sessionId}`);
   // Sanitising `../<other id>` would give `<other id>`: another session's folder. A name that is not
@@ -296,6 +296,7 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
             text: subject.value,
             sessionPath,
             context: { ...options, profile: opts.profile, strategy: opts.strategy },
+            env: process.env,
             summarize: options.summarize,
             now: opts.now,
             ...(opts.store ? { store: opts.store } : {}),

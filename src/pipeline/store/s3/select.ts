@@ -5,14 +5,15 @@ import { redactSecrets, type S3StoreOptions } from './config.js';
 import { S3SpillStore } from './spill-store.js';
 
 /**
- * Which stores a spill goes to, from the `store` option or SPILLWAY_STORE: an `s3://bucket/prefix`
+ * Which stores a spill goes to, from the `store` option or `env.SPILLWAY_STORE` (the caller's
+ * variables, passed down from the edge that read them): an `s3://bucket/prefix`
  * URL gives the bucket first and the local session folder as the fallback (queued for
  * `spillway sync`). Undefined: neither is set, the guard's default (the session folder) applies.
  * SDK-free: the SDK loads on the first store call, so a result that passes through never loads it.
  */
 export function configuredStores(
   o: { store?: unknown; sessionPath?: string; fallbackStore?: SpillStore },
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv,
   s3?: S3StoreOptions,
 ): SpillStore[] | undefined {
   const setting = typeof o.store === 'string' ? o.store : o.store === undefined ? env.SPILLWAY_STORE : undefined;

@@ -203,9 +203,10 @@ export class S3SpillStore implements SpillStore {
 
   /**
    * The local session folder as the fallback, wrapped: a spill committed there (its sidecar
-   * written) is queued for `spillway sync`, with this store's claim for it when it had one.
+   * written) is queued for `spillway sync`, with this store's claim for it when it had one. `env`
+   * says where the queue is (SPILLWAY_HOME).
    */
-  fallback(local: LocalSpillStore, env: NodeJS.ProcessEnv = process.env): SpillStore {
+  fallback(local: LocalSpillStore, env: NodeJS.ProcessEnv): SpillStore {
     const store = this;
     return {
       location: local.location,
