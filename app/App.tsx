@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { useApp, useAppStore } from './store/index.js';
+import { useApp, useAppStore } from './store/react.js';
 import { VIEWS } from './store/slices/core.js';
 import { ActivityBar, HelpOverlay, StatusBar, Toasts } from './components/Chrome.js';
 import { Sidebar } from './components/Sidebar.js';

@@ -1,7 +1,9 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App.js';
-import { connectEvents, createAppStore, StoreContext } from './store/index.js';
+import { createAppStore } from './store/index.js';
+import { StoreContext } from './store/react.js';
+import { connectEvents } from './store/events.js';
 import { pickApi } from './transport/pick.js';
 import './styles.css';
 

@@ -13,6 +13,7 @@ import { createAppProtocolHandler } from '../src/service/shell/app-protocol.js';
 import { appMenu } from '../src/service/shell/menu.js';
 import { APP_ORIGIN, APP_SCHEME, checkDroppedPath, devUrlFor, ExternalLinkGate, isAppUrl, isPlainObject, isTrustedSender, MIN_WINDOW, restoreBounds } from '../src/service/shell/policy.js';
 import { readWindowState, saveWindowState } from '../src/service/shell/window-state.js';
+import { errMessage } from '../src/pipeline/values.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** dist/electron/main.mjs → dist/renderer */
@@ -62,7 +63,7 @@ function wireIpc(): void {
         if (method === 'revealPath') shell.showItemInFolder((result as { path: string }).path);
         return { result };
       } catch (err) {
-        return { error: { code: err instanceof ServiceError ? err.code : 'INTERNAL', message: err instanceof Error ? err.message : String(err) } };
+        return { error: { code: err instanceof ServiceError ? err.code : 'INTERNAL', message: errMessage(err) } };
       }
     });
   }
@@ -146,7 +147,7 @@ function createWindow(): BrowserWindow {
 const sendMenu = (cmd: Record<string, unknown>) => mainWindow && !mainWindow.isDestroyed() && mainWindow.webContents.send(HOST_MENU_CHANNEL, cmd);
 
 function buildMenu(): void {
-  const fail = (title: string) => (err: unknown) => dialog.showErrorBox(title, err instanceof Error ? err.message : String(err));
+  const fail = (title: string) => (err: unknown) => dialog.showErrorBox(title, errMessage(err));
   const template = appMenu(
     { isMac: process.platform === 'darwin', isDev: IS_DEV },
     {

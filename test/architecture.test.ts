@@ -45,11 +45,15 @@ const LAYERS: Record<string, Layer> = {
       'src/server': 'the serve verb starts the HTTP server over the service',
     },
   },
-  electron: { may: ['src/service'] },
+  electron: {
+    may: ['src/service', 'src/pipeline/values'],
+    why: { 'src/pipeline/values': 'the one error-message helper; a leaf that imports nothing' },
+  },
   app: {
-    may: ['src/service/contract'],
+    may: ['src/service/contract', 'src/pipeline/values'],
     typeOnly: true,
     values: {
+      'src/pipeline/values': 'isObj and errMessage, written once for every layer: a leaf that imports nothing (checked below)',
       'src/service/contract':
         'the contract is data: its method and event lists and window caps are plain constants, and it imports nothing at run time (checked below), so the renderer and the service cannot drift',
     },
@@ -74,8 +78,9 @@ const PUBLIC: Record<string, { modules: string[]; why?: string }> = {
       'src/pipeline/estimate/index',
       'src/pipeline/store/s3/index',
       'src/pipeline/quick',
+      'src/pipeline/values',
     ],
-    why: 'index.ts is the package root; the other layers may also take the shared words (types, layout, limits, config, detect, prompt), the estimator\'s four verbs the S3 store\'s face (restore, sync and bucket roots; a door of its own so the package root stays the guard\'s API, and it loads the AWS SDK only when a bucket is opened) and the fast path\'s checks (quick: the limit, base64 and binary scans, without loading the guard, for the hook that runs on every tool call), never its internals or the guard\'s phases',
+    why: 'index.ts is the package root; the other layers may also take the shared words (types, layout, limits, config, detect, prompt), the estimator\'s four verbs the S3 store\'s face (restore, sync and bucket roots; a door of its own so the package root stays the guard\'s API, and it loads the AWS SDK only when a bucket is opened) and values (isObj, errMessage: a leaf every layer may take) and the fast path\'s checks (quick: the limit, base64 and binary scans, without loading the guard, for the hook that runs on every tool call), never its internals or the guard\'s phases',
   },
   'src/index': { modules: ['src/index/index', 'src/index/rows'] },
   'src/summarize': { modules: ['src/summarize/index'] },

@@ -1,5 +1,5 @@
 import { useEffect, useRef, type ReactElement } from 'react';
-import { useApp, useAppStore } from '../store/index.js';
+import { useApp, useAppStore } from '../store/react.js';
 import type { View } from '../store/slices/core.js';
 import { formatInt } from '../lib/format.js';
 import { PHASE_LABEL, share, summarizeProgress, type PhaseProgress } from '../lib/progress.js';

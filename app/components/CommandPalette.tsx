@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import type { PayloadRow, SessionInfo } from '../../src/service/contract.js';
 import { clientLabel, sessionTitle } from '../lib/sessions.js';
-import { useApp, useAppStore } from '../store/index.js';
+import { useApp, useAppStore } from '../store/react.js';
 import type { View } from '../store/slices/core.js';
 import { errorMessage } from '../transport/errors.js';
 import { formatTime, formatTokens } from '../lib/format.js';

@@ -1,7 +1,8 @@
 import { useCallback, useEffect, useState } from 'react';
-import { useAppStore } from '../store/index.js';
+import { useAppStore } from '../store/react.js';
 import { fileToBase64, MAX_UPLOAD_BYTES } from '../lib/files.js';
 import { formatBytes } from '../lib/format.js';
+import { errMessage } from '../../src/pipeline/values.js';
 
 /** Analyse one File: by path in Electron (nothing is copied), else its bytes as base64. */
 export function useAnalyzeFile() {
@@ -24,7 +25,7 @@ export function useAnalyzeFile() {
         const base64 = await fileToBase64(file);
         await s.analyze({ name: file.name, base64 });
       } catch (err) {
-        store.setState({ analysisLoading: false, analysisError: err instanceof Error ? err.message : String(err) });
+        store.setState({ analysisLoading: false, analysisError: errMessage(err) });
       }
     },
     [store],

@@ -1,5 +1,5 @@
 import { useMemo } from 'react';
-import { useApp } from '../store/index.js';
+import { useApp } from '../store/react.js';
 import { guessHome, rootLabel, shortenHome } from '../lib/sessions.js';
 
 /**

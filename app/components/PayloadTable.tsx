@@ -1,7 +1,7 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
 import { useEffect, useMemo, useRef, type KeyboardEvent } from 'react';
 import type { ContentKind, GuardAction, PayloadRow, PayloadSortField } from '../../src/service/contract.js';
-import { useApp, useAppStore } from '../store/index.js';
+import { useApp, useAppStore } from '../store/react.js';
 import { PAGE_ROWS } from '../store/slices/payloads.js';
 import { formatBytes, formatDateTime, formatInt, formatTime, formatTokens } from '../lib/format.js';
 import { ActionBadge, ClientBadge } from './common.js';

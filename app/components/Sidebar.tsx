@@ -1,6 +1,7 @@
 import { useMemo, useState, type KeyboardEvent } from 'react';
 import type { RootInfo, SessionInfo } from '../../src/service/contract.js';
-import { progressKey, useApp, useAppStore } from '../store/index.js';
+import { useApp, useAppStore } from '../store/react.js';
+import { progressKey } from '../store/events.js';
 import { formatAgo, formatDateTime, formatInt, formatRelative, formatTokens } from '../lib/format.js';
 import { share, summarizeProgress } from '../lib/progress.js';
 import { ClientBadge } from './common.js';

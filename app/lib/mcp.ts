@@ -1,3 +1,4 @@
+import { isObj } from '../../src/pipeline/values.js';
 /**
  * An MCP tool result as the MCP proxy saves it (a CallToolResult: `{content:[{type:'text',text}],
  * structuredContent}`) is shown by its content, as the guard reads it: a text block that is JSON
@@ -5,7 +6,6 @@
  * as src/summarize/mcp.ts (the renderer imports no runtime code from src/).
  */
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 const ENVELOPE_KEYS: ReadonlySet<string> = new Set(['content', 'structuredContent', 'isError', '_meta']);
 
 export function isMcpEnvelope(v: unknown): v is { content: Obj[]; structuredContent?: unknown } {

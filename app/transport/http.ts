@@ -18,6 +18,7 @@ import {
   type MethodName,
 } from '../../src/service/contract.js';
 import { ApiError } from './errors.js';
+import { errMessage } from '../../src/pipeline/values.js';
 
 /** How long a signed asset URL stays the same (so the browser cache keeps working); it is valid for up to twice that. */
 export const ASSET_TICKET_BUCKET_MS = 5 * 60_000;
@@ -113,7 +114,7 @@ export function createHttpApi(opts: HttpTransportOptions = {}): InspectorApi {
     try {
       res = await doFetch(`${base}/${method}`, { method: 'POST', headers: await headers(), credentials: 'omit', body: JSON.stringify(req ?? {}) });
     } catch (err) {
-      throw new ApiError('UNAVAILABLE', `Cannot reach the Spillway server (${err instanceof Error ? err.message : String(err)})`);
+      throw new ApiError('UNAVAILABLE', `Cannot reach the Spillway server (${errMessage(err)})`);
     }
     let body: { result?: unknown; error?: { code?: string; message?: string } } | undefined;
     try {

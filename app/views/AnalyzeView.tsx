@@ -1,5 +1,5 @@
 import { useRef, useState } from 'react';
-import { useApp, useAppStore } from '../store/index.js';
+import { useApp, useAppStore } from '../store/react.js';
 import { formatBytes, formatInt } from '../lib/format.js';
 import { ActionBadge } from '../components/common.js';
 import { EstimateTable, densityReason, DensityChart } from '../components/detail/EstimatesPanel.js';

@@ -2,7 +2,7 @@ import { useEffect, useMemo, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { Prices, ReplayResult, TimelineData } from '../../src/service/contract.js';
-import { useApp, useAppStore } from '../store/index.js';
+import { useApp, useAppStore } from '../store/react.js';
 import { formatInt, formatTokens, formatUsd } from '../lib/format.js';
 
 /** Stacked parts drawn: the biggest this many groups, the rest as "other". */

@@ -1,6 +1,6 @@
 import { useEffect, useMemo, useState } from 'react';
 import type { LimitTunerResponse, StrategyName } from '../../src/service/contract.js';
-import { useApp, useAppStore } from '../store/index.js';
+import { useApp, useAppStore } from '../store/react.js';
 import { formatInt, formatPercent, formatTokens, formatUsd } from '../lib/format.js';
 import {
   configSnippet,

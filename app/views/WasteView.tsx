@@ -1,5 +1,5 @@
 import { useEffect } from 'react';
-import { useApp, useAppStore } from '../store/index.js';
+import { useApp, useAppStore } from '../store/react.js';
 import { formatBytes, formatInt, formatTokens, formatUsd } from '../lib/format.js';
 import { useScopeName } from './TunerView.js';
 

@@ -6,6 +6,7 @@ import { COMMANDS } from './commands/index.js';
 import { VERSION } from '../version.js';
 import { terminalSafe } from '../pipeline/terminal.js';
 import { exitBrokenPipe, isBrokenPipe, pipesForProxy, quietBrokenPipes } from './pipes.js';
+import { errMessage } from '../pipeline/values.js';
 
 /** Build the `spillway` program. Exported so tests and the README consistency check can list verbs. */
 export function buildProgram(): Command {
@@ -39,7 +40,7 @@ export async function main(argv: string[] = process.argv): Promise<void> {
     }
     if (isBrokenPipe(err)) exitBrokenPipe();
     // Messages quote file names and arguments (`cannot read <file>`): never raw controls.
-    process.stderr.write(`spillway: ${terminalSafe(err instanceof Error ? err.message : String(err))}\n`);
+    process.stderr.write(`spillway: ${terminalSafe(errMessage(err))}\n`);
     process.exitCode = 1;
   }
 }

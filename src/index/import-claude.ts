@@ -23,12 +23,13 @@ import path from 'node:path';
 import { sniffBinary } from '../pipeline/index.js';
 import type { AssetRef, GuardAction } from '../pipeline/types.js';
 import type { Unit } from './discover.js';
-import { type Call, MAX_FACT_LINES, MAX_IMPORT_FILE_BYTES, factsComplete, importedPayloadId, isObj, isoOr, str, titleOf } from './import-common.js';
+import { type Call, MAX_FACT_LINES, MAX_IMPORT_FILE_BYTES, factsComplete, importedPayloadId, isoOr, str, titleOf } from './import-common.js';
 import { type ImportContext, spilledOrImported } from './import-link.js';
 import { forEachLine } from './lines.js';
 import type { PayloadRecord, SessionFacts, SourceLocation, UnitResult } from './record.js';
 import type { SessionSource } from './source.js';
 import { ClaudeTurns } from './turns-claude.js';
+import { isObj } from '../pipeline/values.js';
 
 function blocksText(blocks: unknown[]): string {
   const allText = blocks.every((b) => isObj(b) && b.type === 'text' && typeof b.text === 'string');

@@ -14,11 +14,12 @@
  * Records of types this importer does not know are skipped: the format changes often.
  */
 import type { Unit } from './discover.js';
-import { type Call, MAX_FACT_LINES, factsComplete, importedPayloadId, isObj, isoOr, parseMaybeJson, str, titleOf } from './import-common.js';
+import { type Call, MAX_FACT_LINES, factsComplete, importedPayloadId, isoOr, parseMaybeJson, str, titleOf } from './import-common.js';
 import { type ImportContext, spilledOrImported } from './import-link.js';
 import { forEachLine } from './lines.js';
 import type { PayloadRecord, SessionFacts, SourceLocation, UnitResult } from './record.js';
 import { CodexTurns } from './turns-codex.js';
+import { isObj } from '../pipeline/values.js';
 
 function outputText(output: unknown): string {
   if (typeof output === 'string') return output;

@@ -16,7 +16,6 @@ export const MAX_FACT_LINES = 500;
 /** Longest session title kept (the first prompt, on one line). */
 export const MAX_TITLE_CHARS = 200;
 
-export const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 export const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 export function importedPayloadId(transcript: string, key: string): string {

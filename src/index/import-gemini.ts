@@ -4,11 +4,12 @@
  */
 import crypto from 'node:crypto';
 import type { Unit } from './discover.js';
-import { MAX_IMPORT_FILE_BYTES, importedPayloadId, isObj, isoOr, str, titleOf } from './import-common.js';
+import { MAX_IMPORT_FILE_BYTES, importedPayloadId, isoOr, str, titleOf } from './import-common.js';
 import { type ImportContext, spilledOrImported } from './import-link.js';
 import type { PayloadRecord, SessionFacts, SourceLocation, UnitResult } from './record.js';
 import type { SessionSource } from './source.js';
 import { geminiTurns } from './turns-gemini.js';
+import { isObj } from '../pipeline/values.js';
 
 export function extractGeminiResult(call: Record<string, unknown>): string {
   const result = call.result;

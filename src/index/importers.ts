@@ -11,11 +11,12 @@
 import { claudeToolResultsDir } from './discover.js';
 import { rereadClaude } from './import-claude.js';
 import { rereadCodex } from './import-codex.js';
-import { MAX_IMPORT_FILE_BYTES, isObj } from './import-common.js';
+import { MAX_IMPORT_FILE_BYTES } from './import-common.js';
 import { rereadGemini } from './import-gemini.js';
 import { readRange } from './lines.js';
 import type { SourceLocation } from './record.js';
 import type { SessionSource } from './source.js';
+import { isObj } from '../pipeline/values.js';
 
 export { importClaude } from './import-claude.js';
 export { importCodex } from './import-codex.js';

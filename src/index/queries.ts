@@ -11,7 +11,7 @@ import type { FullText } from './fulltext.js';
 import { readImportedText } from './importers.js';
 import type { SourceLocation } from './record.js';
 import type { IndexStats, ListPayloadsRequest, ListPayloadsResponse, PayloadDetail, PayloadRow, PayloadSortField, SessionInfo } from './rows.js';
-import { readMeta } from './spillway.js';
+import { readSidecar } from './import-spillway.js';
 import type { SummaryRuns } from './summaries.js';
 import { countLines, ftsQuery, makePreview } from './text.js';
 import { readWindow } from './window.js';
@@ -334,7 +334,7 @@ export class Queries {
     // A transcript's tool call joined with its spill: the tool's result, sidecar, runs and assets are the spill's.
     const sp = this.spillRow(r);
     const metaPath = r.meta_path ?? sp?.meta_path ?? null;
-    const meta: PayloadMeta | null = metaPath ? (await readMeta(this.core.source, metaPath)).meta : null;
+    const meta: PayloadMeta | null = metaPath ? (await readSidecar(this.core.source, metaPath)).meta : null;
     const shown = await this.shown(sp ?? r);
     const runs = sp ? [...this.runs.list(sp.id), ...this.runs.list(id)].sort((a, b) => a.createdAt.localeCompare(b.createdAt)) : this.runs.list(id);
     const ownAssets = this.assetsOf(r.rowid);

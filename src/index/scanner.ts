@@ -25,7 +25,7 @@ import type { PayloadRecord, UnitResult } from './record.js';
 import { type RootRow, type Roots, isInsidePath } from './roots.js';
 import { isS3Path } from './s3.js';
 import type { IndexProgressEvent, IndexStats } from './rows.js';
-import { readSpillwayUnit } from './spillway.js';
+import { readSpillwayUnit } from './import-spillway.js';
 import { ReadBuffers } from './window.js';
 import { type RowWriter, sessionIdOf } from './writer.js';
 import { Yielder } from './yielder.js';

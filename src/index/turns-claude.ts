@@ -13,8 +13,9 @@
  *   old tool results;
  * - `api-request-shape` holds the system prompt and tool definitions of the calls: the baseline.
  */
-import { isObj, str } from './import-common.js';
+import { str } from './import-common.js';
 import { type CompactionRecord, JsonlTurnReader, type PartName, type TurnRecord, type TurnTool, type TurnsResult, addPart, estimateText, numOr } from './turns.js';
+import { isObj } from '../pipeline/values.js';
 
 const PROFILE = 'claude' as const;
 

@@ -10,8 +10,9 @@
  *   `event_msg` `context_compacted` mark a compaction. The call just before it without a tool
  *   call is the summarisation call itself.
  */
-import { isObj, str } from './import-common.js';
+import { str } from './import-common.js';
 import { type CompactionRecord, JsonlTurnReader, type PartName, type TurnRecord, type TurnTool, type TurnsResult, addPart, estimateText, numOr } from './turns.js';
+import { isObj } from '../pipeline/values.js';
 
 const PROFILE = 'o200k' as const;
 const MARKERS = ['"token_usage_record"', '"token_count"', '"compacted"', '"context_compacted"', '"response_item"', '"session_meta"'];

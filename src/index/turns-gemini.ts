@@ -4,8 +4,9 @@
  * scripted here, so this reader is checked on a hand-made chat only). Tool calls sit on the same
  * message as `toolCalls[]`; their results enter the next call.
  */
-import { isObj, str } from './import-common.js';
+import { str } from './import-common.js';
 import { Notes, type PartName, type TurnRecord, type TurnTool, type TurnsResult, addPart, estimateText, numOr } from './turns.js';
+import { isObj } from '../pipeline/values.js';
 
 export function geminiTurns(messages: unknown[]): TurnsResult {
   const turns: TurnRecord[] = [];

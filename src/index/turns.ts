@@ -11,7 +11,8 @@
  */
 import { estimateTokens } from '../pipeline/estimate/index.js';
 import type { Profile } from '../pipeline/types.js';
-import { isObj } from './import-common.js';
+import { isObj } from '../pipeline/values.js';
+
 
 /** Which part of the context a piece of text is. Tool results are kept per result (TurnTool). */
 export type PartName = 'baseline' | 'user' | 'assistant' | 'thinking' | 'summary' | 'other';

@@ -7,11 +7,11 @@ import { LINKED_SUFFIX, assetFileName, assetKey, inputHash, sanitizeToolName } f
 import { normalize, preparePayload, textSlices, type Payload, type Subject } from './normalize.js';
 import { decide, inlineCuts, measureInline, passesAtOnce, strategyCounts, type DecideContext, type Spill } from './decide.js';
 import { extractAssets, linkAssets, linkBinary, type AssetSink, type FoundAsset, type LinkedPayload } from './extract.js';
-import { SpillStoreError, isStoreError, type SpillBody, type SpillStore } from './spill-store.js';
-import { LocalSpillStore } from './store-local.js';
+import { SpillStoreError, isStoreError, type SpillBody, type SpillStore } from './store/seam.js';
+import { LocalSpillStore } from './store/local.js';
 import { localCopyDir, withLocalCopy } from './local-copy.js';
 import { configuredStores } from './store/s3/select.js';
-import { commitSpill, nameCandidates, withDeadline, type StemParts } from './store.js';
+import { commitSpill, nameCandidates, withDeadline, type StemParts } from './store/publish.js';
 import { recordOf, resultOf, summaryOrPreview, type Placed, type Shown } from './record.js';
 import { emergency, failed, fellBack } from './failure.js';
 import { errText } from './errors.js';

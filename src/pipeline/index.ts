@@ -43,7 +43,7 @@ export {
 } from './detect.js';
 export { extractAssets, type FoundAsset, type ExtractOptions, type ExtractResult } from './extract.js';
 export { parseBase64, encodeBase64, encodeSpan } from './base64.js';
-export { writeFileAtomic, saveAsset, LocalSpillStore, type WriteOptions } from './store-local.js';
+export { writeFileAtomic, saveAsset, LocalSpillStore, type WriteOptions } from './store/local.js';
 export {
   SpillStoreError,
   isStoreError,
@@ -54,8 +54,8 @@ export {
   type StoreCallOptions,
   type NameCandidate,
   type SpillStoreErrorCode,
-} from './spill-store.js';
-export { nameCandidates, commitSpill, withDeadline, type StemParts, type Commit } from './store.js';
+} from './store/seam.js';
+export { nameCandidates, commitSpill, withDeadline, type StemParts, type Commit } from './store/publish.js';
 export { buildSummaryPrompt, fenceFor, DEFAULT_SUMMARY_INSTRUCTIONS, type SummaryPromptParts } from './prompt.js';
 export { runSummary, fitSummaryInput, isSummarizer, type SummaryJob } from './summary.js';
 export { buildMessage, type MessageParts } from './message.js';

@@ -13,7 +13,7 @@ import path from 'node:path';
  * ```
  * `<stem>` is `<UTC time>_<tool>_<input hash>_<seq>`, e.g. `20261130T081530123Z_read_file_3f9a1c2e_0`.
  *
- * A store (spill-store.ts) names the same files by session-relative keys: {@link payloadKey},
+ * A store (store/seam.ts) names the same files by session-relative keys: {@link payloadKey},
  * {@link sidecarKey}, {@link assetKey}; {@link isSafeKey} tells a key that stays inside the session.
  */
 

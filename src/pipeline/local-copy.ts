@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { NameCandidate, SpillBody, SpillKey, SpillStore, StoreCallOptions } from './spill-store.js';
+import type { NameCandidate, SpillBody, SpillKey, SpillStore, StoreCallOptions } from './store/seam.js';
 import { errText } from './errors.js';
 
 /**

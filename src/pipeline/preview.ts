@@ -2,6 +2,7 @@ import type { ContentKind } from './types.js';
 import { PREVIEW_CHARS } from './limits.js';
 import { detectTextKind } from './detect.js';
 import { cleanTerminalText, fmtInt, safeCut, safeCutUp, toWellFormed, truncate } from './text.js';
+import { errMessage } from './values.js';
 
 /**
  * The preview the model sees when there is no summary: structure for JSON (keys, types, array
@@ -283,6 +284,6 @@ export function buildPreview(text: string, kind?: ContentKind, maxChars: number 
     out = toWellFormed(out);
     return out.length > max ? out.slice(0, safeCut(out, max - 1)) + '…' : out;
   } catch (err) {
-    return `(preview unavailable: ${err instanceof Error ? err.message : String(err)})`;
+    return `(preview unavailable: ${errMessage(err)})`;
   }
 }

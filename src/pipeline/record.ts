@@ -3,8 +3,8 @@ import { INLINE_HEADER_ROOM_CHARS, MAX_MESSAGE_CHARS, PREVIEW_CHARS } from './li
 import type { Payload } from './normalize.js';
 import { type DecideContext, type Spill } from './decide.js';
 import type { LinkedPayload } from './extract.js';
-import type { NameCandidate, SpillStore } from './spill-store.js';
-import type { Commit, StemParts } from './store.js';
+import type { NameCandidate, SpillStore } from './store/seam.js';
+import type { Commit, StemParts } from './store/publish.js';
 import { describeBinary } from './media.js';
 import { buildPreview } from './preview.js';
 import { runSummary } from './summary.js';

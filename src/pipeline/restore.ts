@@ -4,8 +4,8 @@ import path from 'node:path';
 import type { PayloadMeta, SummaryRun } from './types.js';
 import { LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile, confine } from './layout.js';
 import { encodeSpan } from './base64.js';
-import { LocalSpillStore, writeFileAtomic } from './store-local.js';
-import { isStoreError, type SpillKey, type SpillReader } from './spill-store.js';
+import { LocalSpillStore, writeFileAtomic } from './store/local.js';
+import { isStoreError, type SpillKey, type SpillReader } from './store/seam.js';
 import { META_LOCK_STALE_MS, META_LOCK_TIMEOUT_MS } from './limits.js';
 
 /**

@@ -4,6 +4,7 @@ import { MAX_SUMMARY_INPUT_TOKENS, MAX_SUMMARY_OUTPUT_TOKENS, SUMMARY_TIMEOUT_MS
 import { buildSummaryPrompt } from './prompt.js';
 import { estimateTokens } from './estimate/index.js';
 import { safeCut, safeCutUp, truncate } from './text.js';
+import { errMessage } from './values.js';
 
 /**
  * Runs the optional summary hook with a deadline. The deadline holds even when the hook
@@ -126,7 +127,7 @@ export async function runSummary(hook: SummarizeHook, job: SummaryJob): Promise<
       outputTokens: 0,
       ms: Date.now() - started,
       status: timeout ? 'timeout' : 'error',
-      error: truncate(err instanceof Error ? err.message : String(err), 500),
+      error: truncate(errMessage(err), 500),
     };
   } finally {
     clear();

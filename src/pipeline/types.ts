@@ -1,4 +1,4 @@
-import type { SpillStore } from './spill-store.js';
+import type { SpillStore } from './store/seam.js';
 
 /**
  * Shared types of the guard. Everything under src/ may import these; the renderer may import
@@ -234,7 +234,7 @@ export interface GuardOptions {
   shown?: string;
   /**
    * Where spills are written; default: `env.SPILLWAY_STORE`, else a LocalSpillStore over `sessionPath`
-   * (store-local.ts). An `s3://bucket/prefix` URL writes to the bucket (store/s3/), with the
+   * (store/local.ts). An `s3://bucket/prefix` URL writes to the bucket (store/s3/), with the
    * session folder as the fallback, queued for `spillway sync`.
    */
   store?: SpillStore | string;

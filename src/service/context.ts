@@ -21,6 +21,7 @@ import { PayloadReader } from './reader.js';
 import { createRootAreas } from './root-areas.js';
 import { S3Reads } from './s3-read.js';
 import { checkRoot, type RootPolicyContext } from './roots-policy.js';
+import { errMessage } from '../pipeline/values.js';
 
 /** Scratch analyses (dropped files) older than this are deleted when the service starts. */
 export const SCRATCH_MAX_AGE_DAYS = 30;
@@ -91,7 +92,7 @@ export function toServiceError(err: unknown): ServiceError {
   const e = err as NodeJS.ErrnoException;
   if (e?.code === 'ENOENT') return new ServiceError('NOT_FOUND', e.message);
   if (e?.code === 'EACCES' || e?.code === 'EPERM') return new ServiceError('FORBIDDEN_PATH', e.message);
-  return new ServiceError('INTERNAL', err instanceof Error ? err.message : String(err));
+  return new ServiceError('INTERNAL', errMessage(err));
 }
 
 /**
@@ -128,7 +129,7 @@ export function createContext(opts: CreateServiceOptions) {
   const dbPath = path.resolve(opts.dbPath ?? paths.db);
   const warn = opts.onWarning ?? (() => undefined);
   const compute: ComputePool = createComputePool({ inlineMaxBytes: opts.computeInlineMaxBytes, onWarning: warn });
-  const emitter = new InspectorEmitter((err) => warn(`event listener failed: ${err instanceof Error ? err.message : String(err)}`));
+  const emitter = new InspectorEmitter((err) => warn(`event listener failed: ${errMessage(err)}`));
   const guard = new PathGuard();
   // Sessions in buckets (s3:// roots): read by Range GET through the index's source, confined to the registered roots.
   const source = new RoutedSource(undefined, { reconcileMs: s3ReconcileMs(env) });
@@ -178,7 +179,7 @@ export function createContext(opts: CreateServiceOptions) {
     try {
       await ready;
     } catch (err) {
-      throw new ServiceError('UNAVAILABLE', `the index could not be opened: ${err instanceof Error ? err.message : String(err)}`);
+      throw new ServiceError('UNAVAILABLE', `the index could not be opened: ${errMessage(err)}`);
     }
     return index!;
   };

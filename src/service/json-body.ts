@@ -7,6 +7,7 @@
  */
 import { ServiceError, type MethodName, type MethodRequest } from './contract.js';
 import { validateRequest } from './validate.js';
+import { errMessage } from '../pipeline/values.js';
 
 /** Deepest nesting of objects and arrays a request body may have. */
 export const MAX_REQUEST_JSON_DEPTH = 32;
@@ -35,7 +36,7 @@ export function parseRequestBody<M extends MethodName>(method: M, buf: Uint8Arra
     try {
       body = JSON.parse(Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength).toString('utf8'));
     } catch (err) {
-      throw new ServiceError('BAD_REQUEST', `request body is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+      throw new ServiceError('BAD_REQUEST', `request body is not JSON: ${errMessage(err)}`);
     }
   }
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ServiceError('BAD_REQUEST', 'request body must be a JSON object');

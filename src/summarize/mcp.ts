@@ -1,3 +1,4 @@
+import { isObj } from '../pipeline/values.js';
 /**
  * An MCP tool result (a CallToolResult, `{content:[{type:'text',text}], structuredContent}`, as the
  * MCP proxy saves it) is summarized by its content, not its envelope: a log inside
@@ -6,7 +7,6 @@
  * createSummarizer makes: `spillway summarize` and the inspector's re-run give the guard's summary.
  */
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The keys a CallToolResult has (MCP 2025-06-18). */
 const ENVELOPE_KEYS: ReadonlySet<string> = new Set(['content', 'structuredContent', 'isError', '_meta']);

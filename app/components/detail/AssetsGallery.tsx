@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import type { AssetRef } from '../../../src/service/contract.js';
-import { useApp, useAppStore } from '../../store/index.js';
+import { useApp, useAppStore } from '../../store/react.js';
 import { formatBytes } from '../../lib/format.js';
 import { assetUrl } from '../../transport/media.js';
 
@@ -86,7 +86,7 @@ function AssetCard({ payloadId, asset, highlighted, onOpen }: { payloadId: strin
 function AssetFacts({ payloadId, asset, note }: { payloadId: string; asset: AssetRef; note?: string }) {
   const store = useAppStore();
   const reveal = async () => {
-    const res = await store.getState().guard('Show in folder', () => store.deps.api.revealPath({ payloadId, sha256: asset.sha256 }));
+    const res = await store.getState().withToast('Show in folder', () => store.deps.api.revealPath({ payloadId, sha256: asset.sha256 }));
     if (!res) return;
     try {
       await navigator.clipboard?.writeText(res.path);

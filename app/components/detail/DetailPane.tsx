@@ -1,5 +1,5 @@
 import { useMemo, useRef, useState, type KeyboardEvent } from 'react';
-import { useApp, useAppStore } from '../../store/index.js';
+import { useApp, useAppStore } from '../../store/react.js';
 import { DETAIL_TABS, type DetailTab } from '../../store/slices/detail.js';
 import { formatBytes, formatDateTime, formatInt, formatTime, formatTokens } from '../../lib/format.js';
 import { ActionBadge } from '../common.js';

@@ -1,5 +1,5 @@
 import type { DensityShares, EstimateResponse, PayloadDetail, StrategyName } from '../../../src/service/contract.js';
-import { useApp } from '../../store/index.js';
+import { useApp } from '../../store/react.js';
 import { formatDiff, formatInt, formatMs, formatPercent } from '../../lib/format.js';
 
 const DENSITY_LABELS: Record<keyof DensityShares, string> = {

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import type { SummaryRun } from '../../../src/service/contract.js';
-import { useApp } from '../../store/index.js';
+import { useApp } from '../../store/react.js';
 import { formatInt, formatMs, formatTime, formatUsd } from '../../lib/format.js';
 import { Editor } from '../viewer/Editor.js';
 import { RunDiff } from './RunDiff.js';

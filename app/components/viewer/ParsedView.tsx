@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { MAX_READ_WINDOW_BYTES } from '../../../src/service/contract.js';
-import { useAppStore } from '../../store/index.js';
+import { useAppStore } from '../../store/react.js';
 import { errorMessage } from '../../transport/errors.js';
 import { formatBytes } from '../../lib/format.js';
 import { JsonTree, type AssetLink } from './JsonTree.js';

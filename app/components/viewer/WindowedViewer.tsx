@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import type { ContentKind } from '../../../src/service/contract.js';
-import { useAppStore } from '../../store/index.js';
+import { useAppStore } from '../../store/react.js';
 import { errorMessage } from '../../transport/errors.js';
 import { formatBytes, formatPercent } from '../../lib/format.js';
 import { languageFor } from '../../lib/language.js';

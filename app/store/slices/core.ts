@@ -1,6 +1,6 @@
 import type { AppInfo, IndexProgressEvent } from '../../../src/service/contract.js';
 import { errorMessage } from '../../transport/errors.js';
-import type { Slice } from '../types.js';
+import type { Slice } from '../slice.js';
 
 export type View = 'payloads' | 'tuner' | 'waste' | 'analyze' | 'timeline';
 export const VIEWS: readonly View[] = ['payloads', 'tuner', 'waste', 'analyze', 'timeline'];
@@ -24,8 +24,6 @@ export interface CoreSlice {
    * `fulltext`). An entry goes when its phase reports done; a finished `fulltext` bumps `searchEpoch`.
    */
   progress: Record<string, IndexProgressEvent>;
-  /** A reindex the user asked for (or the desktop menu started) has not answered yet. */
-  reindexing: boolean;
   /** Bumped each time full-text search finishes filling in for a root: a partial search is worth asking again. */
   searchEpoch: number;
   init(): Promise<void>;
@@ -35,14 +33,19 @@ export interface CoreSlice {
   notify(kind: Toast['kind'], text: string): void;
   dismissToast(id: number): void;
   /** Run an action and turn a failure into a toast; returns undefined on failure. */
-  guard<T>(what: string, fn: () => Promise<T>): Promise<T | undefined>;
+  withToast<T>(what: string, fn: () => Promise<T>): Promise<T | undefined>;
+}
+
+/** What the core slice uses of the others. */
+interface CoreNeeds {
+  loadRoots(): Promise<void>;
 }
 
 /** How long a non-error toast stays up. */
 const TOAST_MS = 4_000;
 let toastSeq = 0;
 
-export const createCoreSlice: Slice<CoreSlice> = (set, get, { api }) => ({
+export const createCoreSlice: Slice<CoreSlice, CoreNeeds> = (set, get, { api }) => ({
   info: null,
   fatal: null,
   view: 'payloads',
@@ -50,7 +53,6 @@ export const createCoreSlice: Slice<CoreSlice> = (set, get, { api }) => ({
   helpOpen: false,
   toasts: [],
   progress: {},
-  reindexing: false,
   searchEpoch: 0,
   async init() {
     try {
@@ -79,7 +81,7 @@ export const createCoreSlice: Slice<CoreSlice> = (set, get, { api }) => ({
   dismissToast(id) {
     set((s) => ({ toasts: s.toasts.filter((t) => t.id !== id) }));
   },
-  async guard(what, fn) {
+  async withToast(what, fn) {
     try {
       return await fn();
     } catch (err) {

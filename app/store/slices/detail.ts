@@ -7,7 +7,7 @@ import type {
   TemplateInfo,
 } from '../../../src/service/contract.js';
 import { errorMessage } from '../../transport/errors.js';
-import type { Slice } from '../types.js';
+import type { Slice } from '../slice.js';
 
 export type DetailTab = 'content' | 'linked' | 'tree' | 'preview' | 'estimates' | 'summaries' | 'assets';
 export const DETAIL_TABS: ReadonlyArray<{ id: DetailTab; label: string }> = [
@@ -59,7 +59,13 @@ export interface DetailSlice {
   addRun(payloadId: string, run: SummaryRun): void;
 }
 
-export const createDetailSlice: Slice<DetailSlice> = (set, get, { api }) => {
+/** What the detail slice uses of the others. */
+interface DetailNeeds {
+  notify(kind: 'error' | 'info' | 'success', text: string): void;
+  withToast<T>(what: string, fn: () => Promise<T>): Promise<T | undefined>;
+}
+
+export const createDetailSlice: Slice<DetailSlice, DetailNeeds> = (set, get, { api }) => {
   let openSeq = 0;
   return {
     detailId: null,
@@ -122,7 +128,7 @@ export const createDetailSlice: Slice<DetailSlice> = (set, get, { api }) => {
       }
     },
     async loadSummaryOptions() {
-      const res = await get().guard('Load summary providers', () =>
+      const res = await get().withToast('Load summary providers', () =>
         Promise.all([api.listProviders({}), api.listTemplates({})]),
       );
       if (!res) return;

@@ -1,12 +1,13 @@
 import type {
   ContentKind,
+  IndexProgressEvent,
   GuardAction,
   ListPayloadsRequest,
   PayloadRow,
   PayloadSortField,
 } from '../../../src/service/contract.js';
 import { errorMessage } from '../../transport/errors.js';
-import type { Slice } from '../types.js';
+import type { Slice } from '../slice.js';
 
 /** Rows fetched per request; the table asks for pages as they scroll into view. */
 export const PAGE_ROWS = 200;
@@ -52,9 +53,22 @@ export interface PayloadsSlice {
   rowAt(index: number): PayloadRow | undefined;
   selectIndex(index: number, open?: boolean): void;
   listRequest(): ListPayloadsRequest;
+  /**
+   * Full-text search finished filling in for a root: a search answered partially is asked again,
+   * now complete. This slice owns the whole "ask again" rule (here and the recheck in fetchPage).
+   */
+  fullTextFilled(): void;
 }
 
-export const createPayloadsSlice: Slice<PayloadsSlice> = (set, get, { api }) => {
+/** What the payloads slice uses of the others. */
+interface PayloadsNeeds {
+  progress: Record<string, IndexProgressEvent>;
+  selectedSessionId: string | null;
+  selectedRootId: string | null;
+  openPayload(id: string, row?: PayloadRow): Promise<void>;
+}
+
+export const createPayloadsSlice: Slice<PayloadsSlice, PayloadsNeeds> = (set, get, { api }) => {
   const inFlight = new Set<string>();
   let debounce: ReturnType<typeof setTimeout> | undefined;
   let recheckGeneration = -1;
@@ -137,6 +151,9 @@ export const createPayloadsSlice: Slice<PayloadsSlice> = (set, get, { api }) => 
     },
     rowAt(index) {
       return get().pages[Math.floor(index / PAGE_ROWS)]?.[index % PAGE_ROWS];
+    },
+    fullTextFilled() {
+      if (get().partial) get().reloadPayloads({ keepPages: true });
     },
     selectIndex(index, open = true) {
       const { total } = get();

@@ -1,6 +1,7 @@
 import type { RootInfo, SessionInfo } from '../../../src/service/contract.js';
 import { errorMessage } from '../../transport/errors.js';
-import type { Slice } from '../types.js';
+import type { Slice } from '../slice.js';
+import type { View } from './core.js';
 
 export interface SessionsSlice {
   roots: RootInfo[];
@@ -11,6 +12,8 @@ export interface SessionsSlice {
   selectedRootId: string | null;
   selectedSessionId: string | null;
   sessionFilter: string;
+  /** A reindex the user asked for (or the desktop menu started) has not answered yet. */
+  reindexing: boolean;
   loadRoots(): Promise<void>;
   addRoot(path: string): Promise<boolean>;
   removeRoot(id: string): Promise<void>;
@@ -19,7 +22,18 @@ export interface SessionsSlice {
   setSessionFilter(text: string): void;
 }
 
-export const createSessionsSlice: Slice<SessionsSlice> = (set, get, { api }) => ({
+/** What the sessions slice uses of the others. */
+interface SessionsNeeds {
+  view: View;
+  listStarted: boolean;
+  setView(view: View): void;
+  notify(kind: 'error' | 'info' | 'success', text: string): void;
+  withToast<T>(what: string, fn: () => Promise<T>): Promise<T | undefined>;
+  reloadPayloads(opts?: { keepPages?: boolean }): void;
+  refreshToolViews(): void;
+}
+
+export const createSessionsSlice: Slice<SessionsSlice, SessionsNeeds> = (set, get, { api }) => ({
   roots: [],
   sessions: [],
   rootsLoading: false,
@@ -27,6 +41,7 @@ export const createSessionsSlice: Slice<SessionsSlice> = (set, get, { api }) => 
   selectedRootId: null,
   selectedSessionId: null,
   sessionFilter: '',
+  reindexing: false,
   async loadRoots() {
     set({ rootsLoading: true });
     try {
@@ -42,21 +57,21 @@ export const createSessionsSlice: Slice<SessionsSlice> = (set, get, { api }) => 
     }
   },
   async addRoot(path) {
-    const root = await get().guard('Add folder', () => api.addRoot({ path }));
+    const root = await get().withToast('Add folder', () => api.addRoot({ path }));
     if (!root) return false;
     get().notify('success', `Added ${root.path}: ${root.sessionCount} sessions, ${root.payloadCount} payloads`);
     await get().loadRoots();
     return true;
   },
   async removeRoot(id) {
-    const ok = await get().guard('Remove folder', () => api.removeRoot({ id }));
+    const ok = await get().withToast('Remove folder', () => api.removeRoot({ id }));
     if (!ok) return;
     if (get().selectedRootId === id) set({ selectedRootId: null });
     await get().loadRoots();
   },
   async reindex(rootId) {
     set({ reindexing: true });
-    const stats = await get().guard('Reindex', () => api.reindex({ rootId }));
+    const stats = await get().withToast('Reindex', () => api.reindex({ rootId }));
     set({ reindexing: false });
     if (stats) {
       get().notify('success', `Indexed ${stats.payloads.toLocaleString()} payloads in ${stats.sessions} sessions (${stats.seconds.toFixed(1)} s)`);
@@ -65,7 +80,8 @@ export const createSessionsSlice: Slice<SessionsSlice> = (set, get, { api }) => 
     }
   },
   selectSession(sessionId, rootId = null) {
-    set({ selectedSessionId: sessionId, selectedRootId: sessionId ? null : rootId, view: get().view === 'analyze' ? 'payloads' : get().view });
+    set({ selectedSessionId: sessionId, selectedRootId: sessionId ? null : rootId });
+    if (get().view === 'analyze') get().setView('payloads');
     get().reloadPayloads();
     get().refreshToolViews();
   },

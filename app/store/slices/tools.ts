@@ -6,8 +6,10 @@ import type {
   SummaryRun,
   WasteReport,
 } from '../../../src/service/contract.js';
+import type { AppInfo } from '../../../src/service/contract.js';
 import { errorMessage } from '../../transport/errors.js';
-import type { Slice } from '../types.js';
+import type { Slice } from '../slice.js';
+import type { View } from './core.js';
 
 export interface ToolsSlice {
   tuner: LimitTunerResponse | null;
@@ -35,7 +37,17 @@ export interface ToolsSlice {
   summarizeAnalysis(): Promise<void>;
 }
 
-export const createToolsSlice: Slice<ToolsSlice> = (set, get, { api }) => {
+/** What the tools slice uses of the others. */
+interface ToolsNeeds {
+  info: AppInfo | null;
+  view: View;
+  selectedSessionId: string | null;
+  selectedRootId: string | null;
+  setView(view: View): void;
+  withToast<T>(what: string, fn: () => Promise<T>): Promise<T | undefined>;
+}
+
+export const createToolsSlice: Slice<ToolsSlice, ToolsNeeds> = (set, get, { api }) => {
   let tunerSeq = 0;
   let wasteSeq = 0;
   return {
@@ -114,7 +126,8 @@ export const createToolsSlice: Slice<ToolsSlice> = (set, get, { api }) => {
       else set({ waste: null });
     },
     async analyze(req) {
-      set({ view: 'analyze', analysisLoading: true, analysisError: null, analysis: null, analysisName: req.name, analysisSummary: null });
+      get().setView('analyze');
+      set({ analysisLoading: true, analysisError: null, analysis: null, analysisName: req.name, analysisSummary: null });
       try {
         const res = await api.analyze(req);
         set({ analysis: res, analysisLoading: false });
@@ -126,7 +139,7 @@ export const createToolsSlice: Slice<ToolsSlice> = (set, get, { api }) => {
       const id = get().analysis?.payloadId;
       if (!id) return;
       set({ analysisSummaryRunning: true });
-      const run = await get().guard('Summarize', () => api.summarize({ payloadId: id }));
+      const run = await get().withToast('Summarize', () => api.summarize({ payloadId: id }));
       set({ analysisSummaryRunning: false, analysisSummary: run ?? null });
     },
   };

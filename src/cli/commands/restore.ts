@@ -4,6 +4,7 @@ import { restoreFromStore, restorePayload, restoreToFile, writeFileAtomic } from
 import { S3SpillStore, closeBuckets, isS3Url } from '../../pipeline/store/s3/index.js';
 import { terminalSafe } from '../../pipeline/terminal.js';
 import { exitBrokenPipe, isBrokenPipe } from '../pipes.js';
+import { errMessage } from '../../pipeline/values.js';
 
 /** A spill in a bucket (`s3://…/long_responses/<file>`), read through the S3 store. */
 async function restoreS3(url: string, out?: string): Promise<Buffer | number> {
@@ -41,7 +42,7 @@ export function register(program: Command): void {
       } catch (err) {
         // The reader went away (`| head -c 300`): stop quietly, like a Unix tool.
         if (isBrokenPipe(err)) exitBrokenPipe();
-        process.stderr.write(`spillway restore: ${terminalSafe(err instanceof Error ? err.message : String(err))}\n`);
+        process.stderr.write(`spillway restore: ${terminalSafe(errMessage(err))}\n`);
         process.exitCode = 1;
       }
     });

@@ -15,6 +15,7 @@ import {
 import { appPaths, classifyLongResponseFile, isInside, LONG_RESPONSES_DIR, MAX_MESSAGE_CHARS, META_SUFFIX, PathEscapeError, safeCut, type GuardResult } from '../../pipeline/index.js';
 import { S3Materializer, S3SpillStore, isS3Url } from '../../pipeline/store/s3/index.js';
 import type { LocalTools } from './proxy.js';
+import { errMessage, isObj } from '../../pipeline/values.js';
 
 /**
  * The drill-down tools the proxy adds to tools/list and answers itself: the model reads any part of
@@ -41,7 +42,6 @@ export const MAX_QUERY_ROWS = 500;
 const MAX_RECEIPT_SAMPLE_CHARS = 2_000;
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const pathProp = {
   type: 'string',
@@ -438,7 +438,7 @@ export function createDrillDownTools(opts: DrillDownOptions): LocalTools {
         if (name === GREP_TOOL) return await grep(args);
         return await query(args);
       } catch (err) {
-        return text(`${name}: ${err instanceof Error ? err.message : String(err)}`, true);
+        return text(`${name}: ${errMessage(err)}`, true);
       }
     },
     hint: (g: GuardResult) =>

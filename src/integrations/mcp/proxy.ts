@@ -8,6 +8,7 @@ import { defaultSessionDir, lazyMkdir, serverNameFromCommand } from './session.j
 import { guardToolResult, mcpAwareSummarizer, type GuardFn, type McpClientKind, type ToolCallContext } from './tool-result.js';
 import type { Validate } from './structured.js';
 import { TerminalSafeLines, terminalSafe } from '../../pipeline/terminal.js';
+import { errMessage, isObj } from '../../pipeline/values.js';
 
 /** After the client closes our stdin, time the server gets to exit before SIGTERM, then again before SIGKILL (MCP stdio shutdown). */
 export const SHUTDOWN_GRACE_MS = 2_000;
@@ -85,7 +86,6 @@ const FOCUS_DESCRIPTION =
   'If the result is too large for the context, it is saved to disk and summarized with this focus.';
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 async function defaultValidatorFor(schema: Obj): Promise<Validate> {
   const { AjvJsonSchemaValidator } = await import('@modelcontextprotocol/sdk/validation/ajv');
@@ -186,7 +186,7 @@ export class McpProxy {
         windowsHide: true,
       });
     } catch (err) {
-      this.onChildGone(`could not start ${this.opts.command}: ${err instanceof Error ? err.message : String(err)}`, true);
+      this.onChildGone(`could not start ${this.opts.command}: ${errMessage(err)}`, true);
       this.readClient();
       return done;
     }
@@ -399,7 +399,7 @@ export class McpProxy {
       try {
         result = await this.local!.call(name, args, ac.signal);
       } catch (err) {
-        result = { content: [{ type: 'text', text: `${name} failed: ${err instanceof Error ? err.message : String(err)}` }], isError: true };
+        result = { content: [{ type: 'text', text: `${name} failed: ${errMessage(err)}` }], isError: true };
       }
       if (ac.signal.aborted) return; // cancelled: no response, as the spec asks
       this.pending.delete(key);
@@ -519,7 +519,7 @@ export class McpProxy {
       const ctx: ToolCallContext = { toolName, toolInput: pending.toolInput, intent: pending.intent, call: pending.call };
       if (info?.outputSchema && result.structuredContent !== undefined) {
         info.validate ??= this.validatorFor(info.outputSchema).catch((err: unknown) => {
-          this.log(`cannot compile the output schema of ${toolName}: ${err instanceof Error ? err.message : String(err)}`);
+          this.log(`cannot compile the output schema of ${toolName}: ${errMessage(err)}`);
           return undefined;
         });
         const validate = await info.validate;
@@ -544,7 +544,7 @@ export class McpProxy {
       this.toClient.writeLine(resultResponse(pending.id, replaced));
     })().catch((err: unknown) => {
       // guardToolResult does not throw; this is the last net, and it still never forwards the oversized line.
-      this.log(`internal error on ${toolName}: ${err instanceof Error ? err.message : String(err)}`);
+      this.log(`internal error on ${toolName}: ${errMessage(err)}`);
       this.toClient.writeLine(
         resultResponse(pending.id, {
           content: [{ type: 'text', text: `Spillway: the result of ${toolName} was too large and an internal error kept it from being saved.` }],

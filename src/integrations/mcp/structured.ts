@@ -1,3 +1,4 @@
+import { isObj } from '../../pipeline/values.js';
 /**
  * Keeping a spilled result valid for the tool's `outputSchema`, with the message inside.
  *
@@ -46,7 +47,6 @@ export interface ShrinkOptions {
 
 type Path = Array<string>;
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function jsonSize(v: unknown): number {
   try {

@@ -3,6 +3,7 @@ import { buildPreview, MAX_MESSAGE_CHARS, PREVIEW_CHARS, truncate } from '../../
 import type { GuardOptions, GuardResult, ReadMoreTools, SummarizeHook, ToolCallRef } from '../../pipeline/index.js';
 import { STRUCTURED_EXTRA_BUDGET_CHARS, shrinkStructured, type Validate } from './structured.js';
 import { mcpContentText } from '../../summarize/index.js';
+import { errMessage, isObj } from '../../pipeline/values.js';
 
 /** The guard entry point (`guardLargeResult` from src/pipeline), injectable for tests of failure paths. */
 export type GuardFn = (result: unknown, options: GuardOptions) => Promise<GuardResult | null>;
@@ -80,7 +81,6 @@ export interface GuardDeps {
 }
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function previewOf(result: Obj): string {
   const blocks = Array.isArray(result.content) ? result.content : [];
@@ -153,7 +153,7 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
     });
   } catch (err) {
     g = null;
-    failure = err instanceof Error ? err.message : String(err);
+    failure = errMessage(err);
     deps.log(`guard failed on ${ctx.toolName}: ${failure}`);
   }
   if (!g && failure === undefined) return null;
@@ -178,7 +178,7 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
         if (text !== undefined && text.length <= MAX_PROJECTION_IN_MESSAGE_CHARS) message += `\nProjected fields:\n${text}`;
       }
     } catch (err) {
-      deps.log(`projection failed on ${ctx.toolName}: ${err instanceof Error ? err.message : String(err)}`);
+      deps.log(`projection failed on ${ctx.toolName}: ${errMessage(err)}`);
     }
   }
   message = truncate(message, MAX_MESSAGE_CHARS);

@@ -16,6 +16,7 @@ import { toServiceError, type Handlers, type ServiceContext } from '../context.j
 import { isS3Path } from '../s3-read.js';
 import { notReadNote } from '../heavy.js';
 import { privatizeTree } from '../private-files.js';
+import { errMessage } from '../../pipeline/values.js';
 
 /**
  * Backstop for one summary run. The summarizer enforces its own deadline (SUMMARY_TIMEOUT_MS,
@@ -96,7 +97,7 @@ export function summaryMethods(ctx: ServiceContext): Handlers<SummaryMethodName>
         id,
         createdAt,
         status: timedOut ? 'timeout' : 'error',
-        error: err instanceof Error ? err.message : String(err),
+        error: errMessage(err),
       };
     }
   };

@@ -1,5 +1,5 @@
-import { LocalSpillStore } from '../../store-local.js';
-import { SpillStoreError, type SpillStore } from '../../spill-store.js';
+import { LocalSpillStore } from '../local.js';
+import { SpillStoreError, type SpillStore } from '../seam.js';
 import { isS3Url } from './location.js';
 import { redactSecrets, type S3StoreOptions } from './config.js';
 import { S3SpillStore } from './spill-store.js';

@@ -1,6 +1,6 @@
 import { ASSETS_DIR, LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile, isSafeKey, parseStem } from '../../layout.js';
-import { SpillStoreError, type NameCandidate, type SpillBody, type SpillKey, type SpillStore, type StoreCallOptions } from '../../spill-store.js';
-import type { LocalSpillStore } from '../../store-local.js';
+import { SpillStoreError, type NameCandidate, type SpillBody, type SpillKey, type SpillStore, type StoreCallOptions } from '../seam.js';
+import type { LocalSpillStore } from '../local.js';
 import type { S3Objects } from './client.js';
 import { resolveS3Settings, type S3Settings, type S3StoreOptions } from './config.js';
 import { S3StoreError } from './errors.js';

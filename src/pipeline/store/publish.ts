@@ -1,10 +1,10 @@
-import { makeStem, payloadKey, sidecarKey } from './layout.js';
-import { LimitError, MAX_NAME_ATTEMPTS, MAX_REMEMBERED_STEM_BASES, MAX_SIDECAR_ATTEMPTS } from './limits.js';
-import { SpillStoreError, isStoreError, type NameCandidate, type SpillKey, type SpillStore, type StoreCallOptions } from './spill-store.js';
+import { makeStem, payloadKey, sidecarKey } from '../layout.js';
+import { LimitError, MAX_NAME_ATTEMPTS, MAX_REMEMBERED_STEM_BASES, MAX_SIDECAR_ATTEMPTS } from '../limits.js';
+import { SpillStoreError, isStoreError, type NameCandidate, type SpillKey, type SpillStore, type StoreCallOptions } from './seam.js';
 
 /**
- * Naming and publishing a spill through a {@link SpillStore} (the interface is in spill-store.ts,
- * the local implementation in store-local.ts).
+ * Naming and publishing a spill through a {@link SpillStore} (the interface is in seam.ts,
+ * the local implementation in local.ts).
  *
  * | call | for |
  * | --- | --- |

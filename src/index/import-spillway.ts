@@ -16,6 +16,7 @@ import {
   stableId,
 } from './text.js';
 import { type FileWindow, type ReadBuffers, UnitHash, readWindow } from './window.js';
+import { isObj } from '../pipeline/values.js';
 
 /** Largest sidecar read; a bigger one is not something the guard wrote. */
 export const MAX_META_BYTES = 16 * 1024 * 1024;
@@ -42,7 +43,6 @@ export function spillwayPayloadId(longResponsesDir: string, stem: string): strin
   return stableId('p', `${isS3Path(longResponsesDir) ? canonicalS3Root(longResponsesDir) : path.resolve(longResponsesDir)}/${stem}`);
 }
 
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 /** A sidecar's id or path field: a short non-empty string, else nothing (a hand-edited sidecar may hold anything). */
@@ -60,11 +60,11 @@ export interface MetaRead {
 }
 
 /**
- * Parse a sidecar defensively: a hand-edited or half-written meta must not break a scan. One
+ * Read a sidecar from a session source, defensively (restore.ts's `readMeta` is the strict check of a local file): a hand-edited or half-written meta must not break a scan. One
  * ranged read; with `hash`, the raw bytes are fed to it too. A promise only when the source
  * answers with one.
  */
-export function readMeta(source: SessionSource, file: string, o: { hash?: UnitHash; buffers?: ReadBuffers } = {}): Awaitable<MetaRead> {
+export function readSidecar(source: SessionSource, file: string, o: { hash?: UnitHash; buffers?: ReadBuffers } = {}): Awaitable<MetaRead> {
   let r: Awaitable<RangeRead>;
   try {
     r = source.readRange(file, 0, MAX_META_BYTES, o.buffers?.headOf(META_SCRATCH_BYTES));
@@ -225,7 +225,7 @@ export function readSpillwayUnit(source: SessionSource, unit: Unit, buffers?: Re
   const s: StemRead = { source, unit, buffers, files: stemFiles(unit.files), longResponses: path.dirname(unit.key), hash: new UnitHash(), warnings: [] };
   const metaStat = s.files.meta;
   if (!metaStat) return withMeta(s, null);
-  const r = readMeta(source, inDir(s.longResponses, metaStat.name), { hash: s.hash, buffers });
+  const r = readSidecar(source, inDir(s.longResponses, metaStat.name), { hash: s.hash, buffers });
   return isPromiseLike(r) ? r.then((read) => withMeta(s, read)) : withMeta(s, r);
 }
 

@@ -24,7 +24,7 @@
  * ignores the signal cannot hold a tool result back. Errors are {@link SpillStoreError}s:
  * `UNAVAILABLE` (down, unreachable, slow, full, read-only: the guard then tries its fallback
  * store), `EXISTS`, `NOT_FOUND`, `REFUSED` (a key or folder that would lead outside the
- * session), `FAILED` (anything else). store-local.ts is the local implementation.
+ * session), `FAILED` (anything else). local.ts is the local implementation.
  *
  * This module holds types and the error class only, so the renderer's type-check can see
  * `GuardOptions` without Node's types.

@@ -2,11 +2,11 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import { constants as fsc } from 'node:fs';
 import path from 'node:path';
-import { ASSETS_DIR, LONG_RESPONSES_DIR, assetFileName, isInside, isSafeKey, tempNameFor } from './layout.js';
-import { SpillStoreError, type NameCandidate, type SpillBody, type SpillKey, type SpillStore, type SpillStoreErrorCode, type StoreCallOptions } from './spill-store.js';
+import { ASSETS_DIR, LONG_RESPONSES_DIR, assetFileName, isInside, isSafeKey, tempNameFor } from '../layout.js';
+import { SpillStoreError, type NameCandidate, type SpillBody, type SpillKey, type SpillStore, type SpillStoreErrorCode, type StoreCallOptions } from './seam.js';
 
 /**
- * The local implementation of the storage seam (spill-store.ts), and the atomic file writes it
+ * The local implementation of the storage seam (seam.ts), and the atomic file writes it
  * is made of. Nothing is ever half-written under a final name or overwritten: data goes to a
  * dot-prefixed temp file in the same folder, then is hard-linked (create-only) or renamed into place.
  *
