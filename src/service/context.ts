@@ -59,6 +59,7 @@ export interface CreateServiceOptions {
   defaultRoots?: boolean;
   /** App-data folder; default `appPaths(env).root` ($SPILLWAY_HOME or the OS default). */
   appDataDir?: string;
+  /** The variables the service reads (SPILLWAY_HOME, SPILLWAY_S3_*, summarizer keys); serve and Electron pass the process's, the default. */
   env?: NodeJS.ProcessEnv;
   transport: Transport;
   /** Watch the roots live (default true). */
