@@ -71,7 +71,7 @@ function contextOf(options: GuardOptions): GuardContext {
   const storesOf = () => {
     const ms = options?.storeTimeoutMs && options.storeTimeoutMs > 0 ? options.storeTimeoutMs : STORE_CALL_TIMEOUT_MS;
     const list = (
-      configuredStores(options ?? {}, options?.env ?? {}) ?? [
+      configuredStores(options ?? {}, options?.env) ?? [
         options?.store && typeof options.store === 'object' ? options.store : new LocalSpillStore(options?.sessionPath),
         ...(options?.fallbackStore ? [options.fallbackStore] : []),
       ]

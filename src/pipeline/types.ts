@@ -247,8 +247,9 @@ export interface GuardOptions {
   storeTimeoutMs?: number;
   /**
    * The variables the store settings come from (SPILLWAY_STORE, SPILLWAY_STORE_TIMEOUT_MS, the AWS
-   * ones), as a value: the guard itself never reads the process's. The package root, the CLI, the
-   * proxy and the hook pass `process.env`; none: no variable applies.
+   * ones), as a value: the guard itself never reads SPILLWAY_STORE from the process. The package
+   * root, the CLI, the proxy and the hook pass `process.env`; none: SPILLWAY_STORE does not apply,
+   * and a bucket's settings come from the AWS SDK's own variables.
    */
   env?: NodeJS.ProcessEnv;
   /**

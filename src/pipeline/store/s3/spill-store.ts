@@ -206,7 +206,7 @@ export class S3SpillStore implements SpillStore {
    * written) is queued for `spillway sync`, with this store's claim for it when it had one. `env`
    * says where the queue is (SPILLWAY_HOME).
    */
-  fallback(local: LocalSpillStore, env: NodeJS.ProcessEnv): SpillStore {
+  fallback(local: LocalSpillStore, env: NodeJS.ProcessEnv | undefined): SpillStore {
     const store = this;
     return {
       location: local.location,
