@@ -20,22 +20,22 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildCorpus, CATEGORIES, EXTRA_CATEGORIES, type CorpusSample } from './build-corpus.js';
 import {
+  countExact,
   FEATURE_COUNT,
   FEATURE_NAMES,
   HAN_FIRST,
   HAN_LAST,
   KNOWN_WORDS_BITS,
-  WORD_HASH_SEED,
   knownWordProbes,
+  RATIO_MIN_RISK,
+  riskTokens,
   scanFeatures,
   setCommonHan,
   setKnownWords,
   setRareBigrams,
+  WORD_HASH_SEED,
   wordHashStep,
-} from '../src/pipeline/estimate/features.js';
-import { countExact } from '../src/pipeline/estimate/exact.js';
-import { RATIO_MIN_RISK } from '../src/pipeline/estimate/decision.js';
-import { riskTokens } from '../src/pipeline/estimate/risk.js';
+} from '../src/pipeline/estimate/internal.js';
 import { PROFILES, type Profile } from '../src/pipeline/types.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

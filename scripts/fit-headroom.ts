@@ -30,11 +30,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildCorpus, type CorpusSample } from './build-corpus.js';
-import { WEIGHTS } from '../src/pipeline/estimate/constants.js';
-import { countExact } from '../src/pipeline/estimate/exact.js';
-import { FEATURE_COUNT, FEATURE_NAMES, scanFeatures } from '../src/pipeline/estimate/features.js';
-import { priceFeatures } from '../src/pipeline/estimate/calibrated.js';
-import { riskTokens } from '../src/pipeline/estimate/risk.js';
+import { countExact, FEATURE_COUNT, FEATURE_NAMES, priceFeatures, riskTokens, scanFeatures, WEIGHTS } from '../src/pipeline/estimate/internal.js';
 import { PROFILES, type Profile } from '../src/pipeline/types.js';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -4,8 +4,9 @@ import { describe, expect, it } from 'vitest';
 
 /**
  * Layering as data (docs/architecture.md; VS Code's `code-layering`): one row per layer says which other layers it may
- * import, which of their modules count as their public face, and which npm packages only it may use. An
- * exception is a row entry with its reason, never a special case in the checks below.
+ * import, which of their modules count as their public face, and which npm packages only it may use; rooms inside
+ * a layer have doors of their own (ROOMS), and test/, bench/ and scripts/ use the same doors unless a row of
+ * TEST_DOORS says why not. An exception is a row entry with its reason, never a special case in the checks below.
  */
 interface Layer {
   /** Layers this one may import. */
@@ -76,11 +77,12 @@ const PUBLIC: Record<string, { modules: string[]; why?: string }> = {
       'src/pipeline/prompt',
       'src/pipeline/terminal',
       'src/pipeline/estimate/index',
+      'src/pipeline/estimate/options',
       'src/pipeline/store/s3/index',
       'src/pipeline/quick',
       'src/pipeline/values',
     ],
-    why: 'index.ts is the package root; the other layers may also take the shared words (types, layout, limits, config, detect, prompt), the estimator\'s four verbs the S3 store\'s face (restore, sync and bucket roots; a door of its own so the package root stays the guard\'s API, and it loads the AWS SDK only when a bucket is opened) and values (isObj, errMessage: a leaf every layer may take) and the fast path\'s checks (quick: the limit, base64 and binary scans, without loading the guard, for the hook that runs on every tool call), never its internals or the guard\'s phases',
+    why: 'index.ts is the pipeline\'s named door for the layers above (the package root, src/index.ts, picks the public few from it); the other layers may also take the shared words (types, layout, limits, config, detect, prompt), the estimator\'s two doors (its four verbs, and the words they take: strategies, defaults, the Claude correction), the S3 store\'s face (restore, sync and bucket roots; a door of its own so the package root stays the guard\'s API, and it loads the AWS SDK only when a bucket is opened) and values (isObj, errMessage: a leaf every layer may take) and the fast path\'s checks (quick: the limit, base64 and binary scans, without loading the guard, for the hook that runs on every tool call), never its internals or the guard\'s phases',
   },
   'src/index': { modules: ['src/index/index', 'src/index/rows'] },
   'src/summarize': { modules: ['src/summarize/index'] },
@@ -101,6 +103,41 @@ const PUBLIC: Record<string, { modules: string[]; why?: string }> = {
   },
 };
 
+/**
+ * Rooms inside a layer with doors of their own: a module outside the room, in the same layer or not,
+ * imports only a door. `testDoors` are doors for test/, bench/ and scripts/ alone, each with its reason.
+ */
+const ROOMS: Record<string, { doors: string[]; testDoors?: Record<string, string>; why: string }> = {
+  'src/pipeline/estimate': {
+    doors: ['src/pipeline/estimate/index', 'src/pipeline/estimate/options'],
+    testDoors: {
+      'src/pipeline/estimate/internal':
+        'the estimator\'s tests, benches and calibration scripts measure its features, fit, sampler and risk bounds; one module names all of them, so moving one inside the room changes one file',
+    },
+    why: 'the guard and every other layer see four verbs and their words; the features, the fit and the sampler change with each calibration',
+  },
+};
+
+/**
+ * test/, bench/ and scripts/ sit above every layer and may import any, but through the front doors
+ * (PUBLIC, ROOMS) like the layers do. A suite that tests a layer's inside is a row here with its
+ * reason: `from` is a path prefix of the importing files, `into` a module prefix it may reach.
+ * A row never opens a room (ROOMS): the estimator's inside is `internal.ts` for everyone.
+ */
+const TEST_DOORS: Array<{ from: string; into: string; why: string }> = [
+  { from: 'test/pipeline/', into: 'src/pipeline/', why: "the guard's unit tests take one module each (base64, json-prefix, prune, the journal records prune reads)" },
+  { from: 'test/integrations/advice.test.ts', into: 'src/pipeline/message', why: 'the advice the message gives, checked on the builder of the message itself' },
+  { from: 'test/s3/', into: 'src/pipeline/store/s3/', why: "the S3 store's tests drive its client, config, journal, source, sync and writer against a real Ceph" },
+  { from: 'test/s3/serve.test.ts', into: 'src/service/s3-read', why: "the inspector's reads of a bucket, below the contract" },
+  { from: 'test/helpers/ceph-fixture.ts', into: 'src/pipeline/store/s3/', why: 'the Ceph fixture builds the one S3 client the tests share, from the store\'s own config' },
+  { from: 'bench/s3.ts', into: 'src/pipeline/store/s3/client', why: 'the S3 bench times the store against the bare client' },
+  { from: 'bench/s3-journal.ts', into: 'src/pipeline/store/s3/', why: "the journal bench times the client, the journal, the writer, the source and prune alone" },
+  { from: 'bench/binary.ts', into: 'src/pipeline/', why: 'the binary bench times the base64 scan and the JSON bound alone, against the guard that runs them' },
+  { from: 'test/index/', into: 'src/index/', why: "the index's tests check its phases (bulk load, database, sources, importers, timeline) one by one" },
+  { from: 'test/service/', into: 'src/service/', why: "the service's tests check its method groups, its context and its readers below the contract" },
+  { from: 'test/contract.test.ts', into: 'src/service/validate', why: "the contract's run-time validator, checked against the contract's own types" },
+];
+
 /** npm packages that only some layers may import. */
 const PACKAGES: Array<{ re: RegExp; only: string[]; why: string }> = [
   { re: /^better-sqlite3$/, only: ['src/index', 'src/compress'], why: 'the index; handles live in <session>/handles.sqlite (layer 3), owned by compress' },
@@ -117,7 +154,7 @@ function walk(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) return e.name === 'node_modules' ? [] : walk(p);
-    return /\.(ts|tsx|mts)$/.test(e.name) && !e.name.endsWith('.d.ts') ? [p] : [];
+    return /\.(ts|tsx|mts|mjs)$/.test(e.name) && !e.name.endsWith('.d.ts') ? [p] : [];
   });
 }
 
@@ -150,7 +187,37 @@ const layerOf = (file: string): string | undefined => {
 };
 
 const all = ['src', 'electron', 'app'].flatMap((d) => walk(path.join(ROOT, d))).flatMap(importsOf);
+/** The code outside every layer that imports the layers: tests, benches, scripts. */
+const OUTSIDE = ['test', 'bench', 'scripts'];
+const outside = OUTSIDE.flatMap((d) => walk(path.join(ROOT, d))).flatMap(importsOf);
 const show = (i: Imp) => `${i.file} imports ${i.spec}`;
+const isOutside = (file: string) => OUTSIDE.some((d) => file.startsWith(d + '/'));
+const under = (p: string, prefix: string) => (prefix.endsWith('/') ? p.startsWith(prefix) : p === prefix || p.startsWith(prefix + '/'));
+const roomOf = (mod: string) => Object.keys(ROOMS).find((r) => mod.startsWith(r + '/'));
+
+/** Imports that enter a room (ROOMS) past its doors, from anywhere outside it. */
+function pastRoomDoors(imps: Imp[]): Imp[] {
+  return imps.filter((i) => {
+    const room = i.target && roomOf(i.target);
+    if (!room || i.file.startsWith(room + '/')) return false;
+    const r = ROOMS[room]!;
+    if (r.doors.includes(i.target!)) return false;
+    return !(isOutside(i.file) && i.target! in (r.testDoors ?? {}));
+  });
+}
+
+/** Imports from test/, bench/ or scripts/ into a layer's inside that no door (PUBLIC, ROOMS, TEST_DOORS) allows. */
+function pastLayerDoors(imps: Imp[]): Imp[] {
+  return imps.filter((i) => {
+    if (!i.target || !isOutside(i.file)) return false;
+    if (i.target === 'src/index') return false; // the package root, src/index.ts (not the src/index/ folder)
+    const to = layerOf(i.target);
+    if (!to || !PUBLIC[to] || PUBLIC[to]!.modules.includes(i.target)) return false;
+    const room = roomOf(i.target);
+    if (room && (ROOMS[room]!.doors.includes(i.target) || i.target in (ROOMS[room]!.testDoors ?? {}))) return false;
+    return !TEST_DOORS.some((d) => under(i.file, d.from) && under(i.target!, d.into));
+  });
+}
 
 describe('layering (docs/architecture.md, as the table above)', () => {
   it('found the source tree, and every source file belongs to a layer', () => {
@@ -208,11 +275,50 @@ describe('layering (docs/architecture.md, as the table above)', () => {
     expect(bad.map(show)).toEqual([]);
   });
 
+  it('no import enters a room past its doors (ROOMS), from src/ or from test/, bench/ and scripts/', () => {
+    expect(outside.filter((i) => i.target?.startsWith('src/pipeline/estimate/')).length, 'found the estimator\'s tests').toBeGreaterThan(5);
+    expect(pastRoomDoors([...all, ...outside]).map(show)).toEqual([]);
+  });
+
+  it('test/, bench/ and scripts/ import a layer through its front doors, or a declared test door (TEST_DOORS)', () => {
+    expect(new Set(outside.map((i) => i.file.split('/')[0])), 'read all three folders').toEqual(new Set(OUTSIDE));
+    expect(pastLayerDoors(outside).map(show)).toEqual([]);
+  });
+
+  it('the door checks catch a planted violation (a test past the estimator\'s doors, src/ past them, a test deep in the service)', () => {
+    const plant = (file: string, target: string): Imp => ({ file, spec: target, typeOnly: false, target });
+    const planted = [
+      plant('test/estimate/x.test.ts', 'src/pipeline/estimate/features'),
+      plant('test/pipeline/x.test.ts', 'src/pipeline/estimate/constants'),
+      plant('scripts/x.ts', 'src/pipeline/estimate/exact'),
+      plant('src/pipeline/guard.ts', 'src/pipeline/estimate/decision'),
+      plant('src/cli/commands/x.ts', 'src/pipeline/estimate/internal'),
+    ];
+    expect(pastRoomDoors(planted)).toEqual(planted);
+    expect(pastRoomDoors([plant('test/estimate/x.test.ts', 'src/pipeline/estimate/internal'), plant('src/pipeline/guard.ts', 'src/pipeline/estimate/options')])).toEqual([]);
+    const deep = [plant('test/pipeline/x.test.ts', 'src/service/heavy'), plant('bench/x.ts', 'src/index/db'), plant('test/estimate/x.test.ts', 'src/pipeline/store/local')];
+    expect(pastLayerDoors(deep)).toEqual(deep);
+    expect(pastLayerDoors([plant('test/index/x.test.ts', 'src/index/db'), plant('bench/x.ts', 'src/pipeline/index')])).toEqual([]);
+  });
+
   it('the table itself is sound: every exception names a reason, every layer exists', () => {
     for (const [name, l] of Object.entries(LAYERS)) {
       expect(fs.existsSync(path.join(ROOT, name)) || fs.existsSync(path.join(ROOT, name + '.ts')), name).toBe(true);
       for (const m of l.may) expect(layerOf(m) ?? m.split('/').slice(0, 2).join('/'), `${name} may import ${m}`).toBeTruthy();
       for (const k of Object.keys(l.why ?? {})) expect(l.may, `${name}: a reason for an import it may not make`).toContain(k);
+    }
+    const exists = (mod: string) => ['.ts', '.tsx', ''].some((ext) => fs.existsSync(path.join(ROOT, mod + ext)));
+    for (const [room, r] of Object.entries(ROOMS)) {
+      expect(r.why, room).toBeTruthy();
+      for (const d of [...r.doors, ...Object.keys(r.testDoors ?? {})]) expect(exists(d) && d.startsWith(room + '/'), `${room}: door ${d}`).toBe(true);
+      for (const [d, why] of Object.entries(r.testDoors ?? {})) expect(why, d).toBeTruthy();
+    }
+    for (const d of TEST_DOORS) {
+      expect(d.why, `${d.from} -> ${d.into}`).toBeTruthy();
+      expect(exists(d.from.replace(/\/$/, '')), `TEST_DOORS: ${d.from} exists`).toBe(true);
+      expect(exists(d.into.replace(/\/$/, '')), `TEST_DOORS: ${d.into} exists`).toBe(true);
+      // A declared door is used: an unused one would hide the next deep import silently.
+      expect(outside.some((i) => under(i.file, d.from) && i.target && under(i.target, d.into)), `TEST_DOORS row unused: ${d.from} -> ${d.into}`).toBe(true);
     }
   });
 });

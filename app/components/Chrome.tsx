@@ -2,6 +2,7 @@ import { useEffect, useRef, type ReactElement } from 'react';
 import { useApp, useAppStore } from '../store/react.js';
 import type { View } from '../store/slices/core.js';
 import { formatInt } from '../lib/format.js';
+import { isShownRoot } from '../lib/sessions.js';
 import { PHASE_LABEL, share, summarizeProgress, type PhaseProgress } from '../lib/progress.js';
 import { modKey } from './common.js';
 
@@ -94,11 +95,13 @@ export function StatusBar() {
   const info = useApp((s) => s.info);
   const roots = useApp((s) => s.roots);
   const running = useApp((s) => s.summaryRunning);
+  // Each tool call once: a spill joined with its transcript's call is that call's row, not a second payload.
   const payloads = roots.reduce((n, r) => n + r.payloadCount, 0);
+  const folders = roots.filter((r) => isShownRoot(r, info)).length;
   return (
     <footer className="statusbar" role="status" aria-live="polite">
       <span className="sb-item">{info ? (info.transport === 'electron' ? 'Desktop' : 'Local server') : 'Connecting…'}</span>
-      <span className="sb-item">{formatInt(roots.length)} folders · {formatInt(payloads)} payloads</span>
+      <span className="sb-item">{formatInt(folders)} folders · {formatInt(payloads)} payloads</span>
       <IndexProgress />
       {running ? <span className="sb-item"><span className="spinner" /> Summarizing…</span> : null}
       <span className="spacer" />

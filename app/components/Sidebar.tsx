@@ -9,6 +9,8 @@ import {
   groupSessions,
   guessHome,
   rootLabel,
+  rootPayloads,
+  isShownRoot,
   sessionMatches,
   sessionTitle,
   shortenHome,
@@ -67,7 +69,7 @@ export function Sidebar() {
   // Dropped-file analyses only when there are some; Spillway's own folders after the agents'.
   const order = { agent: 0, user: 1, 'app-sessions': 2, scratch: 3 } as const;
   const shown = labelled
-    .filter(({ root, label }) => label.role !== 'scratch' || root.sessionCount > 0)
+    .filter(({ root }) => isShownRoot(root, info))
     .sort((a, b) => order[a.label.role] - order[b.label.role]);
 
   return (
@@ -154,7 +156,7 @@ function RootGroup(props: { root: RootInfo; name: string; detail: string; sessio
               {phase.label} {phase.p.total ? `${Math.floor(share(phase.p) * 100)}%` : '…'}
             </span>
           ) : null}
-          <span className="count mono" title={`${formatInt(root.payloadCount)} payloads in ${formatInt(root.sessionCount)} sessions`}>{formatInt(root.payloadCount)}</span>
+          <span className="count mono" title={rootPayloads(root).title}>{formatInt(rootPayloads(root).count)}</span>
         </button>
         <button className="icon-btn hover-only" aria-label={removeLabel} title={removeLabel} onClick={() => void store.getState().removeRoot(root.id)}>
           <svg viewBox="0 0 16 16" aria-hidden><path d="M4 4l8 8M12 4l-8 8" /></svg>

@@ -256,6 +256,23 @@ const joinPath = (dir: string, leaf: string) => `${dir.replace(/[\\/]+$/, '')}${
 export const summaryRunsDir = (info: AppInfo | null) => (info ? joinPath(info.appDataDir, 'summary-runs') : 'app data');
 
 /** What to call a root in the sidebar. */
+/** The scratch folder of dropped-file analyses is listed only once it holds something: the sidebar and the status bar agree on this. */
+export function isShownRoot(root: RootInfo, info: AppInfo | null): boolean {
+  return !(info && root.path === joinPath(info.appDataDir, 'scratch')) || root.sessionCount > 0;
+}
+
+/**
+ * A root's own count, as its sessions add up: every payload in it, spills joined with a
+ * transcript's tool call included (those are counted once, in the transcript's root, by the status
+ * bar's total, which is why the title says how many are joined).
+ */
+export function rootPayloads(root: RootInfo): { count: number; title: string } {
+  const joined = root.joinedCount ?? 0;
+  const count = root.payloadCount + joined;
+  const base = `${count.toLocaleString('en-US')} payloads in ${root.sessionCount.toLocaleString('en-US')} sessions`;
+  return { count, title: joined ? `${base}; ${joined.toLocaleString('en-US')} of them are spills joined with a transcript's tool call, counted once there in the total` : base };
+}
+
 export function rootLabel(root: RootInfo, info: AppInfo | null, home: string | undefined): RootLabel {
   const shown = shortenHome(root.path, home);
   if (info && root.path === joinPath(info.appDataDir, 'scratch')) return { name: 'Dropped files', detail: `${shown}: files you dropped or pasted to analyse`, role: 'scratch' };

@@ -108,6 +108,8 @@ export function anchorOf(files: FileStat[]): FileStat | undefined {
 /** Which agent wrote a transcript, from its name and first bytes; null when none we know. */
 export function sniffHead(name: string, head: string): Exclude<UnitKind, 'spillway'> | null {
   if (name.endsWith('.jsonl')) {
+    // Gemini CLI 0.61's chat log opens with {"sessionId", "projectHash", …}: before the Claude Code test, which `sessionId` would pass.
+    if (name.startsWith('session-') && /^\s*\{[^\n]*"projectHash"\s*:/.test(head)) return 'gemini';
     if (/"type"\s*:\s*"(session_meta|response_item|turn_context|event_msg)"/.test(head)) return 'codex';
     if (name.startsWith('rollout-') && /"(record_type|call_id|instructions)"/.test(head)) return 'codex';
     if (/"(parentUuid|sessionId|leafUuid)"\s*:/.test(head) || /"type"\s*:\s*"(summary|file-history-snapshot)"/.test(head)) {

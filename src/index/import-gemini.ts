@@ -1,6 +1,13 @@
 /**
- * Gemini CLI chats (`~/.gemini/tmp/<project hash>/chats/session-*.json`), read-only: one JSON
- * object per chat, with `messages[]`; tool calls sit on `gemini` messages as `toolCalls[]`.
+ * Gemini CLI chats (`~/.gemini/tmp/<project>/chats/session-*.json`), read-only: one JSON object
+ * per chat, with `messages[]`; tool calls sit on `gemini` messages as `toolCalls[]`.
+ *
+ * Gemini CLI 0.61.0 writes `session-*.jsonl` instead (test/index/fixtures/timeline/gemini): a
+ * header line (`sessionId`, `projectHash`, `startTime`, `kind`), `{"$set": {…}}` lines that set
+ * top-level fields (the first sets `messages`), and one line per message written or rewritten: a
+ * `gemini` message is written once when its reply ends and again, same `id`, with its `toolCalls`
+ * once they ran. The chat is that log replayed, a rewrite replacing the message in place, so a
+ * call is never counted twice.
  */
 import crypto from 'node:crypto';
 import type { Unit } from './discover.js';
@@ -26,11 +33,49 @@ export function extractGeminiResult(call: Record<string, unknown>): string {
   return result === undefined ? '' : JSON.stringify(result);
 }
 
+/** A `session-*.jsonl` chat log replayed into the object a `.json` chat holds; a line that does not parse (a torn last line) is skipped. */
+export function chatFromJsonl(text: string): Record<string, unknown> {
+  const chat: Record<string, unknown> = {};
+  let messages: unknown[] = [];
+  const at = new Map<string, number>();
+  const reindex = () => {
+    at.clear();
+    messages.forEach((m, i) => isObj(m) && typeof m.id === 'string' && at.set(m.id, i));
+  };
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    let o: unknown;
+    try {
+      o = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (!isObj(o)) continue;
+    if (isObj(o.$set)) {
+      for (const [k, v] of Object.entries(o.$set)) {
+        if (k === 'messages') {
+          messages = Array.isArray(v) ? [...v] : [];
+          reindex();
+        } else chat[k] = v;
+      }
+    } else if (typeof o.type === 'string' && typeof o.id === 'string') {
+      const i = at.get(o.id);
+      if (i === undefined) {
+        at.set(o.id, messages.length);
+        messages.push(o);
+      } else messages[i] = o;
+    } else if (Object.keys(chat).length === 0 || typeof o.sessionId === 'string') Object.assign(chat, o);
+  }
+  chat.messages = messages;
+  return chat;
+}
+
 /** A chat file, parsed; null when it is over MAX_IMPORT_FILE_BYTES. */
 async function readChat(source: SessionSource, file: string): Promise<{ raw: Buffer; chat: unknown } | null> {
   const r = await source.readRange(file, 0, MAX_IMPORT_FILE_BYTES + 1);
   if (r.size > MAX_IMPORT_FILE_BYTES) return null;
-  return { raw: r.bytes, chat: JSON.parse(r.bytes.toString('utf8')) as unknown };
+  const text = r.bytes.toString('utf8');
+  return { raw: r.bytes, chat: file.endsWith('.jsonl') ? chatFromJsonl(text) : (JSON.parse(text) as unknown) };
 }
 
 function factsOf(messages: unknown[]): SessionFacts {

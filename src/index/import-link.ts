@@ -43,7 +43,13 @@ export function spillwayPayloadPath(text: string): string | null {
 export async function spilledOrImported(ctx: ImportContext, f: ResultFields & { spillwayPath?: string; callId?: string }): Promise<PayloadRecord> {
   const target = asSpillwayPayloadPath(f.spillwayPath) ?? spillwayPayloadPath(f.seen);
   const linked = target ? await ctx.resolveSpill(target) : null;
-  if (!linked) return { ...(await importedRecord(f)), ...(f.callId ? { callId: f.callId } : {}) };
+  if (!linked) {
+    const own = await importedRecord(f);
+    // The guard spilled this call somewhere the index was not given: what the transcript holds is the
+    // message, so the record is that message (its size, its tokens), but never listed as a pass.
+    const elsewhere = target ? { action: 'spill' as const, source: { ...f.source, spilledTo: target } } : {};
+    return { ...own, ...elsewhere, ...(f.callId ? { callId: f.callId } : {}) };
+  }
   return {
     ...linked,
     id: f.id,

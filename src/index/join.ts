@@ -14,7 +14,9 @@
  * | `id` | the sidecar's `toolCallId` is the transcript's tool_use id / call_id (the hook gets `tool_use_id`; the proxy reads the id the client sends in `_meta`) |
  * | `inferred` | a spill whose client sent no id: same tool, same arguments, the transcript's result within a time window after the spill |
  *
- * A spill with no transcript (the library, a CI job) joins nothing and shows as before.
+ * A spill with no transcript (the library, a CI job) joins nothing and shows as before. A search
+ * that hits a covered spill's text or summaries lists the row that joined it (queries.ts `search`):
+ * an id or inferred join keeps the transcript's own text in its full-text row, not the spill's.
  */
 import { type IndexCore } from './core.js';
 import { stableId } from './text.js';

@@ -283,10 +283,19 @@ export class Queries {
   }
 
   private search(q: string, f: { sql: string; args: unknown[] }, order: string, limit: number, offset: number): ListPayloadsResponse {
-    const hits = `(SELECT rowid, min(rank) AS rank FROM (
-        SELECT rowid, bm25(payload_fts) AS rank FROM payload_fts WHERE payload_fts MATCH ?
-        UNION ALL
-        SELECT rowid, bm25(summary_fts) AS rank FROM summary_fts WHERE summary_fts MATCH ?) GROUP BY rowid) h`;
+    // A joined row's text is its spill's: the tool's result (and the spill's summaries) are indexed
+    // on the spill's row, and a hit there is a hit on the transcript's row that joined it. A path
+    // join reads the spill's file for its own row too (GROUP BY keeps one hit per row). The scan
+    // of payloads for rows with a spill_id is one pass per search, no lookup per hit.
+    const hits = `(WITH m AS MATERIALIZED (
+          SELECT rowid, bm25(payload_fts) AS rank FROM payload_fts WHERE payload_fts MATCH ?
+          UNION ALL
+          SELECT rowid, bm25(summary_fts) AS rank FROM summary_fts WHERE summary_fts MATCH ?)
+        SELECT rowid, min(rank) AS rank FROM (
+          SELECT rowid, rank FROM m
+          UNION ALL
+          SELECT t.rowid, m.rank FROM payloads t JOIN payloads s ON s.id = t.spill_id JOIN m ON m.rowid = s.rowid WHERE t.spill_id IS NOT NULL)
+        GROUP BY rowid) h`;
     let total: number;
     let rows: PayloadDbRow[];
     try {
@@ -299,12 +308,19 @@ export class Queries {
     }
     const snipBody = this.core.q("SELECT snippet(payload_fts, -1, '', '', '…', 16) AS s FROM payload_fts WHERE payload_fts MATCH ? AND rowid = CAST(? AS INTEGER)");
     const snipSum = this.core.q("SELECT snippet(summary_fts, 0, '', '', '…', 16) AS s FROM summary_fts WHERE summary_fts MATCH ? AND rowid = CAST(? AS INTEGER)");
+    const spillRowid = this.core.q('SELECT rowid FROM payloads WHERE id = ?');
+    const snippetOf = (rowid: number): string | undefined =>
+      (snipBody.get(q, rowid) as { s: string } | undefined)?.s || (snipSum.get(q, rowid) as { s: string } | undefined)?.s || undefined;
     return {
       total,
       rows: rows.map((r) => {
         const row = toRow(r);
-        const s = (snipBody.get(q, r.rowid) as { s: string } | undefined) ?? (snipSum.get(q, r.rowid) as { s: string } | undefined);
-        if (s?.s) row.snippet = s.s.replace(/\s+/g, ' ').trim();
+        let s = snippetOf(r.rowid);
+        if (!s && r.spill_id) {
+          const sp = spillRowid.get(r.spill_id) as { rowid: number } | undefined;
+          if (sp) s = snippetOf(sp.rowid);
+        }
+        if (s) row.snippet = s.replace(/\s+/g, ' ').trim();
         return row;
       }),
     };

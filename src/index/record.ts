@@ -19,6 +19,11 @@ export interface SourceLocation {
   field: 'content' | 'toolUseResult' | 'mcpMeta' | 'persisted' | 'output' | 'event' | 'result' | 'spillway';
   /** A file that holds the whole result: Claude Code's spill file in `tool-results/` (any name). */
   persistedPath?: string;
+  /**
+   * The result is Spillway's message and names this payload, which is in no registered root (another
+   * app-data folder, a bucket): the record is the message, marked a spill, never read from this path.
+   */
+  spilledTo?: string;
   /** Gemini: index of the call within the message. */
   call?: number;
 }

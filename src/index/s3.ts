@@ -109,9 +109,11 @@ export class RoutedSource implements SessionSource {
    *
    * - asked for in full (a reindex), or its last full listing is S3_RECONCILE_MS old: the whole
    *   bucket, which also finds spills whose journal entry is missing, and what was deleted;
-   * - opened for the first time (nothing saved for it): its newest S3_NEWEST_SESSIONS sessions
-   *   first, then the whole bucket (the scanner shows the first part before listing the rest);
-   * - otherwise: the journal from the saved cursor on, and only the sessions it names.
+   * - opened for the first time (nothing saved for it): its newest S3_NEWEST_SESSIONS sessions,
+   *   newest first (the scanner lists and shows them a few at a time, each batch listed through
+   *   `scopes`), then the whole bucket;
+   * - otherwise: the journal from the saved cursor on, and only the sessions it names (and the
+   *   spills prune's tombstones name, which leave the index).
    */
   async refresh(root: string, o: RefreshOptions = {}): Promise<void | RefreshPlan> {
     if (!isS3Path(root)) return;
@@ -137,10 +139,10 @@ export class RoutedSource implements SessionSource {
     }
     if (!saved && src.reconciledAt === 0) {
       const first = await src.newest(this.newestSessions);
-      return { sessions: first.sessions, additive: true, more: true };
+      return { sessions: first.sessions, additive: true, more: true, inOrder: true };
     }
     const changes = await src.poll();
-    return { sessions: changes.sessions, additive: true, state: state() };
+    return { sessions: changes.sessions, additive: true, state: state(), ...(changes.gone ? { gone: changes.gone } : {}) };
   }
 
   list(dir: string): SourceEntry[] | null | Promise<SourceEntry[] | null> {

@@ -75,6 +75,8 @@ interface Pass {
   fresh: boolean;
   done: number;
   total: number;
+  /** Units done and counted by the passes before this one in the same progress (newest-first batches). */
+  before: { done: number; total: number };
   /** Session ids by session path (one hash per session, not per unit). */
   sessionIds: Map<string, string>;
 }
@@ -85,6 +87,9 @@ interface Pass {
  * fifth off a first listing of 10,000 payloads).
  */
 const LIST_BATCH_UNITS = 256;
+/** A first open's newest sessions (RefreshPlan.inOrder): the first batch, then twice as many each time, up to the last. */
+const IN_ORDER_FIRST_BATCH = 4;
+const IN_ORDER_MAX_BATCH = 32;
 
 function counted(pass: Pass, result: UnitResult): UnitResult {
   pass.res.read++;
@@ -184,13 +189,29 @@ export class Scanner {
       res.warnings.push(`root ${root.path} could not be listed (${(err as Error).message}); kept its index entries`);
       return;
     }
-    // The source knows what changed (S3's journal): only those sessions are listed.
-    const additive = !scopes && plan?.additive === true;
-    if (!scopes && plan?.sessions) scopes = plan.sessions.map((s) => path.join(root.path, s));
-    if (scopes && scopes.length === 0 && !plan?.more) {
-      this.saveState(root.id, plan);
-      return;
+    if (plan?.gone?.length) this.dropPruned(root, plan.gone, res, touched);
+    if (!scopes && plan?.inOrder && plan.sessions) {
+      // Newest first: each batch is listed, read, committed and announced before the next.
+      if (!(await this.listInOrder(root, opts, res, touched, fresh, plan.sessions))) return;
+    } else {
+      // The source knows what changed (S3's journal): only those sessions are listed.
+      const additive = !scopes && plan?.additive === true;
+      if (!scopes && plan?.sessions) scopes = plan.sessions.map((s) => path.join(root.path, s));
+      if (scopes && scopes.length === 0 && !plan?.more) {
+        this.saveState(root.id, plan);
+        return;
+      }
+      await this.listPass(this.pass(root, res, touched, fresh, scopes, opts), opts, scopes, additive);
     }
+    this.saveState(root.id, plan);
+    if (plan?.more) {
+      // The newest sessions are listed and committed: show them, then list the whole root.
+      if (!plan.inOrder && touched.size) this.core.emit({ event: 'onDidIndex', payload: { sessionIds: [...touched], added: res.added, changed: res.changed, removed: res.removed } });
+      await this.listRoot(root, { ...opts, full: true }, res, touched, fresh);
+    }
+  }
+
+  private pass(root: RootRow, res: ScanResult, touched: Set<string>, fresh: boolean, scopes: string[] | null, opts: ScanOptions, before?: { done: number; total: number }): Pass {
     const pass: Pass = {
       root,
       res,
@@ -198,6 +219,7 @@ export class Scanner {
       fresh,
       done: 0,
       total: 0,
+      before: before ?? { done: 0, total: 0 },
       sessionIds: new Map(),
       inScope: (p) => !scopes || scopes.some((s) => isInsidePath(s, p)),
       yielder: new Yielder(undefined, () => {
@@ -205,13 +227,37 @@ export class Scanner {
         if (pass.total) this.progress(pass, opts);
       }),
     };
-    await this.listPass(pass, opts, scopes, additive);
-    this.saveState(root.id, plan);
-    if (plan?.more) {
-      // The newest sessions are listed and committed: show them, then list the whole root.
-      if (touched.size) this.core.emit({ event: 'onDidIndex', payload: { sessionIds: [...touched], added: res.added, changed: res.changed, removed: res.removed } });
-      await this.listRoot(root, { ...opts, full: true }, res, touched, fresh);
+    return pass;
+  }
+
+  /**
+   * Sessions newest first (RefreshPlan.inOrder), IN_ORDER_FIRST_BATCH of them, then twice as many
+   * each time up to IN_ORDER_MAX_BATCH: each batch is listed by the source (`refresh` with its
+   * scopes), read, committed and announced with `onDidIndex`, so the newest sessions show before
+   * the older ones are read. Progress counts over all the batches. False when the source failed.
+   */
+  private async listInOrder(root: RootRow, opts: ScanOptions, res: ScanResult, touched: Set<string>, fresh: boolean, sessions: string[]): Promise<boolean> {
+    const before = { done: 0, total: 0 };
+    for (let i = 0, size = IN_ORDER_FIRST_BATCH; i < sessions.length; i += size, size = Math.min(size * 2, IN_ORDER_MAX_BATCH)) {
+      const scopes = sessions.slice(i, i + size).map((s) => path.join(root.path, s));
+      try {
+        await this.core.source.refresh?.(root.path, { scopes, state: this.sourceState(root.id) });
+      } catch (err) {
+        res.warnings.push(`root ${root.path} could not be listed (${(err as Error).message}); kept its index entries`);
+        return false;
+      }
+      const mine = new Set<string>();
+      const counts = { added: res.added, changed: res.changed, removed: res.removed };
+      const pass = this.pass(root, res, mine, fresh, scopes, opts, before);
+      await this.listPass(pass, opts, scopes, true);
+      before.done += pass.done;
+      before.total += pass.total;
+      for (const id of mine) touched.add(id);
+      if (mine.size) {
+        this.core.emit({ event: 'onDidIndex', payload: { sessionIds: [...mine], added: res.added - counts.added, changed: res.changed - counts.changed, removed: res.removed - counts.removed } });
+      }
     }
+    return true;
   }
 
   /** The state the root's source asked to keep (RefreshPlan.state). */
@@ -256,7 +302,7 @@ export class Scanner {
   }
 
   private progress(pass: Pass, opts: ScanOptions): void {
-    const p: IndexProgressEvent = { rootId: pass.root.id, done: pass.done, total: pass.total, phase: 'list' };
+    const p: IndexProgressEvent = { rootId: pass.root.id, done: pass.before.done + pass.done, total: pass.before.total + pass.total, phase: 'list' };
     opts.onProgress?.(p);
     this.core.emit({ event: 'onIndexProgress', payload: p });
   }
@@ -336,6 +382,23 @@ export class Scanner {
     pass.res.changed += n.changed;
     pass.res.removed += n.removed;
     if (n.added || n.changed || n.removed) pass.touched.add(sessionId);
+  }
+
+  /** Units the source says were deleted on purpose (RefreshPlan.gone), by key; a session left empty goes too. */
+  private dropPruned(root: RootRow, gone: string[], res: ScanResult, touched: Set<string>): void {
+    const find = this.core.q('SELECT id, session_id FROM sources WHERE root_id = ? AND key = ?');
+    const left = this.core.q('SELECT EXISTS(SELECT 1 FROM sources WHERE session_id = ?) AS n');
+    const sessions = new Set<string>();
+    this.writer.begin();
+    for (const rel of gone) {
+      const row = find.get(root.id, path.join(root.path, rel)) as { id: number; session_id: string } | undefined;
+      if (!row) continue;
+      res.removed += this.writer.dropSource(row.id);
+      sessions.add(row.session_id);
+      touched.add(row.session_id);
+    }
+    for (const id of sessions) if ((left.get(id) as { n: number }).n === 0) this.writer.dropSession(id);
+    this.writer.commit();
   }
 
   /** Whatever was known in this scope and not seen is gone, and so are sessions no longer found. */

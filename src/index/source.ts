@@ -83,10 +83,22 @@ export interface RefreshPlan {
   sessions?: string[];
   /** The listing of those sessions may be partial: nothing may be dropped for not being seen. */
   additive?: boolean;
+  /**
+   * Units (paths relative to the root, `<session>/long_responses/<stem>`) deleted on purpose since
+   * the last pass (S3: prune's tombstones in the journal): they leave the index in this pass,
+   * whatever `additive` says, and a session left with none goes too.
+   */
+  gone?: string[];
   /** Kept with the root once this pass is committed, handed back at the next refresh. */
   state?: string;
   /** After this pass is committed and shown, scan the root again in full (newest sessions first, then the rest). */
   more?: boolean;
+  /**
+   * `sessions` are newest first and not listed yet: the scanner lists them a few at a time, in
+   * that order, each batch asked for through `refresh({ scopes })`, committed and announced
+   * before the next (a first open shows the newest sessions before it has read the others).
+   */
+  inOrder?: boolean;
 }
 
 

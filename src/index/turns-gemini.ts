@@ -1,8 +1,10 @@
 /**
  * Turns of a Gemini CLI chat: each `gemini` message carries `tokens` {input, output, cached,
- * thoughts, tool, total} for the call that wrote it (read by those field names; no Gemini run was
- * scripted here, so this reader is checked on a hand-made chat only). Tool calls sit on the same
- * message as `toolCalls[]`; their results enter the next call.
+ * thoughts, tool, total} for the call that wrote it; `input` is the request's whole
+ * promptTokenCount, cached part included (as Gemini CLI 0.61.0 wrote it against a double:
+ * test/index/fixtures/timeline/gemini). Tool calls sit on the same message as `toolCalls[]`; their
+ * results enter the next call. A 0.61.0 `.jsonl` chat is replayed into messages first
+ * (import-gemini.ts), so a message rewritten under the same id is one call.
  */
 import { str } from './import-common.js';
 import { Notes, type PartName, type TurnRecord, type TurnTool, type TurnsResult, addPart, estimateText, numOr } from './turns.js';

@@ -1,15 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import type { Estimate, PayloadMeta, Profile, StrategyName } from './types.js';
-import { MAX_BYTES_PER_TOKEN_BOUND, MIN_INLINE_ASSET_BYTES, MIN_INLINE_ASSET_RUN_CHARS, SAMPLED_ESTIMATE_MIN_CHARS } from './limits.js';
-import {
-  CHEAP_STRATEGIES,
-  DEFAULT_STRATEGY,
-  describeTokens,
-  estimateForDecision,
-  estimateTokens,
-  MAX_PLAUSIBLE_BYTES_PER_TOKEN,
-  type TokenReport,
-} from './estimate/index.js';
+import { MAX_BYTES_PER_TOKEN_BOUND, MAX_PLAUSIBLE_BYTES_PER_TOKEN, MIN_INLINE_ASSET_BYTES, MIN_INLINE_ASSET_RUN_CHARS, SAMPLED_ESTIMATE_MIN_CHARS } from './limits.js';
+import { describeTokens, estimateForDecision, estimateTokens, type TokenReport } from './estimate/index.js';
+import { CHEAP_STRATEGIES, DEFAULT_STRATEGY } from './estimate/options.js';
 import type { Subject } from './normalize.js';
 import { errText } from './errors.js';
 import { jsonShape, serializeValue } from './serialize.js';

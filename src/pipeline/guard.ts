@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { ContentKind, GuardOptions, GuardResult, Profile, StrategyName, ToolResult } from './types.js';
 import { DEFAULT_LIMIT_TOKENS, INLINE_HEADER_ROOM_CHARS, MAX_MESSAGE_CHARS, STORE_CALL_TIMEOUT_MS } from './limits.js';
 import { KIND_INFO, detectTextFormat } from './detect.js';
-import { DEFAULT_PROFILE, DEFAULT_STRATEGY } from './estimate/index.js';
+import { DEFAULT_PROFILE, DEFAULT_STRATEGY } from './estimate/options.js';
 import { LINKED_SUFFIX, assetFileName, assetKey, inputHash, sanitizeToolName } from './layout.js';
 import { normalize, preparePayload, textSlices, type Payload, type Subject } from './normalize.js';
 import { decide, inlineCuts, measureInline, passesAtOnce, strategyCounts, type DecideContext, type Spill } from './decide.js';

@@ -68,6 +68,14 @@ export const MAX_ERROR_CHARS = 300;
  * spill a result that fits: never the reverse).
  */
 export const MAX_BYTES_PER_TOKEN_BOUND = 256;
+
+/**
+ * UTF-8 bytes per token beyond which an estimate is implausible (only long runs of one repeated
+ * character get there). A text over this many times the limit in bytes is never counted exactly: it
+ * is over the limit whatever the fit says, and counting it would cost more than a tool call should.
+ */
+export const MAX_PLAUSIBLE_BYTES_PER_TOKEN = 16;
+
 /** Texts this long that are decisively over the limit are estimated from spread samples. */
 export const SAMPLED_ESTIMATE_MIN_CHARS = 4 * 1024 * 1024;
 /** Strings are hashed and written in slices of this many chars (no whole-payload UTF-8 copy). */

@@ -20,7 +20,7 @@ import { ensurePrivateDir, preparePrivateDbFile } from './private-files.js';
 import { PayloadReader } from './reader.js';
 import { createRootAreas } from './root-areas.js';
 import { S3Reads } from './s3-read.js';
-import { checkRoot, type RootPolicyContext } from './roots-policy.js';
+import { checkRoot, rootConsents, rootNeedsConsent, type ConsentHow, type RootPolicyContext } from './roots-policy.js';
 import { errMessage } from '../pipeline/values.js';
 
 /** Scratch analyses (dropped files) older than this are deleted when the service starts. */
@@ -59,7 +59,7 @@ export interface CreateServiceOptions {
   defaultRoots?: boolean;
   /** App-data folder; default `appPaths(env).root` ($SPILLWAY_HOME or the OS default). */
   appDataDir?: string;
-  /** The variables the service reads (SPILLWAY_HOME, SPILLWAY_S3_*, summarizer keys); serve and Electron pass the process's, the default. */
+  /** The variables the service reads (SPILLWAY_HOME, SPILLWAY_S3_POLL_MS and SPILLWAY_S3_RECONCILE_MS, summarizer keys); serve and Electron pass the process's, the default. */
   env?: NodeJS.ProcessEnv;
   transport: Transport;
   /** Watch the roots live (default true). */
@@ -138,7 +138,9 @@ export function createContext(opts: CreateServiceOptions) {
   /** A path the index gave, confined: to a registered S3 root for an s3:// URL, else by the path guard. */
   const confined = (p: string, o: { what: string; mustExist?: boolean }): string => (isS3Path(p) ? s3.confine(p, o.what) : guard.resolve(p, o));
   const rootPolicy: RootPolicyContext = { appData: paths, home: env.HOME ?? os.homedir(), env };
-  const areas = createRootAreas(guard, s3, rootPolicy, warn);
+  /** The folders the user gave as roots, recorded across runs and processes (roots-policy.ts). */
+  const consents = rootConsents(paths.root);
+  const areas = createRootAreas(guard, s3, rootPolicy, warn, consents);
   const runs = createImportedRuns(paths.summaryRuns, warn);
   /** Real paths of folders the user dropped or picked in the desktop app (roots-policy.ts: the window's consent). */
   const consentedFolders = new Set<string>();
@@ -155,13 +157,33 @@ export function createContext(opts: CreateServiceOptions) {
     const ix = openIndex({ dbPath, source, s3PollMs: s3PollMs(env), onEvent: (e) => emitter.emit(e.event, e.payload as never) });
     index = ix;
     for (const w of ix.warnings) warn(w);
+    // The roots given on the command line are the user's word: checked, and their consent recorded first.
+    const given: string[] = [];
     for (const r of opts.roots ?? []) {
       // A bucket root stays a URL (roots-policy.ts checks and canonicalizes it).
       const abs = isS3Path(r) ? r : path.resolve(r);
       try {
-        ix.addRoot(checkRoot(abs, 'trusted', rootPolicy));
+        const real = checkRoot(abs, 'trusted', rootPolicy);
+        consents.record(real, 'cli');
+        given.push(real);
       } catch (err) {
         throw new ServiceError('BAD_REQUEST', `cannot add root ${abs}: ${toServiceError(err).message}`);
+      }
+    }
+    // A root registered without the user's consent (a window under the old rule) is forgotten, not kept readable.
+    for (const r of ix.listRoots()) {
+      if (!rootNeedsConsent(r, rootPolicy) || consents.has(r.path)) continue;
+      ix.removeRoot(r.id);
+      warn(
+        `forgot root ${r.path}: it was registered without a consent record (an older version let the window add it); ` +
+          'its files are untouched. To read it again: File → Open Folder…, drop it on the window, or `spillway index DIR`',
+      );
+    }
+    for (const real of given) {
+      try {
+        ix.addRoot(real);
+      } catch (err) {
+        throw new ServiceError('BAD_REQUEST', `cannot add root ${real}: ${toServiceError(err).message}`);
       }
     }
     // Default roots are not the user's choice of roots: with only those, the sessions folder is still opened.
@@ -215,6 +237,9 @@ export function createContext(opts: CreateServiceOptions) {
     isScratch: (p: string) => isInside(paths.scratch, p),
     allowRootArea: areas.allow,
     consentToFolder: (realPath: string) => void consentedFolders.add(realPath),
+    /** Record that the user gave this root (so a later start keeps it). */
+    recordConsent: (realPath: string, how: ConsentHow) => consents.record(realPath, how),
+    forgetConsent: (realPath: string) => consents.forget(realPath),
     hasConsent: (realPath: string) => [...consentedFolders].some((d) => isInside(d, realPath)),
     forgetRootArea: areas.forget,
     /** The index's roots, each granted in the guard (roots another process added become readable too). */

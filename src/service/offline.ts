@@ -33,7 +33,7 @@ import {
 import { createSummarizer, isProviderName, listProviders, listTemplates, mcpContentValue, PROVIDER_NAMES } from '../summarize/index.js';
 import type { IndexProgressEvent, IndexStats, ProviderInfo, TemplateInfo, TimelineData, TimelineRequest } from './contract.js';
 import { ensurePrivateDirSync, preparePrivateDbFile, PRIVATE_FILE_MODE } from './private-files.js';
-import { checkRoot } from './roots-policy.js';
+import { checkRoot, rootConsents } from './roots-policy.js';
 
 export type { HandleQuery, HandleStore, ProjectionSpec, ProjectionStats };
 export { PROVIDER_NAMES };
@@ -86,7 +86,10 @@ export async function indexFolders(o: IndexFoldersOptions): Promise<IndexStats &
     for (const dir of o.dirs) {
       // A bucket prefix (s3://bucket/prefix) is a read-only root, listed through the index's routed source.
       const abs = isS3Path(dir) ? dir : path.resolve(dir);
-      const root = index.rootFor(abs) ?? index.addRoot(checkRoot(abs, 'trusted', { appData: paths, env: o.env }));
+      const real = checkRoot(abs, 'trusted', { appData: paths, env: o.env });
+      const root = index.rootFor(real) ?? index.addRoot(real);
+      // `spillway index DIR` is the user's word for DIR (not for a root above it): serve and the desktop app keep it (roots-policy.ts).
+      rootConsents(paths.root).record(real, 'cli');
       if (!rootIds.includes(root.id)) rootIds.push(root.id);
     }
     const t0 = performance.now();
@@ -230,7 +233,9 @@ export async function contextTimeline(o: ContextTimelineOptions): Promise<Timeli
     let sessionId: string | undefined;
     const abs = path.resolve(o.target);
     if (fs.existsSync(abs)) {
-      const root = index.rootFor(abs) ?? index.addRoot(checkRoot(abs, 'trusted', { appData: paths, env: o.env }));
+      const real = checkRoot(abs, 'trusted', { appData: paths, env: o.env });
+      const root = index.rootFor(real) ?? index.addRoot(real);
+      rootConsents(paths.root).record(real, 'cli');
       await index.scan({ rootId: root.id });
       const sessions = index.listSessions({ rootId: root.id });
       sessionId = (sessions.find((s) => s.path === abs) ?? sessions.find((s) => !s.parentSessionId) ?? sessions[0])?.id;

@@ -9,10 +9,10 @@ import { ASSETS_DIR, LINKED_SUFFIX, LONG_RESPONSES_DIR, META_SUFFIX, classifyLon
 import { claudeToolResultsDir, isS3Path } from '../index/index.js';
 import type { RootInfo } from './contract.js';
 import type { PathGuard } from './paths.js';
-import { hardRootRefusal, type RootPolicyContext } from './roots-policy.js';
+import { hardRootRefusal, rootNeedsConsent, type RootConsents, type RootPolicyContext } from './roots-policy.js';
 import type { S3Reads } from './s3-read.js';
 
-export function createRootAreas(guard: PathGuard, s3: S3Reads, policy: RootPolicyContext, warn: (m: string) => void) {
+export function createRootAreas(guard: PathGuard, s3: S3Reads, policy: RootPolicyContext, warn: (m: string) => void, consents?: RootConsents) {
   const granted = new Set<string>();
 
   /**
@@ -31,6 +31,11 @@ export function createRootAreas(guard: PathGuard, s3: S3Reads, policy: RootPolic
     const refusal = hardRootRefusal(root.path, policy);
     if (refusal) {
       warn(`root ${root.path} is not read: ${refusal}`);
+      return;
+    }
+    // A root another process registered without the user's consent (the start forgets those it finds).
+    if (consents && rootNeedsConsent(root, policy) && !consents.has(root.path)) {
+      warn(`root ${root.path} is not read: nobody consented to it (File → Open Folder…, a drop, or \`spillway index DIR\`)`);
       return;
     }
     granted.add(root.path);

@@ -22,6 +22,15 @@
  * a dialog is the main process's own; a page can fake neither. Consent to a folder covers that folder
  * and what is under it, never its parent.
  *
+ * Consent is recorded, so that it outlives the process: `<app data>/root-consent.json` (0600) holds
+ * each folder the user gave (`cli`: `serve --root`, `spillway index`; `dialog`: Open Folder; `drop`:
+ * a dropped folder the window then added). The default roots (agents' folders, marked auto) and
+ * the app data's sessions/ and scratch/ need none. A root in the index without a record (one a
+ * window added under the old rule, when looking like a session tree was enough) is forgotten when
+ * the service starts, with a warning saying how to add it back, and is never read if it shows up
+ * later (another process's database write). So a page that once widened what it reads does not
+ * keep the wider view across a restart. Its files are not touched.
+ *
  * Why HTTP may not add roots at all: the token is the whole credential of `serve`, and whoever holds
  * it (a page, any local process that read it) must not be able to widen what it reads. A
  * confirmation the page cannot give would have to come through the terminal, which is the CLI
@@ -34,6 +43,7 @@ import path from 'node:path';
 import { isInside } from '../pipeline/index.js';
 import { canonicalS3Root, isS3Path } from '../index/index.js';
 import { ServiceError } from './contract.js';
+import { writePrivateFileSync } from './private-files.js';
 
 /** Who is asking for a root (see the table above). */
 export type RootSource = 'trusted' | 'window' | 'http';
@@ -149,4 +159,70 @@ export function checkRoot(p: string, source: RootSource, ctx: RootPolicyContext,
     throw new ServiceError('FORBIDDEN_PATH', `${realPath} was not picked or dropped by you: use File → Open Folder…, or drop the folder on the window`);
   }
   return realPath;
+}
+
+/** How the user gave a root (see the table above). */
+export type ConsentHow = 'cli' | 'dialog' | 'drop';
+
+/** The consent record's file name in the app data. */
+export const ROOT_CONSENT_FILE = 'root-consent.json';
+
+interface ConsentDoc {
+  version: 1;
+  roots: Record<string, { how: ConsentHow; at: string }>;
+}
+
+/**
+ * The folders the user consented to as roots, kept in a file so that the consent of another
+ * process (`spillway index DIR`) and of an earlier run counts too. Read on every check: it is a few
+ * lines, and another process may have added to it.
+ */
+export class RootConsents {
+  constructor(readonly file: string) {}
+
+  private read(): ConsentDoc {
+    try {
+      const v = JSON.parse(fs.readFileSync(this.file, 'utf8')) as Partial<ConsentDoc>;
+      if (v && typeof v.roots === 'object' && v.roots !== null && !Array.isArray(v.roots)) return { version: 1, roots: v.roots };
+    } catch {
+      /* none yet, or unreadable: no consent recorded (roots are then added again by the user) */
+    }
+    return { version: 1, roots: {} };
+  }
+
+  /** Whether `realPath` is a folder the user gave, or under one. */
+  has(realPath: string): boolean {
+    return Object.keys(this.read().roots).some((d) => isInside(d, realPath));
+  }
+
+  record(realPath: string, how: ConsentHow): void {
+    const doc = this.read();
+    if (doc.roots[realPath]) return;
+    doc.roots[realPath] = { how, at: new Date().toISOString() };
+    writePrivateFileSync(this.file, JSON.stringify(doc, null, 2) + '\n');
+  }
+
+  /** The user removed the root: its consent goes with it. */
+  forget(realPath: string): void {
+    const doc = this.read();
+    if (!doc.roots[realPath]) return;
+    delete doc.roots[realPath];
+    writePrivateFileSync(this.file, JSON.stringify(doc, null, 2) + '\n');
+  }
+}
+
+/** The consent record of this app data. */
+export function rootConsents(appDataRoot: string): RootConsents {
+  return new RootConsents(path.join(appDataRoot, ROOT_CONSENT_FILE));
+}
+
+/**
+ * Whether a registered root is read only with a consent record: not a default root (auto), not
+ * the app data's sessions/ or scratch/ (or under them), not a bucket (only the CLI/config ever
+ * adds one).
+ */
+export function rootNeedsConsent(root: { path: string; auto?: boolean }, ctx: RootPolicyContext): boolean {
+  if (root.auto || isS3Path(root.path)) return false;
+  for (const d of [ctx.appData.sessions, ctx.appData.scratch]) if (isInside(d, root.path) || isInside(real(d), root.path)) return false;
+  return true;
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ALL_STRATEGIES } from '../pipeline/estimate/index.js';
+import { ALL_STRATEGIES } from '../pipeline/estimate/options.js';
 import { PROFILES } from '../pipeline/types.js';
 // The index pages at most this many rows; a bigger request is refused here rather than cut there.
 import { MAX_PAGE_ROWS } from '../index/index.js';

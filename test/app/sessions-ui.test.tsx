@@ -231,3 +231,19 @@ describe('no sessions at all', () => {
     expect(state.textContent).not.toContain('No agent folder was opened by default');
   });
 });
+
+describe('the counts beside folders agree with their sessions and with the status bar', () => {
+  it('a folder of spills joined with transcripts counts them as its sessions do; the total counts each call once; an empty scratch folder is neither shown nor counted', async () => {
+    const roots: RootInfo[] = [
+      root('rc', `${HOME}/.claude/projects`, { kind: 'claude-projects', readOnly: true, auto: true, payloadCount: 3 }),
+      root('ra', '/tmp/app/sessions', { payloadCount: 0, joinedCount: 2 }),
+      root('rs', '/tmp/app/scratch', { sessionCount: 0, payloadCount: 0 }),
+    ];
+    await renderWith({ payloads: 3, roots, sessionList: [session({ id: 'cc1', rootId: 'rc', title: 'go' }), session({ id: 'sp1', rootId: 'ra', kind: 'spillway', readOnly: false })] });
+    const count = rootGroup('ra').querySelector<HTMLElement>('.root-name .count')!;
+    expect(count.textContent).toBe('2');
+    expect(count.title).toMatch(/2 payloads in 1 sessions; 2 of them are spills joined with a transcript's tool call/);
+    expect(rootGroup('rs')).toBeNull();
+    expect(screen.getByRole('status').textContent).toMatch(/2 folders · 3 payloads/);
+  });
+});

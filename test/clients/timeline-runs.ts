@@ -51,18 +51,32 @@ function toolResultsIn(messages: any[]): number {
 export interface UsageLog {
   /** Per main-loop request: the context the double reported (input + cache write + cache read). */
   main: number[];
+  /** Per sub-agent request (a request whose first user message says SUBAGENT:), the same. */
+  sub: number[];
   summaries: number;
+  /** Every request answered, in order: where the summarisation requests fell among the main ones. */
+  order: Array<'main' | 'sub' | 'summary'>;
 }
 
-/** The Anthropic usage of a request, counted from it, with cache reads for the prefix the last request sent. */
+export const newUsageLog = (): UsageLog => ({ main: [], sub: [], summaries: 0, order: [] });
+
+/** The marker a script puts in a sub-agent's prompt, so the double can tell its requests apart. */
+export const SUBAGENT_MARK = 'SUBAGENT:';
+export const isSubagentRequest = (body: any) => JSON.stringify(body?.messages?.[0]?.content ?? '').includes(SUBAGENT_MARK);
+
+/**
+ * The Anthropic usage of a request, counted from it, with cache reads for the prefix the last
+ * request of the same loop (main or sub-agent) sent.
+ */
 export function anthropicUsage(inflatePerToolResult: number, log: UsageLog) {
-  let prev: string[] = [];
-  let prevTokens = 0;
+  const prevOf = new Map<string, { parts: string[]; tokens: number }>();
   return (body: any) => {
+    const lane = isClaudeSummaryRequest(body) ? 'summary' : isSubagentRequest(body) ? 'sub' : Array.isArray(body?.tools) && body.tools.length ? 'main' : 'helper';
+    const prev = prevOf.get(lane === 'summary' ? 'main' : lane) ?? { parts: [], tokens: 0 };
     const parts: string[] = [JSON.stringify(body?.system ?? ''), JSON.stringify(body?.tools ?? [])];
     for (const m of body?.messages ?? []) parts.push(JSON.stringify(m));
     let common = 0;
-    while (common < parts.length && common < prev.length && parts[common] === prev[common]) common++;
+    while (common < parts.length && common < prev.parts.length && parts[common] === prev.parts[common]) common++;
     let total = 0;
     let cached = 0;
     parts.forEach((p, i) => {
@@ -73,15 +87,27 @@ export function anthropicUsage(inflatePerToolResult: number, log: UsageLog) {
     const extra = inflatePerToolResult * toolResultsIn(body?.messages ?? []);
     total += extra;
     // The inflation rides along in the cache like the text it stands for.
-    const cacheRead = Math.min(cached + (common > 2 ? Math.min(extra, prevTokens) : 0), total);
-    prev = parts;
-    prevTokens = total;
+    const cacheRead = Math.min(cached + (common > 2 ? Math.min(extra, prev.tokens) : 0), total);
+    if (lane !== 'summary') prevOf.set(lane, { parts, tokens: total });
     const input = Math.min(3, total - cacheRead);
     const u = { input_tokens: input, cache_creation_input_tokens: total - cacheRead - input, cache_read_input_tokens: cacheRead };
-    if (isClaudeSummaryRequest(body)) log.summaries++;
-    else if (Array.isArray(body?.tools) && body.tools.length) log.main.push(total);
+    if (lane === 'summary') log.summaries++;
+    else if (lane === 'main') log.main.push(total);
+    else if (lane === 'sub') log.sub.push(total);
+    if (lane !== 'helper') log.order.push(lane);
     return u;
   };
+}
+
+/** Number of main requests before each summarisation request: the turn each compaction lands before. */
+export function compactionTurns(log: UsageLog): number[] {
+  const out: number[] = [];
+  let main = 0;
+  for (const o of log.order) {
+    if (o === 'main') main++;
+    else if (o === 'summary') out.push(main);
+  }
+  return out;
 }
 
 export function textFile(dir: string, name: string, bytes: number, word: string): string {
@@ -98,18 +124,30 @@ export interface ClaudeSession {
   usage: UsageLog;
   /** Tool calls scripted, in order. */
   script: AnthropicStep[];
+  cwd: string;
 }
 
 /**
  * A Claude Code session that answers by a script it walks one step per main request (not by the
  * request's turn count: a compaction rewrites the conversation).
  */
-export async function claudeSession(o: { script: (data: string) => AnthropicStep[]; inflatePerToolResult?: number; env?: Record<string, string>; args?: string[]; mcp?: boolean }): Promise<ClaudeSession> {
+export async function claudeSession(o: {
+  script: (data: string) => AnthropicStep[];
+  inflatePerToolResult?: number;
+  env?: Record<string, string>;
+  args?: string[];
+  mcp?: boolean;
+  /** A HOME prepared beforehand (e.g. by `spillway setup claude-code`). */
+  home?: string;
+  /** Answers a sub-agent's requests (see SUBAGENT_MARK). */
+  subagent?: (body: any) => AnthropicStep;
+  timeoutMs?: number;
+}): Promise<ClaudeSession> {
   const cwd = tmpDir('spillway-tl-cc-cwd-');
   const data = path.join(cwd, 'data');
   fs.mkdirSync(data);
   const script = o.script(data);
-  const usage: UsageLog = { main: [], summaries: 0 };
+  const usage = newUsageLog();
   let step = 0;
   const double = await startAnthropicDouble({
     steps: [],
@@ -118,11 +156,13 @@ export async function claudeSession(o: { script: (data: string) => AnthropicStep
       if (isClaudeSummaryRequest(body)) {
         return { text: '<analysis>The user asked to look at the data files; they were read.</analysis>\n<summary>1. Primary Request: read the data files.\n2. Files read so far: several data files.\n3. Next: keep reading.</summary>' };
       }
+      if (o.subagent && isSubagentRequest(body)) return o.subagent(body);
       if (!(Array.isArray(body?.tools) && body.tools.length)) return undefined;
       return script[step++] ?? { text: 'done' };
     },
   });
   const run = await runClaudeCode({
+    home: o.home,
     baseUrl: double.origin,
     prompt: 'read the data files one by one',
     cwd,
@@ -130,9 +170,9 @@ export async function claudeSession(o: { script: (data: string) => AnthropicStep
     mcpServers: o.mcp ? { fs: { command: process.execPath, args: [FILESYSTEM, data] } } : undefined,
     env: o.env,
     args: o.args,
-    timeoutMs: 240_000,
+    timeoutMs: o.timeoutMs ?? 240_000,
   });
-  return { run, double, usage, script };
+  return { run, double, usage, script, cwd };
 }
 
 export interface CodexSession {
@@ -141,6 +181,8 @@ export interface CodexSession {
   /** Per main request, the input tokens the double reported. */
   main: number[];
   compactRequests: number;
+  /** Main and compaction requests in the order they came. */
+  order: Array<'main' | 'summary'>;
 }
 
 /** Codex's local compaction prompt (codex-rs templates/compact/prompt.md, as 0.171.0 sent it here). */
@@ -152,6 +194,7 @@ export async function codexSession(o: { script: (data: string) => ResponsesStep[
   fs.mkdirSync(data);
   const script = o.script(data);
   const main: number[] = [];
+  const order: Array<'main' | 'summary'> = [];
   let compactRequests = 0;
   let step = 0;
   let prevInput: string[] = [];
@@ -171,7 +214,11 @@ export async function codexSession(o: { script: (data: string) => ResponsesStep[
       });
       const outputs = (body?.input ?? []).filter((i: any) => i?.type === 'function_call_output').length;
       total += (o.inflatePerToolOutput ?? 0) * outputs;
-      if (Array.isArray(body?.tools) && body.tools.length && !isCodexCompactRequest(body)) main.push(total);
+      if (isCodexCompactRequest(body)) order.push('summary');
+      else if (Array.isArray(body?.tools) && body.tools.length) {
+        main.push(total);
+        order.push('main');
+      }
       return { input_tokens: total, cached_tokens: cached };
     },
     side: (body) => {
@@ -189,5 +236,5 @@ export async function codexSession(o: { script: (data: string) => ResponsesStep[
   const mcp = ['[mcp_servers.fs]', `command = ${tomlString(process.execPath)}`, `args = [${[FILESYSTEM, data].map(tomlString).join(', ')}]`, 'required = true'].join('\n');
   fs.writeFileSync(path.join(home, '.codex', 'config.toml'), `${o.topToml ?? ''}\n${codexConfig(double.origin)}\n${mcp}\n`);
   const run = await runCodex({ baseUrl: double.origin, prompt: 'read the data files one by one', cwd, home, keepConfig: true, timeoutMs: 240_000 });
-  return { run, double, main, compactRequests };
+  return { run, double, main, compactRequests, order };
 }

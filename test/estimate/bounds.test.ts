@@ -8,8 +8,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { buildCorpus } from '../../scripts/build-corpus.js';
-import { countExact, nextCut, PROFILES } from '../../src/pipeline/estimate/internal.js';
-import { countPieceCuts } from '../../src/pipeline/estimate/features.js';
+import { countExact, countPieceCuts, nextCut, PROFILES } from '../../src/pipeline/estimate/internal.js';
 
 const minTokens = (s: string) => (s.length ? countPieceCuts(s, 1, s.length) + 1 : 0);
 

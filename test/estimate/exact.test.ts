@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { countExact, countExactDetailed, EXACT_CHUNK_CHARS, nextCut } from '../../src/pipeline/estimate/exact.js';
+import { countExact, countExactDetailed, EXACT_CHUNK_CHARS, nextCut } from '../../src/pipeline/estimate/internal.js';
 import { PROFILES } from '../../src/pipeline/types.js';
 import { readExtraCorpus } from '../../scripts/build-script-fixtures.js';
 

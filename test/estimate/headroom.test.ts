@@ -5,8 +5,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FITTED_FEATURES, minCover } from '../../scripts/fit-headroom.js';
-import { FEATURE_COUNT, FEATURE_NAMES, HEADROOM, HEADROOM_FIT, headroomTokens, PROFILES, scanFeatures } from '../../src/pipeline/estimate/internal.js';
-import { WEIGHTS } from '../../src/pipeline/estimate/constants.js';
+import {
+  FEATURE_COUNT,
+  FEATURE_NAMES,
+  HEADROOM,
+  HEADROOM_FIT,
+  headroomTokens,
+  PROFILES,
+  scanFeatures,
+  WEIGHTS,
+} from '../../src/pipeline/estimate/internal.js';
 
 describe('headroom', () => {
   it('minCover solves min c.u subject to A u >= b, u >= 0', () => {

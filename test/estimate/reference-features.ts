@@ -10,7 +10,7 @@
  * whitespace runs, random-looking runs (base64, hex, hashes), UUIDs, and scripts (CJK, Cyrillic, other).
  * Each tokenizer family prices these features with its own fitted weights (constants.ts).
  */
-import { COMMON_HAN, KNOWN_WORDS, RARE_BIGRAMS } from '../../src/pipeline/estimate/constants.js';
+import { COMMON_HAN, KNOWN_WORDS, RARE_BIGRAMS } from '../../src/pipeline/estimate/internal.js';
 
 /** Feature names, in the order of the vector {@link scanFeatures} fills. */
 export const FEATURE_NAMES = [

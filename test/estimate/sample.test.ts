@@ -5,8 +5,19 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCorpus, type CorpusSample } from '../../scripts/build-corpus.js';
-import { BOUNDED_SAMPLE_MAX_CHARS, boundedSample, calibrated, calibratedAll, estimateTokens, FEATURE_NAMES, PROFILES, SAMPLE_MIN_CHARS, sampleFeatures, scanFeatures } from '../../src/pipeline/estimate/internal.js';
-import { priceFeatures } from '../../src/pipeline/estimate/calibrated.js';
+import {
+  BOUNDED_SAMPLE_MAX_CHARS,
+  boundedSample,
+  calibrated,
+  calibratedAll,
+  estimateTokens,
+  FEATURE_NAMES,
+  priceFeatures,
+  PROFILES,
+  SAMPLE_MIN_CHARS,
+  sampleFeatures,
+  scanFeatures,
+} from '../../src/pipeline/estimate/internal.js';
 
 /** Declared bounds of the sampled estimate against the full pass on generated mixtures. */
 const MAX_WORST_ERROR = 0.06;

@@ -7,9 +7,7 @@
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCorpus, type CorpusSample } from '../../scripts/build-corpus.js';
-import { addRangeFeatures, FEATURE_COUNT, FEATURE_NAMES } from '../../src/pipeline/estimate/internal.js';
-import { holdUnits, releaseUnits } from '../../src/pipeline/estimate/features.js';
-import { windowIn } from '../../src/pipeline/estimate/sample.js';
+import { addRangeFeatures, FEATURE_COUNT, FEATURE_NAMES, holdUnits, releaseUnits, windowIn } from '../../src/pipeline/estimate/internal.js';
 import * as reference from './reference-features.js';
 
 const a = new Float64Array(FEATURE_COUNT);

@@ -155,12 +155,14 @@ describe('results that are Spillway messages link to the payload Spillway saved'
       const saved = await spillOne(path.join(sessions, 'proxy-session'), { tool: 'read_text_file', text: csv, time: new Date('2026-12-01T08:43:00Z') });
       const transcripts = withPayloadAt(path.join(client === 'codex' ? CODEX : CC, 'proxy-read-text-file-and-grep'), path.join(home, client), saved.payloadPath);
 
-      // Only the transcripts: the path leads outside every root, so it is not followed.
+      // Only the transcripts: the path leads outside every root, so it is not followed; the call is
+      // still a spill (the model got the message), at the message's size, never the payload's.
       const alone = await indexed(transcripts);
       const plain = alone.index.listPayloads({ tool: 'mcp__fs__read_text_file' }).rows;
       expect(plain).toHaveLength(1);
-      expect(plain[0]!.action).toBe('pass');
+      expect(plain[0]!.action).toBe('spill');
       expect(plain[0]!.bytes).toBeLessThan(10_000);
+      expect(await alone.index.payloadContent(plain[0]!.id)).not.toMatchObject({ path: saved.payloadPath });
 
       const { index } = await indexed(transcripts, sessions);
       const linked = index.listPayloads({ tool: 'mcp__fs__read_text_file' }).rows;

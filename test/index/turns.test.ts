@@ -12,6 +12,9 @@ const TL = path.join(REPO, 'test', 'index', 'fixtures', 'timeline');
 const REAL = path.join(REPO, 'test', 'index', 'fixtures', 'real');
 const CC_CONTEXTS = [20_492, 271_412, 532_273, 783_571, 1_035_054, 273_401, 523_606, 774_116];
 const CODEX_MAIN = [8_696, 10_278, 8_843, 8_845, 9_701, 9_844];
+const SUB_PARENT = [18_673, 21_214, 21_538, 22_860];
+const SUB_AGENT = [14_670, 24_833, 28_212];
+const GEMINI_MAIN = [10_194, 16_006, 21_818, 27_630, 29_956];
 
 async function turnsOf(root: string) {
   const { index } = tmpIndex();
@@ -93,6 +96,25 @@ describe('turns from Claude Code 2.1.328', () => {
   });
 });
 
+describe('a sub-agent of Claude Code 2.1.328 with calls of its own (fixtures/timeline/claude-code-subagent)', () => {
+  it("its calls are its own session's sidechain lane, never the parent's turns; the Agent result's own usage is not a call", async () => {
+    const { index, turns, scan } = await turnsOf(path.join(TL, 'claude-code-subagent'));
+    expect(scan.warnings).toEqual([]);
+    const sessions = index.listSessions();
+    const sub = sessions.find((s) => s.parentSessionId)!;
+    const parent = sessions.find((s) => s.id === sub.parentSessionId)!;
+    const of = (id: string) => turns.filter((t) => t.session_id === id);
+    expect(of(parent.id).map((t) => [t.kind, t.context])).toEqual(SUB_PARENT.map((c) => ['main', c]));
+    expect(of(sub.id).map((t) => [t.kind, t.context])).toEqual(SUB_AGENT.map((c) => ['sidechain', c]));
+    // The Agent tool's result (toolUseResult.usage: the sub-agent's last call) enters the parent as one tool result.
+    expect(JSON.parse(of(parent.id)[2].tools_json).map((t: any) => t.name)).toEqual(['Agent']);
+    const t = index.timeline({ sessionId: parent.id })!;
+    expect(t.turns.map((x) => x.context)).toEqual(SUB_PARENT);
+    expect(t.subagents).toEqual([expect.objectContaining({ sessionId: sub.id, calls: 3, peak: SUB_AGENT[2] })]);
+    expect(index.timeline({ sessionId: sub.id })!.turns.map((x) => x.context)).toEqual(SUB_AGENT);
+  });
+});
+
 describe('turns from Codex 0.171.0', () => {
   it('one turn per response from token_usage_record, the window from token_count, both compactions after their summarisation calls', async () => {
     const { turns, compactions, scan } = await turnsOf(path.join(TL, 'codex'));
@@ -112,5 +134,21 @@ describe('turns from Codex 0.171.0', () => {
     // token_count lags its call and repeats itself; every distinct call is there once.
     expect(turns.map((t) => t.context).filter((c) => c !== null).length).toBe(CODEX_MAIN.length + 2);
     expect(JSON.parse(notes[0].notes_json).join('\n')).toMatch(/token_count/);
+  });
+});
+
+describe('turns from Gemini CLI 0.61.0 (a session-*.jsonl chat log)', () => {
+  it('found as a Gemini chat, one turn per call though each tool-calling message is written twice, its context the promptTokenCount the double reported', async () => {
+    const { index, turns, scan, notes } = await turnsOf(path.join(TL, 'gemini'));
+    expect(scan.warnings).toEqual([]);
+    const [s] = index.listSessions();
+    expect(s).toMatchObject({ client: 'Gemini CLI' });
+    expect(turns.map((t) => t.context)).toEqual(GEMINI_MAIN);
+    // Cached: the prefix the request before sent.
+    expect(turns.map((t) => t.cache_read)).toEqual([0, ...GEMINI_MAIN.slice(0, -1)]);
+    expect(turns.map((t) => JSON.parse(t.tools_json).map((x: any) => x.name))).toEqual([[], ['read_file'], ['read_file'], ['read_file'], ['run_shell_command']]);
+    expect(JSON.parse(notes[0].notes_json)).toEqual([]);
+    const payloads = index.listPayloads({ sessionId: s!.id }).rows;
+    expect(payloads.map((p) => p.tool).sort()).toEqual(['read_file', 'read_file', 'read_file', 'run_shell_command']);
   });
 });

@@ -3,12 +3,19 @@
  * fresh SPILLWAY_HOME, the real CLI (`hook claude-code`, `guard` into app data) must make the
  * app-data folder, `sessions/` and the session folders 0700, and spills, sidecars and assets 0600.
  * Before the fix the hook made them 0755 and 0644: whole Bash outputs readable by every account.
+ * `spillway mcp` in front of a real server (server-filesystem from npm), and `spillway setup`'s
+ * backups and manifest, are held to the same.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { cliArgs, makeLog, makePng, tmpDir } from './helpers.js';
+import { FILESYSTEM, cliArgs, connect, makeLog, makePng, spillOf, tmpDir } from './helpers.js';
+
+/** What a shell with umask 022 runs: `cmd args…` started by `/bin/sh -c 'umask 022; exec …'`. */
+function umask022Argv(cmd: string, args: string[]): [string, string[]] {
+  return ['/bin/sh', ['-c', 'umask 022; exec "$0" "$@"', cmd, ...args]];
+}
 
 /** The CLI as a shell with umask 022 starts it. */
 function underUmask022(args: string[], input: string, home: string) {
@@ -63,4 +70,35 @@ describe('private files from whichever command runs first (umask 022, fresh app 
     underUmask022(['guard', '--session', path.join(home, 'sessions', 'manual'), '--tool', 'big'], result, home);
     expectPrivate(home, [/long_responses\/[^/]+\.meta\.json$/, /long_responses\/assets\/[0-9a-f]{32}\.png$/]);
   });
+
+  it('spillway mcp in front of server-filesystem: a text spill and an image spill with its asset', async () => {
+    const home = path.join(tmpDir(), 'home');
+    const data = fs.realpathSync(tmpDir('spillway-fs-'));
+    fs.writeFileSync(path.join(data, 'big.log'), makeLog(300_000));
+    fs.writeFileSync(path.join(data, 'picture.png'), makePng(400));
+    const [cmd, args] = umask022Argv(process.execPath, cliArgs(['mcp', '--', process.execPath, FILESYSTEM, data]));
+    const proxy = await connect(cmd, args, { ...process.env, SPILLWAY_HOME: home });
+    try {
+      const text = await proxy.client.callTool({ name: 'read_text_file', arguments: { path: path.join(data, 'big.log') } });
+      expect(spillOf(text)?.action, proxy.stderr()).toBe('spill');
+      const media = await proxy.client.callTool({ name: 'read_media_file', arguments: { path: path.join(data, 'picture.png') } });
+      // Cut out as an asset (inline-assets) or spilled whole: either way written to the session.
+      expect(spillOf(media)?.action, proxy.stderr()).toMatch(/^(spill|inline-assets)$/);
+    } finally {
+      await proxy.client.close();
+    }
+    expectPrivate(home, [/sessions\/[^/]+\/long_responses\/[^/]+\.meta\.json$/, /long_responses\/[^/]+read_text_file[^/]*_0\.[a-z]+$/, /long_responses\/assets\/[0-9a-f]{32}\.png$/]);
+  }, 120_000);
+
+  it('spillway setup: the backup of a settings file and the manifest, in fresh app data', () => {
+    const home = path.join(tmpDir(), 'app');
+    const project = tmpDir('spillway-setup-project-');
+    const settings = path.join(project, '.claude', 'settings.local.json');
+    fs.mkdirSync(path.dirname(settings), { recursive: true });
+    fs.writeFileSync(settings, '{"model":"opus"}\n');
+    const [cmd, args] = umask022Argv(process.execPath, cliArgs(['setup', 'claude-code', '--project', project, '--mcp', 'fs', '--', 'npx', '-y', '@modelcontextprotocol/server-filesystem', project]));
+    const r = spawnSync(cmd, args, { env: { ...process.env, HOME: tmpDir('spillway-setup-home-'), PATH: '/usr/bin:/bin', SPILLWAY_HOME: home }, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expectPrivate(home, [/backups\/[^/]+\.spillway-backup$/, /setup\/manifest\.json$/]);
+  }, 120_000);
 });

@@ -496,3 +496,63 @@ describe('spillway setup codex: removal of everything, created files', () => {
     expect(setupCodex({ env: mine, remove: true })[0]).toMatchObject({ action: 'unchanged', detail: 'no MCP server set up by Spillway here' });
   });
 });
+
+describe('spillway setup claude-code --no-hook: the proxy only', () => {
+  it('project and user scope (real CLI, temp HOME): the server behind the proxy, no hook anywhere; --remove takes out all it added (git status clean)', () => {
+    const env = envFor();
+    const repo = tmpDir('spillway-git-');
+    const git = (...a: string[]) => execFileSync('git', a, { cwd: repo, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: env.HOME } });
+    git('init', '-q');
+    fs.writeFileSync(path.join(repo, 'README.md'), 'hi\n');
+    git('add', '.');
+    git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-qm', 'init');
+    const userSettings = path.join(env.HOME!, '.claude', 'settings.json');
+    const localSettings = path.join(repo, '.claude', 'settings.local.json');
+
+    const add = runSetup(['claude-code', '--project', repo, '--mcp', 'fs', '--no-hook', '--', ...SERVER], env);
+    expect(add.code, add.stderr).toBe(0);
+    expect(add.stdout).not.toMatch(/PostToolUse/);
+    const server = JSON.parse(fs.readFileSync(path.join(repo, '.mcp.json'), 'utf8')).mcpServers.fs;
+    expect(server.args).toEqual([BIN, 'mcp', '--client', 'claude-code', '--', ...SERVER]);
+    // The project's approval is the only thing in its settings: no hook.
+    expect(JSON.parse(fs.readFileSync(localSettings, 'utf8'))).toEqual({ enabledMcpjsonServers: ['fs'] });
+    expect(fs.existsSync(userSettings)).toBe(false);
+    // Again: nothing changes.
+    const again = runSetup(['claude-code', '--project', repo, '--mcp', 'fs', '--no-hook', '--', ...SERVER], env);
+    expect(again.stdout.trim().split('\n').every((l) => l.startsWith('unchanged'))).toBe(true);
+
+    // User scope: ~/.claude.json gets the server; the user's settings are not even created.
+    const user = runSetup(['claude-code', '--user', '--mcp', 'fs', '--no-hook', '--', ...SERVER], env);
+    expect(user.code, user.stderr).toBe(0);
+    expect(JSON.parse(fs.readFileSync(path.join(env.HOME!, '.claude.json'), 'utf8')).mcpServers.fs.args.slice(-SERVER.length)).toEqual(SERVER);
+    expect(fs.existsSync(userSettings)).toBe(false);
+
+    // Nothing to do is an error, not a silent no-op.
+    const none = runSetup(['claude-code', '--no-hook'], env);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/--no-hook leaves nothing to do without --mcp/);
+
+    // A plain --remove still takes out everything setup added in the scope.
+    const rm = runSetup(['claude-code', '--project', repo, '--remove'], env);
+    expect(rm.code, rm.stderr).toBe(0);
+    expect(rm.stdout).toMatch(/^deleted +.*settings\.local\.json: .*removed "fs" from enabledMcpjsonServers/m);
+    expect(rm.stdout).toMatch(/^deleted +.*\.mcp\.json: removed MCP server "fs"/m);
+    expect(git('status', '--porcelain', '--untracked-files=all', '--ignored')).toBe('');
+    const rmUser = runSetup(['claude-code', '--user', '--remove'], env);
+    expect(rmUser.code, rmUser.stderr).toBe(0);
+    expect(fs.existsSync(path.join(env.HOME!, '.claude.json'))).toBe(false);
+    expect(fs.existsSync(userSettings)).toBe(false);
+  }, CLI_TEST_MS);
+
+  it('--remove --no-hook: the servers go, the hook stays', () => {
+    const env = envFor();
+    const project = tmpDir('spillway-project-');
+    setupClaudeCode({ env, projectDir: project, mcp: { name: 'fs', server: SERVER } });
+    const settings = path.join(project, '.claude', 'settings.local.json');
+    const hooks = JSON.parse(fs.readFileSync(settings, 'utf8')).hooks;
+    expect(hooks.PostToolUse).toHaveLength(1);
+    setupClaudeCode({ env, projectDir: project, remove: true, hook: false });
+    expect(JSON.parse(fs.readFileSync(settings, 'utf8'))).toEqual({ hooks });
+    expect(fs.existsSync(path.join(project, '.mcp.json'))).toBe(false);
+  });
+});

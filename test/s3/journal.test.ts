@@ -7,9 +7,11 @@ import { PutBucketPolicyCommand, DeleteBucketPolicyCommand } from '@aws-sdk/clie
 import { guardLargeResult } from '../../src/pipeline/index.js';
 import { openIndex } from '../../src/index/index.js';
 import { S3SpillStore, closeBuckets, flushJournal, resetStoreHealth } from '../../src/pipeline/store/s3/index.js';
-import { journalTime } from '../../src/pipeline/store/s3/journal.js';
+import { journalTime, writeJournal } from '../../src/pipeline/store/s3/journal.js';
+import { listPending, queuePending } from '../../src/pipeline/store/s3/sync.js';
 import { s3Suite } from '../helpers/ceph.js';
 import { useGateway } from '../helpers/ceph-fixture.js';
+import { FILESYSTEM, RawPeer, makeLog } from '../integrations/helpers.js';
 
 const REPO = path.resolve(import.meta.dirname, '..', '..');
 const CLI = ['--import', 'tsx', '--conditions=source', path.join(REPO, 'src/cli/main.ts')];
@@ -136,6 +138,51 @@ s3Suite('the journal, retention and a quiet SDK on a real gateway', () => {
     }
   });
 
+  it('a first open shows the newest sessions first, in batches, before the older ones are read; progress counts over them all', async () => {
+    const store = `s3://${f.gw.bucket}/j5`;
+    const base = Date.now() - 40 * 60_000;
+    // Session names sort against their time (the newest has the smallest name): the order must come from the journal.
+    const names = Array.from({ length: 20 }, (_, i) => `s${String(99 - i)}`);
+    for (const [i, name] of names.entries()) await spill(store, name, big(`spill of ${name}`), () => base + i * 60_000);
+    const newestFirst = [...names].reverse();
+    const shown: Array<{ names: string[]; payloads: number; fulltextStarted: boolean }> = [];
+    let fulltextStarted = false;
+    const progress: Array<{ done: number; total: number }> = [];
+    const index = openIndex({
+      dbPath: path.join(f.tmp, 'j5.sqlite'),
+      onEvent: (e) => {
+        if (e.event !== 'onDidIndex') return;
+        const sessions = index.listSessions({ rootId: root.id });
+        shown.push({ names: sessions.map((x) => x.name).sort(), payloads: sessions.reduce((a, x) => a + x.payloadCount, 0), fulltextStarted });
+      },
+    });
+    const root = index.addRoot(store);
+    try {
+      const r = await index.scan({
+        rootId: root.id,
+        onProgress: (p) => {
+          if (p.phase === 'fulltext') fulltextStarted = true;
+          else progress.push({ done: p.done, total: p.total });
+        },
+      });
+      expect(r.payloads).toBe(20);
+      // The first announcement holds the 4 newest sessions and nothing older: the rest was not read yet.
+      expect(shown[0]).toEqual({ names: newestFirst.slice(0, 4).sort(), payloads: 4, fulltextStarted: false });
+      // Then twice as many each time, always the newest ones, before the whole bucket is listed.
+      expect(shown[1]).toEqual({ names: newestFirst.slice(0, 12).sort(), payloads: 12, fulltextStarted: false });
+      expect(shown[2]).toEqual({ names: newestFirst.slice(0, 20).sort(), payloads: 20, fulltextStarted: false });
+      // Progress of the batches counts on from the one before: never back to zero within them.
+      const batches = progress.slice(0, progress.findIndex((p) => p.total === 20 && p.done === 20) + 1);
+      expect(batches.length).toBeGreaterThan(2);
+      for (let i = 1; i < batches.length; i++) expect(batches[i]!.done).toBeGreaterThanOrEqual(batches[i - 1]!.done);
+      // The full listing came after, and kept its cursor: the next scan reads only the journal.
+      const again = await index.scan({ rootId: root.id });
+      expect(again.added + again.removed).toBe(0);
+    } finally {
+      await index.close();
+    }
+  });
+
   it('prune never leaves a sidecar without its payload, even when SIGKILLed midway; the next prune finishes', async () => {
     const prefix = 'j4';
     const old = Date.now() - 40 * 86_400_000;
@@ -198,10 +245,60 @@ s3Suite('the journal, retention and a quiet SDK on a real gateway', () => {
     expect(report.spills).toBe(oldLeft);
     const after = await keysUnder(`${prefix}/`);
     expect(after.filter((k) => stems.some((s) => k === s.payload || k === s.sidecar))).toEqual([]);
-    expect(after.filter((k) => k.includes('/.journal/') && !k.includes('/s00/'))).toEqual([]);
+    expect(after.filter((k) => k.includes('/.journal/') && !k.includes('/s00/') && !k.includes('/.pruned/'))).toEqual([]);
+    // What is left in the journal of the old spills is the prunes' tombstones, one per group of pruned spills.
+    expect(after.filter((k) => k.includes('/.journal/') && k.includes('/.pruned/')).length).toBeGreaterThan(0);
     expect(after).toContain(young.metaPath!.replace(`s3://${f.gw.bucket}/`, ''));
     expect(after).toContain(young.payloadPath!.replace(`s3://${f.gw.bucket}/`, ''));
   }, 240_000);
+
+  it("prune writes tombstones: another reader's index drops the pruned spills at its next poll, without a full listing; the sync queue forgets them", async () => {
+    const prefix = 'j6';
+    const store = `s3://${f.gw.bucket}/${prefix}`;
+    const young = await spill(store, 'young-a', big('young spill'));
+    const template = JSON.parse((await f.s3.get(young.metaPath!.replace(`s3://${f.gw.bucket}/`, '')))!.toString('utf8'));
+    // Old spills in the real layout (the guard dates a stem by its own clock): payload, sidecar, journal entry.
+    const old = Date.now() - 40 * 86_400_000;
+    for (const [i, session] of ['old-a', 'old-a', 'old-b'].entries()) {
+      const stem = `${journalTime(old + i * 1000)}_jt_0000abcd_0`;
+      const lr = `${prefix}/${session}/long_responses`;
+      const payload = `old payload ${i} ` + crypto.randomBytes(200).toString('hex');
+      const meta = JSON.stringify({ ...template, id: stem, payloadFile: `${stem}.txt`, bytes: Buffer.byteLength(payload), chars: payload.length, createdAt: new Date(old).toISOString() });
+      const p = await f.s3.putIfAbsent(`${lr}/${stem}.txt`, payload);
+      const m = await f.s3.putIfAbsent(`${lr}/${stem}.meta.json`, meta);
+      const files = { [`${stem}.txt`]: { size: Buffer.byteLength(payload), etag: p.etag }, [`${stem}.meta.json`]: { size: Buffer.byteLength(meta), etag: m.etag } };
+      expect(await writeJournal(f.s3, { bucket: f.gw.bucket, prefix }, { session, stem, files, sidecar: meta }, { now: old + i * 1000 })).toBe(true);
+    }
+    const queuedOld = `${journalTime(old)}_jt_0000beef_0`;
+    await queuePending({ v: 1, store, session: path.join(f.tmp, 'fell-back'), stem: queuedOld, remoteSession: 'fell-back', reason: 'down', at: new Date(old).toISOString() });
+
+    const index = openIndex({ dbPath: path.join(f.tmp, 'j6.sqlite') });
+    try {
+      const root = index.addRoot(store);
+      expect((await index.scan({ rootId: root.id })).payloads).toBe(4);
+      expect((await index.scan({ rootId: root.id })).added).toBe(0); // a poll from here on
+
+      // Pruned by someone else: this index is not the one the prune updates.
+      const r = spawnSync(process.execPath, [...CLI, 'prune', '--older-than', '30d', '--store', store, '--json', '--db', path.join(f.tmp, 'other.sqlite')], { cwd: REPO, env: { ...process.env }, encoding: 'utf8', timeout: 120_000 });
+      expect(r.status, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout.trim().split('\n').pop()!)).toMatchObject({ spills: 3 });
+      const graves = (await keysUnder(`${prefix}/.journal/`)).filter((k) => k.includes('/.pruned/'));
+      expect(graves).toHaveLength(1);
+
+      const polled = await index.scan({ rootId: root.id });
+      expect(polled.removed).toBe(3);
+      expect(polled.unchanged).toBe(0); // no listing of the bucket: the young spill was not even looked at
+      expect(polled.payloads).toBe(1);
+      expect(index.listSessions({ rootId: root.id }).map((x) => x.name)).toEqual(['young-a']);
+      // The next poll reads the tombstone's key again (the overlap window) but drops nothing twice.
+      const again = await index.scan({ rootId: root.id });
+      expect(again.removed + again.added).toBe(0);
+    } finally {
+      await index.close();
+    }
+    // A queued fallback for this bucket, older than the cutoff, would only put back what retention let go.
+    expect((await listPending()).map((x) => x.record?.stem)).not.toContain(queuedOld);
+  }, 180_000);
 
   it('a local prune removes old spills and their unreferenced assets, keeps young ones, and the index drops them', async () => {
     const session = path.join(f.tmp, 'local-prune', 'sess');
@@ -271,4 +368,43 @@ s3Suite('the journal, retention and a quiet SDK on a real gateway', () => {
     resetStoreHealth();
     await closeBuckets();
   });
+
+  it('no SDK deprecation warning on stderr from the Claude Code hook or the MCP proxy when they spill to a bucket', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, SPILLWAY_HOME: path.join(f.tmp, 'quiet-home-2') };
+    delete env[SWITCH];
+    const store = `s3://${f.gw.bucket}/quiet2`;
+    const warning = /NodeVersionSupportWarning|AWS SDK/;
+
+    // The hook, as Claude Code runs it: a PostToolUse event on stdin, the answer on stdout.
+    const event = {
+      session_id: '7b3c1f0e-5d2a-4c8b-9e61-0a1b2c3d4e5f',
+      transcript_path: path.join(f.tmp, 'none.jsonl'),
+      cwd: f.tmp,
+      hook_event_name: 'PostToolUse',
+      tool_name: 'Bash',
+      tool_input: { command: 'cat big.log' },
+      tool_response: { stdout: makeLog(200_000), stderr: '', interrupted: false, isImage: false, noOutputExpected: false },
+      tool_use_id: 'toolu_01QUIETQUIETQUIETQUIETQUI',
+    };
+    const h = spawnSync(process.execPath, [...CLI, 'hook', 'claude-code', '--store', store, '--session', path.join(f.tmp, 'quiet-hook')], { cwd: REPO, env, input: JSON.stringify(event), encoding: 'utf8' });
+    expect(h.status, h.stderr).toBe(0);
+    expect(h.stdout).toContain(`s3://${f.gw.bucket}/quiet2/quiet-hook/long_responses/`);
+    expect(h.stderr).not.toMatch(warning);
+
+    // The proxy in front of a real MCP server: a result over the limit is spilled to the bucket.
+    const data = fs.realpathSync(fs.mkdtempSync(path.join(f.tmp, 'quiet-data-')));
+    fs.writeFileSync(path.join(data, 'big.log'), makeLog(300_000));
+    const proxy = new RawPeer(process.execPath, [...CLI, 'mcp', '--store', store, '--session', path.join(f.tmp, 'quiet-proxy'), '--', process.execPath, FILESYSTEM, data], env, REPO);
+    try {
+      await proxy.initialize();
+      const r = await proxy.request('tools/call', { name: 'read_text_file', arguments: { path: path.join(data, 'big.log') } }, 5, 120_000);
+      const meta = (r.msg.result as { _meta?: Record<string, { payloadPath?: string }> })._meta?.['spillway/spill'];
+      expect(meta?.payloadPath).toMatch(new RegExp(`^s3://${f.gw.bucket}/quiet2/quiet-proxy/long_responses/`));
+    } finally {
+      await proxy.close();
+    }
+    expect(proxy.stderr).not.toMatch(warning);
+    resetStoreHealth();
+    await closeBuckets();
+  }, 180_000);
 });

@@ -98,7 +98,7 @@ describe('root policy', () => {
     }
   });
 
-  it('a root an older version stored that policy now refuses is listed but never read', async () => {
+  it('a root an older version stored that policy now refuses is never read (forgotten at start: nobody consented to it either)', async () => {
     const appDataDir = path.join(tmp, 'svc-home');
     const first = createInspectorService({ appDataDir, roots: [path.join(home, 'agent-sessions')], transport: 'http', scanOnStart: false, watch: false, env: { HOME: home } });
     await first.ready;
@@ -112,7 +112,8 @@ describe('root policy', () => {
     const svc = createInspectorService({ appDataDir, transport: 'http', scanOnStart: false, watch: false, env: { HOME: home }, onWarning: (w) => warnings.push(w) });
     try {
       await svc.ready;
-      expect(warnings.some((w) => /\/etc is not read/.test(w))).toBe(true);
+      expect(warnings.some((w) => /forgot root \/etc\b/.test(w))).toBe(true);
+      expect(((await svc.listRoots({})) as Array<{ path: string }>).map((r) => r.path)).not.toContain('/etc');
       const e = await svc.estimate({ path: '/etc/hostname' }).then(() => 'read', (err: ServiceError) => err.code);
       expect(e).toBe('FORBIDDEN_PATH');
     } finally {

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { DEFAULT_PROFILE, DEFAULT_STRATEGY, PROFILES, countTokens, describeTokens, isBinaryBytes, openUntrustedSync, type Profile, type StrategyName } from '../../pipeline/index.js';
 import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
-import { CHEAP_STRATEGIES, EXACT_STRATEGIES, countTokensAnthropicApi, parseClaudeCorrection } from '../../pipeline/estimate/index.js';
+import { countTokensAnthropicApi } from '../../pipeline/estimate/index.js';
+import { CHEAP_STRATEGIES, EXACT_STRATEGIES, parseClaudeCorrection } from '../../pipeline/estimate/options.js';
 
 interface EstimateCliOptions {
   json?: boolean;

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { parseDuration, pruneLocalSession, type PruneReport } from '../../pipeline/index.js';
-import { closeBuckets, isS3Url, openBucket, parseS3Url, pruneBucket, redactSecrets, resolveS3Settings } from '../../pipeline/store/s3/index.js';
+import { closeBuckets, forgetPending, isS3Url, openBucket, parseS3Url, pruneBucket, redactSecrets, resolveS3Settings } from '../../pipeline/store/s3/index.js';
 import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
 import { forgetPruned } from '../../service/offline.js';
 
@@ -19,6 +19,8 @@ const collect = (v: string, prev: string[]) => [...prev, v];
 export interface PruneRun {
   targets: Array<{ target: string } & PruneReport>;
   indexRemoved: number;
+  /** Sync-queue records dropped: of spills pruned locally, or queued for the bucket and past its cutoff. */
+  queueRemoved: number;
 }
 
 /** Prune every `--session` folder and the `--store` bucket; then the index forgets what went. */
@@ -28,7 +30,7 @@ export async function runPrune(opts: PruneCliOptions): Promise<PruneRun> {
   if (!opts.session.length && !opts.store) throw new Error('say what to prune: --session DIR (repeatable) and/or --store s3://bucket/prefix');
   if (opts.store && !isS3Url(opts.store)) throw new Error('--store must be s3://bucket/prefix (a local session folder goes with --session)');
   const now = Date.now();
-  const out: PruneRun = { targets: [], indexRemoved: 0 };
+  const out: PruneRun = { targets: [], indexRemoved: 0, queueRemoved: 0 };
   for (const dir of opts.session) {
     const abs = path.resolve(dir);
     out.targets.push({ target: abs, ...pruneLocalSession(abs, { olderThanMs, dryRun: opts.dryRun, now }) });
@@ -42,6 +44,8 @@ export async function runPrune(opts: PruneCliOptions): Promise<PruneRun> {
       await closeBuckets();
     }
   }
+  const local = out.targets.filter((t) => !isS3Url(t.target)).flatMap((t) => t.units);
+  out.queueRemoved = await forgetPending({ units: local, ...(opts.store ? { store: opts.store, cutoffMs: now - olderThanMs } : {}), dryRun: opts.dryRun });
   if (!opts.dryRun) out.indexRemoved = (await forgetPruned(out.targets.flatMap((t) => t.units), { dbPath: opts.db, env: process.env })).removed;
   return out;
 }
@@ -88,6 +92,7 @@ export function register(program: Command): void {
         }
         for (const w of t.warnings) process.stderr.write(`spillway prune: ${terminalSafe(w)}\n`);
       }
+      if (!opts.json && run.queueRemoved) process.stderr.write(`spillway prune: ${opts.dryRun ? 'would drop' : 'dropped'} ${run.queueRemoved} sync-queue record(s) of pruned spills\n`);
       if (!opts.json && run.indexRemoved) process.stderr.write(`spillway prune: the index dropped ${run.indexRemoved} payload(s)\n`);
     });
 }

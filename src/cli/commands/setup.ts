@@ -12,6 +12,8 @@ interface SetupCliOptions {
   mcp?: string;
   remove?: boolean;
   print?: boolean;
+  /** false with --no-hook. */
+  hook?: boolean;
 }
 
 export const SETUP_CLIENTS = ['claude-code', 'codex', ...PRINT_ONLY_CLIENTS] as const;
@@ -40,6 +42,7 @@ export function register(program: Command): void {
     .option('--project <dir>', 'claude-code: that project (.claude/settings.local.json, and .mcp.json for --mcp)')
     .option('--shared', 'claude-code with --project: the committed .claude/settings.json instead of settings.local.json')
     .option('--mcp <name>', 'put MCP server NAME behind spillway mcp: the command after --, or without one, wrap the existing server NAME')
+    .option('--no-hook', 'claude-code: leave the hook alone; with --mcp, add only the server behind the proxy (with --remove, take out the servers, keep the hook)')
     .option('--remove', 'take out everything setup put in that scope (with --mcp NAME: the hook and that server only); a wrapped server gets its own command back')
     .option('--print', 'claude-desktop, cursor: print the config snippet (setup does not edit their files)')
     .addHelpText(
@@ -47,6 +50,7 @@ export function register(program: Command): void {
       '\nExamples:\n' +
         '  spillway setup claude-code                          # the hook, for every project\n' +
         '  spillway setup claude-code --project . --mcp fs -- npx -y @modelcontextprotocol/server-filesystem ~/work\n' +
+        '  spillway setup claude-code --project . --mcp fs --no-hook -- npx -y @modelcontextprotocol/server-filesystem ~/work  # the proxy only\n' +
         '  spillway setup codex --mcp fs -- npx -y @modelcontextprotocol/server-filesystem ~/work\n' +
         '  spillway setup codex --mcp fs                       # wrap the [mcp_servers.fs] you already have\n' +
         '  spillway setup cursor --print --mcp fs -- npx -y @modelcontextprotocol/server-filesystem ~/work\n' +
@@ -74,7 +78,7 @@ export function register(program: Command): void {
           reportAll(setupCodex({ mcp: o.mcp ? { name: o.mcp, server } : undefined, remove: o.remove }));
           return;
         }
-        reportAll(setupClaudeCode({ projectDir: o.project, shared: o.shared, mcp: o.mcp ? { name: o.mcp, server } : undefined, remove: o.remove }));
+        reportAll(setupClaudeCode({ projectDir: o.project, shared: o.shared, mcp: o.mcp ? { name: o.mcp, server } : undefined, remove: o.remove, hook: o.hook }));
       } catch (err) {
         process.stderr.write(`spillway setup: ${terminalSafe(err instanceof Error ? err.message : String(err))}\n`);
         process.exitCode = 1;

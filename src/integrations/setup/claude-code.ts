@@ -32,6 +32,11 @@ import {
  * exact command, {@link isOurHookCommand}), every MCP server marked `SET_UP_BY_SPILLWAY` (or only
  * `--mcp NAME`; one it wrapped gets its own command back), and the `enabledMcpjsonServers` names it
  * added (kept in the manifest, files.ts). A file setup created is deleted once nothing is left in it.
+ *
+ * `--no-hook` (`hook: false`) leaves the hook alone: with `--mcp`, only the server (and, in a
+ * project, its approval) is added, for a user whose hook lives in another scope or who wants only
+ * the proxy; with `--remove`, the servers go and the hook stays. A settings file that would not
+ * change is then neither written nor created.
  */
 
 type Obj = Record<string, unknown>;
@@ -43,6 +48,8 @@ export interface ClaudeSetupOptions {
   shared?: boolean;
   mcp?: { name: string; server: string[] };
   remove?: boolean;
+  /** false: leave the PostToolUse hook as it is (add none, remove none); only the MCP server changes. Default true. */
+  hook?: boolean;
   /** Extra `spillway hook claude-code` options written into the command (e.g. ['--limit', '8000']). */
   hookArgs?: string[];
   env?: NodeJS.ProcessEnv;
@@ -264,10 +271,12 @@ export function setupClaudeCode(o: ClaudeSetupOptions): FileChange[] {
   const settingsFile = claudeSettingsFile(o);
   const settings = readJsonObject(settingsFile);
   const settingsDirs = missingDirs(settingsFile);
+  const withHook = o.hook !== false;
+  if (!withHook && !o.mcp && !o.remove) throw new SetupError('--no-hook leaves nothing to do without --mcp NAME (or --remove)');
   const command = o.remove ? undefined : hookCommand(env, o.hookArgs ?? []);
-  const hook = mergeHook(settings.value, settingsFile, command);
+  const hook = withHook ? mergeHook(settings.value, settingsFile, command) : { value: settings.value, detail: '', notes: [] as string[] };
   let settingsValue = hook.value;
-  const settingsDetails = [hook.detail];
+  const settingsDetails = withHook ? [hook.detail] : [];
   const settingsEntry = manifest.get(settingsFile);
   let enabledByUs = [...(settingsEntry.enabled ?? [])];
 
@@ -305,12 +314,14 @@ export function setupClaudeCode(o: ClaudeSetupOptions): FileChange[] {
     }
     if (o.remove && !o.mcp && !names.length && cfg.text !== undefined) mcp.details.push('no MCP server set up by Spillway here');
   }
-  const notes = [...hook.notes, ...(o.remove ? [] : otherScopeNotes(o, settingsFile))];
+  const notes = [...hook.notes, ...(o.remove || !withHook ? [] : otherScopeNotes(o, settingsFile))];
 
   const changes: FileChange[] = [];
   const settingsText = settingsValue === settings.value && settings.text !== undefined ? settings.text : jsonText(settingsValue);
   const settingsDetail = settingsDetails.join('; ');
-  if (!(o.remove && settings.text === undefined)) {
+  // Without the hook, the settings file is touched only for an approval (a project's enabledMcpjsonServers).
+  const settingsUntouched = !withHook && settingsValue === settings.value;
+  if (!(o.remove && settings.text === undefined) && !settingsUntouched) {
     let c: FileChange;
     if (o.remove && settingsEntry.created && isEmptyConfig(settingsValue)) c = deleteConfig(settingsFile, settingsDetail, settingsEntry.dirs ?? [], wo);
     else c = writeConfig(settingsFile, settings.text, settingsText, settingsDetail, wo);

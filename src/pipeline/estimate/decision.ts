@@ -10,6 +10,7 @@
  *      (a byte-level BPE never spends more tokens than bytes) is under it.
  */
 import type { Estimate, Profile } from '../types.js';
+import { MAX_PLAUSIBLE_BYTES_PER_TOKEN } from '../limits.js';
 import { priceFeatures, roundTokens } from './calibrated.js';
 import { estimateTokens } from './cheap.js';
 import { EXACT_MARGIN } from './constants.js';
@@ -61,13 +62,6 @@ export function headroomTokens(features: Float64Array, profile: Profile, opts: P
   for (let f = 0; f < FEATURE_COUNT; f++) h += features[f]! * u[f]!;
   return profile === 'claude' ? h * claudeCorrectionFor(opts) : h;
 }
-
-/**
- * UTF-8 bytes per token beyond which an estimate is implausible (only long runs of one repeated
- * character get there). A text over this many times the limit in bytes is never counted exactly: it
- * is over the limit whatever the fit says, and counting it would cost more than a tool call should.
- */
-export const MAX_PLAUSIBLE_BYTES_PER_TOKEN = 16;
 
 /** Texts this long are first asked a cheap question: clearly under the limit? (a full pass costs ~10 ns a char) */
 export const QUICK_CHECK_MIN_CHARS = 8 * 1024;

@@ -1,5 +1,5 @@
 /**
- * Token estimation. Which one to call:
+ * Token estimation: the four verbs and their types, nothing else. Which one to call:
  *
  * | you want                                                   | call                                    | cost                                   |
  * | ---------------------------------------------------------- | --------------------------------------- | -------------------------------------- |
@@ -8,22 +8,15 @@
  * | the real tokenizer's count                                 | `countTokens(text, profile)`             | loads the tokenizer (~0.1-0.6 s once), ~5-10 MB/s |
  * | the numbers a person reads (inspector, index, CLI, sidecar) | `describeTokens(text, { profile })`      | one pass; the tokenizer where the fit can be far off, or on request |
  *
- * Everything else in this folder is internal (the features, the fit, the sampler, the risk bounds);
- * docs/estimation.md describes how it works and how it was calibrated.
+ * `countTokensAnthropicApi` is `countTokens` for the `claude` profile asked of Anthropic's
+ * count_tokens endpoint instead of the local tokenizer (the CLI's `estimate --anthropic-model`).
+ * The words the verbs take (strategies, profiles, defaults, the Claude correction) are the other
+ * door, options.ts. Everything else in this folder is internal (the features, the fit, the sampler,
+ * the risk bounds), reached only through internal.ts by the estimator's tests, benches and
+ * calibration scripts; docs/estimation.md describes how it works and how it was calibrated.
  */
 export { estimateTokens, type CheapOptions } from './cheap.js';
-export { estimateForDecision, MAX_PLAUSIBLE_BYTES_PER_TOKEN, type DecisionOptions } from './decision.js';
+export { estimateForDecision, type DecisionOptions } from './decision.js';
 export { countTokens, countTokensAnthropicApi, type CountOptions } from './exact.js';
 export { describeTokens, type DescribeOptions, type TokenReport } from './report.js';
-export type { RiskPart } from './risk.js';
-export {
-  ALL_STRATEGIES,
-  CHEAP_STRATEGIES,
-  CLAUDE_CORRECTION_ENV,
-  DEFAULT_PROFILE,
-  DEFAULT_STRATEGY,
-  EXACT_STRATEGIES,
-  parseClaudeCorrection,
-  type CheapStrategy,
-  type EstimateOptions,
-} from './options.js';
+export type { EstimateOptions } from './options.js';

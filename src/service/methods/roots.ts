@@ -24,6 +24,8 @@ export function rootMethods(ctx: ServiceContext) {
     } catch (err) {
       throw toServiceError(err);
     }
+    // The user's word for it, kept for the next start: the CLI's, a dialog's, or a drop's (checkRoot proved it).
+    ctx.recordConsent(root.path, source === 'trusted' ? 'dialog' : 'drop');
     ctx.allowRootArea(root);
     void index.scan({ rootId: root.id }).catch((err: unknown) => ctx.warn(`scan of ${root.path} failed: ${(err as Error).message}`));
     return root;
@@ -57,6 +59,7 @@ export function rootMethods(ctx: ServiceContext) {
       if (ctx.isScratch(root.path)) throw new ServiceError('BAD_REQUEST', 'the scratch root holds dropped-file analyses and stays registered');
       index.removeRoot(id);
       ctx.forgetRootArea(root);
+      ctx.forgetConsent(root.path);
       return { ok: true as const };
     },
 

@@ -1,4 +1,5 @@
-import { DEFAULT_PROFILE, estimateTokens } from '../../pipeline/estimate/index.js';
+import { estimateTokens } from '../../pipeline/estimate/index.js';
+import { DEFAULT_PROFILE } from '../../pipeline/estimate/options.js';
 import { MAX_SUMMARY_OUTPUT_TOKENS } from '../../pipeline/limits.js';
 import type { ContentKind } from '../../pipeline/types.js';
 import { focusTerms } from '../focus.js';

@@ -30,7 +30,7 @@ export { pruneBucket, PRUNE_GROUP } from './prune.js';
 export { flushJournal } from './writer.js';
 export { JOURNAL_DIR, JOURNAL_OVERLAP_MS, journalKey, journalTime, parseJournalKey, type JournalEntry } from './journal.js';
 export type { S3ReaderState, S3Changes } from './source.js';
-export { syncPending, syncSession, queuePending, listPending, pendingDir, type PendingRecord, type SyncOutcome, type SyncReport } from './sync.js';
+export { syncPending, syncSession, queuePending, listPending, forgetPending, pendingDir, type PendingRecord, type SyncOutcome, type SyncReport } from './sync.js';
 
 /** Why the store is being skipped right now, or undefined when it should be tried. */
 export const downReason = (store: string, now?: number): string | undefined => s3State.health.downReason(store, now);

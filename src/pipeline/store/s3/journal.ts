@@ -21,6 +21,11 @@ import { joinKey, type S3Location } from './location.js';
  *   older than the journal) costs latency only: the reconciling full listing finds the spill.
  * - Writers' clocks disagree: a reader starts each listing {@link JOURNAL_OVERLAP_MS} before the
  *   newest time it has seen and skips the keys it already read.
+ * - `spillway prune` writes a tombstone per group of up to 1,000 pruned spills, after their keys
+ *   are gone: `<prefix>/.journal/<UTC time>/.pruned/<random id>`, whose body names them. A reader
+ *   that polls drops them from its index without a full listing; a reader older than tombstones
+ *   skips the dot-name. A tombstone never written costs latency only: the full listing sees the
+ *   spills gone.
  */
 
 export const JOURNAL_DIR = '.journal';
@@ -145,4 +150,62 @@ export function carriedSidecar(e: JournalEntry, sidecarName: string): Buffer | u
 /** Journal keys from `startAfter` on, page by page. */
 export async function* listJournal(objects: S3Objects, prefix: string, startAfter: string, o: CallOptions = {}): AsyncGenerator<ObjectInfo[]> {
   yield* objects.list(journalPrefix(prefix), { ...o, startAfter });
+}
+
+/** The folder, inside a journal time, of prune's tombstones (a dot-name: never a session). */
+export const PRUNED_DIR = '.pruned';
+
+export interface PrunedEntry {
+  v: 1;
+  /** The prune's clock, ISO. */
+  at: string;
+  /** Spills whose payload, sidecar and journal entry are gone. */
+  pruned: Array<{ session: string; stem: string }>;
+}
+
+/** A tombstone's key (time and id; two prunes never coordinate: the ids differ). */
+export function prunedKey(loc: S3Location | string, timeMs: number, id: string): string {
+  return `${journalPrefix(loc)}${journalTime(timeMs)}/${PRUNED_DIR}/${id}`;
+}
+
+/** A tombstone key's time; null for a key that is not one. */
+export function parsePrunedKey(prefix: string, key: string): { timeMs: number } | null {
+  const base = journalPrefix(prefix);
+  if (!key.startsWith(base)) return null;
+  const segs = key.slice(base.length).split('/');
+  if (segs.length !== 3 || segs[1] !== PRUNED_DIR || !segs[2] || segs[2].startsWith('.')) return null;
+  const timeMs = parseJournalTime(segs[0]!);
+  return timeMs === null ? null : { timeMs };
+}
+
+const plainName = (s: unknown): s is string => typeof s === 'string' && s !== '' && !s.startsWith('.') && !s.includes('/') && !s.includes('\\');
+
+/** A tombstone's body, checked (names that could not be a session or stem are left out); null when it is not one. */
+export function parsePrunedEntry(bytes: Buffer): PrunedEntry | null {
+  let j: unknown;
+  try {
+    j = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return null;
+  }
+  const e = j as PrunedEntry;
+  if (!e || e.v !== 1 || !Array.isArray(e.pruned)) return null;
+  return { v: 1, at: typeof e.at === 'string' ? e.at : '', pruned: e.pruned.filter((p) => plainName(p?.session) && plainName(p?.stem)).map((p) => ({ session: p.session, stem: p.stem })) };
+}
+
+/** Write one tombstone for spills already deleted. False when it could not be written (the next full listing sees them gone). */
+export async function writePruned(objects: S3Objects, loc: S3Location, pruned: PrunedEntry['pruned'], o: CallOptions & { now?: number } = {}): Promise<boolean> {
+  if (!pruned.length) return true;
+  const now = o.now ?? Date.now();
+  const body: PrunedEntry = { v: 1, at: new Date(now).toISOString(), pruned };
+  try {
+    const r = await objects.putIfAbsent(prunedKey(loc, now, crypto.randomBytes(8).toString('hex')), JSON.stringify(body), {
+      ...(o.signal ? { signal: o.signal } : {}),
+      ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
+      contentType: 'application/json',
+    });
+    return r.created;
+  } catch {
+    return false;
+  }
 }

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { ASSETS_DIR, LONG_RESPONSES_DIR } from '../../layout.js';
 import { assetNames, emptyReport, groupStems, stemTime, type PruneOptions, type PruneReport, type StemFiles } from '../../prune.js';
 import type { CallOptions, ObjectInfo, S3Objects } from './client.js';
-import { JOURNAL_DIR, journalPrefix, parseJournalKey } from './journal.js';
+import { JOURNAL_DIR, journalPrefix, parseJournalKey, parsePrunedKey, writePruned } from './journal.js';
 import { CLAIMS_DIR, formatS3Url, joinKey, type S3Location } from './location.js';
 
 /**
@@ -11,8 +11,8 @@ import { CLAIMS_DIR, formatS3Url, joinKey, type S3Location } from './location.js
  * | step | requests                                                                          |
  * | ---- | --------------------------------------------------------------------------------- |
  * | 1    | ListObjectsV2 of the prefix, the journal skipped (1 per 1,000 keys)                 |
- * | 2    | per PRUNE_GROUP spills: one DeleteObjects of their sidecars, THEN their payloads, linked forms and claims |
- * | 3    | ListObjectsV2 of the journal; DeleteObjects of the entries older than the cutoff or naming a pruned spill |
+ * | 2    | per PRUNE_GROUP spills: one DeleteObjects of their sidecars, THEN their payloads, linked forms and claims, then one tombstone naming them (journal.ts) |
+ * | 3    | ListObjectsV2 of the journal; DeleteObjects of the entries (and tombstones) older than the cutoff or naming a pruned spill |
  * | 4    | sessions with assets: a GET of each remaining sidecar, DeleteObjects of old assets none names |
  *
  * A prune killed anywhere leaves at worst payloads without sidecars (incomplete spills, which the
@@ -108,6 +108,10 @@ export async function pruneBucket(objects: S3Objects, loc: S3Location, o: PruneO
       r.units.push(path.join(formatS3Url(loc, joinKey(loc.prefix, d.session.name, LONG_RESPONSES_DIR)), d.g.stem));
     }
     await del(rest);
+    // After the deletes: a reader that sees the tombstone finds the spills gone, never still there.
+    if (!o.dryRun && !(await writePruned(objects, loc, group.map((d) => ({ session: d.session.name, stem: d.g.stem })), call))) {
+      r.warnings.push(`${formatS3Url(loc)}: the journal tombstone of ${group.length} pruned spill(s) could not be written; other indexes see them gone at their next full listing`);
+    }
     o.onProgress?.(Math.min(i + PRUNE_GROUP, doomed.length), doomed.length);
   }
   // Claims of writers that died before writing anything.
@@ -117,6 +121,11 @@ export async function pruneBucket(objects: S3Objects, loc: S3Location, o: PruneO
   const stale: string[] = [];
   for await (const page of objects.list(journalPrefix(loc), call)) {
     for (const obj of page) {
+      const t = parsePrunedKey(loc.prefix, obj.key);
+      if (t) {
+        if (t.timeMs < cutoff) stale.push(obj.key);
+        continue;
+      }
       const j = parseJournalKey(loc.prefix, obj.key);
       if (!j) continue;
       if (j.timeMs < cutoff || prunedStems.has(`${j.session}/${j.stem}`)) stale.push(obj.key);

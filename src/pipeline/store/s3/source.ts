@@ -1,9 +1,9 @@
 import { Readable } from 'node:stream';
-import type { CallOptions, S3Objects } from './client.js';
+import type { CallOptions, ObjectInfo, S3Objects } from './client.js';
 import { formatS3Url, parseS3Url, type S3Location } from './location.js';
 import { S3Tree, type TreeEntry } from './tree.js';
-import { JOURNAL_DIR, JOURNAL_OVERLAP_MS, carriedSidecar, journalFloor, journalPrefix, parseJournalEntry, parseJournalKey } from './journal.js';
-import { LONG_RESPONSES_DIR, META_SUFFIX } from '../../layout.js';
+import { JOURNAL_DIR, JOURNAL_OVERLAP_MS, carriedSidecar, journalFloor, journalPrefix, parseJournalEntry, parseJournalKey, parsePrunedEntry, parsePrunedKey } from './journal.js';
+import { LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile } from '../../layout.js';
 
 /**
  * A bucket prefix as a read-only tree of sessions, for the index and the inspector. Paths are
@@ -13,8 +13,8 @@ import { LONG_RESPONSES_DIR, META_SUFFIX } from '../../layout.js';
  * | call                              | S3 requests                                                   |
  * | --------------------------------- | ------------------------------------------------------------- |
  * | `refresh()` / `reconcile()`       | ListObjectsV2 of the whole root but its journal, 1 per 1,000 keys |
- * | `poll()`                          | one ListObjectsV2 of the journal from the cursor, + 1 GET per new spill |
- * | `newest(n)`                       | journal pages newest range first, then a LIST per one of the n newest sessions |
+ * | `poll()`                          | one ListObjectsV2 of the journal from the cursor, + 1 GET per new spill and per prune tombstone |
+ * | `newest(n)`                       | journal pages, newest range first (the n newest sessions, in order)  |
  * | `relist(sessions)`                | one ListObjectsV2 per session                                    |
  * | `list(dir)` / `stat(file)`        | none: answered from the last listing (size, ETag, time)         |
  * | `readRange(file, offset, length)` | one Range GET: never the whole object                           |
@@ -52,12 +52,22 @@ export interface S3ReaderState {
 /** Sessions a refresh found new spills in, relative to the root. */
 export interface S3Changes {
   sessions: string[];
+  /** Spills pruned since (from prune's tombstones), as `<session>/long_responses/<stem>`, relative to the root. */
+  gone?: string[];
   /** Requests made. */
   requests: number;
 }
 
 /** Journal entries read at once when a poll finds many new spills. */
 const JOURNAL_READ_AHEAD = 16;
+/** Session listings in flight at once. */
+const RELIST_CONCURRENCY = 8;
+/** Sessions of the newest-first order listed ahead of the ones asked for. */
+const RELIST_AHEAD = 16;
+/** The newest-first search starts with the journal's last 15 minutes and doubles the span... */
+const NEWEST_FIRST_SPAN_MS = 15 * 60_000;
+/** ...up to about two years, then reads the rest of it. */
+const NEWEST_LAST_SPAN_MS = 2 * 366 * 86_400_000;
 
 export class S3Source {
   readonly tree: S3Tree;
@@ -73,6 +83,9 @@ export class S3Source {
   reconciledAt = 0;
   /** Journal keys whose body was unusable: not fetched again. */
   private readonly badEntries = new Set<string>();
+  /** Tombstones already applied, and the spills they named (`<session>/<stem>`): an entry of one is not read again. */
+  private readonly tombstones = new Set<string>();
+  private readonly pruned = new Set<string>();
   /** Sidecars that came inside journal entries, by root-relative path (checked against their ETag). */
   private readonly carried = new Map<string, Buffer>();
   /** Sidecar paths (root-relative) in listing order, and where each is in it. */
@@ -80,6 +93,14 @@ export class S3Source {
   private sidecarAt = new Map<string, number>();
   private ahead = new Map<string, Promise<{ bytes: Buffer; total: number }>>();
   private lastSidecar = -1;
+  /** Sessions of the last newest() order not listed yet, newest first. */
+  private upcoming: string[] = [];
+  /** Session listings in flight or done ahead, not merged yet. */
+  private readonly listing = new Map<string, Promise<ObjectInfo[]>>();
+  private inFlight = 0;
+  private readonly waiting: Array<() => void> = [];
+  /** Session listing requests made (relist's count). */
+  private requests = 0;
 
   constructor(
     readonly objects: S3Objects,
@@ -121,6 +142,8 @@ export class S3Source {
     this.refreshed = true;
     this.complete = true;
     this.listedSessions.clear();
+    this.upcoming = [];
+    this.listing.clear();
     this.carried.clear();
     this.newestMs = Math.max(this.newestMs, started);
     this.reconciledAt = started;
@@ -128,7 +151,8 @@ export class S3Source {
   }
 
   private indexSidecars(): void {
-    this.sidecars = this.tree.keys().filter((k) => k.endsWith(META_SUFFIX));
+    // Sorted: merged sessions come in listing-completion order, and the scanner reads in key order.
+    this.sidecars = this.tree.keys().filter((k) => k.endsWith(META_SUFFIX)).sort();
     this.sidecarAt = new Map(this.sidecars.map((k, i) => [k, i]));
     this.ahead.clear();
     this.lastSidecar = -1;
@@ -143,24 +167,53 @@ export class S3Source {
     this.refreshed = true;
     const touched = new Set<string>();
     const want: Array<{ key: string; session: string; stem: string; lastModifiedMs: number }> = [];
+    const graves: string[] = [];
     let requests = 0;
     let newest = this.newestMs;
     const cap = this.now();
     for await (const page of this.objects.list(journalPrefix(this.location), { ...this.call, startAfter: journalFloor(this.location, this.newestMs - JOURNAL_OVERLAP_MS) })) {
       requests++;
       for (const o of page) {
+        const t = parsePrunedKey(this.location.prefix, o.key);
+        if (t) {
+          if (!this.tombstones.has(o.key)) graves.push(o.key);
+          continue;
+        }
         const j = parseJournalKey(this.location.prefix, o.key);
         if (!j) continue;
         // A writer whose clock runs ahead must not move the cursor past everyone else's entries.
         newest = Math.max(newest, Math.min(j.timeMs, cap));
-        if (this.badEntries.has(o.key) || this.tree.stat(`${j.session}/${LONG_RESPONSES_DIR}/${j.stem}${META_SUFFIX}`)) continue;
+        if (this.badEntries.has(o.key) || this.pruned.has(`${j.session}/${j.stem}`) || this.tree.stat(`${j.session}/${LONG_RESPONSES_DIR}/${j.stem}${META_SUFFIX}`)) continue;
         want.push({ key: o.key, session: j.session, stem: j.stem, lastModifiedMs: o.lastModifiedMs });
       }
     }
     requests += await this.readEntries(want, touched);
+    // Tombstones last: an entry read above for a spill pruned since is taken out again.
+    const gone: string[] = [];
+    for (const key of graves) {
+      requests++;
+      const bytes = await this.objects.get(key, this.call);
+      const e = bytes ? parsePrunedEntry(bytes) : null;
+      this.tombstones.add(key);
+      if (e) gone.push(...this.forget(e.pruned));
+    }
     // The read-ahead index is left as it is: what a poll found is read from the sidecars its entries carried.
     this.newestMs = newest;
-    return { sessions: [...touched], requests };
+    return { sessions: [...touched], requests, ...(gone.length ? { gone } : {}) };
+  }
+
+  /** Take pruned spills out of the tree; their unit paths (`<session>/long_responses/<stem>`). */
+  private forget(pruned: Array<{ session: string; stem: string }>): string[] {
+    const out: string[] = [];
+    for (const { session, stem } of pruned) {
+      this.pruned.add(`${session}/${stem}`);
+      const dir = `${session}/${LONG_RESPONSES_DIR}`;
+      const files = (this.tree.list(dir) ?? []).filter((e) => e.type === 'file' && classifyLongResponseFile(e.name)?.stem === stem).map((e) => `${dir}/${e.name}`);
+      this.tree.remove(files);
+      for (const f of files) this.carried.delete(f);
+      out.push(`${dir}/${stem}`);
+    }
+    return out;
   }
 
   /** GET journal entries (JOURNAL_READ_AHEAD at a time) and put their files into the tree. */
@@ -200,11 +253,13 @@ export class S3Source {
   }
 
   /**
-   * On a first open: the `n` newest sessions, found from the journal's newest range backwards
-   * (the last hour, day, week, month, then all of it), each then listed on its own, so they can
-   * be shown before the whole bucket is listed. A bucket without a journal (written before it)
-   * falls back to session names that start with a UTC time (the MCP proxy's `<time>_<server>`),
-   * newest name first, from one delimited listing of the sessions.
+   * On a first open: the `n` newest sessions, newest first, found from the journal's newest range
+   * backwards (the last 15 minutes, then twice as far back each time, then all of it), so the
+   * journal pages read grow with the spills of those sessions, not with the bucket. Nothing is
+   * listed here beyond the journal: the caller lists the sessions a few at a time (`relist`), and
+   * each call starts listing the next ones in this order behind it. A bucket without a journal
+   * (written before it) falls back to session names that start with a UTC time (the MCP proxy's
+   * `<time>_<server>`), newest name first, from one delimited listing of the sessions.
    */
   async newest(n: number): Promise<S3Changes> {
     this.refreshed = true;
@@ -212,10 +267,9 @@ export class S3Source {
     let requests = 0;
     const order: string[] = [];
     const seen = new Set<string>();
-    const spans = [3_600_000, 86_400_000, 7 * 86_400_000, 31 * 86_400_000, Infinity];
     let upTo = Infinity;
-    for (const span of spans) {
-      const from = span === Infinity ? 0 : now - span;
+    for (let span = NEWEST_FIRST_SPAN_MS; ; span *= 2) {
+      const from = span > NEWEST_LAST_SPAN_MS ? 0 : now - span;
       const found: Array<{ t: number; session: string }> = [];
       for await (const page of this.objects.list(journalPrefix(this.location), { ...this.call, startAfter: journalFloor(this.location, from) })) {
         requests++;
@@ -247,7 +301,7 @@ export class S3Source {
       order.push(...r.sessions);
     }
     const pick = order.slice(0, n);
-    requests += await this.relist(pick);
+    this.upcoming = pick.filter((s) => !this.listedSessions.has(s));
     this.newestMs = Math.max(this.newestMs, now);
     return { sessions: pick, requests };
   }
@@ -260,29 +314,59 @@ export class S3Source {
     return { sessions: timed.filter((s) => !s.startsWith('.')), requests };
   }
 
-  /** List these sessions again, one ListObjectsV2 each (8 at a time); their tree is then exact. */
+  /**
+   * List these sessions again, one ListObjectsV2 each (RELIST_CONCURRENCY at a time); their tree
+   * is then exact. After a `newest()`, the next RELIST_AHEAD sessions of its order are listed
+   * behind, while the caller reads these: they are merged when asked for.
+   */
   async relist(sessions: string[]): Promise<number> {
     this.refreshed = true;
-    const base = this.tree.prefix ? this.tree.prefix + '/' : '';
-    let i = 0;
-    let requests = 0;
-    await Promise.all(
-      Array.from({ length: Math.min(8, sessions.length) }, async () => {
-        while (i < sessions.length) {
-          const s = sessions[i++]!;
-          const objs = [];
-          for await (const page of this.objects.list(`${base}${s}/`, this.call)) {
-            requests++;
-            objs.push(...page);
-          }
-          this.tree.clear(s);
-          this.tree.merge(objs);
-          this.listedSessions.add(s);
-        }
-      }),
-    );
+    const before = this.requests;
+    const want = [...new Set(sessions)];
+    const listed = await Promise.all(want.map((s) => this.listSession(s, true)));
+    for (const [i, s] of want.entries()) {
+      this.tree.clear(s);
+      this.tree.merge(listed[i]!);
+      this.listedSessions.add(s);
+    }
+    this.upcoming = this.upcoming.filter((s) => !this.listedSessions.has(s));
+    for (const s of this.upcoming.slice(0, RELIST_AHEAD)) void this.listSession(s, false).catch(() => undefined);
     this.indexSidecars();
-    return requests;
+    return this.requests - before;
+  }
+
+  /** One session's objects. `take`: handed over (a later call lists again); else kept, listed ahead, for the one that takes it. */
+  private listSession(session: string, take: boolean): Promise<ObjectInfo[]> {
+    const list = () =>
+      this.slot(async () => {
+        const base = this.tree.prefix ? this.tree.prefix + '/' : '';
+        const objs: ObjectInfo[] = [];
+        for await (const page of this.objects.list(`${base}${session}/`, this.call)) {
+          this.requests++;
+          objs.push(...page);
+        }
+        return objs;
+      });
+    const ahead = this.listing.get(session);
+    if (!take) {
+      if (!ahead) this.listing.set(session, list());
+      return this.listing.get(session)!;
+    }
+    this.listing.delete(session);
+    // A listing made ahead that failed is made again, now that it is wanted.
+    return ahead ? ahead.catch(list) : list();
+  }
+
+  /** Runs `fn` when fewer than RELIST_CONCURRENCY session listings are in flight. */
+  private async slot<T>(fn: () => Promise<T>): Promise<T> {
+    while (this.inFlight >= RELIST_CONCURRENCY) await new Promise<void>((r) => this.waiting.push(r));
+    this.inFlight++;
+    try {
+      return await fn();
+    } finally {
+      this.inFlight--;
+      this.waiting.shift()?.();
+    }
   }
 
   /** A stat or read of a session the tree does not hold whole: that session is listed first. */

@@ -89,6 +89,35 @@ export async function listPending(env: NodeJS.ProcessEnv = process.env): Promise
   return out;
 }
 
+/**
+ * Drop the queue records of spills that `spillway prune` removed locally (`units`: their
+ * `<session>/long_responses/<stem>` paths), and of spills queued for `store` that are older than
+ * `cutoffMs` (uploading them would put back what the bucket's retention lets go). Without this,
+ * `sync` would report a pruned spill incomplete on every run, for ever. The local files are not
+ * touched. Returns how many records went (or would go, in a dry run).
+ */
+export async function forgetPending(o: { units?: Iterable<string>; store?: string; cutoffMs?: number; dryRun?: boolean; env?: NodeJS.ProcessEnv }): Promise<number> {
+  const units = new Set(o.units ?? []);
+  const store = o.store ? formatS3Url(parseS3Url(o.store)) : undefined;
+  let n = 0;
+  for (const { file, record } of await listPending(o.env)) {
+    if (!record) continue;
+    const local = units.has(path.join(sessionPaths(record.session).longResponses, record.stem));
+    const t = parseStem(record.stem)?.time.getTime();
+    const expired = store !== undefined && o.cutoffMs !== undefined && t !== undefined && t < o.cutoffMs && formatS3Url(parseS3Url(record.store)) === store;
+    if (!local && !expired) continue;
+    if (!o.dryRun) {
+      try {
+        await fsp.unlink(file);
+      } catch {
+        continue; // gone meanwhile (a sync uploaded it)
+      }
+    }
+    n++;
+  }
+  return n;
+}
+
 /** `pending`: a dry run's "would upload". */
 export type SyncStatus = 'uploaded' | 'renamed' | 'already' | 'incomplete' | 'failed' | 'pending';
 

@@ -69,6 +69,15 @@ export class S3Tree {
     for (const obj of objs) this.insert(obj, true);
   }
 
+  /** Forget these files (deleted on purpose: prune's tombstones); their folders stay. */
+  remove(rels: Iterable<string>): void {
+    for (const rel of rels) {
+      if (!this.files.delete(rel)) continue;
+      const cut = rel.lastIndexOf('/');
+      this.dirs.get(cut < 0 ? '' : rel.slice(0, cut))?.delete(rel.slice(cut + 1));
+    }
+  }
+
   /** Forget every file under `relDir` (before it is listed again). */
   clear(relDir: string): void {
     const under = relDir + '/';
