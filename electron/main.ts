@@ -201,7 +201,7 @@ if (!app.requestSingleInstanceLock()) {
     const roots = process.argv.slice(IS_DEV ? 2 : 1).filter((a) => !a.startsWith('-') && fs.existsSync(a)).map((a) => path.resolve(a));
     // Like `spillway serve`: with no folder given, the agents' own session folders open read-only.
     const defaultRoots = defaultRootsChoice(!process.argv.includes('--no-default-roots'), roots, process.env);
-    service = createInspectorService({ transport: 'electron', roots, defaultRoots, onWarning: (m) => console.warn(`spillway: ${m}`) });
+    service = createInspectorService({ transport: 'electron', roots, defaultRoots, env: process.env, onWarning: (m) => console.warn(`spillway: ${m}`) });
     hardenSession();
     protocol.handle(APP_SCHEME, createAppProtocolHandler({ service, rendererDir: RENDERER_DIR }));
     wireIpc();

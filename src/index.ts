@@ -11,7 +11,8 @@
  * The two guard calls summarize as the CLI, the proxy and the hook do: with no `summarize` option,
  * the default summarizer (src/summarize/default.ts: the offline structural summary unless
  * SPILLWAY_SUMMARIZER names another); `summarize: false` gives the preview instead. The pipeline
- * itself knows no summarizer (it sits below that layer).
+ * itself knows no summarizer (it sits below that layer), and reads no environment variable: this
+ * door passes the process's (`env`, e.g. SPILLWAY_STORE) unless the caller gives one.
  */
 import {
   guardLargeResult as guardWithHook,
@@ -62,7 +63,7 @@ function hookOf(summarize: SummarizeHook | false | undefined): SummarizeHook | u
   if (summarize === false) return undefined;
   if (summarize !== undefined) return summarize;
   try {
-    return defaultSummarizer();
+    return defaultSummarizer(process.env);
   } catch {
     return undefined; // never throw on a tool result: the preview instead
   }
@@ -70,10 +71,10 @@ function hookOf(summarize: SummarizeHook | false | undefined): SummarizeHook | u
 
 /** The pipeline's guardLargeResult, with the default summary (see above). Never throws. */
 export function guardLargeResult(result: ToolResult, options: GuardOptions): Promise<GuardResult | null> {
-  return guardWithHook(result, { ...options, summarize: hookOf(options?.summarize) });
+  return guardWithHook(result, { env: process.env, ...options, summarize: hookOf(options?.summarize) });
 }
 
 /** The pipeline's handleLargeResponse, with the default summary (see above). Never throws. */
 export function handleLargeResponse(args: HandleLargeResponseArgs): Promise<GuardResult> {
-  return handleWithHook({ ...args, summarize: hookOf(args?.summarize) });
+  return handleWithHook({ env: process.env, ...args, summarize: hookOf(args?.summarize) });
 }

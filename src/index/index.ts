@@ -51,7 +51,7 @@ import type {
 } from './rows.js';
 import { type ScanOptions, type ScanResult, Scanner } from './scanner.js';
 import type { SessionSource } from './source.js';
-import { RoutedSource, S3Poller, isS3Path, s3PollMs } from './s3.js';
+import { RoutedSource, S3Poller, S3_POLL_MS, isS3Path } from './s3.js';
 import { SummaryRuns } from './summaries.js';
 import { TimelineQueries, type TimelineOptions } from './timeline-query.js';
 import { Watcher } from './watch.js';
@@ -69,7 +69,7 @@ export { DEFAULT_TUNER_BUCKETS, MAX_TUNER_SIZES, WASTE_BIGGEST_ROWS, logHistogra
 export { agentHomeRoots, type AddRootOptions } from './roots.js';
 export type { ScanOptions, ScanResult } from './scanner.js';
 export type { SessionSource } from './source.js';
-export { RoutedSource, S3_POLL_MS, canonicalS3Root, isS3Path } from './s3.js';
+export { RoutedSource, S3_POLL_MS, canonicalS3Root, isS3Path, s3PollMs, s3ReconcileMs } from './s3.js';
 
 export interface OpenIndexOptions {
   /** SQLite file. Use `appPaths().db`; never a path inside a sessions root. `:memory:` for throwaway use. */
@@ -92,7 +92,7 @@ export interface OpenIndexOptions {
   bulkWriter?: WriterMode;
   /** Where sessions are read from; default the local file system, and S3 for `s3://` roots. */
   source?: SessionSource;
-  /** How often S3 roots are re-listed while watching; default SPILLWAY_S3_POLL_MS or S3_POLL_MS. */
+  /** How often S3 roots are re-listed while watching; default S3_POLL_MS (the service passes SPILLWAY_S3_POLL_MS). */
   s3PollMs?: number;
 }
 
@@ -122,7 +122,7 @@ export class SpillIndex {
     this.dbPath = opts.dbPath === ':memory:' ? opts.dbPath : path.resolve(opts.dbPath);
     this.core = new IndexCore(this.dbPath, opts.source ?? new RoutedSource(), opts.onEvent);
     this.watchDebounceMs = opts.watchDebounceMs ?? 40;
-    this.s3PollMs = opts.s3PollMs ?? s3PollMs();
+    this.s3PollMs = opts.s3PollMs ?? S3_POLL_MS;
     this.roots = new Roots(this.core, (event, p) => {
       const w = isS3Path(p) ? this.poller : this.watcher;
       if (event === 'add') w?.add(p);

@@ -33,7 +33,8 @@ export const S3_RECONCILE_MS = 60 * 60_000;
 /** Sessions listed first when a bucket is opened for the first time. */
 export const S3_NEWEST_SESSIONS = 100;
 
-export function s3ReconcileMs(env: NodeJS.ProcessEnv = process.env): number {
+/** SPILLWAY_S3_RECONCILE_MS of the caller's variables (the service passes its own), else S3_RECONCILE_MS. */
+export function s3ReconcileMs(env: NodeJS.ProcessEnv): number {
   const v = env.SPILLWAY_S3_RECONCILE_MS;
   const n = v === undefined || v === '' ? NaN : Number(v);
   return Number.isFinite(n) && n >= 0 ? Math.floor(n) : S3_RECONCILE_MS;
@@ -55,7 +56,8 @@ export function canonicalS3Root(p: string): string {
   return formatS3Url(parseS3Url(`s3://${s.bucket}/${s.key}`));
 }
 
-export function s3PollMs(env: NodeJS.ProcessEnv = process.env): number {
+/** SPILLWAY_S3_POLL_MS of the caller's variables (the service passes its own), else S3_POLL_MS. */
+export function s3PollMs(env: NodeJS.ProcessEnv): number {
   const v = env.SPILLWAY_S3_POLL_MS;
   if (v === undefined || v === '') return S3_POLL_MS;
   const n = Number(v);
@@ -73,7 +75,7 @@ export class RoutedSource implements SessionSource {
     private readonly local: SessionSource = localSource,
     o: { reconcileMs?: number; newestSessions?: number; now?: () => number } = {},
   ) {
-    this.reconcileMs = o.reconcileMs ?? s3ReconcileMs();
+    this.reconcileMs = o.reconcileMs ?? S3_RECONCILE_MS;
     this.newestSessions = o.newestSessions ?? S3_NEWEST_SESSIONS;
     this.now = o.now ?? Date.now;
   }

@@ -23,7 +23,7 @@ export interface GuardCliOptions {
 }
 
 /** The guard options a verb's flags set, the same for every call it guards (the call adds its own: session, tool, input). */
-export type GuardSettings = Pick<GuardOptions, 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy' | 'store' | 'cutMediaBlocks' | 'summarize'>;
+export type GuardSettings = Pick<GuardOptions, 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy' | 'store' | 'cutMediaBlocks' | 'summarize' | 'env'>;
 
 /**
  * The verb's flags as guard options, built once: `--limit`, `--context-window`, `--profile` (else
@@ -39,6 +39,8 @@ export function guardSettingsOf(o: GuardCliOptions, defaultProfile: Profile = 'o
     ...(o.store ? { store: o.store } : {}),
     ...(o.cutMedia ? { cutMediaBlocks: true } : {}),
     summarize: loadSummarizer(o),
+    // The verbs run at the edge: their environment (SPILLWAY_STORE, the S3 settings) goes down as a value.
+    env: process.env,
   };
 }
 
@@ -55,5 +57,5 @@ export function loadSummarizer(o: Pick<GuardCliOptions, 'summarizer' | 'provider
   const name = o.summarizer ?? o.provider ?? defaultProvider();
   if (name === 'none' || name === 'off') return undefined;
   if (!isProviderName(name)) throw new Error(`unknown summarizer ${JSON.stringify(name)}: use ${PROVIDER_NAMES.join(', ')} or none`);
-  return createSummarizer({ provider: name, model: o.model, template: o.template });
+  return createSummarizer({ provider: name, model: o.model, template: o.template, env: process.env });
 }

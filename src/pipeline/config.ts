@@ -3,9 +3,10 @@ import path from 'node:path';
 
 /**
  * Where Spillway keeps its own files (index database, default sessions root, scratch
- * sessions, templates, config). `SPILLWAY_HOME` overrides the OS default.
+ * sessions, templates, config). `SPILLWAY_HOME` overrides the OS default; `env` is the caller's
+ * variables, read at the edge (the CLI, the integrations, serve, Electron) and passed down.
  */
-export function appDataDir(env: NodeJS.ProcessEnv = process.env): string {
+export function appDataDir(env: NodeJS.ProcessEnv): string {
   if (env.SPILLWAY_HOME) return path.resolve(env.SPILLWAY_HOME);
   const home = os.homedir();
   switch (process.platform) {
@@ -18,7 +19,7 @@ export function appDataDir(env: NodeJS.ProcessEnv = process.env): string {
   }
 }
 
-export const appPaths = (env: NodeJS.ProcessEnv = process.env) => {
+export const appPaths = (env: NodeJS.ProcessEnv) => {
   const root = appDataDir(env);
   return {
     root,

@@ -43,6 +43,8 @@ export interface HandleLargeResponseArgs {
   store?: GuardOptions['store'];
   fallbackStore?: GuardOptions['fallbackStore'];
   storeTimeoutMs?: number;
+  /** As in GuardOptions: the caller's environment (SPILLWAY_STORE and the S3 settings); none, none apply. */
+  env?: GuardOptions['env'];
 }
 
 export { resolveLimit };
@@ -68,9 +70,9 @@ export async function guardLargeResult(result: ToolResult, options: GuardOptions
 
 /** A text already known to be large: {@link guardLargeResult} with `knownLarge`, so always spilled. Never throws. */
 export async function handleLargeResponse(args: HandleLargeResponseArgs): Promise<GuardResult> {
-  const { summarize, summaryTimeoutMs, signal, now, store, fallbackStore, storeTimeoutMs } = args;
+  const { summarize, summaryTimeoutMs, signal, now, store, fallbackStore, storeTimeoutMs, env } = args;
   const text = typeof args.text === 'string' ? args.text : String(args.text);
-  const options: GuardOptions = { sessionPath: args.sessionPath, ...args.context, summarize, summaryTimeoutMs, signal, now, store, fallbackStore, storeTimeoutMs, knownLarge: true };
+  const options: GuardOptions = { sessionPath: args.sessionPath, ...args.context, summarize, summaryTimeoutMs, signal, now, store, fallbackStore, storeTimeoutMs, env, knownLarge: true };
   // A string always has a subject, and a known-large subject always spills: never null.
   return (await guardLargeResult(text, options))!;
 }

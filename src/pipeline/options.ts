@@ -86,9 +86,9 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 const positive = (v: unknown): number | undefined => (typeof v === 'number' && v > 0 ? v : undefined);
 
 /** Where a spill goes, in order: the primary store (with a local copy when asked), then the fallback; each call bounded by `ms`. */
-function storesOf(s: { store: GuardOptions['store']; fallbackStore?: SpillStore; sessionPath: string; ms: number; localCopy: boolean }): SpillStore[] {
+function storesOf(s: { store: GuardOptions['store']; fallbackStore?: SpillStore; sessionPath: string; ms: number; localCopy: boolean; env: GuardOptions['env'] }): SpillStore[] {
   const list = (
-    configuredStores(s) ?? [s.store && typeof s.store === 'object' ? s.store : new LocalSpillStore(s.sessionPath), ...(s.fallbackStore ? [s.fallbackStore] : [])]
+    configuredStores(s, s.env) ?? [s.store && typeof s.store === 'object' ? s.store : new LocalSpillStore(s.sessionPath), ...(s.fallbackStore ? [s.fallbackStore] : [])]
   ).map((store) => withDeadline(store, s.ms));
   // An agent that reads files cannot open s3://…: keep a local copy beside the bucket's.
   if (s.localCopy && list[0] && !path.isAbsolute(list[0].location)) {
@@ -111,6 +111,7 @@ export function normalizeGuardOptions(options: GuardOptionsInput | undefined): N
     sessionPath,
     ms: positive(read(() => o.storeTimeoutMs)) ?? STORE_CALL_TIMEOUT_MS,
     localCopy: read(() => o.localCopy) === true,
+    env: read(() => o.env),
   };
   const now = read(() => o.now);
   const summarize = read(() => o.summarize);

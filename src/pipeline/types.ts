@@ -233,7 +233,7 @@ export interface GuardOptions {
    */
   shown?: string;
   /**
-   * Where spills are written; default: SPILLWAY_STORE, else a LocalSpillStore over `sessionPath`
+   * Where spills are written; default: `env.SPILLWAY_STORE`, else a LocalSpillStore over `sessionPath`
    * (store/local.ts). An `s3://bucket/prefix` URL writes to the bucket (store/s3/), with the
    * session folder as the fallback, queued for `spillway sync`.
    */
@@ -245,6 +245,13 @@ export interface GuardOptions {
   fallbackStore?: SpillStore;
   /** Deadline of each store call; default STORE_CALL_TIMEOUT_MS. */
   storeTimeoutMs?: number;
+  /**
+   * The variables the store settings come from (SPILLWAY_STORE, SPILLWAY_STORE_TIMEOUT_MS, the AWS
+   * ones), as a value: the guard itself never reads SPILLWAY_STORE from the process. The package
+   * root, the CLI, the proxy and the hook pass `process.env`; none: SPILLWAY_STORE does not apply,
+   * and a bucket's settings come from the AWS SDK's own variables.
+   */
+  env?: NodeJS.ProcessEnv;
   /**
    * The agent reads spills as local files (Claude Code's Read, Bash): with an object store, also keep
    * a copy of the payload and its assets in `<sessionPath>/.local-copy/`, and name that path in the

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { UntrustedFileError, appPaths, isInside } from '../pipeline/index.js';
 import { S3StoreError } from '../pipeline/store/s3/index.js';
-import { IndexError, RoutedSource, agentHomeRoots, isS3Path, openIndex, type SpillIndex } from '../index/index.js';
+import { IndexError, RoutedSource, agentHomeRoots, isS3Path, openIndex, s3PollMs, s3ReconcileMs, type SpillIndex } from '../index/index.js';
 import { TemplateError } from '../summarize/index.js';
 import { ServiceError, type AppInfo, type MethodName, type MethodRequest, type MethodResponse, type RootInfo } from './contract.js';
 import { createComputePool, type ComputePool } from './compute.js';
@@ -59,6 +59,7 @@ export interface CreateServiceOptions {
   defaultRoots?: boolean;
   /** App-data folder; default `appPaths(env).root` ($SPILLWAY_HOME or the OS default). */
   appDataDir?: string;
+  /** The variables the service reads (SPILLWAY_HOME, SPILLWAY_S3_POLL_MS and SPILLWAY_S3_RECONCILE_MS, summarizer keys); serve and Electron pass the process's, the default. */
   env?: NodeJS.ProcessEnv;
   transport: Transport;
   /** Watch the roots live (default true). */
@@ -132,7 +133,7 @@ export function createContext(opts: CreateServiceOptions) {
   const emitter = new InspectorEmitter((err) => warn(`event listener failed: ${errMessage(err)}`));
   const guard = new PathGuard();
   // Sessions in buckets (s3:// roots): read by Range GET through the index's source, confined to the registered roots.
-  const source = new RoutedSource();
+  const source = new RoutedSource(undefined, { reconcileMs: s3ReconcileMs(env) });
   const s3 = new S3Reads(source);
   /** A path the index gave, confined: to a registered S3 root for an s3:// URL, else by the path guard. */
   const confined = (p: string, o: { what: string; mustExist?: boolean }): string => (isS3Path(p) ? s3.confine(p, o.what) : guard.resolve(p, o));
@@ -153,7 +154,7 @@ export function createContext(opts: CreateServiceOptions) {
     const pruned = await pruneScratch(paths.scratch).catch(() => []);
     if (pruned.length) warn(`removed ${pruned.length} scratch analyses older than ${SCRATCH_MAX_AGE_DAYS} days`);
     preparePrivateDbFile(dbPath);
-    const ix = openIndex({ dbPath, source, onEvent: (e) => emitter.emit(e.event, e.payload as never) });
+    const ix = openIndex({ dbPath, source, s3PollMs: s3PollMs(env), onEvent: (e) => emitter.emit(e.event, e.payload as never) });
     index = ix;
     for (const w of ix.warnings) warn(w);
     // The roots given on the command line are the user's word: checked, and their consent recorded first.

@@ -44,7 +44,7 @@ export { PROVIDER_NAMES };
  * `spillway prune`: the index drops the units that were pruned (by key, without a listing), so
  * the inspector stops listing them at once. A database that does not exist is not created.
  */
-export async function forgetPruned(units: string[], o: { dbPath?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ removed: number; dbPath: string | null }> {
+export async function forgetPruned(units: string[], o: { dbPath?: string; env: NodeJS.ProcessEnv }): Promise<{ removed: number; dbPath: string | null }> {
   const dbPath = o.dbPath ?? appPaths(o.env).db;
   if (!units.length || !fs.existsSync(dbPath)) return { removed: 0, dbPath: fs.existsSync(dbPath) ? dbPath : null };
   const index = openIndex({ dbPath });
@@ -61,7 +61,8 @@ export interface IndexFoldersOptions {
   dirs: string[];
   /** Default: the app-data `index.sqlite`. */
   dbPath?: string;
-  env?: NodeJS.ProcessEnv;
+  /** The caller's variables (SPILLWAY_HOME…): the CLI passes the process's. */
+  env: NodeJS.ProcessEnv;
   /** Each progress event of a root's scan (both phases: `list`, then `fulltext`). */
   onProgress?: (root: { path: string }, progress: IndexProgressEvent) => void;
   /** A root's scan finished (the CLI ends its progress line). */
@@ -115,6 +116,8 @@ export async function indexFolders(o: IndexFoldersOptions): Promise<IndexStats &
 
 export interface SummarizeTextOptions {
   text: string;
+  /** Where keys and the deadline come from (the CLI passes the process's); none: no variable applies. */
+  env?: NodeJS.ProcessEnv;
   provider: string;
   focus?: string;
   model?: string;
@@ -135,6 +138,7 @@ export async function summarizeText(o: SummarizeTextOptions): Promise<SummaryOut
     templatesDir: o.templatesDir,
     timeoutMs: o.timeoutMs,
     maxOutputTokens: o.maxOutputTokens,
+    env: o.env,
   });
   return summarizer.summarize(
     { text: o.text, focus: o.focus, template: o.template, model: o.model, maxOutputTokens: o.maxOutputTokens ?? MAX_SUMMARY_OUTPUT_TOKENS },
@@ -142,17 +146,15 @@ export async function summarizeText(o: SummarizeTextOptions): Promise<SummaryOut
   );
 }
 
-export const listSummaryProviders = (): ProviderInfo[] => listProviders();
-export const listSummaryTemplates = (dir?: string): TemplateInfo[] => listTemplates(dir ?? appPaths().templates);
+export const listSummaryProviders = (env: NodeJS.ProcessEnv): ProviderInfo[] => listProviders(env);
+export const listSummaryTemplates = (dir: string): TemplateInfo[] => listTemplates(dir);
 
 // ------------------------------------------------------------------------------- projection
 
-const projectionsDir = (dir?: string) => dir ?? appPaths().projections;
-
-/** Save a spec for a tool; in the app data, privately (docs/security.md). */
+/** Save a spec for a tool; in the folder the caller names (the CLI: the app data's), privately (docs/security.md). */
 function saveSpec(dir: string | undefined, tool: string, spec: ProjectionSpec): string {
-  const target = projectionsDir(dir);
-  if (dir === undefined) ensurePrivateDirSync(appPaths().root);
+  if (dir === undefined) throw new Error('saving a projection spec needs the folder (dir)');
+  const target = dir;
   ensurePrivateDirSync(target);
   const saved = saveProjectionSpec(target, tool, spec);
   try {
@@ -168,7 +170,7 @@ export const checkProjectionSpec = (v: unknown, what: string): ProjectionSpec =>
 
 /** The spec saved for `tool`, if any. */
 export function projectionSpecFor(tool: string, dir?: string): ProjectionSpec | undefined {
-  return findProjectionSpec(loadProjectionSpecs(projectionsDir(dir)), tool);
+  return dir === undefined ? undefined : findProjectionSpec(loadProjectionSpecs(dir), tool);
 }
 
 /** Fields of a JSON payload ranked by what they cost, and a proposed spec (saved for `save` when given). */
@@ -212,7 +214,8 @@ export interface ContextTimelineOptions {
   target: string;
   /** Default: the app-data `index.sqlite`. */
   dbPath?: string;
-  env?: NodeJS.ProcessEnv;
+  /** The caller's variables (SPILLWAY_HOME…): the CLI passes the process's. */
+  env: NodeJS.ProcessEnv;
   request?: Omit<TimelineRequest, 'sessionId'>;
 }
 

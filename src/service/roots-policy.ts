@@ -108,7 +108,7 @@ export interface RootPolicyContext {
  */
 export function hardRootRefusal(realPath: string, ctx: RootPolicyContext): string | null {
   if (path.parse(realPath).root === realPath) return 'the file-system root cannot be a sessions root';
-  for (const d of [...SYSTEM_DIRS, ...windowsSystemDirs(ctx.env ?? process.env)]) {
+  for (const d of [...SYSTEM_DIRS, ...windowsSystemDirs(ctx.env ?? {})]) {
     if (isInside(d, realPath) || isInside(real(d), realPath)) return `${realPath} is a system folder, not a sessions folder`;
   }
   const home = real(ctx.home ?? os.homedir());

@@ -1,3 +1,4 @@
+import { appPaths } from '../pipeline/config.js';
 import { estimateTokens } from '../pipeline/estimate/index.js';
 import { MAX_SUMMARY_INPUT_TOKENS, MAX_SUMMARY_OUTPUT_TOKENS, SUMMARY_TIMEOUT_MS } from '../pipeline/limits.js';
 import type { Summarizer, SummaryOutput, SummaryRequest } from '../pipeline/types.js';
@@ -71,7 +72,7 @@ function resolve(provider: ProviderName, opts: Partial<SummarizerOptions>, env: 
 }
 
 /** What each provider offers here and now (keys present?), for the inspector and `--provider` help. */
-export function listProviders(env: NodeJS.ProcessEnv = process.env): ProviderInfo[] {
+export function listProviders(env: NodeJS.ProcessEnv): ProviderInfo[] {
   const a = resolve('anthropic', {}, env);
   const o = resolve('openai', {}, env);
   return [
@@ -109,9 +110,10 @@ export function createSummarizer(opts: SummarizerOptions): Summarizer {
     throw new ProviderError(`unknown summary provider ${JSON.stringify(opts.provider)} (use ${PROVIDER_NAMES.join(', ')})`, 'config');
   }
   const provider = opts.provider;
-  const env = opts.env ?? process.env;
+  const env = opts.env ?? {};
   const resolved = resolve(provider, opts, env);
   const timeoutMs = opts.timeoutMs ?? (Number(env.SPILLWAY_SUMMARY_TIMEOUT_MS) || SUMMARY_TIMEOUT_MS);
+  const templatesDir = opts.templatesDir ?? appPaths(env).templates;
 
   return {
     provider,
@@ -137,7 +139,7 @@ export function createSummarizer(opts: SummarizerOptions): Summarizer {
       }
       const model = req.model?.trim() || resolved.model;
       const templateName = req.template ?? opts.template ?? DEFAULT_TEMPLATE;
-      const template = loadTemplate(templateName, opts.templatesDir);
+      const template = loadTemplate(templateName, templatesDir);
       const deadline = Date.now() + timeoutMs;
       const run = new AbortController();
       const timer = setTimeout(() => run.abort(new DOMException('summary deadline', 'TimeoutError')), timeoutMs);
@@ -193,7 +195,7 @@ export function createSummarizer(opts: SummarizerOptions): Summarizer {
             kind,
             maxOut,
             templateBody: template.body,
-            reduceBody: loadTemplate('reduce', opts.templatesDir).body,
+            reduceBody: loadTemplate('reduce', templatesDir).body,
             call,
           });
           summary = mr.summary;

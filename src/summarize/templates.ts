@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import { appPaths } from '../pipeline/config.js';
 import { confine, isInside, tempNameFor } from '../pipeline/layout.js';
 import { MAX_TEMPLATE_CHARS } from './limits.js';
 import type { TemplateInfo } from './types.js';
@@ -64,8 +63,6 @@ export function validateTemplateName(name: unknown): string {
   return name;
 }
 
-const defaultDir = () => appPaths().templates;
-
 /** Path of a user template, confined to the folder (and not a symlink out of it). */
 function fileFor(dir: string, name: string): string {
   const p = confine(dir, `${validateTemplateName(name)}.md`);
@@ -78,7 +75,7 @@ function fileFor(dir: string, name: string): string {
   return p;
 }
 
-export function listTemplates(dir: string = defaultDir()): TemplateInfo[] {
+export function listTemplates(dir: string): TemplateInfo[] {
   const out = new Map<string, TemplateInfo>();
   for (const [name, body] of Object.entries(BUILT_IN_TEMPLATES)) out.set(name, { name, body, builtIn: true });
   let files: string[] = [];
@@ -103,7 +100,7 @@ export function listTemplates(dir: string = defaultDir()): TemplateInfo[] {
   return [...out.values()].sort((a, b) => a.name.localeCompare(b.name));
 }
 
-export function loadTemplate(name: string = DEFAULT_TEMPLATE, dir: string = defaultDir()): TemplateInfo {
+export function loadTemplate(name: string, dir: string): TemplateInfo {
   validateTemplateName(name);
   const p = fileFor(dir, name);
   try {
@@ -123,7 +120,7 @@ export function loadTemplate(name: string = DEFAULT_TEMPLATE, dir: string = defa
   return { name, body, builtIn: true };
 }
 
-export function saveTemplate(dir: string = defaultDir(), name: string, body: string): TemplateInfo {
+export function saveTemplate(dir: string, name: string, body: string): TemplateInfo {
   validateTemplateName(name);
   if (typeof body !== 'string' || !body.trim()) throw new TemplateError('template body is empty', 'TOO_LARGE');
   if (body.length > MAX_TEMPLATE_CHARS) throw new TemplateError(`template body is larger than ${MAX_TEMPLATE_CHARS} chars`, 'TOO_LARGE');
@@ -141,7 +138,7 @@ export function saveTemplate(dir: string = defaultDir(), name: string, body: str
 }
 
 /** Delete a user template (or a user override of a built-in). Built-ins themselves cannot be deleted. */
-export function deleteTemplate(dir: string = defaultDir(), name: string): void {
+export function deleteTemplate(dir: string, name: string): void {
   validateTemplateName(name);
   const p = fileFor(dir, name);
   try {

@@ -36,6 +36,6 @@ export interface SummarizerOptions {
   pricing?: Pricing;
   /** Stream the reply (default true): a runaway reply is cut as soon as it passes the cap. */
   stream?: boolean;
-  /** Where keys and base URLs come from (default process.env). */
+  /** Where keys, base URLs and the deadline come from, passed down by the edge that read them (default: none). */
   env?: NodeJS.ProcessEnv;
 }

@@ -58,7 +58,7 @@ s3Suite('the guard spilling to a bucket', () => {
   it('SPILLWAY_STORE selects the bucket, and a result that passes through never loads the SDK', async () => {
     const script = `
       import { createRequire } from 'node:module';
-      import { guardLargeResult } from './src/pipeline/index.ts';
+      import { guardLargeResult } from './src/index.ts';
       const require = createRequire(import.meta.url);
       const sdk = () => Object.keys(require('module')._cache).filter((k) => k.includes('@aws-sdk')).length;
       const small = await guardLargeResult('small result', { sessionPath: ${JSON.stringify(path.join(f.tmp, 'agent-env'))} });

@@ -89,6 +89,7 @@ export function register(program: Command): void {
       if (opts.json && opts.csv) throw new InvalidArgumentError('--json and --csv: choose one');
       const t = await contextTimeline({
         target,
+        env: process.env,
         dbPath: opts.db,
         request: {
           limits: opts.limit,

@@ -51,7 +51,7 @@ export async function estimateFile(file: string, opts: EstimateCliOptions): Prom
   const correction = report.claudeCorrection;
   let anthropicApi: FileEstimate['anthropicApi'];
   if (opts.anthropicModel) {
-    const tokens = await countTokensAnthropicApi(text, { model: opts.anthropicModel });
+    const tokens = await countTokensAnthropicApi(text, { model: opts.anthropicModel, apiKey: process.env.ANTHROPIC_API_KEY });
     const legacyClaude = (await countTokens(text, 'claude', { claudeCorrection: 1 })).tokens;
     anthropicApi = { model: opts.anthropicModel, tokens, legacyClaude, impliedCorrection: legacyClaude ? Number((tokens / legacyClaude).toFixed(4)) : 1 };
   }

@@ -93,6 +93,7 @@ export function register(program: Command): void {
       const bars = new Map<string, Progress>();
       const total = await indexFolders({
         dirs,
+        env: process.env,
         dbPath: opts.db,
         onProgress: (root, p) => {
           let bar = bars.get(root.path);

@@ -37,7 +37,7 @@ async function readSpec(arg: string): Promise<ProjectionSpec> {
 const pct = (a: number, b: number) => (b > 0 ? `${Math.round((100 * (b - a)) / b)}%` : '0%');
 
 export async function runProject(file: string, o: ProjectCliOptions): Promise<void> {
-  const dir = o.dir ?? appPaths().projections;
+  const dir = o.dir ?? appPaths(process.env).projections;
   const text = file === '-' ? await readStdin() : await fs.readFile(file, 'utf8').catch((err: Error) => {
     throw new Error(`cannot read ${file}: ${err.message}`);
   });

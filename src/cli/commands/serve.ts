@@ -83,6 +83,7 @@ browser. Requests without the token get 401; only loopback Host/Origin are accep
         roots: opts.root.map((r) => (/^s3:\/\//i.test(r) ? r : path.resolve(r))),
         defaultRoots: defaultRootsChoice(opts.defaultRoots, opts.root, process.env),
         dbPath: opts.db ? path.resolve(opts.db) : undefined,
+        env: process.env,
         onWarning: warn,
       });
       try {

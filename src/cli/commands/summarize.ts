@@ -1,5 +1,6 @@
 import fs from 'node:fs/promises';
 import type { Command } from 'commander';
+import { appPaths } from '../../pipeline/config.js';
 import { MAX_SUMMARY_OUTPUT_TOKENS } from '../../pipeline/index.js';
 import { listSummaryProviders, listSummaryTemplates, PROVIDER_NAMES, summarizeText } from '../../service/offline.js';
 import { defaultProvider, positiveInt } from '../../integrations/options.js';
@@ -33,13 +34,13 @@ async function readText(file: string): Promise<string> {
 
 export async function runSummarize(file: string | undefined, o: SummarizeCliOptions): Promise<void> {
   if (o.listProviders) {
-    const rows = listSummaryProviders();
+    const rows = listSummaryProviders(process.env);
     if (o.json) process.stdout.write(jsonLine(rows) + '\n');
     else for (const p of rows) process.stdout.write(terminalSafe(`${p.name.padEnd(11)} ${p.available ? 'available ' : 'missing   '} default model ${p.defaultModel}${p.reason ? `  (${p.reason})` : ''}`) + '\n');
     return;
   }
   if (o.listTemplates) {
-    const rows = listSummaryTemplates(o.templatesDir);
+    const rows = listSummaryTemplates(o.templatesDir ?? appPaths(process.env).templates);
     if (o.json) process.stdout.write(jsonLine(rows) + '\n');
     else for (const t of rows) process.stdout.write(terminalSafe(`${t.name.padEnd(16)} ${t.builtIn ? 'built-in' : t.path}`) + '\n');
     return;
@@ -62,6 +63,7 @@ export async function runSummarize(file: string | undefined, o: SummarizeCliOpti
       timeoutMs: o.timeout,
       maxOutputTokens: o.maxTokens,
       signal: ac.signal,
+      env: process.env,
     });
     if (o.json) {
       const { summary, model, inputTokens, outputTokens, ms } = out;

@@ -109,7 +109,7 @@ export const MAX_KEPT_IMAGES = 4;
 type Obj = Record<string, unknown>;
 
 /** The session folder a hook event spills into. */
-export function claudeCodeSessionDir(sessionId: string | undefined, sessionsRoot = appPaths().sessions): string {
+export function claudeCodeSessionDir(sessionId: string | undefined, sessionsRoot = appPaths(process.env).sessions): string {
   if (!sessionId) return path.join(sessionsRoot, 'claude-code_unknown');
   if (PLAIN_SESSION_ID_RE.test(sessionId)) return path.join(sessionsRoot, `claude-code_${sessionId}`);
   // Sanitising `../<other id>` would give `<other id>`: another session's folder. A name that is not

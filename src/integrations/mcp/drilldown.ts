@@ -467,7 +467,7 @@ async function readMetaTool(payload: string): Promise<string | undefined> {
  */
 export function loadProjectionFor(fileOrDir: string | undefined): ((toolName: string) => ((value: unknown) => unknown) | undefined) | undefined {
   if (fileOrDir !== undefined && !fs.existsSync(path.resolve(fileOrDir))) throw new Error(`--projection: no such file or folder: ${fileOrDir}`);
-  const specs = loadProjectionSpecs(path.resolve(fileOrDir ?? appPaths().projections));
+  const specs = loadProjectionSpecs(path.resolve(fileOrDir ?? appPaths(process.env).projections));
   if (specs.size === 0) return undefined;
   return (tool) => {
     const spec = findProjectionSpec(specs, tool);

@@ -6,7 +6,7 @@ import { appPaths, sanitizeToolName, stemTime } from '../../pipeline/index.js';
  * Default session folder of one proxy run: `<app data>/sessions/<UTC start time>_<server name>`,
  * under the root the inspector watches, so spills show up there live.
  */
-export function defaultSessionDir(serverName: string, startedAt: Date, sessionsRoot = appPaths().sessions): string {
+export function defaultSessionDir(serverName: string, startedAt: Date, sessionsRoot = appPaths(process.env).sessions): string {
   return path.join(sessionsRoot, `${stemTime(startedAt)}_${sanitizeToolName(serverName)}`);
 }
 

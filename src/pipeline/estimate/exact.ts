@@ -250,14 +250,14 @@ export async function countExact(text: string, profile: Profile, opts: CountExac
 
 /**
  * Optional and never on the default path: Anthropic's count_tokens API through the official SDK, for
- * the model you actually use. Needs ANTHROPIC_API_KEY (or `apiKey`) and the network. The count
+ * the model you actually use. Needs `apiKey` (the CLI passes ANTHROPIC_API_KEY) and the network. The count
  * includes the few tokens of the message framing, as the API reports them.
  */
 export async function countTokensAnthropicApi(
   text: string,
   opts: { model: string; apiKey?: string; baseURL?: string; signal?: AbortSignal },
 ): Promise<number> {
-  const apiKey = opts.apiKey ?? process.env.ANTHROPIC_API_KEY;
+  const apiKey = opts.apiKey;
   if (!apiKey) throw new Error('countTokensAnthropicApi: set ANTHROPIC_API_KEY (or pass apiKey)');
   const { default: Anthropic } = await import('@anthropic-ai/sdk');
   const client = new Anthropic({ apiKey, baseURL: opts.baseURL });

@@ -11,17 +11,18 @@
  * | `syncPending` / `syncSession`       | `spillway sync`                                             |
  * | `S3Source`                          | a prefix read as a folder tree (the index's and inspector's S3 roots) |
  */
-import crypto from 'node:crypto';
-import { resolveS3Settings, type S3Settings, type S3StoreOptions } from './config.js';
+import { resolveS3Settings, type S3StoreOptions } from './config.js';
 import type { S3Objects } from './client.js';
 import type { S3SessionWriter } from './writer.js';
 import type { S3Location } from './location.js';
+import { s3State } from './state.js';
 
 export { isS3Url, parseS3Url, formatS3Url, sessionNameFor, sessionKeys, S3UrlError, type S3Location } from './location.js';
 export { resolveS3Settings, redactSecrets, S3ConfigError, S3_OP_TIMEOUT_MS, type S3Settings, type S3StoreOptions } from './config.js';
 export type { ObjectInfo, HeadInfo } from './client.js';
 export { S3StoreError, isUnusable, type S3ErrorCode } from './errors.js';
-export { S3SpillStore, downReason, resetStoreHealth } from './spill-store.js';
+export { S3SpillStore } from './spill-store.js';
+export { s3State, createS3State, type S3ProcessState } from './state.js';
 export { configuredStores } from './select.js';
 export { S3Materializer } from './materialize.js';
 export { S3Source, isS3Path, splitS3Path, SIDECAR_READ_AHEAD } from './source.js';
@@ -31,24 +32,15 @@ export { JOURNAL_DIR, JOURNAL_OVERLAP_MS, journalKey, journalTime, parseJournalK
 export type { S3ReaderState, S3Changes } from './source.js';
 export { syncPending, syncSession, queuePending, listPending, forgetPending, pendingDir, type PendingRecord, type SyncOutcome, type SyncReport } from './sync.js';
 
-const pool = new Map<string, Promise<S3Objects>>();
+/** Why the store is being skipped right now, or undefined when it should be tried. */
+export const downReason = (store: string, now?: number): string | undefined => s3State.health.downReason(store, now);
 
-/** One client per distinct settings in a process (connections are reused across spills). */
-function poolKey(s: S3Settings): string {
-  const creds = s.credentials ? crypto.createHash('sha256').update(`${s.credentials.accessKeyId}\n${s.credentials.secretAccessKey}\n${s.credentials.sessionToken ?? ''}`).digest('hex') : '';
-  return JSON.stringify([s.location.bucket, s.endpoint, s.region, s.forcePathStyle, s.timeoutMs, s.profile, creds]);
-}
+/** Forget that stores failed (tests; a CLI that was told the store is back). */
+export const resetStoreHealth = (): void => s3State.health.reset();
 
+/** The bucket's calls under deadlines: one client per distinct settings in a process (connections are reused across spills). */
 export async function openBucket(url: string | S3Location, opts: S3StoreOptions = {}): Promise<S3Objects> {
-  const settings = resolveS3Settings(url, opts);
-  const key = poolKey(settings);
-  let p = pool.get(key);
-  if (!p) {
-    p = import('./client.js').then(({ S3Objects }) => new S3Objects(settings));
-    p.catch(() => pool.delete(key));
-    pool.set(key, p);
-  }
-  return p;
+  return s3State.buckets.open(resolveS3Settings(url, opts));
 }
 
 export async function openSessionWriter(url: string, session: string, opts: S3StoreOptions = {}): Promise<S3SessionWriter> {
@@ -59,8 +51,7 @@ export async function openSessionWriter(url: string, session: string, opts: S3St
 
 /** Close every pooled client (tests, and a CLI that wants to exit promptly). */
 export async function closeBuckets(): Promise<void> {
-  if (pool.size) await (await import('./writer.js')).flushJournal();
-  const all = [...pool.values()];
-  pool.clear();
+  if (s3State.buckets.size) await (await import('./writer.js')).flushJournal();
+  const all = s3State.buckets.drain();
   for (const p of all) (await p.catch(() => undefined))?.destroy();
 }

@@ -2,9 +2,10 @@ import { ASSETS_DIR, LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile, 
 import { SpillStoreError, type NameCandidate, type SpillBody, type SpillKey, type SpillStore, type StoreCallOptions } from '../seam.js';
 import type { LocalSpillStore } from '../local.js';
 import type { S3Objects } from './client.js';
-import { S3_DOWN_BACKOFF_MS, resolveS3Settings, type S3Settings, type S3StoreOptions } from './config.js';
+import { resolveS3Settings, type S3Settings, type S3StoreOptions } from './config.js';
 import { S3StoreError } from './errors.js';
 import { formatS3Url, parseS3Url, sessionKeys, sessionNameFor, type S3Location } from './location.js';
+import { s3State } from './state.js';
 import { queuePending } from './sync.js';
 import type { S3SessionWriter } from './writer.js';
 
@@ -20,46 +21,13 @@ import type { S3SessionWriter } from './writer.js';
  *   sidecar, create-only, last: the commit marker.
  * - Every failure is a SpillStoreError; the store being down, slow or refusing the credentials is
  *   UNAVAILABLE, so the guard hands the spill to the fallback. The store is then skipped for
- *   S3_DOWN_BACKOFF_MS (a burst of spills does not wait out one deadline each).
+ *   S3_DOWN_BACKOFF_MS (a burst of spills does not wait out one deadline each); that health, and
+ *   the claims failed spills leave, are the process's state, kept in state.ts.
  * - {@link S3SpillStore.fallback} is the local session folder, wrapped so that a spill committed
  *   there is queued for `spillway sync`, with the stem this store had claimed for it.
  */
 
-/** When each store (by URL) last failed; spills skip it until then + S3_DOWN_BACKOFF_MS. */
-const downSince = new Map<string, { at: number; why: string }>();
-
-function markDown(store: string, why: string, now = Date.now()): void {
-  downSince.set(store, { at: now, why });
-}
-
-function markUp(store: string): void {
-  downSince.delete(store);
-}
-
-/** Why the store is being skipped right now, or undefined when it should be tried. */
-export function downReason(store: string, now = Date.now()): string | undefined {
-  const d = downSince.get(store);
-  if (!d) return undefined;
-  if (now - d.at >= S3_DOWN_BACKOFF_MS) {
-    downSince.delete(store);
-    return undefined;
-  }
-  return `${d.why} (not retried for ${Math.ceil((d.at + S3_DOWN_BACKOFF_MS - now) / 1000)} s)`;
-}
-
-/** Forget that stores failed (tests; a CLI that was told the store is back). */
-export function resetStoreHealth(): void {
-  downSince.clear();
-}
-
-/** A spill's claim that was left when the store failed: `spillway sync` resumes it. */
-interface Abandoned {
-  stem: string;
-  token: string;
-}
-
-/** Claims left behind by failed spills, per store, session and stem base (time, tool, input hash). */
-const abandoned = new Map<string, Abandoned[]>();
+/** Claims are kept per store, session and stem base (time, tool, input hash). */
 const baseOf = (stem: string) => stem.replace(/_\d+$/, '');
 
 export class S3SpillStore implements SpillStore {
@@ -119,8 +87,7 @@ export class S3SpillStore implements SpillStore {
 
   private writer(): Promise<S3SessionWriter> {
     this.writerP ??= (async () => {
-      const [{ openBucket }, { S3SessionWriter }] = await Promise.all([import('./index.js'), import('./writer.js')]);
-      const objects: S3Objects = await openBucket(this.settings.location, this.opts);
+      const [objects, { S3SessionWriter }] = await Promise.all([s3State.buckets.open(this.settings), import('./writer.js')]);
       return new S3SessionWriter(objects, this.settings.location, this.session, this.opts.clock);
     })();
     this.writerP.catch(() => (this.writerP = undefined));
@@ -137,7 +104,7 @@ export class S3SpillStore implements SpillStore {
 
   /** Run one store operation; S3 errors become SpillStoreErrors, and a store found unusable is skipped for a while. */
   private async op<T>(key: SpillKey | undefined, fn: (w: S3SessionWriter) => Promise<T>): Promise<T> {
-    const skip = downReason(this.healthKey);
+    const skip = s3State.health.downReason(this.healthKey);
     if (skip) throw new SpillStoreError('UNAVAILABLE', `${this.storeUrl} is unavailable: ${skip}`, key);
     try {
       return await fn(await this.writer());
@@ -145,12 +112,12 @@ export class S3SpillStore implements SpillStore {
       if (err instanceof SpillStoreError) throw err;
       if (err instanceof S3StoreError) {
         const code = err.code === 'EXISTS' ? 'EXISTS' : err.code === 'NOT_FOUND' ? 'NOT_FOUND' : 'UNAVAILABLE';
-        if (code === 'UNAVAILABLE') markDown(this.healthKey, err.message);
+        if (code === 'UNAVAILABLE') s3State.health.markDown(this.healthKey, err.message);
         throw new SpillStoreError(code, err.message, key);
       }
       // The SDK failing to load or to sign (no credentials found): the store cannot be used now.
       const msg = (err as Error)?.message ?? String(err);
-      markDown(this.healthKey, msg);
+      s3State.health.markDown(this.healthKey, msg);
       throw new SpillStoreError('UNAVAILABLE', `${this.storeUrl}: ${msg}`.slice(0, 300), key);
     }
   }
@@ -188,12 +155,11 @@ export class S3SpillStore implements SpillStore {
       if (token) this.abandon(stem, token);
       throw err;
     }
-    markUp(this.healthKey);
+    s3State.health.markUp(this.healthKey);
   }
 
   private abandon(stem: string, token: string): void {
-    const k = `${this.storeUrl}\n${this.session}\n${baseOf(stem)}`;
-    abandoned.set(k, [...(abandoned.get(k) ?? []), { stem, token }]);
+    s3State.claims.leave(`${this.storeUrl}\n${this.session}\n${baseOf(stem)}`, { stem, token });
   }
 
   /** Only after a sidecar name was taken by a writer that did not claim the stem (claims make this rare). */
@@ -237,9 +203,10 @@ export class S3SpillStore implements SpillStore {
 
   /**
    * The local session folder as the fallback, wrapped: a spill committed there (its sidecar
-   * written) is queued for `spillway sync`, with this store's claim for it when it had one.
+   * written) is queued for `spillway sync`, with this store's claim for it when it had one. `env`
+   * says where the queue is (SPILLWAY_HOME).
    */
-  fallback(local: LocalSpillStore, env: NodeJS.ProcessEnv = process.env): SpillStore {
+  fallback(local: LocalSpillStore, env: NodeJS.ProcessEnv | undefined): SpillStore {
     const store = this;
     return {
       location: local.location,
@@ -252,10 +219,7 @@ export class S3SpillStore implements SpillStore {
       async putSidecar(key, json, o) {
         await local.putSidecar(key, json, o);
         const stem = key.slice(LONG_RESPONSES_DIR.length + 1, -META_SUFFIX.length);
-        const k = `${store.storeUrl}\n${store.session}\n${baseOf(stem)}`;
-        const claims = abandoned.get(k);
-        const claim = claims?.shift();
-        if (claims && claims.length === 0) abandoned.delete(k);
+        const claim = s3State.claims.take(`${store.storeUrl}\n${store.session}\n${baseOf(stem)}`);
         try {
           await queuePending(
             {
@@ -265,7 +229,7 @@ export class S3SpillStore implements SpillStore {
               stem,
               remoteSession: store.session,
               ...(claim && parseStem(claim.stem) ? { remoteStem: claim.stem, token: claim.token } : {}),
-              reason: downReason(store.healthKey) ?? 'the store was unavailable',
+              reason: s3State.health.downReason(store.healthKey) ?? 'the store was unavailable',
               at: new Date().toISOString(),
             },
             env,
