@@ -6,6 +6,7 @@ import type http from 'node:http';
 import type { Readable } from 'node:stream';
 import { ServiceError, type ErrorCode } from '../service/contract.js';
 import { BodyError } from './body.js';
+import { errMessage } from '../pipeline/values.js';
 
 /** Error codes on the wire: the service's, plus the transport's own. */
 export type WireErrorCode =
@@ -79,7 +80,7 @@ export function toWireError(err: unknown): { code: WireErrorCode; message: strin
   if (err instanceof HttpError) return { code: err.code, message: err.message, drop: err.drop };
   if (err instanceof BodyError) return { code: err.code, message: err.message, drop: true };
   if (err instanceof ServiceError) return { code: err.code, message: err.message, drop: false };
-  return { code: 'INTERNAL', message: err instanceof Error ? err.message : String(err), drop: false };
+  return { code: 'INTERNAL', message: errMessage(err), drop: false };
 }
 
 /** Pipe a stream to `res`; a client that goes away stops (and closes) it. */

@@ -2,6 +2,7 @@ import { guardSettingsOf } from '../settings.js';
 import { terminalSafe } from '../../pipeline/terminal.js';
 import { handleClaudeCodeHook } from './claude-code.js';
 import { MAX_HOOK_INPUT_BYTES, parseHookArgs, readHookStdin, type HookCliOptions } from './claude-code-fast.js';
+import { errMessage } from '../../pipeline/values.js';
 
 /**
  * `spillway hook claude-code` for a result the fast path did not pass, without the CLI: the hook,
@@ -38,7 +39,7 @@ export async function runHookEntry(args: readonly string[]): Promise<boolean> {
     if (outcome.note) process.stderr.write(`spillway hook: ${terminalSafe(outcome.note)}\n`);
     if (outcome.output) process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
   } catch (err) {
-    process.stderr.write(`spillway hook: ${terminalSafe(err instanceof Error ? err.message : String(err))}; result left unchanged\n`);
+    process.stderr.write(`spillway hook: ${terminalSafe(errMessage(err))}; result left unchanged\n`);
   }
   process.exitCode = 0;
   return true;

@@ -1,6 +1,7 @@
 import { isBinaryString, mayCarryInlineAssets, resolveLimit } from '../../pipeline/quick.js';
 import { PROFILES, type Profile, type StrategyName } from '../../pipeline/types.js';
 import { readToolResponse } from './claude-code-shapes.js';
+import { isObj } from '../../pipeline/values.js';
 
 /**
  * The pass-through fast path of `spillway hook claude-code`, run by bin/spillway.js before the CLI
@@ -114,7 +115,6 @@ export function parseFastArgs(args: readonly string[]): FastHookOptions | undefi
 }
 
 type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function sizeOf(v: unknown): number {
   if (typeof v === 'string') return Buffer.byteLength(v);
