@@ -10,9 +10,9 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openIndex, type SpillIndex } from '../../src/index/index.js';
 import { startGeminiDouble } from './doubles/gemini.js';
-import { GEMINI_CLI_VERSION, geminiBinary, runGemini } from './gemini.js';
+import { GEMINI_CLI_VERSION, countedUsage, geminiBinary, runGemini } from './gemini.js';
 import { ROOT, tmpDir } from './harness.js';
-import { textFile, tokensOf } from './timeline-runs.js';
+import { textFile } from './timeline-runs.js';
 
 const RUN_MS = 300_000;
 const indexes: SpillIndex[] = [];
@@ -27,30 +27,14 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION}, re-run`, () => {
     expect(geminiBinary()).toBeDefined();
   });
 
-  it('three reads and a shell call: one turn per model call at the reported context, one payload per call', async () => {
+  it('two reads and a shell call: one turn per model call at the reported context, one payload per call', async () => {
     const cwd = tmpDir('spillway-gm-cwd-');
     const files = [0, 1].map((i) => textFile(cwd, `r${i}.txt`, 20_000, `gm${i}`));
     const shell = textFile(cwd, 'b.txt', 8_000, 'gmb');
-    const main: number[] = [];
-    let prev: string[] = [];
+    const { usage, main } = countedUsage();
     const double = await startGeminiDouble({
       steps: [...files.map((f) => ({ call: { name: 'read_file', args: { file_path: f } } })), { call: { name: 'run_shell_command', args: { command: `cat ${shell}`, description: 'show b.txt' } } }, { text: 'done' }],
-      // Usage counted from the real request: every part, and the prefix the request before sent as cached.
-      usage: (body) => {
-        const parts = [JSON.stringify(body?.systemInstruction ?? ''), JSON.stringify(body?.tools ?? []), ...(body?.contents ?? []).map((c: any) => JSON.stringify(c))];
-        let common = 0;
-        while (common < parts.length && common < prev.length && parts[common] === prev[common]) common++;
-        const isMain = Array.isArray(body?.tools) && body.tools.length > 0;
-        if (isMain) prev = parts;
-        let total = 0;
-        let cached = 0;
-        parts.forEach((p, i) => {
-          total += tokensOf(p);
-          if (i < common) cached += tokensOf(p);
-        });
-        if (isMain) main.push(total);
-        return { promptTokenCount: total, cachedContentTokenCount: cached };
-      },
+      usage,
     });
     try {
       const run = await runGemini({ baseUrl: double.origin, prompt: 'read the files one by one', cwd, timeoutMs: RUN_MS });

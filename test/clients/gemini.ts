@@ -5,12 +5,39 @@
  * --yolo back into prompts, which -p cannot answer), and `GOOGLE_GEMINI_BASE_URL` at the double
  * (the CLI accepts http only for a loopback host).
  *
- * The CLI is not one of this repository's dependencies: the binary is taken from
- * node_modules/@google/gemini-cli, or from SPILLWAY_GEMINI_CLI (its bundle/gemini.js).
+ * The binary is taken from node_modules/@google/gemini-cli (a devDependency), or from
+ * SPILLWAY_GEMINI_CLI (its bundle/gemini.js).
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import type { GeminiUsage } from './doubles/gemini.js';
 import { ROOT, baseClientEnv, listFiles, parseJsonLines, runClient, tmpDir, type RunResult } from './harness.js';
+import { tokensOf } from './timeline-runs.js';
+
+/**
+ * The double's usage counted from the real request: every part of it, and as cached the prefix the
+ * main request before sent. `main` collects the context of each main request (one with tools), in order.
+ */
+export function countedUsage(): { usage: (body: any) => GeminiUsage; main: number[] } {
+  const main: number[] = [];
+  let prev: string[] = [];
+  const usage = (body: any): GeminiUsage => {
+    const parts = [JSON.stringify(body?.systemInstruction ?? ''), JSON.stringify(body?.tools ?? []), ...(body?.contents ?? []).map((c: any) => JSON.stringify(c))];
+    let common = 0;
+    while (common < parts.length && common < prev.length && parts[common] === prev[common]) common++;
+    const isMain = Array.isArray(body?.tools) && body.tools.length > 0;
+    if (isMain) prev = parts;
+    let total = 0;
+    let cached = 0;
+    parts.forEach((p, i) => {
+      total += tokensOf(p);
+      if (i < common) cached += tokensOf(p);
+    });
+    if (isMain) main.push(total);
+    return { promptTokenCount: total, cachedContentTokenCount: cached };
+  };
+  return { usage, main };
+}
 
 /** The version the fixture in test/index/fixtures/timeline/gemini was written by. */
 export const GEMINI_CLI_VERSION = '0.61.0';

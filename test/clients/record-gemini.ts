@@ -6,33 +6,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { startGeminiDouble } from './doubles/gemini.js';
-import { runGemini } from './gemini.js';
+import { countedUsage, runGemini } from './gemini.js';
 import { ROOT, tmpDir } from './harness.js';
-import { textFile, tokensOf } from './timeline-runs.js';
+import { textFile } from './timeline-runs.js';
 import { writeFixture } from './timeline-fixture.js';
 
 const cwd = tmpDir('spillway-tl-gm-cwd-');
 const files = [0, 1, 2].map((i) => textFile(cwd, `r${i}.txt`, 20_000, `gm${i}`));
 const shell = textFile(cwd, 'b.txt', 8_000, 'gmb');
-const main: number[] = [];
-let prev: string[] = [];
+const { usage, main } = countedUsage();
 const double = await startGeminiDouble({
   steps: [...files.map((f) => ({ call: { name: 'read_file', args: { file_path: f } } })), { call: { name: 'run_shell_command', args: { command: `cat ${shell}`, description: 'show b.txt' } } }, { text: 'done' }],
-  usage: (body) => {
-    const parts = [JSON.stringify(body?.systemInstruction ?? ''), JSON.stringify(body?.tools ?? []), ...(body?.contents ?? []).map((c: any) => JSON.stringify(c))];
-    let common = 0;
-    while (common < parts.length && common < prev.length && parts[common] === prev[common]) common++;
-    const isMain = Array.isArray(body?.tools) && body.tools.length > 0;
-    if (isMain) prev = parts;
-    let total = 0;
-    let cached = 0;
-    parts.forEach((p, i) => {
-      total += tokensOf(p);
-      if (i < common) cached += tokensOf(p);
-    });
-    if (isMain) main.push(total);
-    return { promptTokenCount: total, cachedContentTokenCount: cached };
-  },
+  usage,
 });
 const run = await runGemini({ baseUrl: double.origin, prompt: 'read the files one by one', cwd, timeoutMs: 240_000 });
 await double.close();
