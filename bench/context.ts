@@ -133,17 +133,20 @@ export async function run(): Promise<void> {
     const read = Math.min(...reads);
 
     // Listing phase, the turn reader on and off (alternated; the fastest of each).
-    const proto = ClaudeTurns.prototype as unknown as { line: (...a: unknown[]) => void };
-    const line = proto.line;
+    // Off: the reader asks for no line and takes none (the importer then decodes only what it needs itself).
+    const proto = ClaudeTurns.prototype as unknown as { wants: (...a: unknown[]) => boolean; take: (...a: unknown[]) => void };
+    const { wants, take } = proto;
     const withTurns: number[] = [];
     const without: number[] = [];
     for (let i = 0; i < 3; i++) {
       withTurns.push(await listingMs(path.dirname(root), path.join(tmp, `with-${i}.sqlite`)));
-      proto.line = () => {};
+      proto.wants = () => false;
+      proto.take = () => {};
       try {
         without.push(await listingMs(path.dirname(root), path.join(tmp, `without-${i}.sqlite`)));
       } finally {
-        proto.line = line;
+        proto.wants = wants;
+        proto.take = take;
       }
     }
     const listOn = Math.min(...withTurns);

@@ -188,18 +188,17 @@ class ClaudeTranscript {
     this.fallbackTime = new Date(unit.files[0]?.mtimeMs ?? 0).toISOString();
   }
 
-  async line(buf: Buffer, index: number, offset: number): Promise<void> {
-    // Most lines (chat text, snapshots, a pasted 500 KB image) hold no tool traffic: skip them
-    // undecoded, once the session's facts are known.
-    const tools = buf.includes('"tool_use"') || buf.includes('"tool_result"');
-    if (!tools && (index >= MAX_FACT_LINES || factsComplete(this.facts))) return;
-    let o: unknown;
-    try {
-      o = JSON.parse(buf.toString('utf8'));
-    } catch {
-      this.badLines++;
-      return;
-    }
+  /**
+   * Whether a line is worth decoding: most lines (chat text, snapshots, a pasted 500 KB image) hold
+   * no tool traffic, and are skipped undecoded once the session's facts are known.
+   */
+  needs(buf: Buffer, index: number): boolean {
+    return hasTools(buf) || (index < MAX_FACT_LINES && !factsComplete(this.facts));
+  }
+
+  /** A line {@link needs} asked for, decoded (`o`), with where it is in the file. */
+  async take(o: unknown, buf: Buffer, index: number, offset: number): Promise<void> {
+    const tools = hasTools(buf);
     if (!isObj(o)) return;
     noteFacts(o, this.facts);
     if (!tools || !isObj(o.message) || !Array.isArray(o.message.content)) return;
@@ -268,12 +267,27 @@ async function imageAssets(source: SessionSource, files: string[], baseDir: stri
   return out;
 }
 
+const hasTools = (buf: Buffer) => buf.includes('"tool_use"') || buf.includes('"tool_result"');
+
 export async function importClaude(ctx: ImportContext, unit: Unit): Promise<UnitResult> {
   const t = new ClaudeTranscript(ctx, unit);
   const turns = new ClaudeTurns();
   const scan = await forEachLine(ctx.source, unit.key, ctx.yielder, (buf, index, offset) => {
-    turns.line(buf, index);
-    return t.line(buf, index, offset);
+    // The payloads and the turns read the same lines: each line is decoded once, for both.
+    turns.seen(index);
+    const forTurns = turns.wants(buf);
+    const forCalls = t.needs(buf, index);
+    if (!forTurns && !forCalls) return;
+    let o: unknown;
+    try {
+      o = JSON.parse(buf.toString('utf8'));
+    } catch {
+      if (forTurns) turns.unparsable(index);
+      if (forCalls) t.badLines++;
+      return;
+    }
+    if (forTurns) turns.take(o, index);
+    if (forCalls) return t.take(o, buf, index, offset);
   });
   const warnings: string[] = [];
   if (t.badLines) warnings.push(`${unit.key}: ${t.badLines} unparsable line(s) skipped`);

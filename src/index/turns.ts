@@ -110,16 +110,37 @@ export abstract class JsonlTurnReader {
   constructor(private readonly markers: readonly string[]) {}
 
   line(buf: Buffer, index: number): void {
-    this.lines = index + 1;
-    if (!this.markers.some((m) => buf.includes(m))) return;
+    this.seen(index);
+    if (!this.wants(buf)) return;
     let o: unknown;
     try {
       o = JSON.parse(buf.toString('utf8'));
     } catch {
-      this.lastBad = index;
-      this.notes.add('unparsable line skipped');
+      this.unparsable(index);
       return;
     }
+    this.take(o, index);
+  }
+
+  /**
+   * The same as {@link line}, in three steps, for an importer that reads the same lines: it calls
+   * `seen` for every line, decodes a line once when `wants` says so (or it needs it itself), and
+   * hands the value to `take`, or reports `unparsable`. One parse per line instead of two.
+   */
+  seen(index: number): void {
+    this.lines = index + 1;
+  }
+
+  wants(buf: Buffer): boolean {
+    return this.markers.some((m) => buf.includes(m));
+  }
+
+  unparsable(index: number): void {
+    this.lastBad = index;
+    this.notes.add('unparsable line skipped');
+  }
+
+  take(o: unknown, index: number): void {
     if (!isObj(o)) return;
     try {
       this.record(o, index);
