@@ -63,7 +63,7 @@ function Chart({ t, replayed, onPick, whole }: { t: TimelineData; replayed?: Rep
       width: Math.max(320, el.current.clientWidth),
       height: 320,
       scales: { x: { time: false }, y: { range: () => [0, top.current] } },
-      axes: [{ label: 'model call' }, { label: 'tokens', size: 70, values: (_u, ticks) => ticks.map((v) => formatTokens(v)) }],
+      axes: [{ label: 'model call', incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000] }, { label: 'tokens', size: 70, values: (_u, ticks) => ticks.map((v) => formatTokens(v)) }],
       cursor: { drag: { x: false, y: false } },
       series: [
         { label: 'call' },
