@@ -1,14 +1,6 @@
 import type { Command } from 'commander';
-import { addGuardOptions, guardSettingsOf, type GuardCliOptions } from '../../integrations/options.js';
-import { handleClaudeCodeHook } from '../../integrations/hooks/claude-code.js';
-import { terminalSafe } from '../../pipeline/terminal.js';
-import { MAX_HOOK_INPUT_BYTES, readHookStdin } from '../../integrations/hooks/claude-code-fast.js';
-import { errMessage } from '../../pipeline/values.js';
-
-/** Claude Code runs Claude models: the hook measures results with Claude's tokenizer unless told otherwise. */
-export const HOOK_DEFAULT_PROFILE = 'claude' as const;
-
-export { MAX_HOOK_INPUT_BYTES };
+import { addGuardOptions, type GuardCliOptions } from '../../integrations/options.js';
+import { HOOK_DEFAULT_PROFILE, runHook } from '../../integrations/hooks/claude-code-run.js';
 
 export function register(program: Command): void {
   const hook = program.command('hook').description('agent hooks that spill oversized tool results (see `spillway hook claude-code`)');
@@ -24,21 +16,5 @@ export function register(program: Command): void {
         'alone with a line on stderr. Small results: no output. Errors never block the agent: exit 0 and a line on stderr.\n' +
         'Spills go to <app data>/sessions/claude-code_<session_id>/ unless --session is given.',
     )
-    .action(async (opts: GuardCliOptions) => {
-      // Whatever happens, exit 0: a failing PostToolUse hook must not disturb the agent.
-      try {
-        // bin/spillway.js's fast path may have read stdin already: this gives the same text.
-        const stdin = await readHookStdin();
-        if (stdin === undefined) {
-          process.stderr.write(`spillway hook: input over ${MAX_HOOK_INPUT_BYTES} bytes; left unchanged\n`);
-          return;
-        }
-        const outcome = await handleClaudeCodeHook(stdin, { guard: guardSettingsOf(opts, HOOK_DEFAULT_PROFILE), sessionDir: opts.session, focusArg: opts.focusArg });
-        if (outcome.note) process.stderr.write(`spillway hook: ${terminalSafe(outcome.note)}\n`);
-        if (outcome.output) process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
-      } catch (err) {
-        process.stderr.write(`spillway hook: ${terminalSafe(errMessage(err))}; result left unchanged\n`);
-      }
-      process.exitCode = 0;
-    });
+    .action((opts: GuardCliOptions) => runHook(opts));
 }

@@ -1,8 +1,5 @@
-import { guardSettingsOf } from '../settings.js';
-import { terminalSafe } from '../../pipeline/terminal.js';
-import { handleClaudeCodeHook } from './claude-code.js';
-import { MAX_HOOK_INPUT_BYTES, parseHookArgs, readHookStdin, type HookCliOptions } from './claude-code-fast.js';
-import { errMessage } from '../../pipeline/values.js';
+import { parseHookArgs } from './claude-code-fast.js';
+import { runHook } from './claude-code-run.js';
 
 /**
  * `spillway hook claude-code` for a result the fast path did not pass, without the CLI: the hook,
@@ -10,16 +7,13 @@ import { errMessage } from '../../pipeline/values.js';
  * instead of ~290; issue 20: a spill cost 6-7x `node -e 0`, most of it loading). bin/spillway.js
  * runs it after the fast path (claude-code-fast.ts) and before the CLI.
  *
- * It does what the verb's action in src/cli/commands/hook.ts does with what commander hands it
- * (the same guardSettingsOf, from integrations/settings.ts, which loads no commander),
- * and what main() around it does, and must print the same bytes, write the same spill and exit
- * with the same code: test/integrations/hook-entry.test.ts runs both on the same stdin. A command
+ * The verb's action in src/cli/commands/hook.ts runs the same runHook (claude-code-run.ts) with what commander
+ * hands it (its settings from integrations/settings.ts, which loads no commander). Around it the
+ * entry does what the CLI's main() does, and must print the same bytes, write the same spill and
+ * exit with the same code: test/integrations/hook-entry.test.ts runs both on the same stdin. A command
  * line that parseHookArgs cannot read as commander would (help, an unknown option, a value
  * commander refuses) is left to the CLI, which prints its usage message.
  */
-
-/** Claude Code runs Claude models: the same default as HOOK_DEFAULT_PROFILE (src/cli/commands/hook.ts; a test holds them equal). */
-export const ENTRY_DEFAULT_PROFILE = 'claude' as const;
 
 /**
  * Run the hook for `spillway hook claude-code <args>`: true when it ran (whatever the result, as
@@ -28,19 +22,6 @@ export const ENTRY_DEFAULT_PROFILE = 'claude' as const;
 export async function runHookEntry(args: readonly string[]): Promise<boolean> {
   const opts = parseHookArgs(args);
   if (!opts) return false;
-  // Whatever happens, exit 0: a failing PostToolUse hook must not disturb the agent.
-  try {
-    const stdin = await readHookStdin();
-    if (stdin === undefined) {
-      process.stderr.write(`spillway hook: input over ${MAX_HOOK_INPUT_BYTES} bytes; left unchanged\n`);
-      return true;
-    }
-    const outcome = await handleClaudeCodeHook(stdin, { guard: guardSettingsOf(opts, ENTRY_DEFAULT_PROFILE), sessionDir: opts.session, focusArg: opts.focusArg });
-    if (outcome.note) process.stderr.write(`spillway hook: ${terminalSafe(outcome.note)}\n`);
-    if (outcome.output) process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
-  } catch (err) {
-    process.stderr.write(`spillway hook: ${terminalSafe(errMessage(err))}; result left unchanged\n`);
-  }
-  process.exitCode = 0;
+  await runHook(opts);
   return true;
 }
