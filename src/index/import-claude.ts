@@ -192,13 +192,12 @@ class ClaudeTranscript {
    * Whether a line is worth decoding: most lines (chat text, snapshots, a pasted 500 KB image) hold
    * no tool traffic, and are skipped undecoded once the session's facts are known.
    */
-  needs(buf: Buffer, index: number): boolean {
-    return hasTools(buf) || (index < MAX_FACT_LINES && !factsComplete(this.facts));
+  needs(tools: boolean, index: number): boolean {
+    return tools || (index < MAX_FACT_LINES && !factsComplete(this.facts));
   }
 
-  /** A line {@link needs} asked for, decoded (`o`), with where it is in the file. */
-  async take(o: unknown, buf: Buffer, index: number, offset: number): Promise<void> {
-    const tools = hasTools(buf);
+  /** A line {@link needs} asked for, decoded (`o`); `tools` as {@link hasTools} found, `at` where it is in the file. */
+  async take(o: unknown, tools: boolean, at: { index: number; offset: number; length: number }): Promise<void> {
     if (!isObj(o)) return;
     noteFacts(o, this.facts);
     if (!tools || !isObj(o.message) || !Array.isArray(o.message.content)) return;
@@ -208,7 +207,7 @@ class ClaudeTranscript {
         if (isObj(b) && b.type === 'tool_use' && typeof b.id === 'string') this.calls.set(b.id, { name: str(b.name) ?? 'tool', input: b.input });
       }
     } else if (o.type === 'user') {
-      for (const b of content) if (isObj(b) && b.type === 'tool_result') await this.result(o, b, { index, offset, length: buf.length });
+      for (const b of content) if (isObj(b) && b.type === 'tool_result') await this.result(o, b, at);
     }
   }
 
@@ -267,6 +266,7 @@ async function imageAssets(source: SessionSource, files: string[], baseDir: stri
   return out;
 }
 
+/** Whether a line may hold tool traffic (a tool_use or a tool_result block): looked for once per line. */
 const hasTools = (buf: Buffer) => buf.includes('"tool_use"') || buf.includes('"tool_result"');
 
 export async function importClaude(ctx: ImportContext, unit: Unit): Promise<UnitResult> {
@@ -276,7 +276,8 @@ export async function importClaude(ctx: ImportContext, unit: Unit): Promise<Unit
     // The payloads and the turns read the same lines: each line is decoded once, for both.
     turns.seen(index);
     const forTurns = turns.wants(buf);
-    const forCalls = t.needs(buf, index);
+    const tools = hasTools(buf);
+    const forCalls = t.needs(tools, index);
     if (!forTurns && !forCalls) return;
     let o: unknown;
     try {
@@ -287,7 +288,7 @@ export async function importClaude(ctx: ImportContext, unit: Unit): Promise<Unit
       return;
     }
     if (forTurns) turns.take(o, index);
-    if (forCalls) return t.take(o, buf, index, offset);
+    if (forCalls) return t.take(o, tools, { index, offset, length: buf.length });
   });
   const warnings: string[] = [];
   if (t.badLines) warnings.push(`${unit.key}: ${t.badLines} unparsable line(s) skipped`);
