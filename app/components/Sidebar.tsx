@@ -138,6 +138,7 @@ function RootGroup(props: { root: RootInfo; name: string; detail: string; sessio
   const groups = useMemo(() => groupSessions(sessions, home), [sessions, home]);
   const { list, fulltext } = summarizeProgress(progress, root.id);
   const phase = list ? { label: 'listing', p: list } : fulltext ? { label: 'search', p: fulltext } : null;
+  const payloads = rootPayloads(root);
   const shownGroups = allProjects || filtered ? groups : groups.slice(0, PROJECTS_SHOWN_PER_ROOT);
   const removeLabel = root.auto
     ? `Hide ${shortenHome(root.path, home)} until the next start (start with --no-default-roots to stop opening it)`
@@ -156,7 +157,7 @@ function RootGroup(props: { root: RootInfo; name: string; detail: string; sessio
               {phase.label} {phase.p.total ? `${Math.floor(share(phase.p) * 100)}%` : '…'}
             </span>
           ) : null}
-          <span className="count mono" title={rootPayloads(root).title}>{formatInt(rootPayloads(root).count)}</span>
+          <span className="count mono" title={payloads.title}>{formatInt(payloads.count)}</span>
         </button>
         <button className="icon-btn hover-only" aria-label={removeLabel} title={removeLabel} onClick={() => void store.getState().removeRoot(root.id)}>
           <svg viewBox="0 0 16 16" aria-hidden><path d="M4 4l8 8M12 4l-8 8" /></svg>

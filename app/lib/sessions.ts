@@ -15,7 +15,7 @@
  * Pure functions over contract rows: no React, no store.
  */
 import type { AppInfo, RootInfo, SessionInfo, SessionKind } from '../../src/service/contract.js';
-import { basename, formatDateTime } from './format.js';
+import { basename, formatDateTime, formatInt } from './format.js';
 
 /** The client badge, by session kind. The exact client and version (`Claude Code 2.1.328`) goes in its tooltip. */
 export const CLIENT_LABEL: Record<SessionKind, string> = {
@@ -269,8 +269,8 @@ export function isShownRoot(root: RootInfo, info: AppInfo | null): boolean {
 export function rootPayloads(root: RootInfo): { count: number; title: string } {
   const joined = root.joinedCount ?? 0;
   const count = root.payloadCount + joined;
-  const base = `${count.toLocaleString('en-US')} payloads in ${root.sessionCount.toLocaleString('en-US')} sessions`;
-  return { count, title: joined ? `${base}; ${joined.toLocaleString('en-US')} of them are spills joined with a transcript's tool call, counted once there in the total` : base };
+  const base = `${formatInt(count)} payloads in ${formatInt(root.sessionCount)} sessions`;
+  return { count, title: joined ? `${base}; ${formatInt(joined)} of them are spills joined with a transcript's tool call, counted once there in the total` : base };
 }
 
 export function rootLabel(root: RootInfo, info: AppInfo | null, home: string | undefined): RootLabel {

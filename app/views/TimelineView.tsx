@@ -47,14 +47,15 @@ function chartData(t: TimelineData, keys: string[], replayed: ReplayResult | und
 }
 
 /** Context per call, the window and trigger, the stacked parts, compaction markers and the replay. */
-function Chart({ t, replayed, onPick, whole }: { t: TimelineData; replayed?: ReplayResult; onPick: (i: number) => void; whole: boolean }) {
+function Chart({ t, replayed, onPick, yTop }: { t: TimelineData; replayed?: ReplayResult; onPick: (i: number) => void; yTop: number }) {
   const el = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const keys = useMemo(() => stackKeys(t), [t]);
   const pick = useRef(onPick);
   pick.current = onPick;
-  const top = useRef(0);
-  top.current = chartTop(t, replayed, whole).top;
+  // Read by the scale on every redraw: the chart is built once per session, the axis follows the prop.
+  const top = useRef(yTop);
+  top.current = yTop;
   useEffect(() => {
     if (!el.current) return;
     const compactions = t.compactions.map((c) => c.turn);
@@ -107,7 +108,7 @@ function Chart({ t, replayed, onPick, whole }: { t: TimelineData; replayed?: Rep
   }, [t, keys]);
   useEffect(() => {
     plot.current?.setData(chartData(t, keys, replayed));
-  }, [t, keys, replayed, whole]);
+  }, [t, keys, replayed, yTop]);
   return <div ref={el} className="timeline-chart" data-testid="timeline-chart" data-y-top={top.current} data-compactions={t.compactions.length} data-replay-compactions={replayed?.compactionsAt.length ?? ''} data-replay-peak={replayed?.peak ?? ''} />;
 }
 
@@ -250,6 +251,7 @@ export function TimelineView() {
   };
   const turn = picked !== null ? t.turns[picked] : undefined;
   const r = shown.rule;
+  const scale = chartTop(shown, replayed, wholeWindow);
   return (
     <div className="view scroll pad timeline" data-testid="timeline">
       <header className="view-head">
@@ -279,8 +281,8 @@ export function TimelineView() {
           </label>
         </header>
         <SettingsPanel client={r.client} s={settings} onChange={setSettings} />
-        <Chart t={shown} replayed={replayed} onPick={setPicked} whole={wholeWindow} />
-        {chartTop(shown, replayed, false).offScale ? (
+        <Chart t={shown} replayed={replayed} onPick={setPicked} yTop={scale.top} />
+        {scale.offScale ? (
           <p className="dim" data-testid="timeline-off-scale">
             The window ({shown.rule.window ? formatInt(shown.rule.window) : '?'}) and trigger ({shown.rule.trigger ? formatInt(shown.rule.trigger) : 'none'}) are far above this session's
             contexts, so the scale fits the contexts.{' '}
