@@ -611,8 +611,30 @@ export interface LinkedPayload {
    * after the last asset was one 40 MB buffer beside the text during the write.
    */
   pieces: string[];
-  /** The linked form joined: for estimates, the preview and the message. */
-  text: string;
+  /** UTF-16 length of the linked form: deciding whether it fits a message needs no joined copy. */
+  chars: number;
+  /**
+   * The linked form joined: for estimates, the preview and the message. Joined on first read: of
+   * a big spill it is a copy of most of the payload, and made before the payload was written it
+   * sat beside the decoded assets and the write buffers at the peak.
+   */
+  readonly text: string;
+}
+
+/** A linked payload from its pieces; `text` is joined once, when first read. */
+function linkedOf(assets: AssetRef[], links: PayloadLink[], pieces: string[]): LinkedPayload {
+  let chars = 0;
+  for (const p of pieces) chars += p.length;
+  let joined: string | undefined;
+  return {
+    assets,
+    links,
+    pieces,
+    chars,
+    get text() {
+      return (joined ??= pieces.length === 1 ? pieces[0]! : pieces.join(''));
+    },
+  };
 }
 
 function sha256Hex(b: Uint8Array): string {
@@ -711,7 +733,7 @@ export async function linkAssets(text: string, found: FoundAsset[], sink: AssetS
     pos = f.end;
   }
   pushSlices(pieces, text.slice(pos));
-  return { assets, links, pieces, text: pieces.join('') };
+  return linkedOf(assets, links, pieces);
 }
 
 /** `s` as slices of at most TEXT_SLICE_CHARS, never between the halves of a surrogate pair. */
@@ -724,5 +746,5 @@ function pushSlices(pieces: string[], s: string): void {
 export async function linkBinary(bytes: Uint8Array, sink: AssetSink): Promise<LinkedPayload> {
   const ref = await saveOne(sink, bytes, { jsonPath: '$', source: 'binary' });
   const text = linkedRefJson(ref);
-  return { assets: [ref], links: [{ asset: 0, start: 0, end: Buffer.byteLength(text), encoding: { kind: 'raw' } }], pieces: [text], text };
+  return linkedOf([ref], [{ asset: 0, start: 0, end: Buffer.byteLength(text), encoding: { kind: 'raw' } }], [text]);
 }

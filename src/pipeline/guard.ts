@@ -105,9 +105,11 @@ async function linkPhase(payload: Payload, spill: Spill, sink: AssetSink): Promi
     if (payload.binary) return { linked: await linkBinary(payload.binary, sink), json: false, notes: [] };
     if (payload.text === undefined) return { json: false, notes: [] };
     if (!payload.textIsExact) return { json: false, notes: ['the bytes are not valid UTF-8: saved as received, without extracting assets'] };
-    // Over the limit: every asset found. A result that fit: those the decision chose.
-    const { assets, json } = spill.found ?? extractAssets(payload.text);
-    return { linked: assets.length ? await linkAssets(payload.text, [...assets], sink) : undefined, json, notes: [] };
+    // Over the limit: every asset found, in an array linkAssets empties as it saves, so each decoded
+    // asset can be collected once saved (a copy of it held all 45 MB of a big spill's images to the
+    // end). A result that fit: those the decision chose, copied, as a fallback store links them again.
+    const { assets, json } = spill.found ? { ...spill.found, assets: [...spill.found.assets] } : extractAssets(payload.text);
+    return { linked: assets.length ? await linkAssets(payload.text, assets, sink) : undefined, json, notes: [] };
   } catch (err) {
     if (err instanceof SpillStoreError) throw err;
     return { json: false, notes: [`asset extraction failed (${errText(err)}); the payload is saved whole instead`] };
@@ -121,7 +123,7 @@ async function linkPhase(payload: Payload, spill: Spill, sink: AssetSink): Promi
  */
 async function chooseAction(payload: Payload, linked: LinkedPayload | undefined, spill: Spill, o: NormalizedGuardOptions) {
   if (payload.binary) return { action: 'spill' as const, shownAs: 'binary' as const };
-  const fitsMessage = linked !== undefined && linked.text.length <= MAX_MESSAGE_CHARS - INLINE_HEADER_ROOM_CHARS;
+  const fitsMessage = linked !== undefined && linked.chars <= MAX_MESSAGE_CHARS - INLINE_HEADER_ROOM_CHARS;
   // A big linked text is not measured: it cannot be inlined, and counting 40 MB would be slow.
   if (!linked || (!fitsMessage && spill.reason !== 'inline-assets')) return { action: 'spill' as const };
   const inline = await measureInline(linked.text, o, spill.estimate.strategy);

@@ -188,13 +188,14 @@ export function parseJsonPrefix(text: string, maxChars: number): unknown {
   }
 }
 
-function jsonOutline(text: string, maxChars: number): string | null {
+/** `total`: the length of the whole text, of which `text` may be only the first PREVIEW_JSON_PREFIX_CHARS when it is over PREVIEW_JSON_PARSE_MAX_CHARS. */
+function jsonOutline(text: string, maxChars: number, total = text.length): string | null {
   let value: unknown;
   let note = '';
-  if (text.length > PREVIEW_JSON_PARSE_MAX_CHARS) {
+  if (total > PREVIEW_JSON_PARSE_MAX_CHARS) {
     value = parseJsonPrefix(text, PREVIEW_JSON_PREFIX_CHARS);
     if (value === undefined) return null;
-    note = `(outline of the first ${fmtInt(PREVIEW_JSON_PREFIX_CHARS / 1024)} KB of ${fmtInt(text.length / 1024)} KB)\n`;
+    note = `(outline of the first ${fmtInt(PREVIEW_JSON_PREFIX_CHARS / 1024)} KB of ${fmtInt(total / 1024)} KB)\n`;
   } else {
     try {
       value = JSON.parse(text);
@@ -281,9 +282,36 @@ export function buildPreview(text: string, kind?: ContentKind, maxChars: number 
     let out: string | null = null;
     if (k === 'json') out = jsonOutline(text, max);
     if (out === null) out = textPreview(text, k, max);
-    out = toWellFormed(out);
-    return out.length > max ? out.slice(0, safeCut(out, max - 1)) + '…' : out;
+    return finish(out, max);
   } catch (err) {
     return `(preview unavailable: ${errMessage(err)})`;
   }
+}
+
+function finish(out: string, max: number): string {
+  out = toWellFormed(out);
+  return out.length > max ? out.slice(0, safeCut(out, max - 1)) + '…' : out;
+}
+
+/**
+ * {@link buildPreview} of a text held in pieces (a linked form), `chars` long in all. A big JSON
+ * text is outlined from its head alone, so the pieces are joined (`join`) only when that fails or
+ * the text is of another kind: joined, a 100 MB spill's linked form was a 40 MB copy at its peak.
+ */
+export function buildPreviewOfPieces(pieces: readonly string[], chars: number, join: () => string, kind: ContentKind, maxChars: number = PREVIEW_CHARS): string {
+  if (kind === 'json' && chars > PREVIEW_JSON_PARSE_MAX_CHARS) {
+    try {
+      let head = '';
+      for (const p of pieces) {
+        if (head.length >= PREVIEW_JSON_PREFIX_CHARS) break;
+        head += p.length > PREVIEW_JSON_PREFIX_CHARS ? p.slice(0, PREVIEW_JSON_PREFIX_CHARS) : p;
+      }
+      const max = Math.max(80, Math.floor(maxChars));
+      const out = jsonOutline(head.slice(0, PREVIEW_JSON_PREFIX_CHARS), max, chars);
+      if (out !== null) return finish(out, max);
+    } catch {
+      /* the whole text's preview says what went wrong */
+    }
+  }
+  return buildPreview(join(), kind, maxChars);
 }

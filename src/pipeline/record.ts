@@ -7,7 +7,7 @@ import type { LinkedPayload } from './extract.js';
 import type { NameCandidate, SpillStore } from './store/seam.js';
 import type { Commit, StemParts } from './store/publish.js';
 import { describeBinary } from './media.js';
-import { buildPreview } from './preview.js';
+import { buildPreview, buildPreviewOfPieces } from './preview.js';
 import { runSummary } from './summary.js';
 import { buildMessage } from './message.js';
 import { isLocalCopying, localCopyOf } from './local-copy.js';
@@ -50,16 +50,19 @@ export interface Placed {
 
 /** A summary when the model will not see the content itself; else (or when it fails) a preview. */
 export async function summaryOrPreview(placed: Placed, payload: Payload, o: NormalizedGuardOptions): Promise<Shown> {
-  const source = payload.binary ? undefined : (placed.linked?.text ?? payload.text);
+  // The linked form, when there is one, is joined only if read (a summary, a preview that needs it whole).
+  const linked = payload.binary ? undefined : placed.linked;
+  const source = payload.binary ? undefined : linked ? () => linked.text : payload.text === undefined ? undefined : () => payload.text!;
   let summary: SummaryRun | undefined;
   // A result that fit the limit is shown at length instead: it is small enough to need no summary.
   if (placed.action === 'spill' && !placed.shownAs && o.summarize && source !== undefined) {
-    summary = await runSummary(o.summarize, { text: source, toolName: o.toolName, toolInput: o.toolInput, focus: o.intent, timeoutMs: o.summaryTimeoutMs, signal: o.signal });
+    summary = await runSummary(o.summarize, { text: source(), toolName: o.toolName, toolInput: o.toolInput, focus: o.intent, timeoutMs: o.summaryTimeoutMs, signal: o.signal });
   }
   const notes = summary && summary.status !== 'ok' ? [`summary ${summary.status}: ${summary.error ?? ''}`.trim()] : [];
   if (placed.action === 'inline-assets' || summary?.status === 'ok') return { summary, notes };
   if (source === undefined) return { summary, preview: binaryPreview(placed.linked?.assets[0], payload), notes };
-  return { summary, preview: buildPreview(source, placed.kind, placed.shownAs === 'assets' ? MAX_MESSAGE_CHARS - INLINE_HEADER_ROOM_CHARS : PREVIEW_CHARS), notes };
+  const max = placed.shownAs === 'assets' ? MAX_MESSAGE_CHARS - INLINE_HEADER_ROOM_CHARS : PREVIEW_CHARS;
+  return { summary, preview: linked ? buildPreviewOfPieces(linked.pieces, linked.chars, source, placed.kind, max) : buildPreview(source(), placed.kind, max), notes };
 }
 
 /** What a binary result is, in one line: its type and size, and what its header says. */

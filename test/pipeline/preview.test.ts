@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { buildPreview, detectContent, PREVIEW_CHARS } from '../../src/pipeline/index.js';
+import { buildPreviewOfPieces } from '../../src/pipeline/preview.js';
 import { fixture, randomBytes } from './helpers.js';
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
@@ -108,5 +109,20 @@ describe('outline of JSON too big to parse whole', () => {
     expect(p).toContain('item keys: {id: number, name: string, nested: object}');
     expect(p).not.toContain('spillway:truncated');
     expect(p.length).toBeLessThanOrEqual(PREVIEW_CHARS);
+  });
+
+  it('from pieces: the same outline as of the joined text, without joining it; other kinds and a head that fails are joined', () => {
+    const rows = Array.from({ length: 700_000 }, (_, i) => ({ id: i, name: `row${i}` }));
+    const text = JSON.stringify({ data: rows });
+    expect(text.length).toBeGreaterThan(16 * 1024 * 1024);
+    const pieces = [text.slice(0, 1000), text.slice(1000, 300_000), text.slice(300_000)];
+    let joins = 0;
+    const join = () => (joins++, pieces.join(''));
+    expect(buildPreviewOfPieces(pieces, text.length, join, 'json')).toBe(buildPreview(text, 'json'));
+    expect(joins).toBe(0);
+    expect(buildPreviewOfPieces(pieces, text.length, join, 'text')).toBe(buildPreview(text, 'text'));
+    expect(joins).toBe(1);
+    const notJson = ['not json at all ', 'x'.repeat(17 * 1024 * 1024)];
+    expect(buildPreviewOfPieces(notJson, notJson[0]!.length + notJson[1]!.length, () => notJson.join(''), 'json')).toBe(buildPreview(notJson.join(''), 'json'));
   });
 });
