@@ -23,6 +23,28 @@ describe('writeFileAtomic', () => {
   });
 });
 
+describe('writeFileAtomic of pieces (one reused buffer)', () => {
+  it('writes the exact bytes of strings and bytes of every size, multi-byte characters across the buffer edge included', async () => {
+    const dir = tmpSession();
+    const chunk = 4 * 1024 * 1024;
+    const pieces: Array<string | Uint8Array> = [
+      'a'.repeat(chunk - 1),
+      'é€😀', // 2, 3 and 4 bytes, the first lands on the buffer's last byte
+      Buffer.alloc(10, 1),
+      'x'.repeat(chunk + 5), // longer than the buffer: written on its own
+      new Uint8Array(chunk + 1).fill(2),
+      'ü'.repeat(chunk / 4), // 1 M units, 2 MB: fits once counted
+      '',
+      '\ud800 lone', // a lone surrogate: U+FFFD, as Buffer.from writes it
+      'end',
+    ];
+    const p = path.join(dir, 'pieces.bin');
+    const want = Buffer.concat(pieces.map((x) => (typeof x === 'string' ? Buffer.from(x, 'utf8') : x)));
+    expect(await writeFileAtomic(p, pieces)).toBe(want.length);
+    expect(fs.readFileSync(p).equals(want)).toBe(true);
+  });
+});
+
 describe('assets are content-addressed and verified', () => {
   it('dedupes identical assets and repairs a truncated one', async () => {
     const dir = tmpSession();

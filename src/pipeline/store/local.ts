@@ -46,28 +46,44 @@ function toBuffer(piece: string | Uint8Array): Buffer {
   return typeof piece === 'string' ? Buffer.from(piece, 'utf8') : Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
 }
 
-/** Write chunks in batches of about WRITE_CHUNK_BYTES (few syscalls for many small pieces). */
+/**
+ * Write chunks through one buffer of WRITE_CHUNK_BYTES, reused: strings are encoded straight into it
+ * and small byte pieces copied in, so a 40 MB linked form costs one 4 MB buffer, not a Buffer per
+ * piece plus the concat of each batch (they were garbage beside the payload at the spill's peak).
+ * A piece too big for the buffer is written on its own.
+ */
 async function writeChunks(fh: fs.FileHandle, data: Iterable<string | Uint8Array> | AsyncIterable<string | Uint8Array>, signal?: AbortSignal): Promise<number> {
   let total = 0;
-  let batch: Buffer[] = [];
-  let batchBytes = 0;
-  const flush = async () => {
-    if (batch.length === 0) return;
+  let buf: Buffer | undefined;
+  let used = 0;
+  const write = async (b: Uint8Array) => {
     signal?.throwIfAborted();
-    const buf = batch.length === 1 ? batch[0]! : Buffer.concat(batch, batchBytes);
-    await fh.writeFile(buf);
-    total += buf.byteLength;
-    batch = [];
-    batchBytes = 0;
+    await fh.writeFile(b);
+    total += b.byteLength;
   };
-  const add = async (b: Buffer) => {
-    if (b.byteLength >= WRITE_CHUNK_BYTES) await flush();
-    batch.push(b);
-    batchBytes += b.byteLength;
-    if (batchBytes >= WRITE_CHUNK_BYTES) await flush();
+  const flush = async () => {
+    if (used === 0) return;
+    const n = used;
+    used = 0;
+    await write(buf!.subarray(0, n));
   };
-  if (Symbol.asyncIterator in data) for await (const piece of data) await add(toBuffer(piece));
-  else for (const piece of data) await add(toBuffer(piece));
+  const add = async (piece: string | Uint8Array) => {
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: only a long string needs counting
+    const bytes = typeof piece === 'string' ? (piece.length * 3 <= WRITE_CHUNK_BYTES ? piece.length * 3 : Buffer.byteLength(piece, 'utf8')) : piece.byteLength;
+    if (used + bytes > WRITE_CHUNK_BYTES) await flush();
+    if (bytes > WRITE_CHUNK_BYTES) {
+      await write(toBuffer(piece));
+      return;
+    }
+    buf ??= Buffer.allocUnsafe(WRITE_CHUNK_BYTES);
+    if (typeof piece === 'string') used += buf.write(piece, used, 'utf8');
+    else {
+      buf.set(piece, used);
+      used += piece.byteLength;
+    }
+  };
+  if (Symbol.asyncIterator in data) for await (const piece of data) await add(piece);
+  else for (const piece of data) await add(piece);
   await flush();
   return total;
 }
