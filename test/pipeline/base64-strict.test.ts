@@ -65,6 +65,25 @@ describe('parseBase64 accepts exactly the canonical base64 the definition does',
     );
   });
 
+  it('checks a long run in every piece it re-encodes, the last included (a foreign character, mixed alphabets, trailing bits)', () => {
+    // 300 KB of bytes: re-encoded in several 48 KB pieces; an edit lands in the middle of a later piece or in the last one
+    const bytes = Buffer.from(Array.from({ length: 300_001 }, (_, i) => (i * 7919) & 0xff));
+    for (const enc of ['base64', 'base64url'] as const) {
+      const good = bytes.toString(enc).replace(/=+$/, '');
+      expect(parseBase64(good)!.bytes.equals(bytes)).toBe(true);
+      for (const at of [200_000, good.length - 5]) {
+        for (const c of ['\u0141', ' ', enc === 'base64' ? '-' : '+']) {
+          const bad = good.slice(0, at) + c + good.slice(at + 1);
+          expect(parseBase64(bad), `${enc} ${JSON.stringify(c)} at ${at}`).toBeNull();
+        }
+      }
+      // the last char's unused low bits set: Node decodes the same bytes, the run is not canonical
+      const last = good.at(-1)!;
+      const alphabet = enc === 'base64' ? 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/' : 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+      expect(parseBase64(good.slice(0, -1) + alphabet[alphabet.indexOf(last) + 1])).toBeNull();
+    }
+  });
+
   it('rejects runs Node would decode leniently: a foreign character inside, a UTF-16 unit with a base64 low byte, mixed alphabets, inner padding', () => {
     const good = Buffer.from('spillway keeps the exact bytes!!').toString('base64');
     expect(parseBase64(good)).not.toBeNull();
