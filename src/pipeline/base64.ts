@@ -186,9 +186,14 @@ for (const c of 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+
  * body of `minChars` or more, wrapped or JSON-escaped; what it finds may still be no base64.
  */
 export function hasBase64Run(s: string, minChars: number): boolean {
-  const n = s.length;
-  let start = 0; // the window [start, start + minChars) is the candidate run
-  let verifiedEnd = 0; // s[start, verifiedEnd) are known run chars
+  return hasBase64RunIn(s, 0, s.length, minChars);
+}
+
+/** {@link hasBase64Run} in `s[from:to]`, without slicing it. */
+export function hasBase64RunIn(s: string, from: number, to: number, minChars: number): boolean {
+  const n = to;
+  let start = from; // the window [start, start + minChars) is the candidate run
+  let verifiedEnd = from; // s[start, verifiedEnd) are known run chars
   while (start + minChars <= n) {
     const end = start + minChars;
     let j = end - 1;

@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { AssetEncoding, AssetRef, PayloadLink } from './types.js';
 import { MIN_BASE64_ASSET_CHARS, MIN_DECLARED_BASE64_ASSET_CHARS, TEXT_SLICE_CHARS } from './limits.js';
 import { textSlices } from './normalize.js';
-import { base64Statistics, encodeSpan, parseBase64 } from './base64.js';
+import { base64Statistics, encodeSpan, hasBase64RunIn, parseBase64 } from './base64.js';
 import { extForMime, isBinaryBytes, isValidMime, preloadSniffer, sniffBinary } from './detect.js';
 
 /**
@@ -299,6 +299,7 @@ const NOT_B64_VALUE_RE = /[^A-Za-z0-9+/=_\\-]/;
 
 const NUM_RE = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 
+
 /** One pending string of an object, resolved when the object closes (its siblings may declare it binary). */
 interface Pending {
   start: number;
@@ -319,7 +320,6 @@ class JsonAssetWalker {
   private st: St = St.Value;
   private i = 0;
   private nextBackslash = -2;
-  private nextDataUrl = -2;
 
   /** `onFirst` runs at the first asset found (the sniffer's module starts loading while the walk goes on). */
   constructor(
@@ -341,10 +341,14 @@ class JsonAssetWalker {
     }
   }
 
-  /** True when the whole text is one JSON value. */
-  run(): boolean {
+  /**
+   * True when the whole text is one JSON value. With `pauseAt`: undefined once the walk has passed
+   * that index, to be resumed by another call (the walk's state is all in the walker).
+   */
+  run(pauseAt = Infinity): boolean | undefined {
     const { text, n } = this;
     for (;;) {
+      if (this.i >= pauseAt) return undefined;
       this.skipWs();
       if (this.i >= n) return this.st === St.Done;
       const c = text.charCodeAt(this.i);
@@ -399,14 +403,6 @@ class JsonAssetWalker {
     }
   }
 
-  private hasDataUrlIn(s: number, e: number): boolean {
-    if (this.nextDataUrl < s) {
-      this.nextDataUrl = this.text.indexOf('base64,', s);
-      if (this.nextDataUrl === -1) this.nextDataUrl = this.n + 1;
-    }
-    return this.nextDataUrl < e;
-  }
-
   private hasEscapeIn(s: number, e: number): boolean {
     if (this.nextBackslash < s) this.nextBackslash = this.text.indexOf('\\', s);
     if (this.nextBackslash === -1) {
@@ -417,13 +413,18 @@ class JsonAssetWalker {
   }
 
   /** A string value with no declared context: whole-value base64 or data URL, else runs inside it. */
-  private generic(s: number, e: number, hasEscape: boolean, path: string): void {
+  private generic(s: number, e: number, hasEscape: boolean, knownPath?: string): void {
     const { text } = this;
     const len = e - s - 2;
-    const dataUrl = this.hasDataUrlIn(s, e);
-    // cheap filters first: most strings are too short or plainly not base64
-    if (len < MIN_BASE64_ASSET_CHARS && !dataUrl) return;
-    const wholeCandidate = dataUrl ? text.startsWith('"data:', s) : !NOT_B64_VALUE_RE.test(text.slice(s + 1, e - 1));
+    // Cheap filters first: most strings are too short or plainly not base64. Shorter than a bare
+    // asset, only a data URL is looked for, and its body is a run of 64+ base64 chars: the skipping
+    // scan settles most strings before a search for `base64,` in them (a search of the rest of the
+    // text from each string's start read all of a 100 MB text once, ~50 ms).
+    if (len < MIN_BASE64_ASSET_CHARS && !(hasBase64RunIn(text, s + 1, e - 1, MIN_DECLARED_BASE64_ASSET_CHARS) && text.slice(s + 1, e - 1).includes('base64,'))) return;
+    // made only past the filters: the path of every string of 64+ chars was most of the walk's garbage
+    const path = knownPath ?? this.pathNow();
+    // A data URL starts the value; a `base64,` elsewhere has a ',' before it, so it is no whole run either.
+    const wholeCandidate = text.startsWith('"data:', s) || !NOT_B64_VALUE_RE.test(text.slice(s + 1, e - 1));
     const whole = wholeCandidate ? resolveLiteral(text, s, e, hasEscape, { declared: false, jsonPath: path }) : null;
     if (whole) this.add(whole);
     else {
@@ -536,10 +537,10 @@ class JsonAssetWalker {
     else if (c === 102 && text.startsWith('false', this.i)) this.i += 5;
     else if (c === 110 && text.startsWith('null', this.i)) this.i += 4;
     else {
+      // test, not exec: no match array for each of a big result's numbers
       NUM_RE.lastIndex = this.i;
-      const m = NUM_RE.exec(text);
-      if (!m) return false;
-      this.i += m[0].length;
+      if (!NUM_RE.test(text)) return false;
+      this.i = NUM_RE.lastIndex;
     }
     this.afterValue();
     return true;
@@ -557,9 +558,8 @@ class JsonAssetWalker {
     }
     if (len >= MIN_DECLARED_BASE64_ASSET_CHARS) {
       const hasEscape = this.hasEscapeIn(i, e);
-      const path = this.pathNow();
-      if (top?.obj && DATA_KEYS.has(top.key)) (top.pend ??= []).push({ start: i, end: e, hasEscape, key: top.key, path });
-      else this.generic(i, e, hasEscape, path);
+      if (top?.obj && DATA_KEYS.has(top.key)) (top.pend ??= []).push({ start: i, end: e, hasEscape, key: top.key, path: this.pathNow() });
+      else this.generic(i, e, hasEscape);
     }
     this.i = e;
     this.afterValue();
@@ -571,6 +571,25 @@ class JsonAssetWalker {
 function scanJson(text: string, out: FoundAsset[]): boolean {
   const w = new JsonAssetWalker(text, preloadSniffer);
   if (!w.run()) return false;
+  for (const f of w.found.sort((a, b) => a.start - b.start)) out.push(f);
+  return true;
+}
+
+/**
+ * Chars walked between turns of the event loop in {@link extractAssetsAsync} (a few ms each). The
+ * sniffer's module, whose load starts at the first asset found, is read and compiled in those
+ * turns: behind a walk that held the thread for 250 ms it only started loading after it.
+ */
+const WALK_SLICE_CHARS = 2 * 1024 * 1024;
+
+const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** {@link scanJson}, handing the event loop a turn every WALK_SLICE_CHARS. */
+async function scanJsonAsync(text: string, out: FoundAsset[]): Promise<boolean> {
+  const w = new JsonAssetWalker(text, preloadSniffer);
+  let done: boolean | undefined;
+  for (let at = WALK_SLICE_CHARS; (done = w.run(at)) === undefined; at += WALK_SLICE_CHARS) await turn();
+  if (!done) return false;
   for (const f of w.found.sort((a, b) => a.start - b.start)) out.push(f);
   return true;
 }
@@ -589,6 +608,22 @@ export function extractAssets(text: string, opts: ExtractOptions = {}): ExtractR
       if (scanJson(text, assets)) return { assets, json: true };
       assets.length = 0;
     }
+  }
+  scanText(text, 0, text.length, false, null, assets);
+  return { assets, json: false };
+}
+
+/**
+ * {@link extractAssets} for a big text, the same finds, letting other work run while a JSON text is
+ * walked (the spill's own: loading the sniffer, saves already started). Small texts are walked at once.
+ */
+export async function extractAssetsAsync(text: string, opts: ExtractOptions = {}): Promise<ExtractResult> {
+  if (text.length <= WALK_SLICE_CHARS || opts.json === false) return extractAssets(text, opts);
+  const assets: FoundAsset[] = [];
+  const c = text.trimStart().charCodeAt(0);
+  if (c === 123 || c === 91 || c === 34 || opts.json === true) {
+    if (await scanJsonAsync(text, assets)) return { assets, json: true };
+    assets.length = 0;
   }
   scanText(text, 0, text.length, false, null, assets);
   return { assets, json: false };

@@ -4,7 +4,7 @@ import { KIND_INFO, detectTextFormat } from './detect.js';
 import { LINKED_SUFFIX, assetFileName, assetKey, inputHash, sanitizeToolName } from './layout.js';
 import { normalize, preparePayload, textSlices, type Payload, type Subject } from './normalize.js';
 import { decide, measureInline, passesAtOnce, strategyCounts, type Spill } from './decide.js';
-import { extractAssets, linkAssets, linkBinary, type AssetSink, type LinkedPayload } from './extract.js';
+import { extractAssetsAsync, linkAssets, linkBinary, type AssetSink, type LinkedPayload } from './extract.js';
 import { SpillStoreError, isStoreError, type SpillBody, type SpillStore } from './store/seam.js';
 import { commitSpill, nameCandidates, type StemParts } from './store/publish.js';
 import { normalizeGuardOptions, type GuardOptionsInput, type NormalizedGuardOptions } from './options.js';
@@ -108,7 +108,7 @@ async function linkPhase(payload: Payload, spill: Spill, sink: AssetSink): Promi
     // Over the limit: every asset found, in an array linkAssets empties as it saves, so each decoded
     // asset can be collected once saved (a copy of it held all 45 MB of a big spill's images to the
     // end). A result that fit: those the decision chose, copied, as a fallback store links them again.
-    const { assets, json } = spill.found ? { ...spill.found, assets: [...spill.found.assets] } : extractAssets(payload.text);
+    const { assets, json } = spill.found ? { ...spill.found, assets: [...spill.found.assets] } : await extractAssetsAsync(payload.text);
     return { linked: assets.length ? await linkAssets(payload.text, assets, sink) : undefined, json, notes: [] };
   } catch (err) {
     if (err instanceof SpillStoreError) throw err;

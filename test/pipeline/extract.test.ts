@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { encodeSpan, extractAssets, parseBase64 } from '../../src/pipeline/index.js';
+import { extractAssetsAsync } from '../../src/pipeline/extract.js';
 import { fixture, randomBytes } from './helpers.js';
 
 const png = fixture('sample.png');
@@ -149,6 +150,32 @@ describe('extractAssets', () => {
       }),
       { numRuns: 200 },
     );
+  });
+
+  it('finds a short data URL (under the 256 chars of a bare asset) inside a JSON string, also in the pending data slot of an object, and not a short run alone', () => {
+    const tiny = Buffer.alloc(60, 7).toString('base64'); // 80 chars
+    const url = `data:application/octet-stream;base64,${tiny}`;
+    const text = JSON.stringify({ a: { data: `look: ${url} here`, note: `x`.repeat(300) }, b: `and ${url}`, c: tiny + ' '.repeat(100) });
+    const { assets } = extractAssets(text);
+    expect(assets.map((a) => [a.jsonPath, a.source, a.bytes.length])).toEqual([
+      ['$.a.data', 'data-url', 60],
+      ['$.b', 'data-url', 60],
+    ]);
+    expect(rebuild(text, assets)).toBe(text);
+  });
+
+  it('extractAssetsAsync finds exactly what extractAssets finds, in a text walked in many slices', async () => {
+    const items = Array.from({ length: 40_000 }, (_, i) => (i % 5000 === 0 ? { type: 'image', mimeType: 'image/png', data: png.toString('base64') } : { id: i, body: `row ${i} `.repeat(8), url: i % 7000 === 1 ? `data:image/webp;base64,${webp.toString('base64')}` : 'none' }));
+    const text = JSON.stringify({ items });
+    expect(text.length).toBeGreaterThan(4 * 1024 * 1024);
+    const sync = extractAssets(text);
+    const async_ = await extractAssetsAsync(text);
+    expect(async_.json).toBe(true);
+    expect(async_.assets.length).toBe(sync.assets.length);
+    expect(async_.assets.map((a) => [a.start, a.end, a.jsonPath, a.source])).toEqual(sync.assets.map((a) => [a.start, a.end, a.jsonPath, a.source]));
+    // not JSON after all (cut short): the text scan, as extractAssets does it
+    const cut = text.slice(0, -2);
+    expect((await extractAssetsAsync(cut)).assets.map((a) => a.start)).toEqual(extractAssets(cut).assets.map((a) => a.start));
   });
 
   it('walks 100,000-deep nesting and __proto__ keys without throwing', () => {
