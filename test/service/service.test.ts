@@ -44,7 +44,7 @@ beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-svc-'));
   home = path.join(tmp, 'home');
   gen = await generateSessionsRoot(path.join(tmp, 'root'), { sessions: 3, payloads: 24, seed: 7, imageShare: 0.25 });
-  svc = createInspectorService({ appDataDir: home, roots: [gen.root], transport: 'http', scanOnStart: false });
+  svc = createInspectorService({ env: process.env, appDataDir: home, roots: [gen.root], transport: 'http', scanOnStart: false });
   await svc.ready;
   const roots = await svc.listRoots({});
   rootId = roots.find((r) => r.path === fs.realpathSync(gen.root))!.id;
@@ -212,7 +212,7 @@ describe('the service implements the whole contract', () => {
     const before = fs.statSync(file);
     // Over HTTP a path must lie in a root: the temp dir is not one.
     await expectCode(svc.analyze({ name: 'dropped.txt', path: file }), 'FORBIDDEN_PATH');
-    const electron = createInspectorService({ appDataDir: path.join(tmp, 'home-e'), transport: 'electron', scanOnStart: false, watch: false });
+    const electron = createInspectorService({ env: process.env, appDataDir: path.join(tmp, 'home-e'), transport: 'electron', scanOnStart: false, watch: false });
     try {
       // The desktop window alone cannot vouch for a path: the main process allows what the user dropped.
       await expectCode(electron.analyze({ name: 'dropped.txt', path: file }), 'FORBIDDEN_PATH');
@@ -454,7 +454,7 @@ describe('summary runs on read-only imported sessions', () => {
     const fixture = path.resolve('..', 'shared', 'fixtures', 'agent-sessions', 'claude-code', 'projects', 'sample-project');
     fs.cpSync(fixture, path.join(projects, 'sample-project'), { recursive: true });
     const open = async () => {
-      const s = createInspectorService({ appDataDir: appData, roots: [projects], transport: 'http', watch: false });
+      const s = createInspectorService({ env: process.env, appDataDir: appData, roots: [projects], transport: 'http', watch: false });
       await s.ready;
       return s;
     };
