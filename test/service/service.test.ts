@@ -176,6 +176,19 @@ describe('the service implements the whole contract', () => {
     await expectCode(svc.estimate({ path: '/etc/passwd' }), 'FORBIDDEN_PATH');
   });
 
+  it("a payload's estimates default to the profile the guard counted it with, so the panel and the listed figure agree", async () => {
+    const text = Array.from({ length: 900 }, (_, i) => `line ${i}: the report for region ${i % 17} lists ${i * 13} orders`).join('\n');
+    const g = await guardLargeResult(text, { sessionPath: path.join(gen.root, 'claude-profile-session'), toolName: 'ReadClaude', profile: 'claude', limitTokens: 2_000 });
+    expect(g?.estimate.profile).toBe('claude');
+    await svc.reindex({ rootId });
+    const row = (await svc.listPayloads({ rootId, tool: 'ReadClaude' })).rows[0]!;
+    const res = await svc.estimate({ payloadId: row.id });
+    expect(res.profile).toBe('claude');
+    expect(res.estimates.find((e) => e.strategy === g!.estimate.strategy)!.tokens).toBe(row.tokens);
+    // asked for another profile, it counts for that one
+    expect((await svc.estimate({ payloadId: row.id, profile: 'o200k' })).profile).toBe('o200k');
+  });
+
   it('estimate says how far to trust the calibrated number: little risk for JSON, most of it for Greek', async () => {
     const json = await svc.estimate({ text: JSON.stringify(Array.from({ length: 400 }, (_, i) => ({ id: i, name: `item ${i}` }))) });
     const jsonCalibrated = json.estimates.find((e) => e.strategy === 'calibrated')!.tokens;
