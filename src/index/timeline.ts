@@ -247,7 +247,10 @@ export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): {
       const full = x.fullTokens !== undefined ? Math.round(x.fullTokens * (passedWhole ? s : medianScale)) : x.tokens;
       const link = input.payloads.get(x.id);
       const saved = link !== undefined && link.messageTokens !== undefined;
-      const message = Math.round((saved ? link.messageTokens! : GUARD_MESSAGE_TOKENS_DEFAULT) * medianScale);
+      // A result the model got as the guard's message: that message is what was measured entering,
+      // so a replay that spills it again puts back exactly that, not its estimate at another scale
+      // (which drew the replay above the measured context for a session that changed nothing).
+      const message = saved && !passedWhole && x.tokens > 0 ? x.tokens : Math.round((saved ? link.messageTokens! : GUARD_MESSAGE_TOKENS_DEFAULT) * medianScale);
       series.tools[i]!.push({ seen: x.tokens, full: Math.max(full, x.tokens), message, messageFrom: saved ? 'saved' : 'fixed', payloadId: x.payloadId });
       let end = turns.length;
       for (const c of series.realCompactions) if (c > i) { end = c; break; }
