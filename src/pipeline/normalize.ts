@@ -17,7 +17,8 @@ import { isWellFormed, safeCut, toWellFormed } from './text.js';
 
 /** A tool result as the guard works on it. Binary is told apart here, whatever the size. */
 export type Subject =
-  | { origin: 'string'; text: string }
+  /** `textBytes`: its UTF-8 size, once a phase has counted it (a native pass over the whole string). */
+  | { origin: 'string'; text: string; textBytes?: number }
   | { origin: 'bytes'; bytes: Buffer; binary: boolean }
   /** Bytes carried in a JS string (read as 'latin1'/'binary'): saved as those bytes. */
   | { origin: 'latin1-string'; bytes: Buffer; binary: true }
@@ -72,10 +73,11 @@ export function* textSlices(text: string, size = TEXT_SLICE_CHARS): Generator<st
   }
 }
 
-function hashData(data: string | Buffer): string {
+/** `ascii`: the string is known to be ASCII (its UTF-8 size is its length), so latin1 gives its UTF-8 bytes with a plain copy. */
+function hashData(data: string | Buffer, ascii = false): string {
   const h = crypto.createHash('sha256');
   if (typeof data !== 'string') return h.update(data).digest('hex');
-  for (const part of textSlices(data)) h.update(part, 'utf8');
+  for (const part of textSlices(data)) h.update(part, ascii ? 'latin1' : 'utf8');
   return h.digest('hex');
 }
 
@@ -99,5 +101,5 @@ export function preparePayload(subject: Subject, text: string | undefined, textB
     t = toWellFormed(t);
     notes.push('the text had lone surrogates; they were saved as U+FFFD (UTF-8 cannot hold them)');
   }
-  return { origin: subject.origin, text: t, original: t, byteLength, sha256: hashData(t), textIsExact: true, notes };
+  return { origin: subject.origin, text: t, original: t, byteLength, sha256: hashData(t, byteLength === t.length), textIsExact: true, notes };
 }

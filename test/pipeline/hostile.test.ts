@@ -76,6 +76,15 @@ describe('never fail open: hostile inputs', () => {
     expect(h.digest('hex')).toBe(crypto.createHash('sha256').update(text).digest('hex'));
   }, 120_000);
 
+  it('the sidecar sha256 is that of the UTF-8 of the text, ASCII (hashed as latin1) or not, over several hash slices', async () => {
+    const ascii = 'plain ascii line of a log\n'.repeat(400_000); // 10 M chars: three 4 M slices
+    for (const text of [ascii, ascii + 'é', 'ü€😀 '.repeat(2_000_000)]) {
+      const r = await spillOk(text, 12_000);
+      const meta = await readMeta(r.metaPath!);
+      expect(meta.sha256).toBe(crypto.createHash('sha256').update(text, 'utf8').digest('hex'));
+    }
+  }, 120_000);
+
   it('unbroken runs (one 240,000-char word, 240,000 "=") spill without a quadratic one-shot count', async () => {
     for (const text of ['w'.repeat(240_000), '='.repeat(240_000)]) {
       const r = (await guardLargeResult(text, { sessionPath: tmpSession() }))!;
