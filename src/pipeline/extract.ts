@@ -321,10 +321,16 @@ class JsonAssetWalker {
   private i = 0;
   private nextBackslash = -2;
 
-  /** `onFirst` runs at the first asset found (the sniffer's module starts loading while the walk goes on). */
+  /** Assets found that {@link onFound} has seen. */
+  private seen = 0;
+
+  /**
+   * `onFound` sees each asset found until it returns true (the sniffer's module starts loading at the
+   * first one only it can type, while the walk goes on).
+   */
   constructor(
     private readonly text: string,
-    private onFirst?: () => void,
+    private onFound?: (a: FoundAsset) => boolean,
   ) {
     this.n = text.length;
   }
@@ -335,10 +341,7 @@ class JsonAssetWalker {
   }
 
   private firstFound(): void {
-    if (this.onFirst && this.found.length > 0) {
-      this.onFirst();
-      this.onFirst = undefined;
-    }
+    for (; this.onFound && this.seen < this.found.length; this.seen++) if (this.onFound(this.found[this.seen]!)) this.onFound = undefined;
   }
 
   /**
@@ -569,7 +572,7 @@ class JsonAssetWalker {
 
 /** Collect the assets of a JSON text into `out`; false (and nothing added) when the text is not JSON. */
 function scanJson(text: string, out: FoundAsset[]): boolean {
-  const w = new JsonAssetWalker(text, preloadSniffer);
+  const w = new JsonAssetWalker(text, (a) => preloadSniffer(a.bytes));
   if (!w.run()) return false;
   for (const f of w.found.sort((a, b) => a.start - b.start)) out.push(f);
   return true;
@@ -586,7 +589,7 @@ const turn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** {@link scanJson}, handing the event loop a turn every WALK_SLICE_CHARS. */
 async function scanJsonAsync(text: string, out: FoundAsset[]): Promise<boolean> {
-  const w = new JsonAssetWalker(text, preloadSniffer);
+  const w = new JsonAssetWalker(text, (a) => preloadSniffer(a.bytes));
   let done: boolean | undefined;
   for (let at = WALK_SLICE_CHARS; (done = w.run(at)) === undefined; at += WALK_SLICE_CHARS) await turn();
   if (!done) return false;

@@ -13,6 +13,7 @@ import {
   restorePayload,
   unwrapText,
 } from '../../src/pipeline/index.js';
+import { quickSniff } from '../../src/pipeline/detect.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-kind-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -230,5 +231,53 @@ describe('the kind sniffer on ragged tables', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('quickSniff answers as file-type does, or leaves it to file-type', () => {
+  const sig = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
+  const be32 = (n: number) => [(n >>> 24) & 0xff, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff];
+  const ascii = (s: string) => [...s].map((c) => c.charCodeAt(0));
+  const TYPES = ['IHDR', 'IDAT', 'acTL', 'CgBI', 'tEXt', 'IEND', 'idat', 'zzzz'];
+  /** A PNG head: signature, a first chunk (usually a 13-byte IHDR), a second chunk header at 33, then noise; some cut short. */
+  const pngHead = fc
+    .tuple(
+      fc.constantFrom(13, 13, 13, 12, 0),
+      fc.oneof(fc.constant('IHDR'), fc.constantFrom(...TYPES)),
+      fc.uint8Array({ minLength: 17, maxLength: 17 }),
+      fc.oneof(fc.integer({ min: 0, max: 0x7fffffff }), fc.integer({ min: 0x80000000, max: 0xffffffff }), fc.constant(4419)),
+      fc.oneof(fc.constant('IDAT'), fc.constantFrom(...TYPES)),
+      fc.uint8Array({ maxLength: 64 }),
+      fc.integer({ min: 30, max: 200 }),
+      fc.boolean(),
+    )
+    .map(([len1, type1, body1, len2, type2, rest, cut, whole]) => {
+      const b = Uint8Array.from([...sig, ...be32(len1), ...ascii(type1), ...body1, ...be32(len2), ...ascii(type2), ...rest]);
+      return whole ? b : b.subarray(0, Math.min(b.length, cut));
+    });
+
+  it('on the fixtures and on generated PNG heads (APNG, CgBI, a negative chunk length, cut short)', async () => {
+    const { fileTypeFromBuffer } = await import('file-type');
+    const fileTypeSays = async (b: Uint8Array) => {
+      const t = await fileTypeFromBuffer(b);
+      return t ? { mimeType: t.mime, ext: `.${t.ext}` } : undefined;
+    };
+    for (const f of ['sample.png', 'sample.jpg', 'sample.webp', 'sample.pdf', 'sample.wav']) {
+      const b = fs.readFileSync(path.join(import.meta.dirname, 'fixtures', f));
+      const q = quickSniff(b);
+      if (q) expect(q, f).toEqual(await fileTypeSays(b));
+    }
+    expect(quickSniff(fs.readFileSync(path.join(import.meta.dirname, 'fixtures', 'sample.png')))).toEqual({ mimeType: 'image/png', ext: '.png' });
+    let answered = 0;
+    await fc.assert(
+      fc.asyncProperty(pngHead, async (b) => {
+        const q = quickSniff(b);
+        if (q === undefined) return;
+        answered++;
+        expect(q).toEqual(await fileTypeSays(b));
+      }),
+      { numRuns: 3000 },
+    );
+    expect(answered, 'the generator reaches the answered case').toBeGreaterThan(50);
   });
 });
