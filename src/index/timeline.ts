@@ -49,6 +49,31 @@ export interface RuleOptions {
   autoCompactPct?: number;
   autoCompactDisabled?: boolean;
   autoCompactLimit?: number;
+  /** What the session's own auto compactions say about its trigger (observedTrigger); used when no setting above is given. */
+  observed?: ObservedTrigger;
+}
+
+/**
+ * Bounds on a trigger from the compactions a client really made by itself: above the context of
+ * every main call it made without compacting first (its check let that call through), and at or
+ * below the tokens it counted when it did compact (`preTokens`).
+ */
+export interface ObservedTrigger {
+  above: number;
+  atMost: number;
+  count: number;
+}
+
+export function observedTrigger(turns: Pick<TurnRecord, 'seq' | 'kind' | 'context'>[], compactions: Pick<CompactionRecord, 'seq' | 'kind' | 'trigger' | 'preTokens'>[]): ObservedTrigger | undefined {
+  const main = turns.filter((t) => t.kind === 'main');
+  const auto = compactions.filter((c) => c.kind === 'compact' && c.trigger === 'auto' && c.preTokens !== undefined);
+  if (!auto.length || !main.length) return undefined;
+  // The first main call at or after each compaction was let through only by compacting first.
+  const after = new Set(compactions.filter((c) => c.kind === 'compact').map((c) => main.find((t) => t.seq >= c.seq)?.seq));
+  let above = 0;
+  for (const t of main) if (t.context !== null && !after.has(t.seq)) above = Math.max(above, t.context);
+  const atMost = Math.min(...auto.map((c) => c.preTokens!));
+  return atMost > above ? { above, atMost, count: auto.length } : undefined;
 }
 
 /** The window and the auto-compact trigger of a session, by its client's rule (docs/timeline.md says which parts were seen in a run). */
@@ -75,6 +100,25 @@ export function contextRule(client: ContextRule['client'], turns: Pick<TurnRecor
       trigger = Math.min(trigger, o.autoCompactLimit);
       how += `, autoCompactWindow ${o.autoCompactLimit}`;
       triggerSource = 'read';
+    }
+    const given = o.autoCompactPct !== undefined || o.autoCompactLimit !== undefined || o.autoCompactDisabled;
+    if (!given && o.observed && trigger !== null && o.observed.atMost < trigger) {
+      // It compacted by itself below the default trigger: a lower one was set (the transcript does not
+      // record CLAUDE_AUTOCOMPACT_PCT_OVERRIDE). The smallest whole percentage the compactions allow.
+      const { above, atMost, count } = o.observed;
+      let pct: number | undefined;
+      for (let p = 1; p < 100 && pct === undefined; p++) {
+        const t = Math.floor((effective * p) / 100);
+        if (t > above && t <= atMost) pct = p;
+      }
+      const seen = `${count} auto compaction${count === 1 ? '' : 's'} at ${atMost.toLocaleString('en-US')} tokens, below the default ${trigger.toLocaleString('en-US')}`;
+      if (pct !== undefined) {
+        trigger = Math.floor((effective * pct) / 100);
+        how = `${pct}% of the effective window ${effective.toLocaleString('en-US')}: the session's ${seen} (CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=${pct} fits them; set it below if it was another setting)`;
+      } else {
+        trigger = atMost;
+        how = `the session's ${seen}; no whole CLAUDE_AUTOCOMPACT_PCT_OVERRIDE fits them (autoCompactWindow?)`;
+      }
     }
     if (o.autoCompactDisabled) {
       trigger = null;
@@ -243,8 +287,11 @@ export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): {
   turns.forEach((t, i) => {
     for (const x of t.tools) {
       const passedWhole = x.action === undefined || x.action === 'pass';
-      const s = x.estimated > 0 ? x.tokens / x.estimated : medianScale;
-      const full = x.fullTokens !== undefined ? Math.round(x.fullTokens * (passedWhole ? s : medianScale)) : x.tokens;
+      // What the model got of a result that passed is what it would get with no guard too (a client
+      // that cuts big outputs itself cuts them either way): the measured tokens, not the saved
+      // payload's estimate, which counts another text (Bash's stdout and stderr apart, Read without
+      // its line numbers) and drew the no-guard replay away from the session it replays.
+      const full = passedWhole && x.tokens > 0 ? x.tokens : x.fullTokens !== undefined ? Math.round(x.fullTokens * medianScale) : x.tokens;
       const link = input.payloads.get(x.id);
       const saved = link !== undefined && link.messageTokens !== undefined;
       // A result the model got as the guard's message: that message is what was measured entering,
