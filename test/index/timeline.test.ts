@@ -91,6 +91,8 @@ describe('timeline of Claude Code 2.1.328 with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=5
       realCompactions: [],
       scale: 1,
       post: 25_000,
+      cacheHit: 1,
+      writeShare: 1,
       baseline: 20_000,
       rule: { client: 'claude-code' as const, window: 200_000, windowSource: 'inferred' as const, trigger: 167_000, triggerSource: 'inferred' as const, when: 'before-call' as const, how: '' },
       prices: { input: 5, cacheWrite: 6.25, cacheRead: 0.5, output: 25 },
