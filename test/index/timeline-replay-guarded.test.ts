@@ -52,4 +52,19 @@ describe('the replay of a guarded session at a limit that spills the same result
     const high = replay(series, { limit: 30_000 }, undefined, (id, limit) => (id === 'p-bash' && limit < 145_594 ? { tokens: 1_700 } : null));
     expect(high.contexts[1]!).toBeGreaterThan(measured[1]! + 10_000);
   });
+
+  it("prices the replay as the session used the cache, so the session as it ran costs what was measured", () => {
+    const prices = { input: 5, cacheWrite: 6.25, cacheRead: 0.5, output: 25 };
+    const contexts = [2_500, 3_900, 4_900, 4_920];
+    // A caching client: each call reads the one before from the cache and writes what is new.
+    const cached = contexts.map((c, i) => ({ ...turn(i, c, i ? { assistant: 20 } : { baseline: 2_400, user: 100 }), input: 3, cacheRead: i ? contexts[i - 1]! : 0, cacheWrite: c - 3 - (i ? contexts[i - 1]! : 0) }));
+    // A model API that reports no cache at all (a double counting the request, a proxy): all plain input.
+    const plain = contexts.map((c, i) => ({ ...turn(i, c, i ? { assistant: 20 } : { baseline: 2_400, user: 100 }), input: c, cacheRead: 0, cacheWrite: 0 }));
+    for (const turns of [cached, plain]) {
+      const { data, series } = buildTimeline({ sessionId: 's', client: 'claude-code', turns, compactions: [], notes: [], payloads: new Map(), rule: contextRule('claude-code', turns), prices }, []);
+      const asRan = replay(series, {});
+      expect(asRan.costUsd).toBeCloseTo(data.measured.costUsd, 6);
+      expect(asRan.inputTokens + asRan.cacheWriteTokens + asRan.cacheReadTokens).toBe(data.measured.inputTokens + data.measured.cacheWriteTokens + data.measured.cacheReadTokens);
+    }
+  });
 });
