@@ -66,6 +66,8 @@ export function scenariosOf(req: TimelineRequest): ReplayScenario[] {
 
 export class TimelineQueries {
   private readonly series = new Map<string, { key: string; series: ReplaySeries; guardable: Guardable[] }>();
+  /** The tool result estimates of the last sessions asked, by place (estimatePlaced). */
+  private readonly estimates = new Map<string, Map<string, number>>();
   readonly guard: OfflineGuard;
 
   constructor(
@@ -154,25 +156,43 @@ export class TimelineQueries {
   }
 
   /**
-   * Estimate the tool results a listing only placed (TurnTool.at), from their transcript lines, and
-   * keep the numbers in their turn rows: the first timeline of a session pays for its estimates, the
-   * next ones read them. Returns how many could not be found where they were placed.
+   * Estimate the tool results a listing only placed (TurnTool.at, tokens 0), from their transcript
+   * lines, and keep the numbers in their turn rows: the first timeline of a session pays for its
+   * estimates, the next ones read them. A transcript that grew is listed again whole, every result
+   * placed again: the numbers of the places this session's last timeline saw are taken over (a
+   * transcript is only appended to: the same place is the same line), only the new lines are read.
+   * Returns how many results could not be found where they were placed.
    */
   private async estimatePlaced(sessionId: string, rows: TurnRow[], turns: TurnRecord[]): Promise<number> {
     type Placed = { turn: number; tool: TurnTool & { at: TurnToolAt } };
+    const known = this.estimates.get(sessionId) ?? new Map<string, number>();
+    const placeOf = (sourceId: number, x: TurnTool & { at: TurnToolAt }) => `${sourceId}:${x.at.offset}:${x.at.length}:${x.at.block}:${x.id}`;
     const bySource = new Map<number, Placed[]>();
+    const done = new Set<number>();
     turns.forEach((t, turn) => {
       for (const tool of t.tools) {
         if (!tool.at) continue;
         const sourceId = rows[turn]!.source_id;
+        const place = placeOf(sourceId, tool as Placed['tool']);
+        if (tool.tokens > 0) {
+          known.set(place, tool.tokens);
+          continue;
+        }
+        const was = known.get(place);
+        if (was !== undefined) {
+          tool.tokens = was;
+          done.add(turn);
+          continue;
+        }
         let list = bySource.get(sourceId);
         if (!list) bySource.set(sourceId, (list = []));
         list.push({ turn, tool: tool as Placed['tool'] });
       }
     });
-    if (!bySource.size) return 0;
+    this.estimates.delete(sessionId);
+    this.estimates.set(sessionId, known);
+    while (this.estimates.size > KEEP_SERIES) this.estimates.delete(this.estimates.keys().next().value!);
     let lost = 0;
-    const done = new Set<number>();
     const yielder = new Yielder();
     for (const [sourceId, placed] of bySource) {
       const file = (this.core.q('SELECT key FROM sources WHERE id = ?').get(sourceId) as { key: string } | undefined)?.key;
@@ -209,7 +229,7 @@ export class TimelineQueries {
             const n = tokens[k];
             if (n === null || n === undefined) return void lost++;
             p.tool.tokens = n;
-            delete (p.tool as TurnTool).at;
+            known.set(placeOf(sourceId, p.tool), n);
             done.add(p.turn);
           });
         }

@@ -26,9 +26,9 @@ export interface TurnTool {
   /** Estimated tokens of what the model was shown (Spillway's estimator). */
   tokens: number;
   /**
-   * Where the result is in its transcript, while `tokens` is not estimated yet: a listing only
-   * notes it (estimating every result was most of what turns cost a listing), the first timeline
-   * of the session estimates it from there and keeps the number (timeline-query.ts).
+   * Where the result is in its transcript. A listing only notes it, `tokens` 0 (estimating every
+   * result was most of what turns cost a listing); the first timeline of the session estimates it
+   * from there and keeps the number with it (timeline-query.ts).
    */
   at?: TurnToolAt;
 }

@@ -179,7 +179,7 @@ describe('Claude Code tool results: placed while listing, estimated at the first
     const estimated = async (i: typeof index) => new Map((await i.timeline({ sessionId: id }))!.turns.flatMap((t) => t.tools.map((x) => [x.id, x.estimated] as const)));
     expect(await estimated(index)).toEqual(eager);
     const kept = rowsOf(index).flatMap((r) => JSON.parse(r.tools_json));
-    expect(kept.every((x: any) => x.at === undefined && x.tokens === eager.get(x.id))).toBe(true);
+    expect(kept.every((x: any) => x.tokens === eager.get(x.id))).toBe(true);
     await index.close();
 
     // Kept in the index: the transcript is not read again.
@@ -188,6 +188,36 @@ describe('Claude Code tool results: placed while listing, estimated at the first
     expect(await estimated(again)).toEqual(eager);
     expect((await again.timeline({ sessionId: id }))!.notes.join('\n')).not.toMatch(/not found/);
     await again.close();
+  });
+
+  it('a transcript that grew is listed again whole: the timeline takes over the numbers of the places it saw and estimates the new lines', async () => {
+    const dir = copyTree(path.join(TL, 'claude-code-pct5'), path.join(tmpDir(), 'cc'));
+    const file = path.join(dir, PCT5);
+    const { index } = tmpIndex();
+    index.addRoot(dir);
+    await index.scan();
+    const id = index.listSessions()[0]!.id;
+    const before = (await index.timeline({ sessionId: id }))!.turns.flatMap((t) => t.tools);
+    // One more result, and the call it enters.
+    const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n');
+    const result = JSON.parse(lines.findLast((l) => l.includes('"type":"user"') && l.includes('"tool_result"'))!);
+    result.uuid = 'u-more';
+    result.message.content = [{ ...result.message.content[0], tool_use_id: 'toolu_more', content: 'one more result\n'.repeat(200) }];
+    const call = JSON.parse(lines.findLast((l) => l.includes('"type":"assistant"'))!);
+    call.uuid = 'a-more';
+    call.message.id = 'msg_more';
+    // Its last line ends the file without a newline: the client writes the next line after one.
+    fs.appendFileSync(file, `${fs.readFileSync(file, 'utf8').endsWith('\n') ? '' : '\n'}${JSON.stringify(result)}\n${JSON.stringify(call)}\n`);
+    await index.scan();
+    const after = (await index.timeline({ sessionId: id }))!.turns.flatMap((t) => t.tools);
+    expect(after.slice(0, before.length).map((x) => x.estimated)).toEqual(before.map((x) => x.estimated));
+    const reader = new ClaudeTurns();
+    fs.readFileSync(file, 'utf8').split('\n').forEach((l, i) => l && reader.line(Buffer.from(l), i));
+    const eager = reader.result().turns.flatMap((t) => t.tools);
+    expect(after.map((x) => [x.id, x.estimated])).toEqual(eager.map((x) => [x.id, x.tokens]));
+    expect(after.at(-1)).toMatchObject({ id: 'toolu_more', estimated: expect.any(Number) });
+    expect(after.at(-1)!.estimated).toBeGreaterThan(100);
+    await index.close();
   });
 
   it('a transcript cut since its listing: the results past the cut count 0 and the timeline says so', async () => {
