@@ -28,6 +28,9 @@ function textOf(c: unknown): string {
   return c.map((b) => (isObj(b) && typeof b.text === 'string' ? b.text : isObj(b) && b.type === 'image' ? '' : JSON.stringify(b))).join('\n');
 }
 
+/** The larger of two usage figures, either unknown. */
+const max = (a: number | null, b: number | null) => (b === null ? a : a === null ? b : Math.max(a, b));
+
 /** Spillway's estimate of a tool_result block: what the model was shown. */
 function claudeToolTokens(b: Record<string, unknown>): number {
   return estimateText(textOf(b.content), PROFILE);
@@ -112,7 +115,6 @@ export class ClaudeTurns extends JsonlTurnReader {
     }
     const u = isObj(m.usage) ? m.usage : undefined;
     if (u) {
-      const max = (a: number | null, b: number | null) => (b === null ? a : a === null ? b : Math.max(a, b));
       t.input = max(t.input, numOr(u.input_tokens));
       t.cacheWrite = max(t.cacheWrite, numOr(u.cache_creation_input_tokens));
       t.cacheRead = max(t.cacheRead, numOr(u.cache_read_input_tokens));
