@@ -161,7 +161,7 @@ async function heavyRows(tmp: string): Promise<{ rows: string[]; notes: string[]
   const dropPath = path.join(tmp, 'drop.json');
   fs.writeFileSync(dropPath, json);
   const mb = (HEAVY_BYTES / 1e6).toFixed(0);
-  const svc = createInspectorService({ appDataDir: path.join(tmp, 'heavy-home'), roots: [root], transport: 'http', scanOnStart: false, watch: false });
+  const svc = createInspectorService({ env: process.env, appDataDir: path.join(tmp, 'heavy-home'), roots: [root], transport: 'http', scanOnStart: false, watch: false });
   svc.allowDroppedFile(dropPath);
   try {
     await svc.ready;
@@ -215,7 +215,7 @@ export async function run(): Promise<void> {
     await handleLargeResponse({ text: 'x'.repeat(1024), sessionPath: smallSession, context: { toolName: 'small', limitTokens: 1 } });
     const gen = await generateSessionsRoot(path.join(tmp, 'many'), { sessions: 10, payloads: INDEX_PAYLOADS, seed: 1 });
 
-    svc = createInspectorService({ appDataDir: path.join(tmp, 'home'), roots: [root], transport: 'http', scanOnStart: false, watch: false });
+    svc = createInspectorService({ env: process.env, appDataDir: path.join(tmp, 'home'), roots: [root], transport: 'http', scanOnStart: false, watch: false });
     await svc.ready;
     await svc.reindex({});
     const big = (await svc.listPayloads({ tool: 'big_log', limit: 1 })).rows[0]!;
@@ -223,7 +223,7 @@ export async function run(): Promise<void> {
 
     // Cold first windows: a fresh service each time, so no line index or cache is warm.
     const firstWindow = async (id: string, withDetail: boolean) => {
-      const s = createInspectorService({ appDataDir: path.join(tmp, 'home'), transport: 'http', scanOnStart: false, watch: false });
+      const s = createInspectorService({ env: process.env, appDataDir: path.join(tmp, 'home'), transport: 'http', scanOnStart: false, watch: false });
       await s.ready;
       try {
         return await time(async () => {
@@ -252,7 +252,7 @@ export async function run(): Promise<void> {
     rows.push(row(`  the same, very first open (ms)`, coldBig.toFixed(1), coldSmall.toFixed(1), coldBig / coldSmall));
 
     const endCold = await (async () => {
-      const s = createInspectorService({ appDataDir: path.join(tmp, 'home'), transport: 'http', scanOnStart: false, watch: false });
+      const s = createInspectorService({ env: process.env, appDataDir: path.join(tmp, 'home'), transport: 'http', scanOnStart: false, watch: false });
       await s.ready;
       try {
         const totalLines = (await s.getPayload({ id: big.id })).totalLines;

@@ -12,9 +12,15 @@
  * the default summarizer (src/summarize/default.ts: the offline structural summary unless
  * SPILLWAY_SUMMARIZER names another); `summarize: false` gives the preview instead. The pipeline
  * itself knows no summarizer (it sits below that layer), and reads no environment variable: this
- * door passes the process's (`env`, e.g. SPILLWAY_STORE) unless the caller gives one.
+ * door passes the process's (`env`, e.g. SPILLWAY_STORE) unless the caller gives one, and the four
+ * estimate verbs take their `claudeCorrection` from SPILLWAY_CLAUDE_CORRECTION unless given one.
  */
 import {
+  claudeCorrectionFromEnv,
+  countTokens as countWith,
+  describeTokens as describeWith,
+  estimateForDecision as decideWith,
+  estimateTokens as estimateWith,
   guardLargeResult as guardWithHook,
   handleLargeResponse as handleWithHook,
   type GuardOptions as PipelineGuardOptions,
@@ -31,10 +37,6 @@ export {
   restoreFromStore,
   readMeta,
   RestoreError,
-  estimateTokens,
-  estimateForDecision,
-  countTokens,
-  describeTokens,
   LocalSpillStore,
   SpillStoreError,
   type AssetRef,
@@ -77,4 +79,31 @@ export function guardLargeResult(result: ToolResult, options: GuardOptions): Pro
 /** The pipeline's handleLargeResponse, with the default summary (see above). Never throws. */
 export function handleLargeResponse(args: HandleLargeResponseArgs): Promise<GuardResult> {
   return handleWithHook({ env: process.env, ...args, summarize: hookOf(args?.summarize) });
+}
+
+/** The estimate verbs' options with the process's SPILLWAY_CLAUDE_CORRECTION where the caller gave no correction. */
+function withEnvCorrection<O extends { claudeCorrection?: number }>(opts: O | undefined): O {
+  if (opts?.claudeCorrection !== undefined) return opts;
+  const claudeCorrection = claudeCorrectionFromEnv(process.env);
+  return (claudeCorrection === undefined ? (opts ?? {}) : { ...opts, claudeCorrection }) as O;
+}
+
+/** The cheap estimate of a text (estimate/cheap.ts); synchronous. */
+export function estimateTokens(text: string, opts?: Parameters<typeof estimateWith>[1]): ReturnType<typeof estimateWith> {
+  return estimateWith(text, withEnvCorrection(opts));
+}
+
+/** The estimate the guard decides with against `limitTokens`: cheap far from it, exact near it. */
+export function estimateForDecision(text: string, limitTokens: number, opts?: Parameters<typeof decideWith>[2]): ReturnType<typeof decideWith> {
+  return decideWith(text, limitTokens, withEnvCorrection(opts));
+}
+
+/** An exact count with `profile`'s tokenizer (the claude profile corrected). */
+export function countTokens(text: string, profile: Parameters<typeof countWith>[1], opts?: Parameters<typeof countWith>[2]): ReturnType<typeof countWith> {
+  return countWith(text, profile, withEnvCorrection(opts));
+}
+
+/** Every strategy's estimate of a text, the density shares and how far to trust them. */
+export function describeTokens(text: string, opts?: Parameters<typeof describeWith>[1]): ReturnType<typeof describeWith> {
+  return describeWith(text, withEnvCorrection(opts));
 }

@@ -15,13 +15,7 @@ const ALLOWED: Record<string, string> = {
   'src/pipeline/store/s3/client.ts':
     "the AWS SDK's own switch: set around the SDK's load (and restored) so it prints no Node-version warning into a hook's or proxy's output; a write, not a setting read",
   'src/pipeline/store/s3/config.ts':
-    "the standard AWS variables (endpoint, region, credentials, profile): the SDK's own chain reads them whenever no value is passed, so resolving them here keeps the pool key and the redacted secrets in step with what the SDK will use; callers that read the environment pass `env`",
-  'src/pipeline/store/s3/sync.ts':
-    'where the sync queue lives (SPILLWAY_HOME) when a caller gives no `env`: the spill path passes its env; the queue API has bare callers in the S3 work in progress, to move with it',
-  'src/pipeline/estimate/options.ts':
-    "SPILLWAY_CLAUDE_CORRECTION: the guard's decision reaches it without an options value today; it moves to the edge with the one normalised GuardOptions, as `claudeCorrection`",
-  'src/service/context.ts':
-    "the service's front door (createInspectorService, called by serve, Electron's main and tests): its `env` option defaults to the process's there, once, and is passed down as ctx.env",
+    "a bucket store's variables when its caller gives none (s3EnvOf): the AWS SDK's own chain reads the standard AWS variables (endpoint, region, credentials, profile) from the process whatever we pass, so the pool key, the redacted secrets, the store deadline and the sync queue a fallen-back spill goes to are resolved from the same variables the SDK will use; callers that read the environment pass `env`",
 };
 
 function filesUnder(dir: string): string[] {

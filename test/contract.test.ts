@@ -96,7 +96,7 @@ describe('the contract', () => {
 
   it('the service implements every method (and the server, in test/server, exposes exactly these)', async () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-contract-'));
-    const svc = createInspectorService({ appDataDir: home, transport: 'http', watch: false, scanOnStart: false });
+    const svc = createInspectorService({ env: process.env, appDataDir: home, transport: 'http', watch: false, scanOnStart: false });
     try {
       await svc.ready;
       for (const m of METHOD_NAMES) expect(typeof svc[m], m).toBe('function');

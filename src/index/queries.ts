@@ -381,7 +381,7 @@ export class Queries {
       } catch {
         toolInput = undefined;
       }
-      detail.source = { transcript: source.transcript, line: source.line, toolUseId: source.toolUseId, toolInput };
+      detail.source = { transcript: source.transcript, line: source.line, toolUseId: source.toolUseId, toolInput, ...(source.spilledTo ? { spilledTo: source.spilledTo } : {}) };
     }
     return detail;
   }

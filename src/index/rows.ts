@@ -138,7 +138,8 @@ export interface PayloadDetail {
   /** Its session is read-only (an agent's transcript, or a read-only root): nothing is written beside it. */
   readOnly?: boolean;
   /** For imported sessions: where in the transcript it came from. */
-  source?: { transcript: string; line: number; toolUseId?: string; toolInput?: unknown };
+  /** `spilledTo`: the result is Spillway's message, and the payload it names is in no indexed root. */
+  source?: { transcript: string; line: number; toolUseId?: string; toolInput?: unknown; spilledTo?: string };
   /**
    * The payload's one token figure (the table's `tokens`): what the guard decided with and the
    * model's message stated, with its strategy and profile; for a payload no guard measured, the

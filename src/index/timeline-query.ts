@@ -6,7 +6,7 @@
 import type { IndexCore } from './core.js';
 import type { PayloadContent } from './queries.js';
 import type { ContextRule, Prices, ReplayResult, ReplayScenario, TimelineData, TimelineRequest } from './rows.js';
-import { type GuardLookup, type PayloadLink, type ReplaySeries, DEFAULT_PRICES, buildTimeline, contextRule, replay, scenarioLabel } from './timeline.js';
+import { type GuardLookup, type PayloadLink, type ReplaySeries, DEFAULT_PRICES, buildTimeline, contextRule, observedTrigger, replay, scenarioLabel } from './timeline.js';
 import { OfflineGuard, settingsOf, type GuardTarget } from './timeline-guard.js';
 import { BUSY_TIMEOUT_MS } from './db.js';
 import { claudeToolTokensAt } from './turns-claude.js';
@@ -140,7 +140,7 @@ export class TimelineQueries {
     }
     guardable.sort((a, b) => b.tokens - a.tokens);
     const client = clientOf(session.kind);
-    const rule = contextRule(client, turns, req);
+    const rule = contextRule(client, turns, { ...req, observed: observedTrigger(turns, compactions) });
     const prices: Prices = { ...DEFAULT_PRICES[client === 'codex' ? 'openai' : client === 'gemini' ? 'gemini' : 'claude'], ...req.prices };
     const { data, series } = buildTimeline(
       { sessionId: session.id, client, turns, compactions, baselineTokens: src.find((s) => s.baseline_tokens !== null)?.baseline_tokens ?? undefined, notes, payloads, rule, prices },

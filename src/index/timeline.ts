@@ -49,6 +49,31 @@ export interface RuleOptions {
   autoCompactPct?: number;
   autoCompactDisabled?: boolean;
   autoCompactLimit?: number;
+  /** What the session's own auto compactions say about its trigger (observedTrigger); used when no setting above is given. */
+  observed?: ObservedTrigger;
+}
+
+/**
+ * Bounds on a trigger from the compactions a client really made by itself: above the context of
+ * every main call it made without compacting first (its check let that call through), and at or
+ * below the tokens it counted when it did compact (`preTokens`).
+ */
+export interface ObservedTrigger {
+  above: number;
+  atMost: number;
+  count: number;
+}
+
+export function observedTrigger(turns: Pick<TurnRecord, 'seq' | 'kind' | 'context'>[], compactions: Pick<CompactionRecord, 'seq' | 'kind' | 'trigger' | 'preTokens'>[]): ObservedTrigger | undefined {
+  const main = turns.filter((t) => t.kind === 'main');
+  const auto = compactions.filter((c) => c.kind === 'compact' && c.trigger === 'auto' && c.preTokens !== undefined);
+  if (!auto.length || !main.length) return undefined;
+  // The first main call at or after each compaction was let through only by compacting first.
+  const after = new Set(compactions.filter((c) => c.kind === 'compact').map((c) => main.find((t) => t.seq >= c.seq)?.seq));
+  let above = 0;
+  for (const t of main) if (t.context !== null && !after.has(t.seq)) above = Math.max(above, t.context);
+  const atMost = Math.min(...auto.map((c) => c.preTokens!));
+  return atMost > above ? { above, atMost, count: auto.length } : undefined;
 }
 
 /** The window and the auto-compact trigger of a session, by its client's rule (docs/timeline.md says which parts were seen in a run). */
@@ -75,6 +100,25 @@ export function contextRule(client: ContextRule['client'], turns: Pick<TurnRecor
       trigger = Math.min(trigger, o.autoCompactLimit);
       how += `, autoCompactWindow ${o.autoCompactLimit}`;
       triggerSource = 'read';
+    }
+    const given = o.autoCompactPct !== undefined || o.autoCompactLimit !== undefined || o.autoCompactDisabled;
+    if (!given && o.observed && trigger !== null && o.observed.atMost < trigger) {
+      // It compacted by itself below the default trigger: a lower one was set (the transcript does not
+      // record CLAUDE_AUTOCOMPACT_PCT_OVERRIDE). The smallest whole percentage the compactions allow.
+      const { above, atMost, count } = o.observed;
+      let pct: number | undefined;
+      for (let p = 1; p < 100 && pct === undefined; p++) {
+        const t = Math.floor((effective * p) / 100);
+        if (t > above && t <= atMost) pct = p;
+      }
+      const seen = `${count} auto compaction${count === 1 ? '' : 's'} at ${atMost.toLocaleString('en-US')} tokens, below the default ${trigger.toLocaleString('en-US')}`;
+      if (pct !== undefined) {
+        trigger = Math.floor((effective * pct) / 100);
+        how = `${pct}% of the effective window ${effective.toLocaleString('en-US')}: the session's ${seen} (CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=${pct} fits them; set it below if it was another setting)`;
+      } else {
+        trigger = atMost;
+        how = `the session's ${seen}; no whole CLAUDE_AUTOCOMPACT_PCT_OVERRIDE fits them (autoCompactWindow?)`;
+      }
     }
     if (o.autoCompactDisabled) {
       trigger = null;
@@ -162,6 +206,14 @@ export interface ReplaySeries {
   realCompactions: number[];
   /** Context right after a compaction (the real one's where known). */
   post: number;
+  /**
+   * The share of each call's repeated prefix the session really read from the cache (its cache
+   * reads over the prefixes it sent): ~1 for a client that caches, 0 for one (or a model API) that
+   * reports none. The replay prices its calls the same way, so "as it ran" costs what was measured.
+   */
+  cacheHit: number;
+  /** Of what the session sent that was not read from the cache, the share it wrote to the cache (the rest plain input). */
+  writeShare: number;
   baseline: number;
   rule: ContextRule;
   prices: Prices;
@@ -205,7 +257,7 @@ export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): {
   const costs: ToolCost[] = [];
   let prev: number | null = null;
   let stack: Record<string, number> = {};
-  const series: ReplaySeries = { contexts: [], growth: [], outputs: [], tools: [], pending: [], realCompactions: [...compactAt].sort((a, b) => a - b), scale: 1, post: 0, baseline: 0, rule: input.rule, prices: input.prices };
+  const series: ReplaySeries = { contexts: [], growth: [], outputs: [], tools: [], pending: [], realCompactions: [...compactAt].sort((a, b) => a - b), scale: 1, post: 0, cacheHit: 1, writeShare: 1, baseline: 0, rule: input.rule, prices: input.prices };
   const posts: number[] = [];
   const scales: number[] = [];
   line.forEach((t, i) => {
@@ -243,11 +295,17 @@ export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): {
   turns.forEach((t, i) => {
     for (const x of t.tools) {
       const passedWhole = x.action === undefined || x.action === 'pass';
-      const s = x.estimated > 0 ? x.tokens / x.estimated : medianScale;
-      const full = x.fullTokens !== undefined ? Math.round(x.fullTokens * (passedWhole ? s : medianScale)) : x.tokens;
+      // What the model got of a result that passed is what it would get with no guard too (a client
+      // that cuts big outputs itself cuts them either way): the measured tokens, not the saved
+      // payload's estimate, which counts another text (Bash's stdout and stderr apart, Read without
+      // its line numbers) and drew the no-guard replay away from the session it replays.
+      const full = passedWhole && x.tokens > 0 ? x.tokens : x.fullTokens !== undefined ? Math.round(x.fullTokens * medianScale) : x.tokens;
       const link = input.payloads.get(x.id);
       const saved = link !== undefined && link.messageTokens !== undefined;
-      const message = Math.round((saved ? link.messageTokens! : GUARD_MESSAGE_TOKENS_DEFAULT) * medianScale);
+      // A result the model got as the guard's message: that message is what was measured entering,
+      // so a replay that spills it again puts back exactly that, not its estimate at another scale
+      // (which drew the replay above the measured context for a session that changed nothing).
+      const message = saved && !passedWhole && x.tokens > 0 ? x.tokens : Math.round((saved ? link.messageTokens! : GUARD_MESSAGE_TOKENS_DEFAULT) * medianScale);
       series.tools[i]!.push({ seen: x.tokens, full: Math.max(full, x.tokens), message, messageFrom: saved ? 'saved' : 'fixed', payloadId: x.payloadId });
       let end = turns.length;
       for (const c of series.realCompactions) if (c > i) { end = c; break; }
@@ -258,6 +316,7 @@ export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): {
   const first = turns[0];
   series.baseline = Math.round(first?.parts.baseline ?? input.baselineTokens ?? 0);
   series.post = posts.length ? Math.round(median(posts)!) : series.baseline + SUMMARY_TOKENS_DEFAULT;
+  Object.assign(series, cachingOf(line));
   costs.sort((a, b) => b.tokens * b.turnsInContext - a.tokens * a.turnsInContext);
   const measured = measuredTotals(input.turns, input.prices, comps.length, line);
   const replays = [replay(series, {}, 'as it ran (rule replayed)'), ...scenarios.map((s) => replay(series, s))];
@@ -289,6 +348,31 @@ function median(xs: number[]): number | undefined {
   return s[Math.floor(s.length / 2)];
 }
 
+/**
+ * How the session used the cache, measured: its cache reads over the prefixes its calls repeated
+ * (each call's context up to the one before it), and of the rest what it wrote to the cache. Both
+ * 1 (a caching client) when usage does not say.
+ */
+function cachingOf(line: TurnRecord[]): { cacheHit: number; writeShare: number } {
+  let prefix = 0;
+  let read = 0;
+  let write = 0;
+  let input = 0;
+  let prev: number | null = null;
+  let known = false;
+  for (const t of line) {
+    if (t.context === null) continue;
+    if (prev !== null) prefix += Math.min(prev, t.context);
+    if (t.cacheRead !== null || t.cacheWrite !== null) known = true;
+    read += t.cacheRead ?? 0;
+    write += t.cacheWrite ?? 0;
+    input += t.input ?? 0;
+    prev = t.context;
+  }
+  if (!known) return { cacheHit: 1, writeShare: 1 };
+  return { cacheHit: prefix > 0 ? Math.min(1, read / prefix) : 1, writeShare: write + input > 0 ? write / (write + input) : 1 };
+}
+
 function measuredTotals(all: TurnRecord[], prices: Prices, compactions: number, line: TurnRecord[]): TimelineData['measured'] {
   let input = 0;
   let write = 0;
@@ -318,7 +402,9 @@ export function scenarioLabel(s: ReplayScenario): string {
  * Each call adds what entered with it; a tool result enters as the scenario would have it; the
  * client's rule compacts where the replayed context crosses its trigger, and the context then
  * starts again from what a real compaction left (or the baseline and a summary). Cost is
- * cache-aware: what the call before sent is read from the cache, the rest is written.
+ * cache-aware as the session was: of what the call before sent, the share the session read from
+ * the cache is read (ReplaySeries.cacheHit); the rest and the new content are written to the cache
+ * or sent as plain input in the session's proportion (writeShare).
  */
 /** The real guard's message for a payload at the scenario's limit (null: it passes it whole); undefined when not built. */
 export type GuardLookup = (payloadId: string, limit: number) => { tokens: number } | null | undefined;
@@ -336,7 +422,17 @@ export function replay(series: ReplaySeries, s: ReplayScenario, label = scenario
   let peak = 0;
   let read = 0;
   let write = 0;
+  let uncached = 0;
   let replaced = 0;
+  // The session's own caching: the share of the repeated prefix it read from the cache; the rest
+  // and the new content written to the cache or sent as plain input, in the session's proportion.
+  const { cacheHit: hit, writeShare: ws } = series;
+  const price = (prefix: number, fresh: number) => {
+    const sent = (1 - hit) * prefix + fresh;
+    read += hit * prefix;
+    write += ws * sent;
+    uncached += (1 - ws) * sent;
+  };
   const messages = { guard: 0, saved: 0, fixed: 0 };
   // Results in context, oldest first: how many tokens each holds now (for masking).
   const live: number[] = [];
@@ -384,12 +480,10 @@ export function replay(series: ReplaySeries, s: ReplayScenario, label = scenario
       live.length = 0;
       // Codex summarises what pushed it over; Claude Code keeps the newest messages after the summary.
       ctx = rule.client === 'codex' ? series.post : series.post + add;
-      read += series.baseline;
-      write += Math.max(0, ctx - series.baseline);
+      price(Math.min(series.baseline, ctx), Math.max(0, ctx - series.baseline));
     } else {
       ctx = i === 0 ? add : prevCtx + add + pending;
-      read += Math.min(prevCtx, ctx);
-      write += Math.max(0, ctx - prevCtx);
+      price(Math.min(prevCtx, ctx), Math.max(0, ctx - prevCtx));
     }
     if (ctx < 0) ctx = 0;
     contexts[i] = ctx;
@@ -397,6 +491,7 @@ export function replay(series: ReplaySeries, s: ReplayScenario, label = scenario
     prevCtx = ctx;
   }
   const output = series.outputs.reduce((a, b) => a + b, 0);
-  const costUsd = (write * prices.cacheWrite + read * prices.cacheRead + output * prices.output) / 1e6;
-  return { label, scenario: s, contexts, compactionsAt, peak, inputTokens: 0, cacheWriteTokens: write, cacheReadTokens: read, outputTokens: output, costUsd, replaced, messages, provenance: 'simulated' };
+  const costUsd = (uncached * prices.input + write * prices.cacheWrite + read * prices.cacheRead + output * prices.output) / 1e6;
+  [uncached, write, read] = [Math.round(uncached), Math.round(write), Math.round(read)];
+  return { label, scenario: s, contexts, compactionsAt, peak, inputTokens: uncached, cacheWriteTokens: write, cacheReadTokens: read, outputTokens: output, costUsd, replaced, messages, provenance: 'simulated' };
 }

@@ -31,6 +31,8 @@ export interface DecideContext {
   limit: number;
   profile: Profile;
   strategy: StrategyName;
+  /** Factor on the claude profile's counts (GuardOptions.claudeCorrection); 1 when absent. */
+  claudeCorrection?: number;
   /** Cut MCP image/audio blocks out of results that fit, too (GuardOptions.cutMediaBlocks). */
   cutMediaBlocks?: boolean;
   /** For a JSON value, the text the client shows the model of it (GuardOptions.shown): the size decision is made on it. */
@@ -67,8 +69,8 @@ function cheapCountsOf(report: TokenReport): SampledCounts {
 }
 
 /** Cheap strategies' counts for a huge text, at a bounded cost (describeTokens reads at most ~1 M chars of it). */
-async function sampledCounts(text: string, profile: Profile): Promise<SampledCounts> {
-  return cheapCountsOf(await describeTokens(text, { profile, bounded: true, check: false }));
+async function sampledCounts(text: string, profile: Profile, claudeCorrection: number | undefined): Promise<SampledCounts> {
+  return cheapCountsOf(await describeTokens(text, { profile, claudeCorrection, bounded: true, check: false }));
 }
 
 /** Chars per token of base64 text (tokenizers split it into short pieces). */
@@ -81,10 +83,10 @@ function binaryEstimate(byteLength: number, ctx: DecideContext): Estimate {
 
 /** The estimate of a text, never below what its bytes make plausible. `textBytes` is counted when not given. */
 export async function measure(text: string, ctx: DecideContext, textBytes = Buffer.byteLength(text, 'utf8')): Promise<Spill> {
-  const { limit, profile, strategy } = ctx;
+  const { limit, profile, strategy, claudeCorrection } = ctx;
   if (text.length >= SAMPLED_ESTIMATE_MIN_CHARS && textBytes > limit * MAX_BYTES_PER_TOKEN_BOUND) {
     // Decisively over the limit: a full pass would only refine a number nobody decides with.
-    const counts = await sampledCounts(text, profile);
+    const counts = await sampledCounts(text, profile, claudeCorrection);
     return { reason: 'too-large', text, textBytes, estimate: { tokens: counts.calibrated, strategy: 'calibrated', profile, exact: false }, sampled: counts, notes: [] };
   }
   // The estimator says what it did into an array it is given: this one, handed on as the Spill's notes.
@@ -93,10 +95,10 @@ export async function measure(text: string, ctx: DecideContext, textBytes = Buff
   try {
     // Exact counts near the limit stay linear even for an unbroken 200 KB run (counted in pieces),
     // and content the fit never saw widens the band that is counted (estimate/risk.ts).
-    est = await estimateForDecision(text, limit, { profile, strategy, utf8Bytes: textBytes, notes });
+    est = await estimateForDecision(text, limit, { profile, strategy, claudeCorrection, utf8Bytes: textBytes, notes });
   } catch (err) {
     notes.push(`estimate with ${strategy} failed (${errText(err)}); used ${DEFAULT_STRATEGY}`);
-    est = estimateTokens(text, { profile, strategy: DEFAULT_STRATEGY });
+    est = estimateTokens(text, { profile, strategy: DEFAULT_STRATEGY, claudeCorrection });
   }
   // Defence in depth: a faulty estimator must not wave an oversized result through.
   const floor = Math.ceil(textBytes / MAX_PLAUSIBLE_BYTES_PER_TOKEN);
@@ -110,9 +112,9 @@ export async function measure(text: string, ctx: DecideContext, textBytes = Buff
 /** The estimate of a linked text (assets cut out), with the decision's strategy; never throws. */
 export async function measureInline(text: string, ctx: DecideContext, strategy: StrategyName): Promise<Estimate> {
   try {
-    return await estimateForDecision(text, ctx.limit, { profile: ctx.profile, strategy });
+    return await estimateForDecision(text, ctx.limit, { profile: ctx.profile, strategy, claudeCorrection: ctx.claudeCorrection });
   } catch {
-    return estimateTokens(text, { profile: ctx.profile });
+    return estimateTokens(text, { profile: ctx.profile, claudeCorrection: ctx.claudeCorrection });
   }
 }
 
@@ -256,13 +258,13 @@ export async function decide(subject: Subject, ctx: DecideContext): Promise<Spil
 }
 
 /** Every cheap strategy's count of a spilled text, for the inspector (one describeTokens pass); the decision's own number reused. */
-export async function strategyCounts(text: string | undefined, spill: Spill, profile: Profile): Promise<PayloadMeta['estimates']> {
+export async function strategyCounts(text: string | undefined, spill: Spill, tokens: Pick<DecideContext, 'profile' | 'claudeCorrection'>): Promise<PayloadMeta['estimates']> {
   const { estimate } = spill;
   const counts: PayloadMeta['estimates'] = {};
   if (text !== undefined && spill.sampled) Object.assign(counts, spill.sampled);
   else if (text !== undefined) {
     try {
-      Object.assign(counts, cheapCountsOf(await describeTokens(text, { profile, check: false })));
+      Object.assign(counts, cheapCountsOf(await describeTokens(text, { profile: tokens.profile, claudeCorrection: tokens.claudeCorrection, check: false })));
     } catch {
       /* optional */
     }

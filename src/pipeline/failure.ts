@@ -82,7 +82,7 @@ function emergencyEstimate(raw: Raw | undefined, spill: Spill | null, o: Normali
   if (spill?.estimate) return spill.estimate;
   if (!raw || typeof raw.data !== 'string') return byBytes;
   try {
-    const e = estimateTokens(raw.data, { profile: o.profile, bounded: true });
+    const e = estimateTokens(raw.data, { profile: o.profile, claudeCorrection: o.claudeCorrection, bounded: true });
     return e.tokens <= bytes ? e : byBytes;
   } catch {
     return byBytes;

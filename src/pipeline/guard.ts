@@ -34,7 +34,7 @@ import { resolveLimit } from './quick.js';
 export interface HandleLargeResponseArgs {
   text: string;
   sessionPath: string;
-  context?: Pick<GuardOptions, 'call' | 'toolName' | 'toolInput' | 'intent' | 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy' | 'readMore' | 'incomplete' | 'localCopy' | 'cutMediaBlocks'>;
+  context?: Pick<GuardOptions, 'call' | 'toolName' | 'toolInput' | 'intent' | 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy' | 'claudeCorrection' | 'readMore' | 'incomplete' | 'localCopy' | 'cutMediaBlocks'>;
   summarize?: GuardOptions['summarize'];
   summaryTimeoutMs?: number;
   signal?: AbortSignal;
@@ -156,7 +156,7 @@ async function spillPayload(subject: Subject, spill: Spill, o: NormalizedGuardOp
   const payload = preparePayload(subject, spill.text, spill.textBytes);
   // The caller did not get the whole tool output (Bash cut by Claude Code): the sidecar says what is missing.
   const notes = [...spill.notes, ...payload.notes, ...(o.incomplete ? [`incomplete: ${o.incomplete}`] : [])];
-  const estimates = await strategyCounts(payload.text, spill, o.profile);
+  const estimates = await strategyCounts(payload.text, spill, o);
   const parts: StemParts = { time: o.now(), tool: sanitizeToolName(o.toolName), inputHash: inputHash(o.toolInput) };
   const stores = o.stores();
   let shown: Shown | undefined;

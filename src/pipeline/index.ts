@@ -61,7 +61,7 @@ export {
   describeTokens,
   type TokenReport,
 } from './estimate/index.js';
-export { ALL_STRATEGIES, DEFAULT_PROFILE, DEFAULT_STRATEGY } from './estimate/options.js';
+export { ALL_STRATEGIES, DEFAULT_PROFILE, DEFAULT_STRATEGY, claudeCorrectionFromEnv } from './estimate/options.js';
 export { guardLargeResult, handleLargeResponse, resolveLimit, type HandleLargeResponseArgs } from './guard.js';
 export { normalizeGuardOptions, type NormalizedGuardOptions, type GuardOptionsInput } from './options.js';
 export { safeStringify, jsonBytesUpperBound } from './serialize.js';

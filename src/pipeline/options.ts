@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { GuardOptions, PayloadMeta, Profile, ReadMoreTools, StrategyName, SummarizeHook } from './types.js';
 import { DEFAULT_LIMIT_TOKENS, STORE_CALL_TIMEOUT_MS } from './limits.js';
-import { DEFAULT_PROFILE, DEFAULT_STRATEGY } from './estimate/options.js';
+import { claudeCorrectionFromEnv, DEFAULT_PROFILE, DEFAULT_STRATEGY, parseClaudeCorrection } from './estimate/options.js';
 import type { SpillStore } from './store/seam.js';
 import { LocalSpillStore } from './store/local.js';
 import { localCopyDir, withLocalCopy } from './local-copy.js';
@@ -32,6 +32,8 @@ export interface NormalizedGuardOptions {
   readonly limit: number;
   readonly profile: Profile;
   readonly strategy: StrategyName;
+  /** GuardOptions.claudeCorrection, else the `env`'s SPILLWAY_CLAUDE_CORRECTION; absent means 1. */
+  readonly claudeCorrection?: number;
   readonly cutMediaBlocks: boolean;
   /** Spill whatever it measures: the caller (a client that already cut or saved it) knows it is too large. */
   readonly knownLarge: boolean;
@@ -97,6 +99,18 @@ function storesOf(s: { store: GuardOptions['store']; fallbackStore?: SpillStore;
   return list;
 }
 
+/** A correction given as an option (checked: nonsense is dropped, since the guard never throws), else the env's. */
+function correctionOf(given: unknown, env: GuardOptions['env']): number | undefined {
+  if (typeof given === 'number') {
+    try {
+      return parseClaudeCorrection(given);
+    } catch {
+      /* the env's, else none */
+    }
+  }
+  return claudeCorrectionFromEnv(env);
+}
+
 /** The options every phase of the guard reads. Given options already normalised, returns them as they are. */
 export function normalizeGuardOptions(options: GuardOptionsInput | undefined): NormalizedGuardOptions {
   if (isNormalized(options)) return options;
@@ -118,6 +132,7 @@ export function normalizeGuardOptions(options: GuardOptionsInput | undefined): N
   const fields = {
     profile: read(() => o.profile) ?? DEFAULT_PROFILE,
     strategy: read(() => o.strategy) ?? DEFAULT_STRATEGY,
+    claudeCorrection: correctionOf(read(() => o.claudeCorrection), where.env),
     cutMediaBlocks: read(() => o.cutMediaBlocks) === true,
     knownLarge: read(() => o.knownLarge) === true,
     shown: str(read(() => o.shown)),

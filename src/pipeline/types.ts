@@ -217,6 +217,11 @@ export interface GuardOptions {
   contextWindowTokens?: number;
   profile?: Profile;
   strategy?: StrategyName;
+  /**
+   * Factor on the `claude` profile's counts (see EstimateOptions.claudeCorrection); default: the
+   * `env`'s SPILLWAY_CLAUDE_CORRECTION, else 1. A value outside 0.5–3 is ignored.
+   */
+  claudeCorrection?: number;
   summarize?: SummarizeHook;
   summaryTimeoutMs?: number;
   signal?: AbortSignal;

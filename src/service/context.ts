@@ -59,8 +59,12 @@ export interface CreateServiceOptions {
   defaultRoots?: boolean;
   /** App-data folder; default `appPaths(env).root` ($SPILLWAY_HOME or the OS default). */
   appDataDir?: string;
-  /** The variables the service reads (SPILLWAY_HOME, SPILLWAY_S3_POLL_MS and SPILLWAY_S3_RECONCILE_MS, summarizer keys); serve and Electron pass the process's, the default. */
-  env?: NodeJS.ProcessEnv;
+  /**
+   * The variables the service reads (SPILLWAY_HOME, SPILLWAY_S3_POLL_MS, SPILLWAY_S3_RECONCILE_MS,
+   * SPILLWAY_CLAUDE_CORRECTION, summarizer keys), as a value: serve and Electron pass the process's.
+   * Required, so no layer below the edges reads the process's environment by default.
+   */
+  env: NodeJS.ProcessEnv;
   transport: Transport;
   /** Watch the roots live (default true). */
   watch?: boolean;
@@ -124,7 +128,7 @@ export type ServiceContext = ReturnType<typeof createContext>;
 
 /** The shared state and helpers; `ready` opens the index and registers the roots. */
 export function createContext(opts: CreateServiceOptions) {
-  const env = opts.env ?? process.env;
+  const env = opts.env;
   const baseEnv: NodeJS.ProcessEnv = opts.appDataDir ? { ...env, SPILLWAY_HOME: path.resolve(opts.appDataDir) } : env;
   const paths = appPaths(baseEnv);
   const dbPath = path.resolve(opts.dbPath ?? paths.db);

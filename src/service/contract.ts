@@ -136,6 +136,7 @@ export interface EstimateRequest {
   payloadId?: string;
   text?: string;
   path?: string;
+  /** Default: a payload's own figure's profile (what the guard counted with), else o200k. */
   profile?: Profile;
   /** Also run the exact tokenizers (slower). */
   exact?: boolean;

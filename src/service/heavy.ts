@@ -35,8 +35,8 @@ export const MAX_WHOLE_READ_BYTES = 64 * 1024 * 1024;
 export const yieldToLoop = () => new Promise<void>((r) => setImmediate(r));
 
 /** Full estimate of one text (the pipeline's describeTokens), scaled when `text` is a sample of the whole. */
-export async function estimateText(text: string, profile: Profile, exact: boolean, scale = 1): Promise<Omit<EstimateResponse, 'bytes'>> {
-  const r = await describeTokens(text, { profile, exact: exact ? PROFILES : [], check: false });
+export async function estimateText(text: string, profile: Profile, exact: boolean, scale = 1, claudeCorrection?: number): Promise<Omit<EstimateResponse, 'bytes'>> {
+  const r = await describeTokens(text, { profile, claudeCorrection, exact: exact ? PROFILES : [], check: false });
   const parts = r.trust.parts.map((p) => ({ label: p.label, tokens: Math.round(p.tokens * scale) }));
   return {
     chars: Math.round(text.length * scale),
@@ -55,6 +55,8 @@ export interface AnalyzeContentOptions {
   sessionPath: string;
   limitTokens: number;
   profile: Profile;
+  /** The service's SPILLWAY_CLAUDE_CORRECTION (read from its env at the edge), for the claude profile. */
+  claudeCorrection?: number;
 }
 
 export interface AnalyzeContentResult {
@@ -69,7 +71,7 @@ export interface AnalyzeContentResult {
 
 /** Type, estimates and the guard's decision for dropped bytes; the content is saved to the scratch session. */
 export async function analyzeContent(content: Buffer, o: AnalyzeContentOptions): Promise<AnalyzeContentResult> {
-  const { sessionPath, limitTokens, profile } = o;
+  const { sessionPath, limitTokens, profile, claudeCorrection } = o;
   const detection = detectContent(content);
   const sniffed = detection.binary ? await sniffBinary(content) : undefined;
   const mimeType = sniffed?.mimeType ?? detection.mimeType ?? 'application/octet-stream';
@@ -78,20 +80,20 @@ export async function analyzeContent(content: Buffer, o: AnalyzeContentOptions):
   // A binary file would reach a model as base64: estimate that (on a sample, scaled).
   const sample = isText ? null : content.subarray(0, Math.min(content.length, BINARY_ESTIMATE_SAMPLE_BYTES));
   const estText = sample ? sample.toString('base64') : text;
-  const est = await estimateText(estText, profile, false, sample && sample.length > 0 ? content.length / sample.length : 1);
+  const est = await estimateText(estText, profile, false, sample && sample.length > 0 ? content.length / sample.length : 1, claudeCorrection);
   const estimate: EstimateResponse = { ...est, bytes: content.length };
 
   await fs.promises.mkdir(sessionPath, { recursive: true });
   // The tool column shows what was dropped; the guard sanitizes the name for the file stem.
   const toolName = `drop:${o.name}`;
-  const decisionRun: GuardResult | null = await guardLargeResult(isText ? text : content, { sessionPath, toolName, limitTokens, profile });
+  const decisionRun: GuardResult | null = await guardLargeResult(isText ? text : content, { sessionPath, toolName, limitTokens, profile, claudeCorrection });
   // A result that passes is still saved to the scratch session (never the user's folder),
   // so the viewer can open it and its assets are listed; the decision stays "pass".
   const saved: GuardResult | null =
     decisionRun ??
     (isText
-      ? await handleLargeResponse({ text, sessionPath, context: { toolName, limitTokens, profile } })
-      : await guardLargeResult(content, { sessionPath, toolName, limitTokens: 1, profile }));
+      ? await handleLargeResponse({ text, sessionPath, context: { toolName, limitTokens, profile, claudeCorrection } })
+      : await guardLargeResult(content, { sessionPath, toolName, limitTokens: 1, profile, claudeCorrection }));
   const res: AnalyzeContentResult = {
     mimeType,
     kind: detection.kind,

@@ -25,7 +25,7 @@ beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-http-'));
   const root = path.join(tmp, 'sessions');
   await generateSessionsRoot(root, { sessions: 2, payloads: 12, seed: 3 });
-  service = createInspectorService({ transport: 'http', roots: [root], appDataDir: path.join(tmp, 'home'), dbPath: path.join(tmp, 'home', 'index.sqlite'), watch: false });
+  service = createInspectorService({ env: process.env, transport: 'http', roots: [root], appDataDir: path.join(tmp, 'home'), dbPath: path.join(tmp, 'home', 'index.sqlite'), watch: false });
   await service.ready;
   await service.reindex({});
   server = await startServer({ service, port: 0, staticDir: null });

@@ -111,6 +111,11 @@ describe('the joined session view', () => {
     await s.waitFor({ timeout: 60_000 });
     expect(await s.getByTestId('session-title').textContent()).toBe(PROMPT);
     expect(await s.getByTestId('client-badge').textContent()).toBe('Claude Code · hook');
+    // The row's facts stay whole beside the long badge: the time is inside the row, not clipped at its edge.
+    const meta = (await s.locator('.session-meta').boundingBox())!;
+    const when = (await s.locator('.session-meta .when').boundingBox())!;
+    expect(when.x + when.width).toBeLessThanOrEqual(meta.x + meta.width + 0.5);
+    expect(await s.locator('.session-meta .when').evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
     await s.click();
     const rows = page.locator('.prow[data-row-id]');
     await expect.poll(() => rows.count(), POLL).toBe(1);

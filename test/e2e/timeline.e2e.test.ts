@@ -47,18 +47,23 @@ describe('Context timeline view', () => {
     await page.waitForTimeout(200);
     await page.screenshot({ path: path.join(SHOTS, 'timeline.png') });
     const peakAt2k = Number(await chart.getAttribute('data-replay-peak'));
-    // A limit above every result (the inspector replays the default rule, trigger 967,000: no compaction either way): the replayed peak rises.
+    // A limit above every result: nothing is replaced, the replayed peak rises, and the trigger the
+    // session's own compactions imply (49,000) compacts the replay where the session really did.
     await page.getByLabel('Guard limit').fill('50000');
-    await expect.poll(async () => Number(await chart.getAttribute('data-replay-peak')), { timeout: 10_000 }).toBeGreaterThan(peakAt2k * 1.5);
+    await expect.poll(async () => Number(await chart.getAttribute('data-replay-peak')), { timeout: 10_000 }).toBeGreaterThan(peakAt2k * 1.3);
+    await expect.poll(async () => Number(await chart.getAttribute('data-replay-compactions')), { timeout: 10_000 }).toBe(2);
     await page.screenshot({ path: path.join(SHOTS, 'timeline-limit-50k.png') });
   }, 120_000);
 
   it('per-session replay settings: the threshold the session ran with moves the trigger and the replay, the guard builds the messages, and they stay for the session', async () => {
     const chart = page.getByTestId('timeline-chart');
-    expect(await page.getByTestId('timeline-trigger').textContent()).toBe('967,000');
-    // The session ran with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=5: at 50K (no result replaced) the replay compacts as it did.
+    const ruleLine = page.getByTestId('timeline-trigger').locator('..');
+    // The transcript does not record CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: its two auto compactions imply 5%, said to be inferred.
+    expect(await page.getByTestId('timeline-trigger').textContent()).toBe('49,000');
+    expect(await ruleLine.textContent()).toMatch(/\(inferred: 5% of the effective window 980,000: the session's 2 auto compactions/);
+    // The user confirms the setting the session ran with: the same trigger, now read, and the replay compacts as it did.
     await page.getByLabel('Auto-compact percent').fill('5');
-    await expect.poll(() => page.getByTestId('timeline-trigger').textContent(), { timeout: 10_000 }).toBe('49,000');
+    await expect.poll(() => ruleLine.textContent(), { timeout: 10_000 }).toMatch(/49,000 \(read: /);
     await expect.poll(() => page.getByTestId('timeline-asran').textContent(), { timeout: 10_000 }).toBe('rule replayed: 2');
     await expect.poll(async () => Number(await chart.getAttribute('data-replay-compactions')), { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
     // At 2K every big result is replaced by the message the real guard built offline: no compaction.

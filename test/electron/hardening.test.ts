@@ -39,7 +39,7 @@ beforeAll(async () => {
   fs.mkdirSync(renderer);
   fs.writeFileSync(path.join(renderer, 'index.html'), '<!doctype html><title>app</title>');
   fs.writeFileSync(path.join(tmp, 'secret.txt'), 'top secret');
-  svc = createInspectorService({ appDataDir: path.join(tmp, 'home'), roots: [root], transport: 'electron', scanOnStart: false, watch: false });
+  svc = createInspectorService({ env: process.env, appDataDir: path.join(tmp, 'home'), roots: [root], transport: 'electron', scanOnStart: false, watch: false });
   await svc.ready;
   await svc.reindex({});
   const row = (await svc.listPayloads({ tool: 'shot', limit: 1 })).rows[0]!;

@@ -6,6 +6,7 @@ import {
   calibrated,
   chars4,
   claudeCorrectionFor,
+  claudeCorrectionFromEnv,
   countExact,
   craftDensity,
   countsOf,
@@ -97,9 +98,12 @@ describe('claude correction factor', () => {
     expect(corr.tokens).toBe(Math.ceil(base.tokens * 1.25));
     expect(corr.correction).toBe(1.25);
     expect(estimateTokens(text, { profile: 'o200k', claudeCorrection: 1.25 }).tokens).toBe(estimateTokens(text).tokens);
-    expect(claudeCorrectionFor({}, { [CLAUDE_CORRECTION_ENV]: '1.3' })).toBe(1.3);
+    // the estimator reads no variable: the edges turn the env's value into the option
+    expect(claudeCorrectionFor({})).toBe(1);
+    expect(claudeCorrectionFromEnv({ [CLAUDE_CORRECTION_ENV]: '1.3' })).toBe(1.3);
     // a broken env value is ignored (the guard must not fail on it); a broken option is an error
-    expect(claudeCorrectionFor({}, { [CLAUDE_CORRECTION_ENV]: 'abc' })).toBe(1);
+    expect(claudeCorrectionFromEnv({ [CLAUDE_CORRECTION_ENV]: 'abc' })).toBeUndefined();
+    expect(claudeCorrectionFromEnv({})).toBeUndefined();
     expect(() => parseClaudeCorrection('0')).toThrow(/between/);
     expect(() => estimateTokens(text, { profile: 'claude', claudeCorrection: Number.NaN })).toThrow(/between/);
   });

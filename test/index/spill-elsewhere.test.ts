@@ -4,6 +4,7 @@ import { detectRootKind, discover } from '../../src/index/discover.js';
 import { type ImportContext, importClaude } from '../../src/index/importers.js';
 import { localSource } from '../../src/index/source.js';
 import { Yielder } from '../../src/index/yielder.js';
+import { tmpIndex } from './helpers.js';
 
 // A real hooked Claude Code session (fixtures/hook-spill-elsewhere/SOURCES.md) whose spills are in a
 // folder the index was not given: the transcript holds the guard's message, not the result. Listing
@@ -27,5 +28,21 @@ describe('a transcript call the guard spilled, with the spill not in any open fo
       expect(p.spilledTo).toMatch(/\/long_responses\/\d{8}T\d{9}Z_(Read|Bash)_[0-9a-f]{8}_0\.(txt|json)$/);
     }
     expect(byTool[2]!.spilledTo).toBeUndefined();
+  });
+
+  it("the payload's detail names where the spill went, so the inspector can say which folder to add", async () => {
+    const { index } = tmpIndex();
+    index.addRoot(ROOT);
+    await index.scan();
+    const rows = index.listPayloads({}).rows;
+    const spills = rows.filter((r) => r.action === 'spill');
+    expect(spills).toHaveLength(2);
+    for (const r of spills) {
+      const d = await index.getPayload(r.id);
+      expect(d!.source!.spilledTo).toMatch(/\/long_responses\/\d{8}T\d{9}Z_(Read|Bash)_[0-9a-f]{8}_0\.(txt|json)$/);
+    }
+    const pass = rows.find((r) => r.action === 'pass')!;
+    expect((await index.getPayload(pass.id))!.source!.spilledTo).toBeUndefined();
+    index.close();
   });
 });

@@ -37,6 +37,17 @@ describe('timeline of Claude Code 2.1.328 with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=5
     expect(t.warning).toBe('compacted 2×');
   });
 
+  it('without the setting, the trigger is inferred from the two auto compactions: 5% of the effective window, said to be inferred', async () => {
+    const { t } = await timelineOf(path.join(TL, 'claude-code-pct5'));
+    // The transcript does not record CLAUDE_AUTOCOMPACT_PCT_OVERRIDE; its compactions bound the trigger.
+    expect(t.rule).toMatchObject({ trigger: 49_000, triggerSource: 'inferred' });
+    expect(t.rule.how).toMatch(/^5% of the effective window 980,000: the session's 2 auto compactions at [\d,]+ tokens, below the default 967,000 \(CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=5 fits them/);
+    expect(t.replays[0]!.compactionsAt).toEqual([3, 7]);
+    // The setting, once given, is read and wins.
+    const given = await timelineOf(path.join(TL, 'claude-code-pct5'), { autoCompactPct: 6 });
+    expect(given.t.rule).toMatchObject({ trigger: 58_800, triggerSource: 'read' });
+  });
+
   it('the replay of the rule finds both compactions at the calls they happened; a guard that spills the 13K results avoids them', async () => {
     const { t } = await timelineOf(path.join(TL, 'claude-code-pct5'), { autoCompactPct: 5 });
     const [asRan, noGuard, g2k, g8k, g200k] = t.replays;
@@ -44,7 +55,10 @@ describe('timeline of Claude Code 2.1.328 with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=5
     expect(g2k!.compactionsAt).toEqual([]);
     expect(g8k!.compactionsAt).toEqual([]);
     expect(g2k!.replaced).toBeGreaterThanOrEqual(5);
-    expect(g200k!.compactionsAt.length).toBeGreaterThanOrEqual(2);
+    // The session ran with no guard: no guard, or one above every result, is the session as it ran.
+    expect(noGuard!.compactionsAt).toEqual([3, 7]);
+    expect(g200k!.compactionsAt).toEqual([3, 7]);
+    expect(g200k!.contexts).toEqual(noGuard!.contexts);
     expect(noGuard!.peak).toBeGreaterThanOrEqual(g8k!.peak);
     expect(g8k!.costUsd).toBeLessThan(asRan!.costUsd);
     expect(t.replays.every((r) => r.provenance === 'simulated')).toBe(true);
@@ -77,6 +91,8 @@ describe('timeline of Claude Code 2.1.328 with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=5
       realCompactions: [],
       scale: 1,
       post: 25_000,
+      cacheHit: 1,
+      writeShare: 1,
       baseline: 20_000,
       rule: { client: 'claude-code' as const, window: 200_000, windowSource: 'inferred' as const, trigger: 167_000, triggerSource: 'inferred' as const, when: 'before-call' as const, how: '' },
       prices: { input: 5, cacheWrite: 6.25, cacheRead: 0.5, output: 25 },

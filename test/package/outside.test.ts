@@ -8,7 +8,7 @@
  * else the registry. Install scripts are skipped: the package root needs no native module.
  * Measured here: pack ~10 s, install of the tarball (188 packages) 52–78 s, npm link ~15 s.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -55,6 +55,35 @@ function runSnippet(dir: string, inputFile: string): string {
   return execFileSync(process.execPath, ['snippet.mjs'], { cwd: dir, encoding: 'utf8', env: { ...process.env, NODE_PATH: '' }, timeout: 120_000 });
 }
 
+/** Start the installed `spillway serve` in `dir` (a private app data, no default roots), fetch its page and the first script it loads, stop it. */
+async function serveOnce(dir: string): Promise<{ index: string; asset: number }> {
+  const child = spawn(path.join(dir, 'node_modules', '.bin', 'spillway'), ['serve', '--port', '0', '--no-default-roots'], {
+    cwd: dir,
+    env: { ...process.env, SPILLWAY_HOME: path.join(dir, 'app-data'), SPILLWAY_TOKEN: 'scratch-token-0123456789', BROWSER: 'true' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  try {
+    const origin = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`serve did not start:\n${out}`)), 60_000);
+      const seen = (d: Buffer) => {
+        out += d.toString();
+        const m = /(http:\/\/127\.0\.0\.1:\d+)\//.exec(out);
+        if (m) (clearTimeout(timer), resolve(m[1]!));
+      };
+      child.stdout!.on('data', seen);
+      child.stderr!.on('data', seen);
+      child.once('exit', (code) => (clearTimeout(timer), reject(new Error(`serve exited with ${code}:\n${out}`))));
+    });
+    const index = await (await fetch(`${origin}/`)).text();
+    const script = /<script type="module"[^>]*src="([^"]+)"/.exec(index)?.[1];
+    const asset = script ? (await fetch(new URL(script, origin))).status : 0;
+    return { index, asset };
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
 const summaryOf = (message: string) => message.slice(message.indexOf('\nSummary ('));
 
 function expectStructuralSummary(message: string) {
@@ -67,7 +96,7 @@ function expectStructuralSummary(message: string) {
 describe('the library from another project', () => {
   const built = path.join(ROOT, PKG.exports['.'].import);
 
-  it('npm pack, the tarball installed in a scratch folder: the README snippet runs as written and the message carries the structural summary, as the CLI’s does', () => {
+  it('npm pack, the tarball installed in a scratch folder: the README snippet runs as written and the message carries the structural summary, as the CLI’s does; its `spillway serve` serves the inspector', async () => {
     expect(fs.existsSync(built), `${built} missing: run npm run build:lib`).toBe(true);
     const out = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-pack-'));
     const packed = JSON.parse(npm(['pack', '--ignore-scripts', '--json', '--pack-destination', out, '--loglevel=error'], ROOT)) as Array<{ filename: string; files: Array<{ path: string }> }>;
@@ -93,6 +122,17 @@ describe('the library from another project', () => {
       { cwd: dir, encoding: 'utf8', timeout: 120_000 },
     );
     expect(summaryOf(cli).trim()).toBe(summaryOf(message).trim());
+
+    // The installed `spillway serve` serves the inspector itself: the built renderer ships in the tarball.
+    expect(files).toContain('dist/renderer/index.html');
+    // Install scripts were skipped, so better-sqlite3 has no binary: the checkout's build of the same
+    // pinned version, for this same Node, stands in for the one `npm install` would compile.
+    const sqliteBuild = path.join(dir, 'node_modules', 'better-sqlite3', 'build');
+    if (!fs.existsSync(path.join(sqliteBuild, 'Release', 'better_sqlite3.node'))) fs.cpSync(path.join(ROOT, 'node_modules', 'better-sqlite3', 'build'), sqliteBuild, { recursive: true });
+    const served = await serveOnce(dir);
+    expect(served.index).toContain('<script type="module"');
+    expect(served.index).not.toContain('not built');
+    expect(served.asset).toBe(200);
   }, 400_000);
 
   it('npm link: `spillway` on PATH and the package resolvable in a scratch folder; the README snippet runs as written', () => {

@@ -119,20 +119,20 @@ s3Suite('the guard spilling to a bucket', () => {
       expect(x.r!.message).toContain(session); // the message says where it really went
       expect((await restorePayload(x.r!.payloadPath!)).toString()).toBe(inputs[x.i]);
     }
-    expect((await listPending()).length).toBe(local.length);
+    expect((await listPending(process.env)).length).toBe(local.length);
 
     // Sync while the gateway is still down: nothing moves, the queue stays.
     process.env.SPILLWAY_STORE_TIMEOUT_MS = '1000';
     const down = await runSync({ session: [] });
     expect(down.report.stoppedBy).toBeTruthy();
-    expect((await listPending()).length).toBe(local.length);
+    expect((await listPending(process.env)).length).toBe(local.length);
 
     await f.gw.startGateway();
     delete process.env.SPILLWAY_STORE_TIMEOUT_MS;
     resetStoreHealth();
     const up = await runSync({ session: [] });
     expect(up.failed).toBe(0);
-    expect((await listPending()).length).toBe(0);
+    expect((await listPending(process.env)).length).toBe(0);
     // Every result is now in the bucket, byte-exact, exactly once per input.
     const metas: string[] = [];
     for await (const page of f.s3.list('fleet/agent-kill/long_responses/')) metas.push(...page.filter((o) => o.key.endsWith('.meta.json')).map((o) => o.key));

@@ -270,7 +270,7 @@ s3Suite('the journal, retention and a quiet SDK on a real gateway', () => {
       expect(await writeJournal(f.s3, { bucket: f.gw.bucket, prefix }, { session, stem, files, sidecar: meta }, { now: old + i * 1000 })).toBe(true);
     }
     const queuedOld = `${journalTime(old)}_jt_0000beef_0`;
-    await queuePending({ v: 1, store, session: path.join(f.tmp, 'fell-back'), stem: queuedOld, remoteSession: 'fell-back', reason: 'down', at: new Date(old).toISOString() });
+    await queuePending({ v: 1, store, session: path.join(f.tmp, 'fell-back'), stem: queuedOld, remoteSession: 'fell-back', reason: 'down', at: new Date(old).toISOString() }, process.env);
 
     const index = openIndex({ dbPath: path.join(f.tmp, 'j6.sqlite') });
     try {
@@ -297,7 +297,7 @@ s3Suite('the journal, retention and a quiet SDK on a real gateway', () => {
       await index.close();
     }
     // A queued fallback for this bucket, older than the cutoff, would only put back what retention let go.
-    expect((await listPending()).map((x) => x.record?.stem)).not.toContain(queuedOld);
+    expect((await listPending(process.env)).map((x) => x.record?.stem)).not.toContain(queuedOld);
   }, 180_000);
 
   it('a local prune removes old spills and their unreferenced assets, keeps young ones, and the index drops them', async () => {

@@ -54,7 +54,7 @@ s3Suite('the inspector on a bucket root', () => {
     let service: InspectorService | undefined;
     let server: Awaited<ReturnType<typeof startServer>> | undefined;
     try {
-      service = createInspectorService({ transport: 'http', roots: [store], dbPath: path.join(f.tmp, 'index.sqlite'), scanOnStart: false });
+      service = createInspectorService({ env: process.env, transport: 'http', roots: [store], dbPath: path.join(f.tmp, 'index.sqlite'), scanOnStart: false });
       await service.ready;
       const roots = await service.listRoots({});
       const root = roots.find((r) => r.path === store)!;
@@ -161,7 +161,7 @@ s3Suite('the inspector on a bucket root', () => {
     let service: InspectorService | undefined;
     let server: Awaited<ReturnType<typeof startServer>> | undefined;
     try {
-      service = createInspectorService({ transport: 'http', roots: [sec], dbPath: path.join(f.tmp, 'sec.sqlite'), scanOnStart: false, watch: false });
+      service = createInspectorService({ env: process.env, transport: 'http', roots: [sec], dbPath: path.join(f.tmp, 'sec.sqlite'), scanOnStart: false, watch: false });
       await service.ready;
       const root = (await service.listRoots({})).find((r) => r.path === sec)!;
       await service.reindex({ rootId: root.id });

@@ -69,14 +69,14 @@ s3Suite('spillway sync: local spills into the bucket, idempotently', () => {
     await f.s3.putIfAbsent(`q/sess-q/long_responses/.claims/${stems[0]}`, JSON.stringify({ v: 1, token, createdAt: '' }));
     await f.s3.putIfAbsent(`q/sess-q/long_responses/${path.basename(results[0]!.payloadPath!)}`, fs.readFileSync(results[0]!.payloadPath!));
     for (const [i, stem] of stems.entries()) {
-      await queuePending({ v: 1, store, session: dir, stem, remoteSession: 'sess-q', reason: 'test', at: '', ...(i === 0 ? { remoteStem: stem, token } : {}) });
+      await queuePending({ v: 1, store, session: dir, stem, remoteSession: 'sess-q', reason: 'test', at: '', ...(i === 0 ? { remoteStem: stem, token } : {}) }, process.env);
     }
-    expect(await listPending()).toHaveLength(3);
+    expect(await listPending(process.env)).toHaveLength(3);
     const r = await runSync({ session: [] });
     expect(r.failed).toBe(0);
     expect(r.report.outcomes.map((o) => o.status)).toEqual(expect.arrayContaining(['uploaded', 'uploaded', 'uploaded']));
     expect(r.report.outcomes.map((o) => o.stem).sort()).toEqual([...stems].sort());
-    expect(await listPending()).toHaveLength(0);
+    expect(await listPending(process.env)).toHaveLength(0);
     const again = await runSync({ session: [] });
     expect(again.report.outcomes).toHaveLength(0);
   });
@@ -87,7 +87,7 @@ s3Suite('spillway sync: local spills into the bucket, idempotently', () => {
     const dead = `http://127.0.0.1:${await freePort()}`;
     const store = `s3://${f.gw.bucket}/down`;
     for (const r of results) {
-      await queuePending({ v: 1, store, session: dir, stem: path.basename(r.metaPath!).replace('.meta.json', ''), remoteSession: 'sess-down', reason: 'test', at: '' });
+      await queuePending({ v: 1, store, session: dir, stem: path.basename(r.metaPath!).replace('.meta.json', ''), remoteSession: 'sess-down', reason: 'test', at: '' }, process.env);
     }
     const saved = process.env.AWS_ENDPOINT_URL;
     process.env.AWS_ENDPOINT_URL = dead;
@@ -100,9 +100,9 @@ s3Suite('spillway sync: local spills into the bucket, idempotently', () => {
       process.env.AWS_ENDPOINT_URL = saved;
       delete process.env.SPILLWAY_STORE_TIMEOUT_MS;
     }
-    expect(await listPending()).toHaveLength(3);
+    expect(await listPending(process.env)).toHaveLength(3);
     const r2 = await runSync({ session: [] });
     expect(r2.failed).toBe(0);
-    expect(await listPending()).toHaveLength(0);
+    expect(await listPending(process.env)).toHaveLength(0);
   });
 });

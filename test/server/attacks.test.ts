@@ -101,7 +101,7 @@ beforeAll(async () => {
   root = path.join(tmp, 'root');
   const big = JSON.stringify({ content: [{ type: 'image', mimeType: 'image/png', data: PNG.toString('base64') }], pad: crypto.randomBytes(30_000).toString('hex') });
   await guardLargeResult(big, { sessionPath: path.join(root, 'victim'), toolName: 'shot', limitTokens: 1000 });
-  svc = createInspectorService({ appDataDir: home, roots: [root], transport: 'http', scanOnStart: false, watch: false });
+  svc = createInspectorService({ env: process.env, appDataDir: home, roots: [root], transport: 'http', scanOnStart: false, watch: false });
   await svc.ready;
   await svc.reindex({});
   srv = await startServer({ service: svc, port: 0, staticDir: null });

@@ -61,7 +61,7 @@ beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-cancel-'));
   const root = path.join(tmp, 'root');
   await handleLargeResponse({ text: bigJson(24 * 1024 * 1024), sessionPath: path.join(root, 'session'), context: { toolName: 'orders', limitTokens: 100 } });
-  svc = createInspectorService({ appDataDir: path.join(tmp, 'home'), roots: [root], transport: 'http', scanOnStart: false, watch: false, computeInlineMaxBytes: 0 });
+  svc = createInspectorService({ env: process.env, appDataDir: path.join(tmp, 'home'), roots: [root], transport: 'http', scanOnStart: false, watch: false, computeInlineMaxBytes: 0 });
   await svc.ready;
   await svc.reindex({});
   payloadId = (await svc.listPayloads({ limit: 1 })).rows[0]!.id;

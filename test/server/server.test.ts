@@ -65,7 +65,7 @@ beforeAll(async () => {
   fs.writeFileSync(path.join(staticDir, 'index.html'), '<!doctype html><title>Spillway</title><script type="module" src="/assets/app.js"></script>');
   fs.writeFileSync(path.join(staticDir, 'assets', 'app.js'), 'console.log("app")');
   fs.writeFileSync(path.join(tmp, 'secret.txt'), 'top secret');
-  svc = createInspectorService({ appDataDir: path.join(tmp, 'home'), roots: [gen.root], transport: 'http', scanOnStart: false });
+  svc = createInspectorService({ env: process.env, appDataDir: path.join(tmp, 'home'), roots: [gen.root], transport: 'http', scanOnStart: false });
   await svc.ready;
   await svc.reindex({});
   srv = await startServer({ service: svc, port: 0, staticDir });

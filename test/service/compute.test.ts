@@ -51,7 +51,7 @@ const TEXTS: Record<string, () => string> = {
 
 /** Every service here shares one app-data folder (one index): payload ids stay the same. */
 function service(opts: Partial<Parameters<typeof createInspectorService>[0]> = {}): InspectorService {
-  return createInspectorService({ appDataDir: path.join(tmp, 'home'), roots: [root], transport: 'electron', scanOnStart: false, watch: false, ...opts });
+  return createInspectorService({ env: process.env, appDataDir: path.join(tmp, 'home'), roots: [root], transport: 'electron', scanOnStart: false, watch: false, ...opts });
 }
 
 async function payloadIds(svc: InspectorService): Promise<Record<string, string>> {

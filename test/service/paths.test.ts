@@ -169,7 +169,7 @@ describe('service methods that take or follow paths', () => {
         summaryRuns: [],
       }),
     );
-    svc = createInspectorService({ appDataDir: home, roots: [root], transport: 'http', scanOnStart: false, watch: false });
+    svc = createInspectorService({ env: process.env, appDataDir: home, roots: [root], transport: 'http', scanOnStart: false, watch: false });
     await svc.ready;
     await svc.reindex({});
     for (const f of [payloadFile, assetFile]) {

@@ -30,7 +30,7 @@ beforeAll(async () => {
   home = path.join(tmp, 'home');
   const root = path.join(tmp, 'root');
   fs.mkdirSync(root);
-  svc = createInspectorService({ appDataDir: home, roots: [root], transport: 'http', scanOnStart: false, watch: false });
+  svc = createInspectorService({ env: process.env, appDataDir: home, roots: [root], transport: 'http', scanOnStart: false, watch: false });
   await svc.ready;
 });
 

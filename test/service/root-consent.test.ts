@@ -3,7 +3,7 @@
  * like a session tree) were still in the index's roots table, so a restart kept the wider view.
  * Now the user's consent to a root is recorded (`<app data>/root-consent.json`): a root without a
  * record is forgotten at start and never read; one the user gave (dialog, drop, `spillway index`,
- * `serve --root`) stays. Through createInspectorService({transport: 'electron'}) and `invoke`,
+ * `serve --root`) stays. Through createInspectorService({ env: process.env,transport: 'electron'}) and `invoke`,
  * which is what the IPC handler calls with the page's request.
  */
 import fs from 'node:fs';

@@ -44,7 +44,7 @@ beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-svc-'));
   home = path.join(tmp, 'home');
   gen = await generateSessionsRoot(path.join(tmp, 'root'), { sessions: 3, payloads: 24, seed: 7, imageShare: 0.25 });
-  svc = createInspectorService({ appDataDir: home, roots: [gen.root], transport: 'http', scanOnStart: false });
+  svc = createInspectorService({ env: process.env, appDataDir: home, roots: [gen.root], transport: 'http', scanOnStart: false });
   await svc.ready;
   const roots = await svc.listRoots({});
   rootId = roots.find((r) => r.path === fs.realpathSync(gen.root))!.id;
@@ -176,6 +176,19 @@ describe('the service implements the whole contract', () => {
     await expectCode(svc.estimate({ path: '/etc/passwd' }), 'FORBIDDEN_PATH');
   });
 
+  it("a payload's estimates default to the profile the guard counted it with, so the panel and the listed figure agree", async () => {
+    const text = Array.from({ length: 900 }, (_, i) => `line ${i}: the report for region ${i % 17} lists ${i * 13} orders`).join('\n');
+    const g = await guardLargeResult(text, { sessionPath: path.join(gen.root, 'claude-profile-session'), toolName: 'ReadClaude', profile: 'claude', limitTokens: 2_000 });
+    expect(g?.estimate.profile).toBe('claude');
+    await svc.reindex({ rootId });
+    const row = (await svc.listPayloads({ rootId, tool: 'ReadClaude' })).rows[0]!;
+    const res = await svc.estimate({ payloadId: row.id });
+    expect(res.profile).toBe('claude');
+    expect(res.estimates.find((e) => e.strategy === g!.estimate.strategy)!.tokens).toBe(row.tokens);
+    // asked for another profile, it counts for that one
+    expect((await svc.estimate({ payloadId: row.id, profile: 'o200k' })).profile).toBe('o200k');
+  });
+
   it('estimate says how far to trust the calibrated number: little risk for JSON, most of it for Greek', async () => {
     const json = await svc.estimate({ text: JSON.stringify(Array.from({ length: 400 }, (_, i) => ({ id: i, name: `item ${i}` }))) });
     const jsonCalibrated = json.estimates.find((e) => e.strategy === 'calibrated')!.tokens;
@@ -212,7 +225,7 @@ describe('the service implements the whole contract', () => {
     const before = fs.statSync(file);
     // Over HTTP a path must lie in a root: the temp dir is not one.
     await expectCode(svc.analyze({ name: 'dropped.txt', path: file }), 'FORBIDDEN_PATH');
-    const electron = createInspectorService({ appDataDir: path.join(tmp, 'home-e'), transport: 'electron', scanOnStart: false, watch: false });
+    const electron = createInspectorService({ env: process.env, appDataDir: path.join(tmp, 'home-e'), transport: 'electron', scanOnStart: false, watch: false });
     try {
       // The desktop window alone cannot vouch for a path: the main process allows what the user dropped.
       await expectCode(electron.analyze({ name: 'dropped.txt', path: file }), 'FORBIDDEN_PATH');
@@ -454,7 +467,7 @@ describe('summary runs on read-only imported sessions', () => {
     const fixture = path.resolve('..', 'shared', 'fixtures', 'agent-sessions', 'claude-code', 'projects', 'sample-project');
     fs.cpSync(fixture, path.join(projects, 'sample-project'), { recursive: true });
     const open = async () => {
-      const s = createInspectorService({ appDataDir: appData, roots: [projects], transport: 'http', watch: false });
+      const s = createInspectorService({ env: process.env, appDataDir: appData, roots: [projects], transport: 'http', watch: false });
       await s.ready;
       return s;
     };

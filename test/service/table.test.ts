@@ -21,7 +21,7 @@ let svc: InspectorService;
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-table-'));
-  svc = createInspectorService({ appDataDir: path.join(tmp, 'home'), transport: 'http', scanOnStart: false, watch: false });
+  svc = createInspectorService({ env: process.env, appDataDir: path.join(tmp, 'home'), transport: 'http', scanOnStart: false, watch: false });
   await svc.ready;
 });
 
@@ -39,7 +39,7 @@ describe('the service as a table of methods', () => {
   });
 
   it('the five groups are disjoint and together are the contract', async () => {
-    const ctx = createContext({ appDataDir: path.join(tmp, 'home-groups'), transport: 'http', scanOnStart: false, watch: false });
+    const ctx = createContext({ env: process.env, appDataDir: path.join(tmp, 'home-groups'), transport: 'http', scanOnStart: false, watch: false });
     try {
       const groups = { roots: rootMethods(ctx).methods, payloads: payloadMethods(ctx), analysis: analysisMethods(ctx), summaries: summaryMethods(ctx), timeline: timelineMethods(ctx) };
       const names = Object.values(groups).flatMap((g) => Object.keys(g));

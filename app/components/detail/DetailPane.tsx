@@ -144,6 +144,12 @@ export function DetailPane() {
           <code className="ellipsis" title={detail?.path}>{detail ? shortenHome(detail.path, home) : '…'}</code>
           <button className="btn ghost sm" onClick={() => void copyPath()} disabled={!detail}>Copy path</button>
         </div>
+        {detail?.source?.spilledTo ? (
+          <div className="note" data-testid="spilled-elsewhere">
+            The guard spilled this result to <code title={detail.source.spilledTo}>{shortenHome(detail.source.spilledTo, home)}</code>, a folder this
+            inspector does not index: what is shown here is the message the model got. Add that session&apos;s folder to open the whole payload.
+          </div>
+        ) : null}
         {row.inputExcerpt ? <div className="detail-input mono ellipsis" title={row.inputExcerpt}>input {row.inputExcerpt}</div> : null}
       </header>
       <div className="tabs" role="tablist" aria-label="Payload views" onKeyDown={onTabKey}>

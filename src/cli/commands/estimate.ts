@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { DEFAULT_PROFILE, DEFAULT_STRATEGY, PROFILES, countTokens, describeTokens, isBinaryBytes, openUntrustedSync, type Profile, type StrategyName } from '../../pipeline/index.js';
+import { claudeCorrectionFromEnv, DEFAULT_PROFILE, DEFAULT_STRATEGY, PROFILES, countTokens, describeTokens, isBinaryBytes, openUntrustedSync, type Profile, type StrategyName } from '../../pipeline/index.js';
 import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
 import { countTokensAnthropicApi } from '../../pipeline/estimate/index.js';
 import { CHEAP_STRATEGIES, CLAUDE_CORRECTION_ENV, EXACT_STRATEGIES, parseClaudeCorrection } from '../../pipeline/estimate/options.js';
@@ -46,7 +46,7 @@ export async function estimateFile(file: string, opts: EstimateCliOptions): Prom
     fs.closeSync(fd);
   }
   const { text, binary } = textAsGuardSees(buf);
-  const report = await describeTokens(text, { profile: opts.profile, claudeCorrection: opts.claudeCorrection, exact: opts.exact ? PROFILES : [opts.profile] });
+  const report = await describeTokens(text, { profile: opts.profile, claudeCorrection: currentCorrection(opts.claudeCorrection), exact: opts.exact ? PROFILES : [opts.profile] });
   const estimates: Partial<Record<StrategyName, number>> = Object.fromEntries(report.estimates.map((e) => [e.strategy, e.tokens]));
   const correction = report.claudeCorrection;
   let anthropicApi: FileEstimate['anthropicApi'];
@@ -107,12 +107,7 @@ function calibrationTable(c: Calibration): string {
 
 /** The correction in effect: the option, else the env var (ignored when not a sane number), else 1. */
 function currentCorrection(opt: number | undefined): number {
-  if (opt !== undefined) return opt;
-  try {
-    return process.env[CLAUDE_CORRECTION_ENV] ? parseClaudeCorrection(process.env[CLAUDE_CORRECTION_ENV]!) : 1;
-  } catch {
-    return 1;
-  }
+  return opt ?? claudeCorrectionFromEnv(process.env) ?? 1;
 }
 
 export function register(program: Command): void {

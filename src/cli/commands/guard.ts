@@ -89,7 +89,7 @@ export async function runGuard(file: string | undefined, opts: GuardCommandOptio
   if (opts.json) {
     let pass = { strategy: options.strategy, tokens: 0 };
     if (!result) {
-      const e = await estimateForDecision(data.toString('utf8'), options.limit, { profile: options.profile, strategy: options.strategy });
+      const e = await estimateForDecision(data.toString('utf8'), options.limit, { profile: options.profile, strategy: options.strategy, claudeCorrection: options.claudeCorrection });
       pass = { strategy: e.strategy, tokens: e.tokens };
     }
     process.stdout.write(jsonLine(guardJson(result, pass)) + '\n');

@@ -45,7 +45,7 @@ export async function runPrune(opts: PruneCliOptions): Promise<PruneRun> {
     }
   }
   const local = out.targets.filter((t) => !isS3Url(t.target)).flatMap((t) => t.units);
-  out.queueRemoved = await forgetPending({ units: local, ...(opts.store ? { store: opts.store, cutoffMs: now - olderThanMs } : {}), dryRun: opts.dryRun });
+  out.queueRemoved = await forgetPending({ units: local, ...(opts.store ? { store: opts.store, cutoffMs: now - olderThanMs } : {}), dryRun: opts.dryRun, env: process.env });
   if (!opts.dryRun) out.indexRemoved = (await forgetPruned(out.targets.flatMap((t) => t.units), { dbPath: opts.db, env: process.env })).removed;
   return out;
 }

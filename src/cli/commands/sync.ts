@@ -48,7 +48,7 @@ export async function runSync(opts: SyncOptions): Promise<{ report: SyncReport; 
         }
       }
     } else {
-      report = await syncPending(target, { store, dryRun: opts.dryRun });
+      report = await syncPending(target, { store, dryRun: opts.dryRun, env: process.env });
     }
   } finally {
     await closeBuckets();

@@ -25,6 +25,7 @@ export {
   DEFAULT_STRATEGY,
   EXACT_STRATEGIES,
   claudeCorrectionFor,
+  claudeCorrectionFromEnv,
   isProfile,
   parseClaudeCorrection,
   type CheapStrategy,

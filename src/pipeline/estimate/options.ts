@@ -8,7 +8,7 @@ export const DEFAULT_STRATEGY: StrategyName = 'calibrated';
 export const DEFAULT_PROFILE: Profile = 'o200k';
 export type CheapStrategy = (typeof CHEAP_STRATEGIES)[number];
 
-/** Env var with the default {@link EstimateOptions.claudeCorrection}. */
+/** Env var the edges read for {@link EstimateOptions.claudeCorrection} (claudeCorrectionFromEnv). */
 export const CLAUDE_CORRECTION_ENV = 'SPILLWAY_CLAUDE_CORRECTION';
 /** Sane bounds for the correction factor; anything outside is a typo, not a tokenizer. */
 export const CLAUDE_CORRECTION_MIN = 0.5;
@@ -20,8 +20,9 @@ export interface EstimateOptions {
   /**
    * Multiplier for the `claude` profile. The only public Claude tokenizer is the legacy one; newer
    * Claude models tokenize differently (usually more tokens for the same text). Set this to
-   * (count_tokens API result) / (legacy count) for your model; default from SPILLWAY_CLAUDE_CORRECTION,
-   * else 1. Ignored for other profiles.
+   * (count_tokens API result) / (legacy count) for your model; default 1 (the estimator reads no
+   * variable: the package root, the CLI, the hook, the proxy and serve fill it from
+   * SPILLWAY_CLAUDE_CORRECTION). Ignored for other profiles.
    */
   claudeCorrection?: number;
 }
@@ -45,22 +46,25 @@ export function parseClaudeCorrection(value: string | number): number {
   return n;
 }
 
-let envCache: { raw: string | undefined; value: number } | undefined;
-/** The correction in effect: the option, else the env var (a bad env value is ignored, not fatal), else 1. */
-export function claudeCorrectionFor(opts: { claudeCorrection?: number } = {}, env: NodeJS.ProcessEnv = process.env): number {
-  if (opts.claudeCorrection !== undefined) return parseClaudeCorrection(opts.claudeCorrection);
-  const raw = env[CLAUDE_CORRECTION_ENV];
-  if (envCache && envCache.raw === raw) return envCache.value;
-  let value = 1;
-  if (raw !== undefined && raw !== '') {
-    try {
-      value = parseClaudeCorrection(raw);
-    } catch {
-      value = 1;
-    }
+/**
+ * The correction an environment sets (SPILLWAY_CLAUDE_CORRECTION), undefined when it sets none or
+ * nonsense (a bad value is ignored, not fatal: it would otherwise break every tool call). Called by
+ * the edges that read the process's environment (the CLI, the hook, the proxy, serve, the package
+ * root, the guard's normalised options from their `env`); the estimator itself reads no variable.
+ */
+export function claudeCorrectionFromEnv(env: Readonly<Record<string, string | undefined>> | undefined): number | undefined {
+  const raw = env?.[CLAUDE_CORRECTION_ENV];
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    return parseClaudeCorrection(raw);
+  } catch {
+    return undefined;
   }
-  envCache = { raw, value };
-  return value;
+}
+
+/** The correction in effect: the option (checked), else 1. */
+export function claudeCorrectionFor(opts: { claudeCorrection?: number } = {}): number {
+  return opts.claudeCorrection !== undefined ? parseClaudeCorrection(opts.claudeCorrection) : 1;
 }
 
 /** A count for `profile` with the Claude correction applied (the only place it is applied). */

@@ -2,8 +2,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { DEFAULT_PROFILE, UntrustedFileError, isInside, readUntrusted, resolveLimit, sanitizeToolName, stemTime } from '../../pipeline/index.js';
-import { ServiceError, type AnalyzeResponse } from '../contract.js';
+import { claudeCorrectionFromEnv, DEFAULT_PROFILE, UntrustedFileError, isInside, readUntrusted, resolveLimit, sanitizeToolName, stemTime } from '../../pipeline/index.js';
+import { ServiceError, type AnalyzeResponse, type Profile } from '../contract.js';
 import type { Handlers, ServiceContext } from '../context.js';
 import { MAX_WHOLE_READ_BYTES, estimateText, readHead, utf8Prefix, type AnalyzeContentResult } from '../heavy.js';
 import { checkPathText } from '../paths.js';
@@ -33,9 +33,19 @@ export function analysisMethods(ctx: ServiceContext): Handlers<AnalysisMethodNam
     }
   };
 
+  const payloadProfile = async (id: string): Promise<Profile | undefined> => {
+    try {
+      return (await (await ctx.idx()).getPayload(id)).figure.profile;
+    } catch {
+      return undefined; // an unknown id fails below, with the read's own error
+    }
+  };
+
   return {
     async estimate(r) {
-      const profile = r.profile ?? DEFAULT_PROFILE;
+      // A payload's estimates default to the profile its own figure was counted with (the guard
+      // counts for the client's model), so the panel's numbers and the listed figure agree.
+      const profile = r.profile ?? (r.payloadId !== undefined ? await payloadProfile(r.payloadId) : undefined) ?? DEFAULT_PROFILE;
       let text: string;
       let bytes: number;
       let scale = 1;
@@ -54,7 +64,7 @@ export function analysisMethods(ctx: ServiceContext): Handlers<AnalysisMethodNam
         bytes = whole.totalBytes;
         if (whole.readBytes < whole.totalBytes && whole.readBytes > 0) scale = whole.totalBytes / whole.readBytes;
       }
-      const est = await estimateText(text, profile, r.exact ?? false, scale);
+      const est = await estimateText(text, profile, r.exact ?? false, scale, claudeCorrectionFromEnv(ctx.env));
       return { ...est, bytes };
     },
 
@@ -87,7 +97,7 @@ export function analysisMethods(ctx: ServiceContext): Handlers<AnalysisMethodNam
         // A copy of a private file stays private: the folder is 0700 before anything lands in it.
         await ensurePrivateDir(sessionPath);
         // Detection, estimates, the guard and the scratch save run off this thread for big drops.
-        core = await ctx.compute.analyze(content, { name: r.name, sessionPath, limitTokens, profile }, call);
+        core = await ctx.compute.analyze(content, { name: r.name, sessionPath, limitTokens, profile, claudeCorrection: claudeCorrectionFromEnv(ctx.env) }, call);
         await privatizeTree(sessionPath);
       } catch (err) {
         // A cancelled or failed analysis leaves no half-written scratch session behind.

@@ -75,8 +75,19 @@ export class S3ConfigError extends Error {
   }
 }
 
+/**
+ * The variables a bucket store is set up from: the caller's, else the process's, as the AWS SDK's
+ * own chain would read them. The one place below the edges that falls back to the process: the
+ * endpoint, credentials and timeout resolved here and the sync queue a fallen-back spill goes to
+ * (SPILLWAY_HOME) must come from the same variables the SDK uses, or a spill is queued where
+ * `spillway sync` never looks.
+ */
+export function s3EnvOf(env: NodeJS.ProcessEnv | undefined): NodeJS.ProcessEnv {
+  return env ?? process.env;
+}
+
 export function resolveS3Settings(url: string | S3Location, opts: S3StoreOptions = {}): S3Settings {
-  const env = opts.env ?? process.env;
+  const env = s3EnvOf(opts.env);
   const location = typeof url === 'string' ? parseS3Url(url) : url;
   const endpointRaw = opts.endpoint ?? env.AWS_ENDPOINT_URL_S3 ?? env.AWS_ENDPOINT_URL;
   let endpoint: string | undefined;

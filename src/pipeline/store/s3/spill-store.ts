@@ -2,7 +2,7 @@ import { ASSETS_DIR, LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile, 
 import { SpillStoreError, type NameCandidate, type SpillBody, type SpillKey, type SpillStore, type StoreCallOptions } from '../seam.js';
 import type { LocalSpillStore } from '../local.js';
 import type { S3Objects } from './client.js';
-import { resolveS3Settings, type S3Settings, type S3StoreOptions } from './config.js';
+import { resolveS3Settings, s3EnvOf, type S3Settings, type S3StoreOptions } from './config.js';
 import { S3StoreError } from './errors.js';
 import { formatS3Url, parseS3Url, sessionKeys, sessionNameFor, type S3Location } from './location.js';
 import { s3State } from './state.js';
@@ -204,7 +204,7 @@ export class S3SpillStore implements SpillStore {
   /**
    * The local session folder as the fallback, wrapped: a spill committed there (its sidecar
    * written) is queued for `spillway sync`, with this store's claim for it when it had one. `env`
-   * says where the queue is (SPILLWAY_HOME).
+   * says where the queue is (SPILLWAY_HOME); none, the same variables as the bucket's settings (s3EnvOf).
    */
   fallback(local: LocalSpillStore, env: NodeJS.ProcessEnv | undefined): SpillStore {
     const store = this;
@@ -232,7 +232,7 @@ export class S3SpillStore implements SpillStore {
               reason: s3State.health.downReason(store.healthKey) ?? 'the store was unavailable',
               at: new Date().toISOString(),
             },
-            env,
+            s3EnvOf(env),
           );
         } catch {
           // The spill is saved and the message says where; `spillway sync --session` still finds it.

@@ -46,7 +46,7 @@ export interface PendingRecord {
   at: string;
 }
 
-export function pendingDir(env: NodeJS.ProcessEnv = process.env): string {
+export function pendingDir(env: NodeJS.ProcessEnv): string {
   return path.join(appDataDir(env), PENDING_SYNC_DIR);
 }
 
@@ -55,7 +55,7 @@ function recordName(r: Pick<PendingRecord, 'store' | 'session' | 'stem'>): strin
 }
 
 /** Queue a fallen-back spill for `spillway sync` (atomic: temp file, then rename). */
-export async function queuePending(r: PendingRecord, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+export async function queuePending(r: PendingRecord, env: NodeJS.ProcessEnv): Promise<string> {
   const dir = pendingDir(env);
   // The record names a session and its spill: private, like the spills, whoever creates app data first.
   await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
@@ -66,7 +66,7 @@ export async function queuePending(r: PendingRecord, env: NodeJS.ProcessEnv = pr
   return file;
 }
 
-export async function listPending(env: NodeJS.ProcessEnv = process.env): Promise<Array<{ file: string; record: PendingRecord | null; error?: string }>> {
+export async function listPending(env: NodeJS.ProcessEnv): Promise<Array<{ file: string; record: PendingRecord | null; error?: string }>> {
   const dir = pendingDir(env);
   let names: string[];
   try {
@@ -96,7 +96,7 @@ export async function listPending(env: NodeJS.ProcessEnv = process.env): Promise
  * `sync` would report a pruned spill incomplete on every run, for ever. The local files are not
  * touched. Returns how many records went (or would go, in a dry run).
  */
-export async function forgetPending(o: { units?: Iterable<string>; store?: string; cutoffMs?: number; dryRun?: boolean; env?: NodeJS.ProcessEnv }): Promise<number> {
+export async function forgetPending(o: { units?: Iterable<string>; store?: string; cutoffMs?: number; dryRun?: boolean; env: NodeJS.ProcessEnv }): Promise<number> {
   const units = new Set(o.units ?? []);
   const store = o.store ? formatS3Url(parseS3Url(o.store)) : undefined;
   let n = 0;
@@ -264,7 +264,7 @@ export interface SyncReport {
  * Upload every queued fallback. A record is removed only once its sidecar is in the bucket; a
  * store that is still down stops the run (what is left stays queued).
  */
-export async function syncPending(target: SyncTarget, o: { env?: NodeJS.ProcessEnv; signal?: AbortSignal; store?: string; dryRun?: boolean } = {}): Promise<SyncReport> {
+export async function syncPending(target: SyncTarget, o: { env: NodeJS.ProcessEnv; signal?: AbortSignal; store?: string; dryRun?: boolean }): Promise<SyncReport> {
   const outcomes: SyncOutcome[] = [];
   for (const { file, record, error } of await listPending(o.env)) {
     if (!record) {
