@@ -287,7 +287,8 @@ export async function importClaude(ctx: ImportContext, unit: Unit): Promise<Unit
       if (forCalls) t.badLines++;
       return;
     }
-    if (forTurns) turns.take(o, index);
+    // With the line's place, the reader notes where each tool result is instead of estimating it (TurnTool.at).
+    if (forTurns) turns.take(o, index, { offset, length: buf.length });
     if (forCalls) return t.take(o, tools, { index, offset, length: buf.length });
   });
   const warnings: string[] = [];

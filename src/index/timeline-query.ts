@@ -8,7 +8,10 @@ import type { PayloadContent } from './queries.js';
 import type { ContextRule, Prices, ReplayResult, ReplayScenario, TimelineData, TimelineRequest } from './rows.js';
 import { type GuardLookup, type PayloadLink, type ReplaySeries, DEFAULT_PRICES, buildTimeline, contextRule, observedTrigger, replay, scenarioLabel } from './timeline.js';
 import { OfflineGuard, settingsOf, type GuardTarget } from './timeline-guard.js';
-import { estimateText, type CompactionRecord, type TurnRecord } from './turns.js';
+import { BUSY_TIMEOUT_MS } from './db.js';
+import { claudeToolTokensAt } from './turns-claude.js';
+import { estimateText, type CompactionRecord, type TurnRecord, type TurnTool, type TurnToolAt } from './turns.js';
+import { Yielder } from './yielder.js';
 
 const KEEP_SERIES = 8;
 /** Time a full request may spend building the guard's messages offline; a slider move, less (it asks again for the rest). */
@@ -16,6 +19,9 @@ const GUARD_BUDGET_MS = 250;
 const GUARD_BUDGET_REPLAY_MS = 100;
 /** A result is handed to the guard when some estimate of it comes this close to the limit (the guard decides, not the index). */
 const GUARD_CANDIDATE_SHARE = 0.8;
+/** Re-reading the lines of results a listing only placed (TurnTool.at): at most this many bytes a read, lines this close read together. */
+const REREAD_SPAN_BYTES = 8 * 1024 * 1024;
+const REREAD_GAP_BYTES = 64 * 1024;
 
 export interface TimelineOptions {
   /**
@@ -60,6 +66,8 @@ export function scenariosOf(req: TimelineRequest): ReplayScenario[] {
 
 export class TimelineQueries {
   private readonly series = new Map<string, { key: string; series: ReplaySeries; guardable: Guardable[] }>();
+  /** The tool result estimates of the last sessions asked, by place (estimatePlaced). */
+  private readonly estimates = new Map<string, Map<string, number>>();
   readonly guard: OfflineGuard;
 
   constructor(
@@ -92,6 +100,7 @@ export class TimelineQueries {
       tools: JSON.parse(r.tools_json),
       line: r.line,
     }));
+    const lost = await this.estimatePlaced(session.id, rows, turns);
     const compactions = (this.core.q('SELECT * FROM compactions WHERE session_id = ? ORDER BY source_id, n').all(session.id) as any[]).map(
       (c): CompactionRecord => ({
         seq: c.seq,
@@ -107,6 +116,7 @@ export class TimelineQueries {
     );
     const src = this.core.q('SELECT baseline_tokens, notes_json FROM turn_sources WHERE session_id = ?').all(session.id) as Array<{ baseline_tokens: number | null; notes_json: string }>;
     const notes = src.flatMap((s) => JSON.parse(s.notes_json) as string[]);
+    if (lost) notes.push(`${lost} tool result(s) not found where the listing saw them (the transcript changed since?): counted as 0 until it is listed again`);
     if (!src.length) notes.push('no turns indexed for this session (not a transcript of a known client, or indexed before turns were)');
     const payloads = new Map<string, PayloadLink>();
     const guardable: Guardable[] = [];
@@ -143,6 +153,111 @@ export class TimelineQueries {
       return { sessionId: s.id, name: s.name, calls: r.n, peak: r.peak };
     });
     return data;
+  }
+
+  /**
+   * Estimate the tool results a listing only placed (TurnTool.at, tokens 0), from their transcript
+   * lines, and keep the numbers in their turn rows: the first timeline of a session pays for its
+   * estimates, the next ones read them. A transcript that grew is listed again whole, every result
+   * placed again: the numbers of the places this session's last timeline saw are taken over (a
+   * transcript is only appended to: the same place is the same line), only the new lines are read.
+   * Returns how many results could not be found where they were placed.
+   */
+  private async estimatePlaced(sessionId: string, rows: TurnRow[], turns: TurnRecord[]): Promise<number> {
+    type Placed = { turn: number; tool: TurnTool & { at: TurnToolAt } };
+    const known = this.estimates.get(sessionId) ?? new Map<string, number>();
+    const placeOf = (sourceId: number, x: TurnTool & { at: TurnToolAt }) => `${sourceId}:${x.at.offset}:${x.at.length}:${x.at.block}:${x.id}`;
+    const bySource = new Map<number, Placed[]>();
+    const done = new Set<number>();
+    turns.forEach((t, turn) => {
+      for (const tool of t.tools) {
+        if (!tool.at) continue;
+        const sourceId = rows[turn]!.source_id;
+        const place = placeOf(sourceId, tool as Placed['tool']);
+        if (tool.tokens > 0) {
+          known.set(place, tool.tokens);
+          continue;
+        }
+        const was = known.get(place);
+        if (was !== undefined) {
+          tool.tokens = was;
+          done.add(turn);
+          continue;
+        }
+        let list = bySource.get(sourceId);
+        if (!list) bySource.set(sourceId, (list = []));
+        list.push({ turn, tool: tool as Placed['tool'] });
+      }
+    });
+    this.estimates.delete(sessionId);
+    this.estimates.set(sessionId, known);
+    while (this.estimates.size > KEEP_SERIES) this.estimates.delete(this.estimates.keys().next().value!);
+    let lost = 0;
+    const yielder = new Yielder();
+    for (const [sourceId, placed] of bySource) {
+      const file = (this.core.q('SELECT key FROM sources WHERE id = ?').get(sourceId) as { key: string } | undefined)?.key;
+      // One transcript line per place, read in spans of neighbouring lines.
+      const lines = new Map<number, Placed[]>();
+      for (const p of placed) {
+        const at = lines.get(p.tool.at.offset);
+        if (at) at.push(p);
+        else lines.set(p.tool.at.offset, [p]);
+      }
+      const offsets = [...lines.keys()].sort((a, b) => a - b);
+      for (let i = 0; i < offsets.length; ) {
+        const start = offsets[i]!;
+        let end = start;
+        let j = i;
+        for (; j < offsets.length; j++) {
+          const o = offsets[j]!;
+          const e = o + lines.get(o)![0]!.tool.at.length;
+          if (j > i && (o - end > REREAD_GAP_BYTES || e - start > REREAD_SPAN_BYTES)) break;
+          end = Math.max(end, e);
+        }
+        let bytes: Buffer | undefined;
+        try {
+          if (file !== undefined) bytes = (await this.core.source.readRange(file, start, end - start)).bytes;
+        } catch {
+          /* gone since it was listed */
+        }
+        for (const o of offsets.slice(i, j)) {
+          const ps = lines.get(o)!;
+          const len = ps[0]!.tool.at.length;
+          const line = bytes && o - start + len <= bytes.length ? bytes.subarray(o - start, o - start + len) : undefined;
+          const tokens = line ? claudeToolTokensAt(line, ps.map((p) => p.tool)) : ps.map(() => null);
+          ps.forEach((p, k) => {
+            const n = tokens[k];
+            if (n === null || n === undefined) return void lost++;
+            p.tool.tokens = n;
+            known.set(placeOf(sourceId, p.tool), n);
+            done.add(p.turn);
+          });
+        }
+        i = j;
+        await yielder.maybe();
+      }
+    }
+    this.keepEstimates(sessionId, rows, turns, done);
+    return lost;
+  }
+
+  /** Write the estimated tools of these turns back, unless a listing rewrote the rows meanwhile; never waiting for another writer. */
+  private keepEstimates(sessionId: string, rows: TurnRow[], turns: TurnRecord[], done: Set<number>): void {
+    if (!done.size) return;
+    const db = this.core.db;
+    const upd = this.core.q('UPDATE turns SET tools_json = ? WHERE session_id = ? AND source_id = ? AND seq = ? AND tools_json = ?');
+    // A writer thread holding the lock (a first listing's bulk load) would block this thread for the busy timeout: the next request tries again.
+    const own = db.inTransaction;
+    if (!own) db.pragma('busy_timeout = 0');
+    try {
+      db.transaction(() => {
+        for (const i of done) upd.run(JSON.stringify(turns[i]!.tools), sessionId, rows[i]!.source_id, rows[i]!.seq, rows[i]!.tools_json);
+      })();
+    } catch {
+      /* kept for this request only */
+    } finally {
+      if (!own) db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
   }
 
   /** Replays only (a slider move), from the series kept at the last full request when it still matches. */

@@ -14,7 +14,7 @@
  * - `api-request-shape` holds the system prompt and tool definitions of the calls: the baseline.
  */
 import { str } from './import-common.js';
-import { type CompactionRecord, JsonlTurnReader, type PartName, type TurnRecord, type TurnTool, type TurnsResult, addPart, estimateText, numOr } from './turns.js';
+import { type CompactionRecord, JsonlTurnReader, type LineAt, type PartName, type TurnRecord, type TurnTool, type TurnToolAt, type TurnsResult, addPart, estimateText, numOr } from './turns.js';
 import { isObj } from '../pipeline/values.js';
 
 const PROFILE = 'claude' as const;
@@ -26,6 +26,33 @@ function textOf(c: unknown): string {
   if (typeof c === 'string') return c;
   if (!Array.isArray(c)) return c === undefined || c === null ? '' : JSON.stringify(c);
   return c.map((b) => (isObj(b) && typeof b.text === 'string' ? b.text : isObj(b) && b.type === 'image' ? '' : JSON.stringify(b))).join('\n');
+}
+
+/** The larger of two usage figures, either unknown. */
+const max = (a: number | null, b: number | null) => (b === null ? a : a === null ? b : Math.max(a, b));
+
+/** Spillway's estimate of a tool_result block: what the model was shown. */
+function claudeToolTokens(b: Record<string, unknown>): number {
+  return estimateText(textOf(b.content), PROFILE);
+}
+
+/**
+ * The tokens of the tool results a listing placed on one transcript line (TurnTool.at), from the
+ * line's bytes: the same estimate the reader would have made of them while listing. Null for a
+ * place that holds no tool_result of that id (the file changed since it was listed).
+ */
+export function claudeToolTokensAt(line: Buffer, tools: ReadonlyArray<{ id: string; at: TurnToolAt }>): Array<number | null> {
+  let content: unknown;
+  try {
+    const o = JSON.parse(line.toString('utf8')) as unknown;
+    content = isObj(o) && isObj(o.message) ? o.message.content : undefined;
+  } catch {
+    return tools.map(() => null);
+  }
+  return tools.map(({ id, at }) => {
+    const b = Array.isArray(content) ? content[at.block] : undefined;
+    return isObj(b) && b.type === 'tool_result' && (str(b.tool_use_id) ?? '') === id ? claudeToolTokens(b) : null;
+  });
 }
 
 export class ClaudeTurns extends JsonlTurnReader {
@@ -42,12 +69,12 @@ export class ClaudeTurns extends JsonlTurnReader {
     super(MARKERS);
   }
 
-  protected record(o: Record<string, unknown>, index: number): void {
+  protected record(o: Record<string, unknown>, index: number, at?: LineAt): void {
     switch (o.type) {
       case 'assistant':
         return this.assistant(o, index);
       case 'user':
-        return this.user(o);
+        return this.user(o, at);
       case 'system':
         if (o.subtype === 'compact_boundary' || o.subtype === 'microcompact_boundary') this.boundary(o, index);
         return;
@@ -88,7 +115,6 @@ export class ClaudeTurns extends JsonlTurnReader {
     }
     const u = isObj(m.usage) ? m.usage : undefined;
     if (u) {
-      const max = (a: number | null, b: number | null) => (b === null ? a : a === null ? b : Math.max(a, b));
       t.input = max(t.input, numOr(u.input_tokens));
       t.cacheWrite = max(t.cacheWrite, numOr(u.cache_creation_input_tokens));
       t.cacheRead = max(t.cacheRead, numOr(u.cache_read_input_tokens));
@@ -108,7 +134,8 @@ export class ClaudeTurns extends JsonlTurnReader {
     }
   }
 
-  private user(o: Record<string, unknown>): void {
+  /** `at`: where the line is; its tool results are then estimated later, from there (TurnTool.at). */
+  private user(o: Record<string, unknown>, at?: LineAt): void {
     const m = isObj(o.message) ? o.message : undefined;
     if (!m) return;
     const c = m.content;
@@ -118,11 +145,12 @@ export class ClaudeTurns extends JsonlTurnReader {
       return;
     }
     if (!Array.isArray(c)) return;
-    for (const b of c) {
+    for (const [block, b] of c.entries()) {
       if (!isObj(b)) continue;
       if (b.type === 'tool_result') {
         const id = str(b.tool_use_id) ?? '';
-        this.pendingTools.push({ id, name: this.names.get(id) ?? 'unknown', tokens: estimateText(textOf(b.content), PROFILE) });
+        const name = this.names.get(id) ?? 'unknown';
+        this.pendingTools.push(at ? { id, name, tokens: 0, at: { offset: at.offset, length: at.length, block } } : { id, name, tokens: claudeToolTokens(b) });
       } else if (b.type === 'text') addPart(this.pendingParts, textPart, estimateText(str(b.text) ?? '', PROFILE));
     }
   }

@@ -25,6 +25,25 @@ export interface TurnTool {
   name: string;
   /** Estimated tokens of what the model was shown (Spillway's estimator). */
   tokens: number;
+  /**
+   * Where the result is in its transcript. A listing only notes it, `tokens` 0 (estimating every
+   * result was most of what turns cost a listing); the first timeline of the session estimates it
+   * from there and keeps the number with it (timeline-query.ts).
+   */
+  at?: TurnToolAt;
+}
+
+/** A tool result's place in a transcript: its line (byte offset and length) and its block in the line's content. */
+export interface TurnToolAt {
+  offset: number;
+  length: number;
+  block: number;
+}
+
+/** Where a line is in its transcript (bytes), as the importer streaming it knows. */
+export interface LineAt {
+  offset: number;
+  length: number;
 }
 
 export interface TurnRecord {
@@ -140,16 +159,17 @@ export abstract class JsonlTurnReader {
     this.notes.add('unparsable line skipped');
   }
 
-  take(o: unknown, index: number): void {
+  /** `at`: where the line is, so a reader may note a part's place instead of estimating it now (TurnTool.at). */
+  take(o: unknown, index: number, at?: LineAt): void {
     if (!isObj(o)) return;
     try {
-      this.record(o, index);
+      this.record(o, index, at);
     } catch {
       this.notes.add(`unreadable ${String(o.type)} record skipped`);
     }
   }
 
-  protected abstract record(o: Record<string, unknown>, index: number): void;
+  protected abstract record(o: Record<string, unknown>, index: number, at?: LineAt): void;
 
   /** The notes so far, and whether the last line was torn (a write in progress). */
   protected readNotes(): string[] {

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ClaudeTurns } from '../../src/index/turns-claude.js';
 import { REPO, copyTree, tmpDir, tmpIndex } from './helpers.js';
 
 const TL = path.join(REPO, 'test', 'index', 'fixtures', 'timeline');
@@ -150,5 +151,89 @@ describe('turns from Gemini CLI 0.61.0 (a session-*.jsonl chat log)', () => {
     expect(JSON.parse(notes[0].notes_json)).toEqual([]);
     const payloads = index.listPayloads({ sessionId: s!.id }).rows;
     expect(payloads.map((p) => p.tool).sort()).toEqual(['read_file', 'read_file', 'read_file', 'run_shell_command']);
+  });
+});
+
+describe('Claude Code tool results: placed while listing, estimated at the first timeline', () => {
+  const PCT5 = path.join('-home-dev-project', 'b6c8ada3-0627-4c6a-9893-2935c9fb2b12.jsonl');
+  const rowsOf = (index: unknown) => (index as { core: { db: import('better-sqlite3').Database } }).core.db.prepare('SELECT tools_json FROM turns ORDER BY source_id, seq').all() as Array<{ tools_json: string }>;
+
+  it('the first timeline estimates each result as the reader does line by line, keeps the number, and a later one needs no transcript', async () => {
+    const dir = copyTree(path.join(TL, 'claude-code-pct5'), path.join(tmpDir(), 'cc'));
+    const file = path.join(dir, PCT5);
+    // Fed line by line (no place known), the reader estimates every result at once: the numbers to match.
+    const reader = new ClaudeTurns();
+    fs.readFileSync(file, 'utf8').split('\n').forEach((l, i) => l && reader.line(Buffer.from(l), i));
+    const eager = new Map(reader.result().turns.flatMap((t) => t.tools.map((x) => [x.id, x.tokens] as const)));
+    expect(eager.size).toBeGreaterThan(3);
+    expect([...eager.values()].every((n) => n > 0)).toBe(true);
+
+    const { index, dbPath } = tmpIndex();
+    index.addRoot(dir);
+    await index.scan();
+    const placed = rowsOf(index).flatMap((r) => JSON.parse(r.tools_json));
+    expect(placed).toHaveLength(eager.size);
+    expect(placed.every((x: any) => x.tokens === 0 && x.at.length > 0 && x.at.block >= 0)).toBe(true);
+
+    const id = index.listSessions()[0]!.id;
+    const estimated = async (i: typeof index) => new Map((await i.timeline({ sessionId: id }))!.turns.flatMap((t) => t.tools.map((x) => [x.id, x.estimated] as const)));
+    expect(await estimated(index)).toEqual(eager);
+    const kept = rowsOf(index).flatMap((r) => JSON.parse(r.tools_json));
+    expect(kept.every((x: any) => x.tokens === eager.get(x.id))).toBe(true);
+    await index.close();
+
+    // Kept in the index: the transcript is not read again.
+    fs.rmSync(file);
+    const again = tmpIndex(dbPath).index;
+    expect(await estimated(again)).toEqual(eager);
+    expect((await again.timeline({ sessionId: id }))!.notes.join('\n')).not.toMatch(/not found/);
+    await again.close();
+  });
+
+  it('a transcript that grew is listed again whole: the timeline takes over the numbers of the places it saw and estimates the new lines', async () => {
+    const dir = copyTree(path.join(TL, 'claude-code-pct5'), path.join(tmpDir(), 'cc'));
+    const file = path.join(dir, PCT5);
+    const { index } = tmpIndex();
+    index.addRoot(dir);
+    await index.scan();
+    const id = index.listSessions()[0]!.id;
+    const before = (await index.timeline({ sessionId: id }))!.turns.flatMap((t) => t.tools);
+    // One more result, and the call it enters.
+    const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n');
+    const result = JSON.parse(lines.findLast((l) => l.includes('"type":"user"') && l.includes('"tool_result"'))!);
+    result.uuid = 'u-more';
+    result.message.content = [{ ...result.message.content[0], tool_use_id: 'toolu_more', content: 'one more result\n'.repeat(200) }];
+    const call = JSON.parse(lines.findLast((l) => l.includes('"type":"assistant"'))!);
+    call.uuid = 'a-more';
+    call.message.id = 'msg_more';
+    // Its last line ends the file without a newline: the client writes the next line after one.
+    fs.appendFileSync(file, `${fs.readFileSync(file, 'utf8').endsWith('\n') ? '' : '\n'}${JSON.stringify(result)}\n${JSON.stringify(call)}\n`);
+    await index.scan();
+    const after = (await index.timeline({ sessionId: id }))!.turns.flatMap((t) => t.tools);
+    expect(after.slice(0, before.length).map((x) => x.estimated)).toEqual(before.map((x) => x.estimated));
+    const reader = new ClaudeTurns();
+    fs.readFileSync(file, 'utf8').split('\n').forEach((l, i) => l && reader.line(Buffer.from(l), i));
+    const eager = reader.result().turns.flatMap((t) => t.tools);
+    expect(after.map((x) => [x.id, x.estimated])).toEqual(eager.map((x) => [x.id, x.tokens]));
+    expect(after.at(-1)).toMatchObject({ id: 'toolu_more', estimated: expect.any(Number) });
+    expect(after.at(-1)!.estimated).toBeGreaterThan(100);
+    await index.close();
+  });
+
+  it('a transcript cut since its listing: the results past the cut count 0 and the timeline says so', async () => {
+    const dir = copyTree(path.join(TL, 'claude-code-pct5'), path.join(tmpDir(), 'cc'));
+    const file = path.join(dir, PCT5);
+    const { index } = tmpIndex();
+    index.addRoot(dir);
+    await index.scan();
+    const text = fs.readFileSync(file, 'utf8');
+    fs.writeFileSync(file, text.slice(0, Math.floor(text.length / 2)));
+    const tl = (await index.timeline({ sessionId: index.listSessions()[0]!.id }))!;
+    const tools = tl.turns.flatMap((t) => t.tools);
+    const lost = tools.filter((x) => x.estimated === 0).length;
+    expect(lost).toBeGreaterThan(0);
+    expect(lost).toBeLessThan(tools.length);
+    expect(tl.notes).toContain(`${lost} tool result(s) not found where the listing saw them (the transcript changed since?): counted as 0 until it is listed again`);
+    await index.close();
   });
 });
