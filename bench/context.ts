@@ -5,8 +5,10 @@
  * scales both), modelled on the real 2.1.328 transcript in test/index/fixtures/timeline/claude-code-pct5
  * (its header lines and request shape kept; calls, usage and results generated, compacting every
  * 400 calls), then measures:
- *   - the first timeline after the listing, which estimates the tool results the listing only placed
- *     (TurnTool.at) and keeps the numbers, vs reading the transcript once (read + JSON.parse of every line);
+ *   - the background phase after the full text, which estimates the tool results the listing only
+ *     placed (TurnTool.at) and keeps the numbers, and the first timeline once it ran (goal <= 300 ms),
+ *     and before it ran (the request estimates them itself), vs reading the transcript once (read +
+ *     JSON.parse of every line);
  *   - the cold timeline (a fresh index process state, no series kept, the estimates kept); goal <= 300 ms;
  *   - one replay per slider move (the series and the guard's messages kept); goal <= 30 ms; and a
  *     move to a new limit, whose messages the real guard builds offline (within its budget);
@@ -112,7 +114,8 @@ export function writeTranscript(file: string): { bytes: number } {
  * sensitive to other processes on a shared machine.
  */
 async function listingMs(root: string, db: string): Promise<{ wall: number; cpu: number }> {
-  const index = openIndex({ dbPath: db });
+  // The background phase after the full text is timed on its own (below): these databases keep the results only placed.
+  const index = openIndex({ dbPath: db, backgroundEstimates: false });
   index.addRoot(root);
   const c0 = process.cpuUsage();
   let cpu = NaN;
@@ -174,6 +177,20 @@ export async function run(): Promise<void> {
       await index.close();
     }
     const first = Math.min(...firsts);
+
+    // The background phase: a listing left to estimate what it placed once the full text is in, then the first timeline.
+    const bgDb = path.join(tmp, 'background.sqlite');
+    const bgIndex = openIndex({ dbPath: bgDb });
+    bgIndex.addRoot(path.dirname(root));
+    await bgIndex.scan();
+    let t = performance.now();
+    await bgIndex.idle();
+    const background = ms(t);
+    t = performance.now();
+    const bgTimeline = await bgIndex.timeline({ sessionId: bgIndex.listSessions()[0]!.id });
+    const firstWarm = ms(t);
+    if (!bgTimeline || bgTimeline.turns.length !== CALLS) throw new Error('background timeline incomplete');
+    await bgIndex.close();
 
     // Cold timeline: a fresh index over the database the listing wrote (no series kept).
     const db = path.join(tmp, 'with-0.sqlite');
@@ -242,7 +259,9 @@ export async function run(): Promise<void> {
     console.log('');
     console.log(`| measure | time | baseline | ratio | goal |`);
     console.log(`| --- | --- | --- | --- | --- |`);
-    console.log(`| first timeline after the listing (estimates the tool results) | ${fmt(first)} | read+parse the transcript ${fmt(read)} | ${(first / read).toFixed(2)}x | - |`);
+    console.log(`| background estimates after the full text (phase 3, off the listing) | ${fmt(background)} | read+parse the transcript ${fmt(read)} | ${(background / read).toFixed(2)}x | - |`);
+    console.log(`| first timeline once they ran | ${fmt(firstWarm)} | read+parse the transcript ${fmt(read)} | ${(firstWarm / read).toFixed(2)}x | <= 300 ms: ${firstWarm <= 300 ? 'met' : 'MISSED'} |`);
+    console.log(`| first timeline before they ran (estimates the tool results itself) | ${fmt(first)} | read+parse the transcript ${fmt(read)} | ${(first / read).toFixed(2)}x | - |`);
     console.log(`| cold timeline (no replay asked) | ${fmt(cold)} | read+parse the transcript ${fmt(read)} | ${(cold / read).toFixed(2)}x | <= 300 ms: ${cold <= 300 ? 'met' : 'MISSED'} |`);
     console.log(`| cold timeline, guard at 8K (messages built offline, budgeted) | ${fmt(coldGuard)} | ${fmt(read)} | ${(coldGuard / read).toFixed(2)}x | - |`);
     console.log(`| slider move (series and messages kept) | ${fmt(move)} | cold timeline ${fmt(cold)} | ${(move / cold).toFixed(3)}x | <= 30 ms: ${move <= 30 ? 'met' : 'MISSED'} |`);

@@ -94,6 +94,12 @@ export interface OpenIndexOptions {
   source?: SessionSource;
   /** How often S3 roots are re-listed while watching; default S3_POLL_MS (the service passes SPILLWAY_S3_POLL_MS). */
   s3PollMs?: number;
+  /**
+   * Estimate the tool results a listing only placed in the background, once the full text is in
+   * (default true), so a timeline opened later reads stored numbers. Off, the first timeline of a
+   * session estimates them: for a one-shot reader that asks for one session.
+   */
+  backgroundEstimates?: boolean;
 }
 
 /** Open (or create, or rebuild) the index. Throws only when the DB folder itself is unusable. */
@@ -134,7 +140,7 @@ export class SpillIndex {
     this.reports = new Reports(this.core);
     this.timelines = new TimelineQueries(this.core, (id) => this.queries.payloadContent(id));
     this.rowWriter = new RowWriter(this.core, this.runs, () => (this.fullText.mayBePending = true));
-    this.scanner = new Scanner(this.core, this.roots, this.rowWriter, this.fullText, (ids) => this.queries.totals(ids));
+    this.scanner = new Scanner(this.core, this.roots, this.rowWriter, this.fullText, (ids) => this.queries.totals(ids), opts.backgroundEstimates === false ? undefined : (ids) => void this.timelines.warm(ids));
     // Full text a previous process left unfinished fills in now.
     if (this.fullText.unsearched()) setImmediate(() => void this.fullText.fill());
   }
@@ -307,6 +313,7 @@ export class SpillIndex {
     await this.scanner.listed();
     await this.fullText.fill();
     await Promise.all([...this.fullText.finishing]);
+    await this.timelines.idle();
   }
 
   /** Stop watching, finish the running listing, stop the full-text filler (it resumes at the next open), close the database. */
@@ -316,6 +323,7 @@ export class SpillIndex {
     await this.unwatch();
     await this.scanner.listed();
     this.core.closed = true;
+    await this.timelines.idle();
     await this.fullText.fill();
     await Promise.all([...this.fullText.finishing]);
     this.core.db.close();

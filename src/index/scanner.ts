@@ -114,6 +114,8 @@ export class Scanner {
     private readonly writer: RowWriter,
     private readonly fullText: FullText,
     private readonly totals: (rootIds: string[]) => Omit<IndexStats, 'seconds'>,
+    /** Phase 3, in the background once the full text is in: the timeline's estimates of what was listed. */
+    private readonly afterSearch: (sessionIds: string[]) => void = () => undefined,
   ) {}
 
   /** Both phases; with `waitForFullText` false, resolves once listed (full text fills in behind). */
@@ -161,7 +163,8 @@ export class Scanner {
       this.writer.commit();
       releaseCheckpoints();
       this.fullText.resume();
-      void this.fullText.fill();
+      if (touched.size) void this.fullText.fill().then(() => this.afterSearch([...touched]), () => undefined);
+      else void this.fullText.fill();
     }
     Object.assign(res, this.totals(roots.map((r) => r.id)));
     res.listSeconds = (performance.now() - t0) / 1000;

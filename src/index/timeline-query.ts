@@ -81,6 +81,39 @@ export class TimelineQueries {
     return this.core.q('SELECT * FROM turns WHERE session_id = ? ORDER BY source_id, seq').all(sessionId) as TurnRow[];
   }
 
+  private warming: Promise<void> | undefined;
+  private readonly toWarm = new Set<string>();
+
+  /**
+   * Estimate, in the background, the tool results a listing of these sessions only placed (a third
+   * phase, after the listing and the full text): the listing stays cheap, and a timeline opened
+   * after it reads stored numbers. One pass at a time; sessions asked for during it join it.
+   */
+  warm(sessionIds: Iterable<string>): Promise<void> {
+    for (const id of sessionIds) this.toWarm.add(id);
+    this.warming ??= (async () => {
+      const check = this.core.q(`SELECT EXISTS(SELECT 1 FROM turns WHERE session_id = ? AND instr(tools_json, '"tokens":0,"at":') > 0) AS n`);
+      while (this.toWarm.size && !this.core.closed) {
+        const id = this.toWarm.values().next().value!;
+        this.toWarm.delete(id);
+        try {
+          // A placed result is written `"tokens":0,"at":{…}` (turns-claude.ts): the check only picks candidates.
+          if (!(check.get(id) as { n: number }).n) continue;
+          const rows = this.turnRows(id);
+          await this.estimatePlaced(id, rows, rows.map((r) => ({ tools: JSON.parse(r.tools_json) as TurnTool[] })));
+        } catch {
+          /* the timeline request estimates them itself */
+        }
+      }
+    })().finally(() => (this.warming = undefined));
+    return this.warming;
+  }
+
+  /** Resolves when the background estimates asked for so far are done (or stopped by closing). */
+  async idle(): Promise<void> {
+    await this.warming;
+  }
+
   async timeline(req: TimelineRequest, o: TimelineOptions = {}): Promise<TimelineData | undefined> {
     const session = this.core.q('SELECT id, kind, name FROM sessions WHERE id = ?').get(req.sessionId) as { id: string; kind: string; name: string } | undefined;
     if (!session) return undefined;
@@ -163,7 +196,7 @@ export class TimelineQueries {
    * transcript is only appended to: the same place is the same line), only the new lines are read.
    * Returns how many results could not be found where they were placed.
    */
-  private async estimatePlaced(sessionId: string, rows: TurnRow[], turns: TurnRecord[]): Promise<number> {
+  private async estimatePlaced(sessionId: string, rows: TurnRow[], turns: Pick<TurnRecord, 'tools'>[]): Promise<number> {
     type Placed = { turn: number; tool: TurnTool & { at: TurnToolAt } };
     const known = this.estimates.get(sessionId) ?? new Map<string, number>();
     const placeOf = (sourceId: number, x: TurnTool & { at: TurnToolAt }) => `${sourceId}:${x.at.offset}:${x.at.length}:${x.at.block}:${x.id}`;
@@ -205,6 +238,8 @@ export class TimelineQueries {
       }
       const offsets = [...lines.keys()].sort((a, b) => a - b);
       for (let i = 0; i < offsets.length; ) {
+        // A closing index stops a background pass between reads (what is estimated so far is kept).
+        if (this.core.closed) break;
         const start = offsets[i]!;
         let end = start;
         let j = i;
@@ -237,12 +272,12 @@ export class TimelineQueries {
         await yielder.maybe();
       }
     }
-    this.keepEstimates(sessionId, rows, turns, done);
+    if (!this.core.closed || this.core.db.open) this.keepEstimates(sessionId, rows, turns, done);
     return lost;
   }
 
   /** Write the estimated tools of these turns back, unless a listing rewrote the rows meanwhile; never waiting for another writer. */
-  private keepEstimates(sessionId: string, rows: TurnRow[], turns: TurnRecord[], done: Set<number>): void {
+  private keepEstimates(sessionId: string, rows: TurnRow[], turns: Pick<TurnRecord, 'tools'>[], done: Set<number>): void {
     if (!done.size) return;
     const db = this.core.db;
     const upd = this.core.q('UPDATE turns SET tools_json = ? WHERE session_id = ? AND source_id = ? AND seq = ? AND tools_json = ?');

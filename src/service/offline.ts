@@ -238,7 +238,8 @@ export async function contextTimeline(o: ContextTimelineOptions): Promise<Timeli
   const paths = appPaths(o.env);
   const dbPath = path.resolve(o.dbPath ?? paths.db);
   preparePrivateDbFile(dbPath);
-  const index = openIndex({ dbPath });
+  // One session's timeline: its request estimates what it needs; the rest stays for serve's background phase.
+  const index = openIndex({ dbPath, backgroundEstimates: false });
   try {
     let sessionId: string | undefined;
     const abs = path.resolve(o.target);

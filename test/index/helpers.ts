@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
-import { type IndexEvent, type SpillIndex, openIndex } from '../../src/index/index.js';
+import { type IndexEvent, type OpenIndexOptions, type SpillIndex, openIndex } from '../../src/index/index.js';
 
 export const REPO = path.resolve(import.meta.dirname, '..', '..');
 /** Real agent transcripts (read-only in CI: copy before modifying). */
@@ -22,9 +22,9 @@ export function tmpDir(prefix = 'spillway-index-'): string {
 }
 
 /** An index on a real SQLite file in a temp folder, closed after the test. Events are collected. */
-export function tmpIndex(dbPath = path.join(tmpDir('spillway-db-'), 'index.sqlite')): { index: SpillIndex; events: IndexEvent[]; dbPath: string } {
+export function tmpIndex(dbPath = path.join(tmpDir('spillway-db-'), 'index.sqlite'), o: Omit<OpenIndexOptions, 'dbPath' | 'onEvent'> = {}): { index: SpillIndex; events: IndexEvent[]; dbPath: string } {
   const events: IndexEvent[] = [];
-  const index = openIndex({ dbPath, onEvent: (e) => events.push(e) });
+  const index = openIndex({ ...o, dbPath, onEvent: (e) => events.push(e) });
   cleanups.push(() => index.close());
   return { index, events, dbPath };
 }

@@ -168,9 +168,10 @@ describe('Claude Code tool results: placed while listing, estimated at the first
     expect(eager.size).toBeGreaterThan(3);
     expect([...eager.values()].every((n) => n > 0)).toBe(true);
 
-    const { index, dbPath } = tmpIndex();
+    const { index, dbPath } = tmpIndex(undefined, { backgroundEstimates: false });
     index.addRoot(dir);
     await index.scan();
+    await index.idle();
     const placed = rowsOf(index).flatMap((r) => JSON.parse(r.tools_json));
     expect(placed).toHaveLength(eager.size);
     expect(placed.every((x: any) => x.tokens === 0 && x.at.length > 0 && x.at.block >= 0)).toBe(true);
@@ -188,6 +189,25 @@ describe('Claude Code tool results: placed while listing, estimated at the first
     expect(await estimated(again)).toEqual(eager);
     expect((await again.timeline({ sessionId: id }))!.notes.join('\n')).not.toMatch(/not found/);
     await again.close();
+  });
+
+  it('by default a third phase estimates them in the background after the full text: the first timeline reads stored numbers', async () => {
+    const dir = copyTree(path.join(TL, 'claude-code-pct5'), path.join(tmpDir(), 'cc'));
+    const reader = new ClaudeTurns();
+    fs.readFileSync(path.join(dir, PCT5), 'utf8').split('\n').forEach((l, i) => l && reader.line(Buffer.from(l), i));
+    const eager = new Map(reader.result().turns.flatMap((t) => t.tools.map((x) => [x.id, x.tokens] as const)));
+    const { index } = tmpIndex();
+    index.addRoot(dir);
+    await index.scan();
+    await index.idle();
+    const kept = rowsOf(index).flatMap((r) => JSON.parse(r.tools_json));
+    expect(kept).toHaveLength(eager.size);
+    expect(kept.every((x: any) => x.at && x.tokens === eager.get(x.id))).toBe(true);
+    // Stored: the timeline no longer needs the transcript.
+    fs.rmSync(path.join(dir, PCT5));
+    const t = (await index.timeline({ sessionId: index.listSessions()[0]!.id }))!;
+    expect(new Map(t.turns.flatMap((x) => x.tools.map((y) => [y.id, y.estimated] as const)))).toEqual(eager);
+    await index.close();
   });
 
   it('a transcript that grew is listed again whole: the timeline takes over the numbers of the places it saw and estimates the new lines', async () => {
@@ -223,7 +243,7 @@ describe('Claude Code tool results: placed while listing, estimated at the first
   it('a transcript cut since its listing: the results past the cut count 0 and the timeline says so', async () => {
     const dir = copyTree(path.join(TL, 'claude-code-pct5'), path.join(tmpDir(), 'cc'));
     const file = path.join(dir, PCT5);
-    const { index } = tmpIndex();
+    const { index } = tmpIndex(undefined, { backgroundEstimates: false });
     index.addRoot(dir);
     await index.scan();
     const text = fs.readFileSync(file, 'utf8');
