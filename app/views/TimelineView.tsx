@@ -134,7 +134,7 @@ function messagesLine(r: ReplayResult): string {
 }
 
 /** Per-session replay settings: the guard's estimator and the compaction threshold the session ran with. */
-function SettingsPanel({ client, s, onChange }: { client: ContextRule['client']; s: ReplaySettings; onChange: (s: ReplaySettings) => void }) {
+function SettingsPanel({ client, guardProfile, s, onChange }: { client: ContextRule['client']; guardProfile?: Profile; s: ReplaySettings; onChange: (s: ReplaySettings) => void }) {
   const num = (v: string) => (v.trim() === '' ? undefined : Number(v));
   return (
     <div className="timeline-settings" data-testid="timeline-settings">
@@ -148,7 +148,7 @@ function SettingsPanel({ client, s, onChange }: { client: ContextRule['client'];
       <label>
         Profile{' '}
         <select aria-label="Replay profile" value={s.profile ?? ''} onChange={(e) => onChange({ ...s, profile: (e.target.value || undefined) as Profile | undefined })}>
-          <option value="">guard default</option>
+          <option value="">{guardProfile ? `as the session's guard (${guardProfile})` : 'guard default (o200k)'}</option>
           {PROFILES.map((x) => <option key={x} value={x}>{x}</option>)}
         </select>
       </label>
@@ -280,7 +280,7 @@ export function TimelineView() {
             ))}
           </label>
         </header>
-        <SettingsPanel client={r.client} s={settings} onChange={setSettings} />
+        <SettingsPanel client={r.client} guardProfile={t.guardProfile} s={settings} onChange={setSettings} />
         <Chart t={shown} replayed={replayed} onPick={setPicked} yTop={scale.top} />
         {scale.offScale ? (
           <p className="dim" data-testid="timeline-off-scale">

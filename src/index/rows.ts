@@ -396,4 +396,6 @@ export interface TimelineData {
   notes: string[];
   /** Set when the session compacted, or came within 10% of the trigger. */
   warning?: string;
+  /** The profile the session's own guard counted with, as its spills' messages say: what the guard replays count with unless asked otherwise. */
+  guardProfile?: Profile;
 }

@@ -12,6 +12,8 @@ import { BUSY_TIMEOUT_MS } from './db.js';
 import { claudeToolTokensAt } from './turns-claude.js';
 import { estimateText, type CompactionRecord, type TurnRecord, type TurnTool, type TurnToolAt } from './turns.js';
 import { Yielder } from './yielder.js';
+import { profileOfMessage } from '../pipeline/index.js';
+import type { Profile } from '../pipeline/types.js';
 
 const KEEP_SERIES = 8;
 /** Time a full request may spend building the guard's messages offline; a slider move, less (it asks again for the rest). */
@@ -152,6 +154,7 @@ export class TimelineQueries {
     if (lost) notes.push(`${lost} tool result(s) not found where the listing saw them (the transcript changed since?): counted as 0 until it is listed again`);
     if (!src.length) notes.push('no turns indexed for this session (not a transcript of a known client, or indexed before turns were)');
     const payloads = new Map<string, PayloadLink>();
+    let guardProfile: Profile | undefined;
     const guardable: Guardable[] = [];
     for (const p of this.core.q(
       "SELECT id, tool, path, tokens, action, CASE WHEN action = 'spill' THEN message END AS message, binary, max(tokens, coalesce(t_chars4, 0), coalesce(t_craft_density, 0), coalesce(t_calibrated, 0), coalesce(t_o200k, 0), coalesce(t_cl100k, 0), coalesce(t_claude, 0)) AS most, coalesce(call_id, json_extract(source_json, '$.toolUseId')) AS tid FROM payloads WHERE session_id = ?",
@@ -168,6 +171,7 @@ export class TimelineQueries {
     }>) {
       if (!p.tid) continue;
       payloads.set(p.tid, { payloadId: p.id, tokens: p.tokens, action: p.action, messageTokens: p.action === 'spill' && p.message ? estimateText(p.message, 'claude') : undefined });
+      if (guardProfile === undefined && p.action === 'spill' && p.message) guardProfile = profileOfMessage(p.message);
       // Binary payloads keep their saved message: read back as text they would not be what the guard saw.
       if (!p.binary) guardable.push({ payloadId: p.id, tool: p.tool, sessionPath: sessionFolder(p.path), tokens: p.most });
     }
@@ -179,6 +183,7 @@ export class TimelineQueries {
       { sessionId: session.id, client, turns, compactions, baselineTokens: src.find((s) => s.baseline_tokens !== null)?.baseline_tokens ?? undefined, notes, payloads, rule, prices },
       [],
     );
+    if (guardProfile) series.guardProfile = data.guardProfile = guardProfile;
     this.remember(session.id, this.keyOf(session.id, req), series, guardable);
     data.replays = [data.replays[0]!, ...(await this.replayAll(series, guardable, req, o.guardBudgetMs ?? GUARD_BUDGET_MS))];
     data.subagents = (this.core.q('SELECT id, name FROM sessions WHERE parent_id = ? ORDER BY name').all(session.id) as Array<{ id: string; name: string }>).map((s) => {
@@ -318,7 +323,8 @@ export class TimelineQueries {
         out.push(replay(series, s));
         continue;
       }
-      const settings = settingsOf(s.limit, req);
+      // Unless asked otherwise, the guard replays count with the profile the session's own guard used.
+      const settings = settingsOf(s.limit, { strategy: req.strategy, profile: req.profile ?? series.guardProfile });
       const targets = guardable.filter((g) => g.tokens >= s.limit! * GUARD_CANDIDATE_SHARE);
       const pending = await this.guard.build(targets, settings, Math.max(0, budgetMs - (performance.now() - start)));
       const asked = new Set(targets.map((g) => g.payloadId));

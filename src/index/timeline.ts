@@ -15,6 +15,7 @@ import type {
   TimelineTurn,
   ToolCost,
 } from './rows.js';
+import type { Profile } from '../pipeline/types.js';
 import { ESTIMATED_SPILL_MESSAGE_TOKENS } from './text.js';
 import type { CompactionRecord, TurnRecord, TurnTool } from './turns.js';
 
@@ -206,6 +207,8 @@ export interface ReplaySeries {
   realCompactions: number[];
   /** Context right after a compaction (the real one's where known). */
   post: number;
+  /** The profile the session's own guard counted with (its spills' messages say), the replay's default. */
+  guardProfile?: Profile;
   /**
    * The share of each call's repeated prefix the session really read from the cache (its cache
    * reads over the prefixes it sent): ~1 for a client that caches, 0 for one (or a model API) that

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { AssetRef, ContentKind, Estimate, ReadMoreTools, SummaryRun } from './types.js';
+import type { AssetRef, ContentKind, Estimate, Profile, ReadMoreTools, SummaryRun } from './types.js';
 import { MAX_MESSAGE_CHARS } from './limits.js';
 import { fmtBytes, fmtInt, safeCut, toWellFormed } from './text.js';
 
@@ -84,6 +84,12 @@ function sizeNote(p: MessageParts): string {
 
 function strategyNote(e: Estimate, sampled?: boolean): string {
   return `${e.strategy}${e.exact ? ', exact' : sampled ? ' estimate from samples' : ' estimate'}, ${e.profile}`;
+}
+
+/** The profile a guard's message says it counted with (strategyNote's last word), for a reader that has only the message. */
+export function profileOfMessage(message: string): Profile | undefined {
+  const m = /tokens \([a-z0-9-]+(?:, exact| estimate from samples| estimate), (o200k|cl100k|claude)\)/.exec(message.slice(0, 2_000));
+  return m ? (m[1] as Profile) : undefined;
 }
 
 function assetLines(assets: AssetRef[]): string[] {

@@ -105,6 +105,17 @@ describe('the joined session view', () => {
     await shot('joined-estimates');
   });
 
+  it("the session's timeline replays its guard with the profile the hook counted with, and says so", async () => {
+    const claudeRoot = page.locator('.root-group', { has: page.locator('.root-name', { hasText: 'Claude Code' }) });
+    await claudeRoot.locator('.session-row', { hasText: PROMPT }).click();
+    await page.locator('button[aria-label="Context timeline"]').click();
+    await page.getByTestId('timeline-chart').waitFor({ timeout: 30_000 });
+    const profile = page.getByLabel('Replay profile');
+    expect(await profile.inputValue()).toBe('');
+    expect(await profile.locator('option').first().textContent()).toBe("as the session's guard (claude)");
+    await page.locator('button[aria-label="Payloads"]').click();
+  });
+
   it('the hook\'s own session still opens on its own, named by client, project and first prompt', async () => {
     const own = page.locator('.root-group', { has: page.locator('.root-name', { hasText: 'Spillway sessions' }) });
     const s = own.locator('.session-row').first();

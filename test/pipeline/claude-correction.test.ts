@@ -55,3 +55,19 @@ describe('the claude correction travels as a value', () => {
     expect(g?.estimate.correction).toBe(1.25);
   });
 });
+
+describe("a guard's message names the profile it counted with", () => {
+  it('profileOfMessage reads it back from real messages, exact, estimated or sampled', async () => {
+    const { profileOfMessage } = await import('../../src/pipeline/index.js');
+    const cases: Array<[string, Parameters<typeof pipelineGuard>[1]]> = [
+      [text, { sessionPath: path.join(tmp, 'm1'), profile: 'claude', limitTokens: 2_000 }],
+      [text.slice(0, 12_000), { sessionPath: path.join(tmp, 'm2'), profile: 'cl100k', limitTokens: 2_000 }],
+      ['x'.repeat(60_000) + text, { sessionPath: path.join(tmp, 'm3'), profile: 'o200k', limitTokens: 2_000, strategy: 'o200k' }],
+    ];
+    for (const [input, opts] of cases) {
+      const g = await pipelineGuard(input, opts);
+      expect(profileOfMessage(g!.message)).toBe(opts.profile);
+    }
+    expect(profileOfMessage('a tool result that says (calibrated estimate, claude) in passing')).toBeUndefined();
+  });
+});
