@@ -284,8 +284,9 @@ export function TimelineView() {
         <Chart t={shown} replayed={replayed} onPick={setPicked} yTop={scale.top} />
         {scale.offScale ? (
           <p className="dim" data-testid="timeline-off-scale">
-            The window ({shown.rule.window ? formatInt(shown.rule.window) : '?'}) and trigger ({shown.rule.trigger ? formatInt(shown.rule.trigger) : 'none'}) are far above this session's
-            contexts, so the scale fits the contexts.{' '}
+            The {scale.off.map((l) => `${l} (${formatInt((l === 'window' ? shown.rule.window : shown.rule.trigger) ?? 0)})`).join(' and ')}{' '}
+            {scale.off.length > 1 ? 'are' : 'is'} far above this session&apos;s contexts, so the scale fits the contexts
+            {shown.rule.trigger && !scale.off.includes('trigger') ? ' and the trigger' : ''}.{' '}
             <button className="link-btn" onClick={() => setWholeWindow(!wholeWindow)}>{wholeWindow ? 'Fit the contexts' : 'Show the whole window'}</button>
           </p>
         ) : null}

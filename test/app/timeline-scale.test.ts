@@ -16,6 +16,11 @@ describe('the timeline chart\'s token axis', () => {
   });
 
   it('keeps the window and trigger in view when the session comes near them', () => {
+    // A trigger near the contexts stays on the scale when the window is left out (CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=5).
+    const low = chartTop(tl([20_490, 48_504, 33_879], 1_000_000, 49_000), undefined, false);
+    expect(low.off).toEqual(['window']);
+    expect(low.top).toBeGreaterThan(49_000);
+    expect(low.top).toBeLessThan(60_000);
     const near = chartTop(tl([60_000, 150_000], 200_000, 160_000), undefined, false);
     expect(near.offScale).toBe(false);
     expect(near.top).toBeGreaterThanOrEqual(200_000);

@@ -61,6 +61,9 @@ describe('Context timeline view', () => {
     // The transcript does not record CLAUDE_AUTOCOMPACT_PCT_OVERRIDE: its two auto compactions imply 5%, said to be inferred.
     expect(await page.getByTestId('timeline-trigger').textContent()).toBe('49,000');
     expect(await ruleLine.textContent()).toMatch(/\(inferred: 5% of the effective window 980,000: the session's 2 auto compactions/);
+    // The window is left off the scale; the trigger, near the contexts, is drawn, and the note says only what is left out.
+    expect((await page.getByTestId('timeline-off-scale').textContent())!.replace(/\s+/g, ' ')).toMatch(/^The window \(1,000,000\) is far above this session's contexts, so the scale fits the contexts and the trigger\. /);
+    expect(Number(await chart.getAttribute('data-y-top'))).toBeGreaterThan(49_000);
     // The user confirms the setting the session ran with: the same trigger, now read, and the replay compacts as it did.
     await page.getByLabel('Auto-compact percent').fill('5');
     await expect.poll(() => ruleLine.textContent(), { timeout: 10_000 }).toMatch(/49,000 \(read: /);
