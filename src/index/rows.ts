@@ -311,9 +311,14 @@ export interface ToolCost {
   tokens: number;
   /** Calls it rode along in, the one it entered with included, until a compaction or the end. */
   turnsInContext: number;
-  /** Written to the cache once (the call it entered with), then read from it on every later call. */
+  /**
+   * How its tokens were paid for over those calls, in the session's own caching proportions (as the
+   * replay prices them): a caching client writes it once and reads it on every later call; with no
+   * caching every call sends it again as plain input.
+   */
   cacheWriteTokens: number;
   cacheReadTokens: number;
+  inputTokens: number;
 }
 
 /** USD per million tokens. */

@@ -295,6 +295,8 @@ export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): {
   const medianScale = Math.min(SCALE_MAX, Math.max(SCALE_MIN, median(scales.filter((s) => s > 0)) ?? 1));
   series.scale = medianScale;
   for (let i = 0; i < line.length; i++) series.pending.push(Math.round((carried.get(i) ?? []).reduce((a, x) => a + x.tokens, 0) * medianScale));
+  Object.assign(series, cachingOf(line, compactAt));
+  const { cacheHit: hit, writeShare: ws } = series;
   turns.forEach((t, i) => {
     for (const x of t.tools) {
       const passedWhole = x.action === undefined || x.action === 'pass';
@@ -313,13 +315,14 @@ export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): {
       let end = turns.length;
       for (const c of series.realCompactions) if (c > i) { end = c; break; }
       const n = end - i;
-      costs.push({ id: x.id, payloadId: x.payloadId, name: x.name, group: x.group, turn: i, tokens: x.tokens, turnsInContext: n, cacheWriteTokens: x.tokens, cacheReadTokens: x.tokens * Math.max(0, n - 1) });
+      const later = x.tokens * Math.max(0, n - 1);
+      const sent = x.tokens + later * (1 - hit);
+      costs.push({ id: x.id, payloadId: x.payloadId, name: x.name, group: x.group, turn: i, tokens: x.tokens, turnsInContext: n, cacheWriteTokens: Math.round(ws * sent), cacheReadTokens: Math.round(later * hit), inputTokens: Math.round((1 - ws) * sent) });
     }
   });
   const first = turns[0];
   series.baseline = Math.round(first?.parts.baseline ?? input.baselineTokens ?? 0);
   series.post = posts.length ? Math.round(median(posts)!) : series.baseline + SUMMARY_TOKENS_DEFAULT;
-  Object.assign(series, cachingOf(line));
   costs.sort((a, b) => b.tokens * b.turnsInContext - a.tokens * a.turnsInContext);
   const measured = measuredTotals(input.turns, input.prices, comps.length, line);
   const replays = [replay(series, {}, 'as it ran (rule replayed)'), ...scenarios.map((s) => replay(series, s))];
@@ -356,22 +359,25 @@ function median(xs: number[]): number | undefined {
  * (each call's context up to the one before it), and of the rest what it wrote to the cache. Both
  * 1 (a caching client) when usage does not say.
  */
-function cachingOf(line: TurnRecord[]): { cacheHit: number; writeShare: number } {
+function cachingOf(line: TurnRecord[], rebuilt: Set<number>): { cacheHit: number; writeShare: number } {
   let prefix = 0;
   let read = 0;
   let write = 0;
   let input = 0;
   let prev: number | null = null;
   let known = false;
-  for (const t of line) {
-    if (t.context === null) continue;
-    if (prev !== null) prefix += Math.min(prev, t.context);
+  line.forEach((t, i) => {
+    if (t.context === null) return;
     if (t.cacheRead !== null || t.cacheWrite !== null) known = true;
-    read += t.cacheRead ?? 0;
+    // The call after a compaction repeats no prefix of the one before (a summary replaced it): it says nothing of the hit rate.
+    if (prev !== null && !rebuilt.has(i)) {
+      prefix += Math.min(prev, t.context);
+      read += t.cacheRead ?? 0;
+    }
     write += t.cacheWrite ?? 0;
     input += t.input ?? 0;
     prev = t.context;
-  }
+  });
   if (!known) return { cacheHit: 1, writeShare: 1 };
   return { cacheHit: prefix > 0 ? Math.min(1, read / prefix) : 1, writeShare: write + input > 0 ? write / (write + input) : 1 };
 }
@@ -426,6 +432,7 @@ export function replay(series: ReplaySeries, s: ReplayScenario, label = scenario
   let read = 0;
   let write = 0;
   let uncached = 0;
+  let summaries = 0;
   let replaced = 0;
   // The session's own caching: the share of the repeated prefix it read from the cache; the rest
   // and the new content written to the cache or sent as plain input, in the session's proportion.
@@ -482,6 +489,10 @@ export function replay(series: ReplaySeries, s: ReplayScenario, label = scenario
       compactionsAt.push(i);
       live.length = 0;
       // Codex summarises what pushed it over; Claude Code keeps the newest messages after the summary.
+      // The compaction is a model call of its own: the whole context sent again (its prefix from the
+      // cache) and a summary written back, paid for like the session's other calls.
+      price(prevCtx, pending);
+      summaries += Math.max(0, series.post - series.baseline);
       ctx = rule.client === 'codex' ? series.post : series.post + add;
       price(Math.min(series.baseline, ctx), Math.max(0, ctx - series.baseline));
     } else {
@@ -493,7 +504,7 @@ export function replay(series: ReplaySeries, s: ReplayScenario, label = scenario
     if (ctx > peak) peak = ctx;
     prevCtx = ctx;
   }
-  const output = series.outputs.reduce((a, b) => a + b, 0);
+  const output = series.outputs.reduce((a, b) => a + b, 0) + summaries;
   const costUsd = (uncached * prices.input + write * prices.cacheWrite + read * prices.cacheRead + output * prices.output) / 1e6;
   [uncached, write, read] = [Math.round(uncached), Math.round(write), Math.round(read)];
   return { label, scenario: s, contexts, compactionsAt, peak, inputTokens: uncached, cacheWriteTokens: write, cacheReadTokens: read, outputTokens: output, costUsd, replaced, messages, provenance: 'simulated' };

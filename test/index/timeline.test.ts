@@ -70,8 +70,13 @@ describe('timeline of Claude Code 2.1.328 with CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=5
   it('tool results ranked by tokens × calls in context, split into the cache write and the reads after it', async () => {
     const { t } = await timelineOf(path.join(TL, 'claude-code-pct5'), { autoCompactPct: 5 });
     const top = t.topCosts[0]!;
-    expect(top.cacheWriteTokens).toBe(top.tokens);
-    expect(top.cacheReadTokens).toBe(top.tokens * (top.turnsInContext - 1));
+    // Paid as the session used the cache: every call it rode in pays for it once, read from the cache or sent again.
+    expect(Math.abs(top.cacheWriteTokens + top.cacheReadTokens + top.inputTokens - top.tokens * top.turnsInContext)).toBeLessThanOrEqual(2);
+    expect(top.cacheReadTokens).toBeGreaterThan(0);
+    expect(top.cacheReadTokens).toBeLessThanOrEqual(top.tokens * (top.turnsInContext - 1));
+    expect(top.cacheWriteTokens).toBeGreaterThanOrEqual(top.tokens);
+    // The session as it ran, replayed in the same proportions, costs about what was measured.
+    expect(Math.abs(t.replays[0]!.costUsd / t.measured.costUsd - 1)).toBeLessThan(0.1);
     const cost = (c: (typeof t.topCosts)[number]) => c.tokens * c.turnsInContext;
     expect(t.topCosts.map(cost)).toEqual([...t.topCosts.map(cost)].sort((a, b) => b - a));
     expect(t.topCosts.every((c) => c.payloadId)).toBe(true);

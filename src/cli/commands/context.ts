@@ -51,9 +51,9 @@ function table(t: TimelineData): string {
   const m = t.measured;
   out.push(`measured: peak ${n(m.peak)}, ${m.compactions} compaction(s), ${m.calls} call(s), $${m.costUsd.toFixed(4)} at the price table`);
   out.push('');
-  out.push('top results by cost (tokens × calls in context; cache write once, then reads):');
+  out.push('top results by cost (tokens × calls in context; paid as the session cached: written, read from the cache, sent again):');
   for (const c of t.topCosts.slice(0, 10)) {
-    out.push(`  call ${c.turn}: ${c.name} ${n(c.tokens)} × ${c.turnsInContext} = ${n(c.tokens * c.turnsInContext)} (write ${n(c.cacheWriteTokens)}, reads ${n(c.cacheReadTokens)})`);
+    out.push(`  call ${c.turn}: ${c.name} ${n(c.tokens)} × ${c.turnsInContext} = ${n(c.tokens * c.turnsInContext)} (write ${n(c.cacheWriteTokens)}, reads ${n(c.cacheReadTokens)}${c.inputTokens ? `, plain input ${n(c.inputTokens)}` : ''})`);
   }
   out.push('');
   out.push('simulated (the model might have acted differently):');
