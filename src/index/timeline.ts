@@ -260,7 +260,7 @@ export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): {
   const costs: ToolCost[] = [];
   let prev: number | null = null;
   let stack: Record<string, number> = {};
-  const series: ReplaySeries = { contexts: [], growth: [], outputs: [], tools: [], pending: [], realCompactions: [...compactAt].sort((a, b) => a - b), scale: 1, post: 0, cacheHit: 1, writeShare: 1, baseline: 0, rule: input.rule, prices: input.prices };
+  const series: ReplaySeries = { contexts: [], growth: [], outputs: [], tools: [], pending: [], realCompactions: [...compactAt].sort((a, b) => a - b), scale: 1, post: 0, ...cachingOf(line, compactAt), baseline: 0, rule: input.rule, prices: input.prices };
   const posts: number[] = [];
   const scales: number[] = [];
   line.forEach((t, i) => {
@@ -295,8 +295,6 @@ export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): {
   const medianScale = Math.min(SCALE_MAX, Math.max(SCALE_MIN, median(scales.filter((s) => s > 0)) ?? 1));
   series.scale = medianScale;
   for (let i = 0; i < line.length; i++) series.pending.push(Math.round((carried.get(i) ?? []).reduce((a, x) => a + x.tokens, 0) * medianScale));
-  Object.assign(series, cachingOf(line, compactAt));
-  const { cacheHit: hit, writeShare: ws } = series;
   turns.forEach((t, i) => {
     for (const x of t.tools) {
       const passedWhole = x.action === undefined || x.action === 'pass';
@@ -315,9 +313,9 @@ export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): {
       let end = turns.length;
       for (const c of series.realCompactions) if (c > i) { end = c; break; }
       const n = end - i;
-      const later = x.tokens * Math.max(0, n - 1);
-      const sent = x.tokens + later * (1 - hit);
-      costs.push({ id: x.id, payloadId: x.payloadId, name: x.name, group: x.group, turn: i, tokens: x.tokens, turnsInContext: n, cacheWriteTokens: Math.round(ws * sent), cacheReadTokens: Math.round(later * hit), inputTokens: Math.round((1 - ws) * sent) });
+      // Entered once, then repeated on each later call it rode along in.
+      const paid = paidAs(series, x.tokens * Math.max(0, n - 1), x.tokens);
+      costs.push({ id: x.id, payloadId: x.payloadId, name: x.name, group: x.group, turn: i, tokens: x.tokens, turnsInContext: n, cacheWriteTokens: Math.round(paid.write), cacheReadTokens: Math.round(paid.read), inputTokens: Math.round(paid.input) });
     }
   });
   const first = turns[0];
@@ -352,6 +350,17 @@ function median(xs: number[]): number | undefined {
   if (!xs.length) return undefined;
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
+}
+
+/**
+ * How tokens a call sends are paid for, in the session's own caching proportions: of the prefix it
+ * repeats, the share the session read from the cache is read; the rest and the new content are
+ * written to the cache or sent as plain input, in the session's proportion. The replay and the
+ * per-result costs both price this way.
+ */
+function paidAs(c: Pick<ReplaySeries, 'cacheHit' | 'writeShare'>, prefix: number, fresh: number): { read: number; write: number; input: number } {
+  const sent = (1 - c.cacheHit) * prefix + fresh;
+  return { read: c.cacheHit * prefix, write: c.writeShare * sent, input: (1 - c.writeShare) * sent };
 }
 
 /**
@@ -434,14 +443,11 @@ export function replay(series: ReplaySeries, s: ReplayScenario, label = scenario
   let uncached = 0;
   let summaries = 0;
   let replaced = 0;
-  // The session's own caching: the share of the repeated prefix it read from the cache; the rest
-  // and the new content written to the cache or sent as plain input, in the session's proportion.
-  const { cacheHit: hit, writeShare: ws } = series;
   const price = (prefix: number, fresh: number) => {
-    const sent = (1 - hit) * prefix + fresh;
-    read += hit * prefix;
-    write += ws * sent;
-    uncached += (1 - ws) * sent;
+    const paid = paidAs(series, prefix, fresh);
+    read += paid.read;
+    write += paid.write;
+    uncached += paid.input;
   };
   const messages = { guard: 0, saved: 0, fixed: 0 };
   // Results in context, oldest first: how many tokens each holds now (for masking).
