@@ -70,6 +70,9 @@ export class TimelineQueries {
   private readonly series = new Map<string, { key: string; series: ReplaySeries; guardable: Guardable[] }>();
   /** The tool result estimates of the last sessions asked, by place (estimatePlaced). */
   private readonly estimates = new Map<string, Map<string, number>>();
+  /** The background pass (warm), and the sessions it has still to do. */
+  private warming: Promise<void> | undefined;
+  private readonly toWarm = new Set<string>();
   readonly guard: OfflineGuard;
 
   constructor(
@@ -82,9 +85,6 @@ export class TimelineQueries {
   private turnRows(sessionId: string): TurnRow[] {
     return this.core.q('SELECT * FROM turns WHERE session_id = ? ORDER BY source_id, seq').all(sessionId) as TurnRow[];
   }
-
-  private warming: Promise<void> | undefined;
-  private readonly toWarm = new Set<string>();
 
   /**
    * Estimate, in the background, the tool results a listing of these sessions only placed (a third
@@ -277,7 +277,7 @@ export class TimelineQueries {
         await yielder.maybe();
       }
     }
-    if (!this.core.closed || this.core.db.open) this.keepEstimates(sessionId, rows, turns, done);
+    if (this.core.db.open) this.keepEstimates(sessionId, rows, turns, done);
     return lost;
   }
 
