@@ -32,8 +32,8 @@ function npm(args: string[], cwd: string, env: NodeJS.ProcessEnv = {}): string {
 /** The README's library snippet, as written. */
 function readmeSnippet(): string {
   const at = README.indexOf('## The library call');
-  const m = /```ts\n([\s\S]*?)```/.exec(README.slice(at));
-  expect(at >= 0 && m, 'README has a "## The library call" section with a ```ts block').toBeTruthy();
+  const m = /```js\n([\s\S]*?)```/.exec(README.slice(at));
+  expect(at >= 0 && m, 'README has a "## The library call" section with a ```js block').toBeTruthy();
   return m![1]!;
 }
 
@@ -42,17 +42,11 @@ function priceList(): string {
   return JSON.stringify(Array.from({ length: 3000 }, (_, i) => ({ id: i, product: `plan-${i % 7}`, price_usd: (i % 50) + 0.99, region: ['eu', 'us', 'apac'][i % 3] })));
 }
 
-/** Run the snippet in `dir` (where `spillway` is installed or linked) on `input`; what the model gets. */
+/** Run the snippet in `dir` (where `spillway` is installed or linked) on `input`, verbatim as a file of its own, as the README says; what the model gets. */
 function runSnippet(dir: string, inputFile: string): string {
-  const script = [
-    `import fs from 'node:fs';`,
-    `const result = fs.readFileSync(${JSON.stringify(inputFile)}, 'utf8');`,
-    readmeSnippet(),
-    `process.stdout.write(typeof forModel === 'string' ? forModel : JSON.stringify(forModel));`,
-  ].join('\n');
-  fs.writeFileSync(path.join(dir, 'snippet.mjs'), script);
+  fs.writeFileSync(path.join(dir, 'guard-demo.mjs'), readmeSnippet());
   // From the scratch folder, with nothing of the checkout on the way: NODE_PATH unset.
-  return execFileSync(process.execPath, ['snippet.mjs'], { cwd: dir, encoding: 'utf8', env: { ...process.env, NODE_PATH: '' }, timeout: 120_000 });
+  return execFileSync(process.execPath, ['guard-demo.mjs', inputFile], { cwd: dir, encoding: 'utf8', env: { ...process.env, NODE_PATH: '' }, timeout: 120_000 });
 }
 
 /** Start the installed `spillway serve` in `dir` (a private app data, no default roots), fetch its page and the first script it loads, stop it. */
