@@ -22,8 +22,9 @@ const run = (cmd, argv) => {
 
 const rendererIndex = path.join(repoRoot, 'dist', 'renderer', 'index.html');
 if (isStale(rendererIndex, [path.join(repoRoot, 'app'), path.join(repoRoot, 'src', 'service', 'contract.ts')])) {
-  console.log('spillway: building the inspector UI (dist/renderer)…');
-  run(npm, ['run', '--silent', 'build:renderer']);
+  console.log('spillway: building the inspector UI (dist/renderer, about a minute); its address follows');
+  // Vite's per-file report and its plugin-timing note are ~100 lines that would bury the address: errors only.
+  run(npm, ['run', '--silent', 'build:renderer', '--', '--logLevel', 'error']);
 }
 
 const electron = fetchElectron({ quiet: true });
