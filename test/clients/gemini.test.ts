@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openIndex, type SpillIndex } from '../../src/index/index.js';
 import { startGeminiDouble } from './doubles/gemini.js';
 import { GEMINI_CLI_VERSION, countedUsage, geminiBinary, runGemini } from './gemini.js';
-import { ROOT, tmpDir } from './harness.js';
+import { CLIENTS_NM, tmpDir } from './harness.js';
 import { textFile } from './timeline-runs.js';
 
 const RUN_MS = 300_000;
@@ -22,7 +22,7 @@ afterAll(() => {
 
 describe(`Gemini CLI ${GEMINI_CLI_VERSION}, re-run`, () => {
   it('is the version the fixture was written by', () => {
-    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', '@google', 'gemini-cli', 'package.json'), 'utf8'));
+    const pkg = JSON.parse(fs.readFileSync(path.join(CLIENTS_NM, '@google', 'gemini-cli', 'package.json'), 'utf8'));
     expect(pkg.version).toBe(GEMINI_CLI_VERSION);
     expect(geminiBinary()).toBeDefined();
   });

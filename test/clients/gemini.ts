@@ -5,13 +5,13 @@
  * --yolo back into prompts, which -p cannot answer), and `GOOGLE_GEMINI_BASE_URL` at the double
  * (the CLI accepts http only for a loopback host).
  *
- * The binary is taken from node_modules/@google/gemini-cli (a devDependency), or from
+ * The binary is taken from the pinned clients' install (scripts/install-clients.mjs), or from
  * SPILLWAY_GEMINI_CLI (its bundle/gemini.js).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { GeminiUsage } from './doubles/gemini.js';
-import { ROOT, baseClientEnv, listFiles, parseJsonLines, runClient, tmpDir, type RunResult } from './harness.js';
+import { CLIENTS_NM, baseClientEnv, listFiles, parseJsonLines, runClient, tmpDir, type RunResult } from './harness.js';
 import { tokensOf } from './timeline-runs.js';
 
 /**
@@ -43,7 +43,7 @@ export function countedUsage(): { usage: (body: any) => GeminiUsage; main: numbe
 export const GEMINI_CLI_VERSION = '0.61.0';
 
 export function geminiBinary(): string | undefined {
-  const p = process.env.SPILLWAY_GEMINI_CLI ?? path.join(ROOT, 'node_modules', '@google', 'gemini-cli', 'bundle', 'gemini.js');
+  const p = process.env.SPILLWAY_GEMINI_CLI ?? path.join(CLIENTS_NM, '@google', 'gemini-cli', 'bundle', 'gemini.js');
   return fs.existsSync(p) ? p : undefined;
 }
 

@@ -1,5 +1,6 @@
 /**
- * Running the real client binaries (Claude Code, Codex) from node_modules, scripted against the
+ * Running the real client binaries (Claude Code, Codex), installed by scripts/install-clients.mjs
+ * (which `npm test` runs first) at the versions test/clients/install pins, scripted against the
  * local model doubles: a temporary HOME (and CODEX_HOME), telemetry, auto-update and error reports
  * off, a hard timeout, and every process the run left behind ended by PID.
  *
@@ -14,9 +15,11 @@ import path from 'node:path';
 import { afterAll } from 'vitest';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
-const NM = path.join(ROOT, 'node_modules');
+/** Where scripts/install-clients.mjs put the clients (not devDependencies: ~900 MB that `npm install` need not carry). */
+export const CLIENTS_NM = path.join(process.env.SPILLWAY_CLIENTS_DIR ? path.resolve(process.env.SPILLWAY_CLIENTS_DIR) : path.join(ROOT, '.cache', 'clients'), 'node_modules');
+const NM = CLIENTS_NM;
 
-/** Versions the end-to-end tests pin (package.json devDependencies); a test checks the binaries report them. */
+/** Versions the end-to-end tests pin (test/clients/install/package.json); a test checks the binaries report them. */
 export const CLAUDE_CODE_VERSION = '2.1.328';
 export const CODEX_VERSION = '0.171.0';
 
@@ -25,7 +28,7 @@ export const CLIENT_RUN_TIMEOUT_MS = 90_000;
 
 function firstExisting(paths: string[]): string {
   for (const p of paths) if (fs.existsSync(p)) return p;
-  throw new Error(`client binary not found; looked at ${paths.join(', ')} (run npm ci)`);
+  throw new Error(`client binary not found; looked at ${paths.join(', ')} (run node scripts/install-clients.mjs, which npm test runs first)`);
 }
 
 /** The native Claude Code binary (the platform package; bin/claude.exe is the same file once its postinstall ran). */
