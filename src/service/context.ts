@@ -16,7 +16,7 @@ import { InspectorEmitter } from './events.js';
 import { createImportedRuns } from './imported-runs.js';
 import { PathGuard } from './paths.js';
 import { createPayloadFiles } from './payload-files.js';
-import { ensurePrivateDir, preparePrivateDbFile } from './private-files.js';
+import { ensurePrivateDir, NotPrivateError, preparePrivateDbFile } from './private-files.js';
 import { PayloadReader } from './reader.js';
 import { createRootAreas } from './root-areas.js';
 import { S3Reads } from './s3-read.js';
@@ -94,6 +94,8 @@ export function toServiceError(err: unknown): ServiceError {
   // A FIFO, device, link or hard link where a payload's file should be (safe-open.ts).
   if (err instanceof UntrustedFileError) return new ServiceError(err.code === 'NOT_FOUND' ? 'NOT_FOUND' : 'FORBIDDEN_PATH', err.message);
   if (err instanceof TemplateError) return new ServiceError(err.code === 'NOT_FOUND' ? 'NOT_FOUND' : 'BAD_REQUEST', err.message);
+  // App data, the database or the consent record belongs to another account or is writable by others (private-files.ts).
+  if (err instanceof NotPrivateError) return new ServiceError('FORBIDDEN_PATH', err.message);
   const e = err as NodeJS.ErrnoException;
   if (e?.code === 'ENOENT') return new ServiceError('NOT_FOUND', e.message);
   if (e?.code === 'EACCES' || e?.code === 'EPERM') return new ServiceError('FORBIDDEN_PATH', e.message);
@@ -153,7 +155,8 @@ export function createContext(opts: CreateServiceOptions) {
   let stopWatch: (() => Promise<void>) | undefined;
 
   const ready: Promise<void> = (async () => {
-    // App data first, private: everything below it is then out of other accounts' reach.
+    // App data first, private: everything below it is then out of other accounts' reach. What exists
+    // already must be the caller's alone (private-files.ts), and keeps its mode.
     for (const d of [paths.root, paths.sessions, paths.scratch, paths.templates]) await ensurePrivateDir(d);
     const pruned = await pruneScratch(paths.scratch).catch(() => []);
     if (pruned.length) warn(`removed ${pruned.length} scratch analyses older than ${SCRATCH_MAX_AGE_DAYS} days`);

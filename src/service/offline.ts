@@ -78,6 +78,8 @@ export async function indexFolders(o: IndexFoldersOptions): Promise<IndexStats &
   const paths = appPaths(o.env);
   const dbPath = path.resolve(o.dbPath ?? paths.db);
   const warn = o.onWarning ?? (() => undefined);
+  // The consent record goes into app data: it must be the caller's before anything is written (private-files.ts).
+  ensurePrivateDirSync(paths.root);
   preparePrivateDbFile(dbPath);
   const index = openIndex({ dbPath });
   try {
@@ -237,6 +239,7 @@ const CLI_GUARD_BUDGET_MS = 120_000;
 export async function contextTimeline(o: ContextTimelineOptions): Promise<TimelineData> {
   const paths = appPaths(o.env);
   const dbPath = path.resolve(o.dbPath ?? paths.db);
+  ensurePrivateDirSync(paths.root);
   preparePrivateDbFile(dbPath);
   // One session's timeline: its request estimates what it needs; the rest stays for serve's background phase.
   const index = openIndex({ dbPath, backgroundEstimates: false });

@@ -43,7 +43,7 @@ import path from 'node:path';
 import { isInside } from '../pipeline/index.js';
 import { canonicalS3Root, isS3Path } from '../index/index.js';
 import { ServiceError } from './contract.js';
-import { writePrivateFileSync } from './private-files.js';
+import { checkPrivate, writePrivateFileSync } from './private-files.js';
 
 /** Who is asking for a root (see the table above). */
 export type RootSource = 'trusted' | 'window' | 'http';
@@ -181,6 +181,8 @@ export class RootConsents {
   constructor(readonly file: string) {}
 
   private read(): ConsentDoc {
+    // A record another account owns or can write would be its word for what this one reads: refused (private-files.ts).
+    checkPrivate(this.file, 'root consent file');
     try {
       const v = JSON.parse(fs.readFileSync(this.file, 'utf8')) as Partial<ConsentDoc>;
       if (v && typeof v.roots === 'object' && v.roots !== null && !Array.isArray(v.roots)) return { version: 1, roots: v.roots };

@@ -275,6 +275,22 @@ describe('spillway setup codex', () => {
     expect(runSetup(['codex'], envFor()).code).toBe(1);
   }, CLI_TEST_MS);
 
+  it('issue 32: --remove of a wrapped server leaves no `# spillway setup codex:` comment behind (real CLI)', () => {
+    const { env, file } = codexEnv(CODEX_CONFIG);
+    const wrap = runSetup(['codex', '--mcp', 'git'], env);
+    expect(wrap.code, wrap.stderr).toBe(0);
+    expect(fs.readFileSync(file, 'utf8')).toContain('# spillway setup codex: git runs behind spillway mcp');
+    // Without --mcp (every server setup touched) and with it: the table gets its own command back, and no marker.
+    const r = runSetup(['codex', '--remove'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const text = fs.readFileSync(file, 'utf8');
+    expect(text).not.toContain('# spillway setup codex');
+    expect(parse(text)).toEqual(parse(CODEX_CONFIG));
+    expect(runSetup(['codex', '--mcp', 'git'], env).code).toBe(0);
+    expect(runSetup(['codex', '--mcp', 'git', '--remove'], env).code).toBe(0);
+    expect(fs.readFileSync(file, 'utf8')).not.toContain('# spillway setup codex');
+  }, CLI_TEST_MS);
+
   it('property: for any server name, add then remove gives back the same document, and nothing else ever changes', () => {
     const name = fc.oneof(fc.stringMatching(/^[A-Za-z0-9_-]{1,12}$/), fc.string({ minLength: 1, maxLength: 12 }).filter((s) => !/[\u0000-\u001f\u007f]/.test(s)));
     fc.assert(

@@ -194,7 +194,9 @@ function editServer(file: string, ed: Edit, name: string, server: string[], remo
   }
   if (next) {
     const block = stringify({ mcp_servers: { [name]: next } }).trimEnd();
-    text = `${text.replace(/\s*$/, '')}${text.trim() ? '\n\n' : ''}${MARKER_PREFIX}${name} runs behind spillway mcp (undo: spillway setup codex --mcp ${name} --remove)\n${block}\n`;
+    // The marker says the table runs behind spillway mcp: a table given back its own command (--remove) gets none.
+    const marker = remove ? '' : `${MARKER_PREFIX}${name} runs behind spillway mcp (undo: spillway setup codex --mcp ${name} --remove)\n`;
+    text = `${text.replace(/\s*$/, '')}${text.trim() ? '\n\n' : ''}${marker}${block}\n`;
   } else {
     text = text.trim() ? `${text.replace(/\s*$/, '')}\n` : '';
   }

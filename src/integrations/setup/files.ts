@@ -97,10 +97,19 @@ function stamp(now: Date): string {
   return now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
 }
 
-/** Setup's own folders in app data: private (0700), as they hold copies of config files that may carry tokens. */
+/**
+ * Setup's own folders in app data: private (0700), as they hold copies of config files that may
+ * carry tokens. Only the folders made here get a mode; one that exists keeps its own (issue 32:
+ * never change the mode of a folder Spillway did not create).
+ */
 function privateDir(dir: string): string {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  fs.chmodSync(dir, 0o700);
+  const first = fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (first !== undefined) {
+    for (let d = path.resolve(dir); ; d = path.dirname(d)) {
+      fs.chmodSync(d, 0o700); // made just now, by us: 0700 whatever the umask
+      if (d === path.resolve(first) || path.dirname(d) === d) break;
+    }
+  }
   return dir;
 }
 
@@ -141,10 +150,26 @@ export interface WriteOptions {
 }
 
 /**
+ * Whose a config file stays (issue 32): the file setup writes back keeps the owner, group and mode
+ * of the one it replaces. Root can give a file back to its owner (fchown), so setup run as root
+ * edits another account's config and leaves it that account's. Any other account cannot: a file it
+ * does not own is refused before anything is written (it would otherwise become the caller's, and
+ * its owner could no longer edit it). Throws SetupError naming the file.
+ */
+function checkCanKeepOwner(file: string, st: fs.Stats): void {
+  const me = typeof process.geteuid === 'function' ? process.geteuid() : undefined;
+  if (me === undefined || me === 0 || st.uid === me) return;
+  throw new SetupError(
+    `${file} belongs to another account (uid ${st.uid}; setup runs as uid ${me}), which setup could not give it back to; it was left untouched. ` +
+      'Run setup as the account that owns it (or as root, which keeps its owner).',
+  );
+}
+
+/**
  * Write `text` to `file` when it differs from `previous`: the old content is first copied to app
- * data ({@link backUp}), then the new one goes to a temp file with the same mode and is renamed into
- * place, so a crash leaves either file whole. A symlinked file is written at its target (the link
- * is kept).
+ * data ({@link backUp}), then the new one goes to a temp file given the old one's mode, owner and
+ * group ({@link checkCanKeepOwner}) and is renamed into place, so a crash leaves either file whole.
+ * A symlinked file is written at its target (the link is kept).
  */
 export function writeConfig(file: string, previous: string | undefined, text: string, detail: string, o: WriteOptions = {}): FileChange {
   if (previous === text) return { file, action: 'unchanged', detail };
@@ -153,20 +178,35 @@ export function writeConfig(file: string, previous: string | undefined, text: st
   const existed = fs.existsSync(real);
   if (!existed) fs.mkdirSync(path.dirname(real), { recursive: true });
   let mode = 0o644;
+  let old: fs.Stats | undefined;
   let backup: string | undefined;
   if (existed) {
-    mode = fs.statSync(real).mode & 0o777;
+    old = fs.statSync(real);
+    checkCanKeepOwner(file, old);
+    mode = old.mode & 0o777;
     backup = backUp(file, fs.readFileSync(real, 'utf8'), env, o.now ?? new Date());
   }
   const tmp = path.join(path.dirname(real), `.${path.basename(real)}.${process.pid}.${Date.now()}.tmp`);
   const fd = fs.openSync(tmp, 'wx', mode);
   try {
-    fs.writeFileSync(fd, text);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  try {
+    try {
+      fs.writeFileSync(fd, text);
+      if (old) {
+        // The mode as it was (the umask would cut it), and the owner and group as they were.
+        fs.fchmodSync(fd, mode);
+        const now = fs.fstatSync(fd);
+        if (now.uid !== old.uid || now.gid !== old.gid) {
+          try {
+            fs.fchownSync(fd, old.uid, old.gid);
+          } catch (err) {
+            throw new SetupError(`${file} could not be given back its owner and group (uid ${old.uid}, gid ${old.gid}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); it was left untouched.`);
+          }
+        }
+      }
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
     fs.renameSync(tmp, real);
   } catch (err) {
     fs.rmSync(tmp, { force: true });

@@ -15,7 +15,7 @@ import { ServiceError, type PayloadDetail } from '../contract.js';
 import { toServiceError, type Handlers, type ServiceContext } from '../context.js';
 import { isS3Path } from '../s3-read.js';
 import { notReadNote } from '../heavy.js';
-import { privatizeTree } from '../private-files.js';
+import { privatizeFile } from '../private-files.js';
 import { errMessage } from '../../pipeline/values.js';
 
 /**
@@ -143,7 +143,8 @@ export function summaryMethods(ctx: ServiceContext): Handlers<SummaryMethodName>
       await ctx.idx();
       try {
         const saved = saveTemplateFile(paths.templates, name, body);
-        await privatizeTree(paths.templates);
+        // Only the file just written: templates the user wrote by hand there keep their mode.
+        if (saved.path) await privatizeFile(saved.path);
         return saved;
       } catch (err) {
         throw toServiceError(err);
