@@ -68,7 +68,7 @@ export { safeStringify, jsonBytesUpperBound } from './serialize.js';
 export { mayCarryInlineAssets } from './decide.js';
 export { restorePayload, restoreToFile, restoreFromStore, readMeta, appendSummaryRun, metaPathFor, RestoreError } from './restore.js';
 export { buildPreview } from './preview.js';
-export { profileOfMessage } from './message.js';
+export { profileOfMessage, readMoreAdvice } from './message.js';
 export { detectContent, detectTextKind, detectTextFormat, unwrapText, isBinaryBytes, isBinaryString, sniffBinary } from './detect.js';
 export { extractAssets } from './extract.js';
 export { parseBase64, encodeSpan } from './base64.js';

@@ -17,12 +17,19 @@ export const SPAWN_FAILURE_LINGER_MS = 1_500;
 
 /** Tools the proxy answers itself (the drill-down tools). */
 export interface LocalTools {
-  /** Tool definitions appended to the last page of tools/list. */
-  list(): Array<Record<string, unknown>>;
-  has(name: string): boolean;
+  /**
+   * Tool definitions appended to the last page of tools/list, under names none of `taken` (the
+   * server's tools) has: a server cannot shadow them, and every later message names them as listed.
+   */
+  list(taken: ReadonlySet<string>): Array<Record<string, unknown>>;
+  /** The canonical name of a tool as registered (the last list), or undefined when it is not ours. */
+  resolve(name: string): string | undefined;
+  /** `call` takes the canonical name. */
   call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>>;
-  /** Told where the session is once known, and about each spill (for the hint sentence). */
+  /** Told about each spill: the example sentence appended to the message. */
   hint?(g: GuardResult): string;
+  /** The message's "read more" sentence naming the tools as registered (replaces the guard's, which names the canonical ones). */
+  advice?(): string;
 }
 
 export interface McpProxyOptions {
@@ -363,7 +370,9 @@ export class McpProxy {
       pending.call = callOfRequest(params, this.clientName ?? (this.opts.client !== 'generic' ? this.opts.client : undefined), process.cwd());
       const name = typeof params.name === 'string' ? params.name : '';
       const args = isObj(params.arguments) ? params.arguments : undefined;
-      if (this.local?.has(name) && !this.tools.has(name)) return this.callLocal(id, key, name, args ?? {});
+      // Only a name registered as ours, and not one the server lists (a server may list ours after a change).
+      const local = this.tools.has(name) ? undefined : this.local?.resolve(name);
+      if (local) return this.callLocal(id, key, local, args ?? {});
       pending.toolName = name;
       const focusArg = this.opts.focusArg;
       if (focusArg && args && Object.hasOwn(args, focusArg) && !this.tools.get(name)?.nativeFocus) {
@@ -490,10 +499,12 @@ export class McpProxy {
     }
     const lastPage = result.nextCursor === undefined || result.nextCursor === null;
     if (lastPage && this.local) {
-      const names = new Set(tools.filter(isObj).map((t) => t.name));
-      for (const t of this.local.list()) {
-        if (names.has(t.name)) this.log(`the server has its own ${String(t.name)}; Spillway's is not listed`);
-        else tools.push(t);
+      // Every page's names, so no page's tool is shadowed by ours.
+      const taken = new Set<string>(this.tools.keys());
+      for (const t of this.local.list(taken)) {
+        const canonical = this.local.resolve(String(t.name));
+        if (canonical !== t.name) this.log(`the server has its own ${String(canonical)}; Spillway's is listed as ${String(t.name)}`);
+        tools.push(t);
       }
     }
     this.toClient.writeLine(JSON.stringify(msg));
@@ -536,6 +547,7 @@ export class McpProxy {
         // Behind the proxy the model's way in is the drill-down tools; without them, its own tools.
         readMore: this.local ? 'drill-down' : this.opts.client === 'claude-code' ? 'claude-code' : 'generic',
         drillDownHint: this.local?.hint ? (g) => this.local!.hint!(g) : undefined,
+        drillDownAdvice: this.local?.advice ? () => this.local!.advice!() : undefined,
         log: (m) => this.log(m),
       });
       if (!replaced) return this.toClient.writeLine(line);
