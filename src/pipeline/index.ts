@@ -83,6 +83,7 @@ export {
   type NameCandidate,
 } from './store/seam.js';
 export { nameCandidates } from './store/publish.js';
+export { spillStream, type StreamedSpill, type StreamedSpillAbout, type StreamedSpillResult } from './store/stream.js';
 export { buildSummaryPrompt, fenceFor } from './prompt.js';
 export { fitSummaryInput } from './summary.js';
 export { truncate, safeCut, fmtBytes } from './text.js';

@@ -1,11 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { mayCarryInlineAssets, resolveLimit } from '../../pipeline/index.js';
+import { DEFAULT_PROFILE, MAX_MESSAGE_CHARS, PREVIEW_CHARS, buildPreview, fmtBytes, mayCarryInlineAssets, readMoreAdvice, resolveLimit, spillStream, truncate } from '../../pipeline/index.js';
+import type { Estimate, StreamedSpillResult } from '../../pipeline/index.js';
 import type { GuardResult, SummarizeHook, ToolCallRef } from '../../pipeline/index.js';
-import { LineSplitter, LineWriter } from './lines.js';
+import { LineSplitter, LineWriter, MAX_BUFFERED_LINE_BYTES } from './lines.js';
+import { ChunkQueue, OversizedLine, previewText } from './oversized.js';
 import { ErrorCode, errorResponse, idKey, peekLine, resultResponse, tryParse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
 import { defaultSessionDir, lazyMkdir, serverNameFromCommand } from './session.js';
-import { guardToolResult, mcpAwareSummarizer, type GuardFn, type McpClientKind, type ToolCallContext } from './tool-result.js';
+import { SPILL_META_KEY, guardToolResult, mcpAwareSummarizer, type GuardFn, type McpClientKind, type ToolCallContext } from './tool-result.js';
 import type { Validate } from './structured.js';
 import { TerminalSafeLines, terminalSafe } from '../../pipeline/terminal.js';
 import { errMessage, isObj } from '../../pipeline/values.js';
@@ -135,6 +138,10 @@ export class McpProxy {
   private readonly errOut: Writable;
   private readonly validatorFor: (schema: Obj) => Promise<Validate>;
   private readonly fastPassBytes: number;
+  /** Why the server's output is paused: the client is not reading, a streamed spill is behind. */
+  private readonly serverPaused = new Set<'client' | 'spill'>();
+  /** The server line over the inspection limit being streamed to a spill, if any. */
+  private big?: { line: OversizedLine; queue: ChunkQueue; spill?: Promise<StreamedSpillResult>; about?: { toolName: string; toolInput?: unknown; intent?: string; call?: ToolCallRef } };
   private readonly summarize?: SummarizeHook;
 
   constructor(private readonly opts: McpProxyOptions) {
@@ -171,11 +178,7 @@ export class McpProxy {
 
   run(): Promise<number> {
     const done = new Promise<number>((resolve) => (this.resolveDone = resolve));
-    this.toClient = new LineWriter(this.output, (full) => {
-      if (!this.child?.stdout) return;
-      if (full) this.child.stdout.pause();
-      else this.child.stdout.resume();
-    });
+    this.toClient = new LineWriter(this.output, (full) => this.pauseServer('client', full));
     this.output.on('error', (err: NodeJS.ErrnoException) => {
       // EPIPE: the client went away. Nobody is left to answer; stop the server.
       this.log(`client output closed (${err.code ?? err.message}); stopping the server`);
@@ -217,12 +220,9 @@ export class McpProxy {
     child.stderr!.on('end', () => serverErr.end());
     const fromServer = new LineSplitter({
       onLine: (line) => this.onServerLine(line),
-      onOversizedStart: (head) => {
-        this.log('a message over the inspection limit is streamed through uninspected');
-        this.toClient.beginStreamedLine(head);
-      },
-      onOversizedChunk: (c) => this.toClient.streamChunk(c),
-      onOversizedEnd: () => this.toClient.endStreamedLine(),
+      onOversizedStart: (head) => this.onOversizedStart(head),
+      onOversizedChunk: (c) => this.big?.line.push(c),
+      onOversizedEnd: () => this.onOversizedEnd(),
     });
     child.stdout!.on('data', (chunk: Buffer) => fromServer.push(chunk));
     child.stdout!.on('end', () => fromServer.end());
@@ -234,6 +234,15 @@ export class McpProxy {
     });
     this.readClient();
     return done;
+  }
+
+  private pauseServer(reason: 'client' | 'spill', on: boolean): void {
+    if (on) this.serverPaused.add(reason);
+    else this.serverPaused.delete(reason);
+    const out = this.child?.stdout;
+    if (!out) return;
+    if (this.serverPaused.size) out.pause();
+    else out.resume();
   }
 
   private readClient(): void {
@@ -477,6 +486,136 @@ export class McpProxy {
         return this.onToolResult({ ...pending, toolName: t?.toolName ?? 'task', toolInput: t?.toolInput, intent: t?.intent, call: t?.call }, msg.result, line);
       }
     }
+  }
+
+  // ---- server messages over the inspection limit ----------------------------------------------
+
+  /**
+   * A server line grew past MAX_BUFFERED_LINE_BYTES: too big to parse, and never forwarded (a client
+   * holding it would need as much memory, and the model must not get it). A response is streamed to
+   * a spill as it arrives (its `result` value's bytes, exactly); a request or notification from the
+   * server is read and dropped. What the client gets is decided when the line ends, when its id is known.
+   */
+  private onOversizedStart(head: Buffer[]): void {
+    const queue = new ChunkQueue((high) => this.pauseServer('spill', high));
+    const line = new OversizedLine(head, (c) => queue.push(c));
+    const big: NonNullable<McpProxy['big']> = { line, queue };
+    this.big = big;
+    if (line.envelope.kind === 'message') {
+      queue.fail();
+      return;
+    }
+    this.log(`a message over the ${fmtBytes(MAX_BUFFERED_LINE_BYTES)} inspection limit: streaming it to the session folder`);
+    const spill = this.session().then((sessionPath) =>
+      spillStream({
+        sessionPath,
+        body: queue,
+        about: () => big.about ?? { toolName: 'unknown' },
+        suffix: '.json',
+        kind: 'json',
+        limitTokens: this.fastPassBytes,
+        estimateOf: (bytes): Estimate => ({ tokens: Math.ceil(bytes / 4), strategy: 'chars4', profile: DEFAULT_PROFILE, exact: false }),
+        notes: () => (line.finished?.exact === false ? ['the message did not end as a JSON-RPC response should: the bytes from its value on are saved as received'] : []),
+        messageFor: (w) => this.streamedMessage(big, w),
+      }),
+    );
+    // A write that fails stops taking chunks: the rest of the line is read and dropped, never forwarded.
+    spill.catch(() => queue.fail());
+    big.spill = spill;
+  }
+
+  private onOversizedEnd(): void {
+    const big = this.big;
+    if (!big) return;
+    this.big = undefined;
+    const { id } = big.line.finish();
+    const key = id === undefined ? undefined : idKey(id);
+    if (big.line.envelope.kind === 'message') {
+      // A request the server made of the client: answer it, so the server does not wait for ever.
+      if (big.line.envelope.id !== undefined) {
+        this.toServerLine(errorResponse(big.line.envelope.id, ErrorCode.InternalError, `Spillway: this request is over the ${fmtBytes(MAX_BUFFERED_LINE_BYTES)} the MCP proxy can read; it was not forwarded to the client`));
+      }
+      this.log(`dropped a server request or notification over the ${fmtBytes(MAX_BUFFERED_LINE_BYTES)} inspection limit`);
+      return;
+    }
+    const pending = key ? this.pending.get(key) : undefined;
+    if (pending) this.pending.delete(key!);
+    const isTool = !!pending && ((pending.method === 'tools/call' && !pending.task) || pending.method === 'tasks/result');
+    const task = pending?.taskId ? this.tasks.get(pending.taskId) : undefined;
+    const toolName = pending?.method === 'tasks/result' ? (task?.toolName ?? 'task') : (pending?.toolName ?? pending?.method ?? 'unknown');
+    big.about = {
+      toolName: isTool ? toolName : `${pending?.method ?? 'unanswered'} response`,
+      toolInput: task?.toolInput ?? pending?.toolInput,
+      ...((task?.intent ?? pending?.intent) ? { intent: task?.intent ?? pending?.intent } : {}),
+      ...((task?.call ?? pending?.call) ? { call: task?.call ?? pending?.call } : {}),
+    };
+    if (pending?.cancelled) {
+      // The client gave up on it: no response, as the spec asks, and nothing kept.
+      big.queue.end(new Error('the request was cancelled'));
+      big.spill?.catch(() => undefined);
+      return;
+    }
+    big.queue.end();
+    const work = big.spill!.then(
+      (r) => {
+        if (r.error !== undefined) this.log(`the sidecar of ${r.payloadPath} could not be written: ${errMessage(r.error)}`);
+        this.log(`spilled ${toolName} (${fmtBytes(r.bytes)}, streamed uninspected) to ${r.payloadPath}`);
+        if (!pending) return;
+        if (isTool) return this.toClient.writeLine(resultResponse(pending.id, this.streamedResult(toolName, r)));
+        this.toClient.writeLine(
+          errorResponse(
+            pending.id,
+            ErrorCode.InternalError,
+            `Spillway: the response to ${pending.method} is ${fmtBytes(r.bytes)}, over the ${fmtBytes(MAX_BUFFERED_LINE_BYTES)} the MCP proxy can read; it was not forwarded. Saved: ${r.payloadPath}`,
+            { payloadPath: r.payloadPath, bytes: r.bytes, sha256: r.sha256 },
+          ),
+        );
+      },
+      (err: unknown) => {
+        const why = truncate(errMessage(err), 300);
+        this.log(`a message over the inspection limit could not be saved (${why}); it was dropped`);
+        if (!pending) return;
+        const text = `Spillway: the result of ${toolName} was over the ${fmtBytes(MAX_BUFFERED_LINE_BYTES)} the MCP proxy can read, and could NOT be saved (${why}). It was withheld. Re-run the tool with a narrower request (filters, pagination, a smaller range).`;
+        if (isTool) return this.toClient.writeLine(resultResponse(pending.id, { content: [{ type: 'text', text }], isError: true }));
+        this.toClient.writeLine(errorResponse(pending.id, ErrorCode.InternalError, text));
+      },
+    );
+    this.track(work);
+  }
+
+  /** The message of a streamed spill: what happened, where it is, how to read it, and the start of it. */
+  private streamedMessage(big: NonNullable<McpProxy['big']>, w: { payloadPath: string; sessionPath: string; bytes: number; estimate: Estimate }): string {
+    const tool = `\`${big.about?.toolName ?? 'the tool'}\``;
+    const rel = path.relative(w.sessionPath, w.payloadPath).split(path.sep).join('/');
+    const exact = big.line.finished?.exact !== false;
+    const advice = this.local ? (this.local.advice?.() ?? readMoreAdvice('drill-down')) : readMoreAdvice(this.opts.client === 'claude-code' ? 'claude-code' : 'generic');
+    const { text, json } = previewText(big.line.previewHead);
+    const out = [
+      `[spillway] The result of ${tool} is ${fmtBytes(w.bytes)} (~${w.estimate.tokens.toLocaleString('en-US')} tokens, chars4 estimate from its size), ` +
+        `over the limit of ${this.fastPassBytes.toLocaleString('en-US')} tokens and over the ${fmtBytes(MAX_BUFFERED_LINE_BYTES)} the MCP proxy reads into memory. ` +
+        `It was streamed to disk unread: saved in full${exact ? '' : ' (from its value on, as received: the message did not end as a JSON-RPC response should)'}, not summarized, no assets cut out.`,
+      `Saved: ${rel} (in session ${w.sessionPath})`,
+      `Absolute path: ${w.payloadPath}`,
+      advice,
+      `\`spillway restore ${w.payloadPath} -o <file>\` rebuilds the exact bytes the server sent${exact ? ' as its result' : ''}.`,
+    ];
+    const hint = this.local?.hint?.({ action: 'spill', message: '', estimate: w.estimate, limitTokens: this.fastPassBytes, payloadPath: w.payloadPath, assets: [], errors: [] });
+    if (hint) out.push(hint);
+    return truncate(`${out.join('\n')}\n\nPreview (its first ${fmtBytes(big.line.previewHead.length)}):\n${buildPreview(text, json ? 'json' : undefined, PREVIEW_CHARS)}`, MAX_MESSAGE_CHARS);
+  }
+
+  /** The tools/call result standing for a streamed spill. */
+  private streamedResult(toolName: string, r: StreamedSpillResult): Obj {
+    const out: Obj = {
+      content: [{ type: 'text', text: r.message }],
+      _meta: { [SPILL_META_KEY]: { action: 'spill', streamed: true, tokens: r.estimate.tokens, limitTokens: this.fastPassBytes, bytes: r.bytes, payloadPath: r.payloadPath, ...(r.metaPath ? { metaPath: r.metaPath } : {}) } },
+    };
+    if (this.tools.get(toolName)?.outputSchema) {
+      // Nothing of the value was read, so no structuredContent can be offered; an error result is the one shape a client accepts without it.
+      out.isError = true;
+      (out.content as Obj[]).push({ type: 'text', text: "Spillway: marked as an error only because this tool's output schema needs structured content, which a result this large cannot be given; the call itself succeeded." });
+    }
+    return out;
   }
 
   private onToolsList(msg: JsonRpcMessage, line: Buffer): void {
