@@ -12,8 +12,8 @@ describe("a server that lists Spillway's drill-down tool names as its own", () =
       const { tools } = await p.client.listTools();
       const names = tools.map((t) => t.name);
       // The server's own keep their names; ours take the next free suffix (spillway_read_2 is the server's too).
-      expect(names.slice(0, 6)).toEqual(['spillway_read', 'spillway_grep', 'spillway_query', 'spillway_read_2', 'big_text', 'huge']);
-      expect(names.slice(6)).toEqual(['spillway_read_3', 'spillway_grep_2', 'spillway_query_2']);
+      expect(names.slice(0, 7)).toEqual(['spillway_read', 'spillway_grep', 'spillway_query', 'spillway_read_2', 'big_text', 'huge', 'ask']);
+      expect(names.slice(7)).toEqual(['spillway_read_3', 'spillway_grep_2', 'spillway_query_2']);
       expect(new Set(names).size).toBe(names.length);
       expect(tools.find((t) => t.name === 'spillway_grep_2')!.description).toContain('spillway_read_3');
       expect(p.stderr()).toContain("the server has its own spillway_read; Spillway's is listed as spillway_read_3");

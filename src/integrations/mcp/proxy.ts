@@ -57,6 +57,8 @@ export interface McpProxyOptions {
   localTools?: (session: () => Promise<string>, sessionDir: () => string) => LocalTools;
   /** JSON Schema validator factory (the SDK's Ajv provider by default). */
   validatorFor?: (schema: Record<string, unknown>) => Promise<Validate>;
+  /** Longest server line read into memory (default MAX_BUFFERED_LINE_BYTES); a longer response is streamed to a spill. For tests. */
+  maxLineBytes?: number;
   input?: Readable;
   output?: Writable;
   /** Where the server's stderr and our logs go. */
@@ -138,6 +140,7 @@ export class McpProxy {
   private readonly errOut: Writable;
   private readonly validatorFor: (schema: Obj) => Promise<Validate>;
   private readonly fastPassBytes: number;
+  private readonly maxLineBytes: number;
   /** Why the server's output is paused: the client is not reading, a streamed spill is behind. */
   private readonly serverPaused = new Set<'client' | 'spill'>();
   /** The server line over the inspection limit being streamed to a spill, if any. */
@@ -150,6 +153,7 @@ export class McpProxy {
     this.errOut = opts.errorOutput ?? process.stderr;
     this.serverName = serverNameFromCommand(opts.command, opts.args ?? []);
     this.validatorFor = opts.validatorFor ?? defaultValidatorFor;
+    this.maxLineBytes = opts.maxLineBytes ?? MAX_BUFFERED_LINE_BYTES;
     // The limit the guard will use: an explicit limit is still narrowed by a context window.
     this.fastPassBytes = resolveLimit({ limitTokens: opts.limitTokens, contextWindowTokens: opts.contextWindowTokens });
     this.summarize = mcpAwareSummarizer(opts.summarize);
@@ -223,7 +227,7 @@ export class McpProxy {
       onOversizedStart: (head) => this.onOversizedStart(head),
       onOversizedChunk: (c) => this.big?.line.push(c),
       onOversizedEnd: () => this.onOversizedEnd(),
-    });
+    }, this.maxLineBytes);
     child.stdout!.on('data', (chunk: Buffer) => fromServer.push(chunk));
     child.stdout!.on('end', () => fromServer.end());
     child.on('error', (err) => this.onChildGone(`could not start ${this.opts.command}: ${err.message}`, child.pid === undefined));
@@ -505,7 +509,7 @@ export class McpProxy {
       queue.fail();
       return;
     }
-    this.log(`a message over the ${fmtBytes(MAX_BUFFERED_LINE_BYTES)} inspection limit: streaming it to the session folder`);
+    this.log(`a message over the ${fmtBytes(this.maxLineBytes)} inspection limit: streaming it to the session folder`);
     const spill = this.session().then((sessionPath) =>
       spillStream({
         sessionPath,
@@ -533,9 +537,9 @@ export class McpProxy {
     if (big.line.envelope.kind === 'message') {
       // A request the server made of the client: answer it, so the server does not wait for ever.
       if (big.line.envelope.id !== undefined) {
-        this.toServerLine(errorResponse(big.line.envelope.id, ErrorCode.InternalError, `Spillway: this request is over the ${fmtBytes(MAX_BUFFERED_LINE_BYTES)} the MCP proxy can read; it was not forwarded to the client`));
+        this.toServerLine(errorResponse(big.line.envelope.id, ErrorCode.InternalError, `Spillway: this request is over the ${fmtBytes(this.maxLineBytes)} the MCP proxy can read; it was not forwarded to the client`));
       }
-      this.log(`dropped a server request or notification over the ${fmtBytes(MAX_BUFFERED_LINE_BYTES)} inspection limit`);
+      this.log(`dropped a server request or notification over the ${fmtBytes(this.maxLineBytes)} inspection limit`);
       return;
     }
     const pending = key ? this.pending.get(key) : undefined;
@@ -566,7 +570,7 @@ export class McpProxy {
           errorResponse(
             pending.id,
             ErrorCode.InternalError,
-            `Spillway: the response to ${pending.method} is ${fmtBytes(r.bytes)}, over the ${fmtBytes(MAX_BUFFERED_LINE_BYTES)} the MCP proxy can read; it was not forwarded. Saved: ${r.payloadPath}`,
+            `Spillway: the response to ${pending.method} is ${fmtBytes(r.bytes)}, over the ${fmtBytes(this.maxLineBytes)} the MCP proxy can read; it was not forwarded. Saved: ${r.payloadPath}`,
             { payloadPath: r.payloadPath, bytes: r.bytes, sha256: r.sha256 },
           ),
         );
@@ -575,7 +579,7 @@ export class McpProxy {
         const why = truncate(errMessage(err), 300);
         this.log(`a message over the inspection limit could not be saved (${why}); it was dropped`);
         if (!pending) return;
-        const text = `Spillway: the result of ${toolName} was over the ${fmtBytes(MAX_BUFFERED_LINE_BYTES)} the MCP proxy can read, and could NOT be saved (${why}). It was withheld. Re-run the tool with a narrower request (filters, pagination, a smaller range).`;
+        const text = `Spillway: the result of ${toolName} was over the ${fmtBytes(this.maxLineBytes)} the MCP proxy can read, and could NOT be saved (${why}). It was withheld. Re-run the tool with a narrower request (filters, pagination, a smaller range).`;
         if (isTool) return this.toClient.writeLine(resultResponse(pending.id, { content: [{ type: 'text', text }], isError: true }));
         this.toClient.writeLine(errorResponse(pending.id, ErrorCode.InternalError, text));
       },
@@ -592,7 +596,7 @@ export class McpProxy {
     const { text, json } = previewText(big.line.previewHead);
     const out = [
       `[spillway] The result of ${tool} is ${fmtBytes(w.bytes)} (~${w.estimate.tokens.toLocaleString('en-US')} tokens, chars4 estimate from its size), ` +
-        `over the limit of ${this.fastPassBytes.toLocaleString('en-US')} tokens and over the ${fmtBytes(MAX_BUFFERED_LINE_BYTES)} the MCP proxy reads into memory. ` +
+        `over the limit of ${this.fastPassBytes.toLocaleString('en-US')} tokens and over the ${fmtBytes(this.maxLineBytes)} the MCP proxy reads into memory. ` +
         `It was streamed to disk unread: saved in full${exact ? '' : ' (from its value on, as received: the message did not end as a JSON-RPC response should)'}, not summarized, no assets cut out.`,
       `Saved: ${rel} (in session ${w.sessionPath})`,
       `Absolute path: ${w.payloadPath}`,
