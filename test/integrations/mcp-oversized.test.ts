@@ -53,7 +53,7 @@ describe('OversizedLine: the result value of a line too long to hold, cut out as
         for (const c of chunks.slice(Math.max(1, n))) o.push(c);
         const r = o.finish();
         expect(Buffer.concat(out).toString()).toBe(v);
-        expect(r).toEqual({ id, exact: true });
+        expect(r).toEqual({ id, exact: true, saved: 'value' });
       }),
       { numRuns: 400 },
     );
@@ -67,8 +67,14 @@ describe('OversizedLine: the result value of a line too long to hold, cut out as
     const out: Buffer[] = [];
     const o = new OversizedLine([Buffer.from('[1,2,')], (c) => out.push(Buffer.from(c)));
     o.push(Buffer.from('3]'));
-    expect(o.finish()).toEqual({ exact: false });
+    expect(o.finish()).toEqual({ exact: false, saved: 'whole line' });
     expect(Buffer.concat(out).toString()).toBe('[1,2,3]');
+    // An envelope it cannot read at the head still gives its id at the end, so the client waiting for it is answered.
+    const whole = '{"weird":true,"result":{"a":1},"jsonrpc":"2.0","id":5}';
+    const kept: Buffer[] = [];
+    const w = new OversizedLine([Buffer.from(whole)], (c) => kept.push(Buffer.from(c)));
+    expect(w.finish()).toEqual({ id: 5, exact: false, saved: 'whole line' });
+    expect(Buffer.concat(kept).toString()).toBe(whole);
   });
 
   it('previews the first text block as the model would read it, else the JSON', () => {

@@ -151,6 +151,17 @@ export class ChunkQueue implements AsyncIterable<Buffer> {
  * exactly as the server wrote them: what a spill of a smaller result saves (there, re-serialized).
  * A line whose envelope cannot be read is queued whole, and {@link OversizedLine.finish} says so.
  */
+/**
+ * How a streamed line ended. `exact`: the queued bytes are the `result` value, exactly. Otherwise
+ * `saved` says what they are: the whole line (its envelope could not be read, or it is an `error`),
+ * or the value's bytes to the end of the line (the line did not close as a response should).
+ */
+export interface Finished {
+  id?: JsonRpcId;
+  exact: boolean;
+  saved: 'value' | 'whole line' | 'value, unterminated';
+}
+
 export class OversizedLine {
   readonly envelope: Envelope;
   /** The first bytes of what is queued, for the preview. */
@@ -159,7 +170,7 @@ export class OversizedLine {
   private skip: number;
   private readonly cut: boolean;
   /** Set by {@link finish}. */
-  finished?: { id?: JsonRpcId; exact: boolean };
+  finished?: Finished;
 
   constructor(
     head: readonly Buffer[],
@@ -200,13 +211,15 @@ export class OversizedLine {
    * The line ended: queue the held bytes up to the value's end. Returns the id (from either end of
    * the line) and whether the queued bytes are exactly the `result` value.
    */
-  finish(): { id?: JsonRpcId; exact: boolean } {
+  finish(): Finished {
     if (this.finished) return this.finished;
-    const tail = this.cut ? readTail(this.held.toString('latin1')) : {};
-    const end = tail.valueEnd ?? this.held.length;
+    // The id is looked for at the end even when the head could not be read: a client waits for it.
+    const tail = readTail(this.held.toString('latin1'));
+    const end = this.cut ? (tail.valueEnd ?? this.held.length) : this.held.length;
     if (end > 0) this.out(this.held.subarray(0, end));
     const id = this.envelope.id ?? tail.id;
-    this.finished = { ...(id !== undefined ? { id } : {}), exact: this.cut && tail.valueEnd !== undefined };
+    const exact = this.cut && tail.valueEnd !== undefined;
+    this.finished = { ...(id !== undefined ? { id } : {}), exact, saved: exact ? 'value' : this.cut ? 'value, unterminated' : 'whole line' };
     return this.finished;
   }
 }

@@ -519,13 +519,15 @@ export class McpProxy {
         kind: 'json',
         limitTokens: this.fastPassBytes,
         estimateOf: (bytes): Estimate => ({ tokens: Math.ceil(bytes / 4), strategy: 'chars4', profile: DEFAULT_PROFILE, exact: false }),
-        notes: () => (line.finished?.exact === false ? ['the message did not end as a JSON-RPC response should: the bytes from its value on are saved as received'] : []),
+        notes: () => (line.finished && !line.finished.exact ? [savedNote(line.finished.saved)] : []),
         messageFor: (w) => this.streamedMessage(big, w),
       }),
     );
     // A write that fails stops taking chunks: the rest of the line is read and dropped, never forwarded.
     spill.catch(() => queue.fail());
     big.spill = spill;
+    // The proxy does not finish while the file is being written.
+    this.track(spill.then(() => undefined, () => undefined));
   }
 
   private onOversizedEnd(): void {
@@ -544,7 +546,8 @@ export class McpProxy {
     }
     const pending = key ? this.pending.get(key) : undefined;
     if (pending) this.pending.delete(key!);
-    const isTool = !!pending && ((pending.method === 'tools/call' && !pending.task) || pending.method === 'tasks/result');
+    // A JSON-RPC error from the server stays an error for the client, whatever the method.
+    const isTool = !!pending && big.line.envelope.member !== 'error' && ((pending.method === 'tools/call' && !pending.task) || pending.method === 'tasks/result');
     const task = pending?.taskId ? this.tasks.get(pending.taskId) : undefined;
     const toolName = pending?.method === 'tasks/result' ? (task?.toolName ?? 'task') : (pending?.toolName ?? pending?.method ?? 'unknown');
     big.about = {
@@ -591,13 +594,14 @@ export class McpProxy {
   private streamedMessage(big: NonNullable<McpProxy['big']>, w: { payloadPath: string; sessionPath: string; bytes: number; estimate: Estimate }): string {
     const tool = `\`${big.about?.toolName ?? 'the tool'}\``;
     const rel = path.relative(w.sessionPath, w.payloadPath).split(path.sep).join('/');
-    const exact = big.line.finished?.exact !== false;
+    const finished = big.line.finished;
+    const exact = !finished || finished.exact;
     const advice = this.local ? (this.local.advice?.() ?? readMoreAdvice('drill-down')) : readMoreAdvice(this.opts.client === 'claude-code' ? 'claude-code' : 'generic');
     const { text, json } = previewText(big.line.previewHead);
     const out = [
       `[spillway] The result of ${tool} is ${fmtBytes(w.bytes)} (~${w.estimate.tokens.toLocaleString('en-US')} tokens, chars4 estimate from its size), ` +
         `over the limit of ${this.fastPassBytes.toLocaleString('en-US')} tokens and over the ${fmtBytes(this.maxLineBytes)} the MCP proxy reads into memory. ` +
-        `It was streamed to disk unread: saved in full${exact ? '' : ' (from its value on, as received: the message did not end as a JSON-RPC response should)'}, not summarized, no assets cut out.`,
+        `It was streamed to disk unread: saved in full${exact ? '' : ` (${savedNote(finished.saved)})`}, not summarized, no assets cut out.`,
       `Saved: ${rel} (in session ${w.sessionPath})`,
       `Absolute path: ${w.payloadPath}`,
       advice,
@@ -730,6 +734,13 @@ export function callOfRequest(params: Obj, clientName: string | undefined, cwd: 
   const s = (v: unknown) => (typeof v === 'string' && v && v.length <= 512 ? v : undefined);
   const toolCallId = s(meta['claudecode/toolUseId']) ?? s(meta.callId) ?? s(meta.toolCallId);
   return { client: clientOfName(clientName), ...(toolCallId ? { toolCallId } : {}), ...(s(meta.sessionId) ? { clientSessionId: s(meta.sessionId) } : {}), cwd };
+}
+
+/** What a streamed spill holds when it is not exactly the `result` value. */
+function savedNote(saved: 'value' | 'whole line' | 'value, unterminated'): string {
+  if (saved === 'whole line') return 'the whole JSON-RPC message as received: its envelope could not be cut off';
+  if (saved === 'value, unterminated') return 'from its value to the end of the line, as received: the message did not end as a JSON-RPC response should';
+  return 'the result value, exactly';
 }
 
 export function runMcpProxy(opts: McpProxyOptions): { proxy: McpProxy; done: Promise<number> } {
