@@ -68,7 +68,7 @@ export { safeStringify, jsonBytesUpperBound } from './serialize.js';
 export { mayCarryInlineAssets } from './decide.js';
 export { restorePayload, restoreToFile, restoreFromStore, readMeta, appendSummaryRun, metaPathFor, RestoreError } from './restore.js';
 export { buildPreview } from './preview.js';
-export { profileOfMessage } from './message.js';
+export { profileOfMessage, readMoreAdvice } from './message.js';
 export { detectContent, detectTextKind, detectTextFormat, unwrapText, isBinaryBytes, isBinaryString, sniffBinary } from './detect.js';
 export { extractAssets } from './extract.js';
 export { parseBase64, encodeSpan } from './base64.js';
@@ -83,6 +83,7 @@ export {
   type NameCandidate,
 } from './store/seam.js';
 export { nameCandidates } from './store/publish.js';
+export { spillStream, type StreamedSpill, type StreamedSpillAbout, type StreamedSpillResult } from './store/stream.js';
 export { buildSummaryPrompt, fenceFor } from './prompt.js';
 export { fitSummaryInput } from './summary.js';
 export { truncate, safeCut, fmtBytes } from './text.js';

@@ -28,6 +28,36 @@ export const READ_TOOL = 'spillway_read';
 export const GREP_TOOL = 'spillway_grep';
 export const QUERY_TOOL = 'spillway_query';
 
+/** Each drill-down tool's canonical name → the name it is registered under in this session. */
+export type DrillDownNames = Readonly<Record<typeof READ_TOOL | typeof GREP_TOOL | typeof QUERY_TOOL, string>>;
+const CANONICAL_NAMES: DrillDownNames = { [READ_TOOL]: READ_TOOL, [GREP_TOOL]: GREP_TOOL, [QUERY_TOOL]: QUERY_TOOL };
+
+/**
+ * Names for the drill-down tools that none of the server's tools has. A server may advertise a
+ * `spillway_read` of its own (by accident or to catch the model's reads of spilled results): ours is
+ * then registered as `spillway_read_2` (or the next free suffix), and every message names the tools
+ * as registered, so a drill-down never goes to the server. No name is safe in advance (a server can
+ * list any name), so the choice is made against the names actually listed.
+ */
+export function freeNames(taken: ReadonlySet<string>): DrillDownNames {
+  const used = new Set(taken);
+  const pick = (name: string): string => {
+    let chosen = name;
+    for (let n = 2; used.has(chosen); n++) chosen = `${name}_${n}`;
+    used.add(chosen);
+    return chosen;
+  };
+  return { [READ_TOOL]: pick(READ_TOOL), [GREP_TOOL]: pick(GREP_TOOL), [QUERY_TOOL]: pick(QUERY_TOOL) };
+}
+
+/** The "read more" sentence of a spill message, naming the drill-down tools as registered. */
+export function drillDownAdvice(n: DrillDownNames): string {
+  return (
+    `Read more with your ${n[READ_TOOL]} (a range of lines), ${n[GREP_TOOL]} (matching lines with context) and ` +
+    `${n[QUERY_TOOL]} (rows: filter, sort, group) tools: give them the absolute path.`
+  );
+}
+
 /** Largest answer (chars) a drill-down tool returns; it says so and how to go on when it cuts. */
 export const MAX_DRILLDOWN_CHARS = MAX_MESSAGE_CHARS;
 /** Default slice when the model gives no limit. */
@@ -53,79 +83,84 @@ const viewProp = {
   description: 'text (default): the text the tool returned, as lines; raw: the saved file as it is on disk.',
 };
 
-export const DRILLDOWN_TOOL_DEFS: Array<Record<string, unknown>> = [
-  {
-    name: READ_TOOL,
-    title: 'Read part of a spilled result',
-    description:
-      'Read a slice of a tool result that Spillway saved to disk because it was too large for the context. ' +
-      'Give either startLine/endLine (1-based, inclusive) or offset/limit (characters). Long answers are cut and say where to continue.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        path: pathProp,
-        startLine: { type: 'integer', minimum: 1 },
-        endLine: { type: 'integer', minimum: 1 },
-        offset: { type: 'integer', minimum: 0, description: 'character offset' },
-        limit: { type: 'integer', minimum: 1, description: `characters (at most ${MAX_DRILLDOWN_CHARS})` },
-        view: viewProp,
-      },
-      required: ['path'],
-      additionalProperties: false,
-    },
-    annotations: { readOnlyHint: true, openWorldHint: false, idempotentHint: true },
-  },
-  {
-    name: GREP_TOOL,
-    title: 'Search a spilled result',
-    description:
-      'Find the lines of a spilled tool result that contain a text (case-insensitive by default), or match a regular expression with regex: true. ' +
-      'Returns line numbers (use them with spillway_read) and context lines.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        path: pathProp,
-        pattern: { type: 'string', description: 'text to find, or a regular expression with regex: true' },
-        regex: { type: 'boolean', description: 'treat pattern as a JavaScript regular expression (no backreferences, lookarounds or nested quantifiers)' },
-        ignoreCase: { type: 'boolean', description: 'default true' },
-        context: { type: 'integer', minimum: 0, maximum: MAX_GREP_CONTEXT_LINES, description: 'lines before and after each match' },
-        maxMatches: { type: 'integer', minimum: 1, maximum: MAX_GREP_MATCHES },
-        view: viewProp,
-      },
-      required: ['path', 'pattern'],
-      additionalProperties: false,
-    },
-    annotations: { readOnlyHint: true, openWorldHint: false, idempotentHint: true },
-  },
-  {
-    name: QUERY_TOOL,
-    title: 'Query a spilled result as a table',
-    description:
-      'Query a spilled result as rows (arrays of objects become rows; text becomes lines): filter, sort, group with aggregates, and page. ' +
-      'Pass `path` the first time; the answer gives a handle that later queries may use instead.',
-    inputSchema: {
-      type: 'object',
-      properties: {
-        path: pathProp,
-        handle: { type: 'string', description: 'a handle from an earlier answer' },
-        where: {
-          type: 'array',
-          items: { type: 'string' },
-          description: 'conditions, ANDed: field=value, field!=value, field>n, field<n, field>=n, field<=n, field~text (contains), ~text (anywhere in the row)',
+/** The drill-down tools' definitions under the names they are registered as (see {@link freeNames}). */
+export function drillDownToolDefs(n: DrillDownNames = CANONICAL_NAMES): Array<Record<string, unknown>> {
+  return [
+    {
+      name: n[READ_TOOL],
+      title: 'Read part of a spilled result',
+      description:
+        'Read a slice of a tool result that Spillway saved to disk because it was too large for the context. ' +
+        'Give either startLine/endLine (1-based, inclusive) or offset/limit (characters). Long answers are cut and say where to continue.',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          path: pathProp,
+          startLine: { type: 'integer', minimum: 1 },
+          endLine: { type: 'integer', minimum: 1 },
+          offset: { type: 'integer', minimum: 0, description: 'character offset' },
+          limit: { type: 'integer', minimum: 1, description: `characters (at most ${MAX_DRILLDOWN_CHARS})` },
+          view: viewProp,
         },
-        select: { type: 'array', items: { type: 'string' }, description: 'fields to return' },
-        groupBy: { type: 'array', items: { type: 'string' }, description: 'fields to group by' },
-        aggregate: { type: 'array', items: { type: 'string' }, description: 'with groupBy: count, sum:F, avg:F, min:F, max:F (default count)' },
-        distinct: { type: 'array', items: { type: 'string' }, description: 'distinct values (combinations) of these fields' },
-        sort: { type: 'array', items: { type: 'string' }, description: 'fields, -field for descending' },
-        offset: { type: 'integer', minimum: 0 },
-        limit: { type: 'integer', minimum: 1, maximum: MAX_QUERY_ROWS },
+        required: ['path'],
+        additionalProperties: false,
       },
-      additionalProperties: false,
+      annotations: { readOnlyHint: true, openWorldHint: false, idempotentHint: true },
     },
-    annotations: { readOnlyHint: true, openWorldHint: false },
-  },
-];
+    {
+      name: n[GREP_TOOL],
+      title: 'Search a spilled result',
+      description:
+        'Find the lines of a spilled tool result that contain a text (case-insensitive by default), or match a regular expression with regex: true. ' +
+        `Returns line numbers (use them with ${n[READ_TOOL]}) and context lines.`,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          path: pathProp,
+          pattern: { type: 'string', description: 'text to find, or a regular expression with regex: true' },
+          regex: { type: 'boolean', description: 'treat pattern as a JavaScript regular expression (no backreferences, lookarounds or nested quantifiers)' },
+          ignoreCase: { type: 'boolean', description: 'default true' },
+          context: { type: 'integer', minimum: 0, maximum: MAX_GREP_CONTEXT_LINES, description: 'lines before and after each match' },
+          maxMatches: { type: 'integer', minimum: 1, maximum: MAX_GREP_MATCHES },
+          view: viewProp,
+        },
+        required: ['path', 'pattern'],
+        additionalProperties: false,
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false, idempotentHint: true },
+    },
+    {
+      name: n[QUERY_TOOL],
+      title: 'Query a spilled result as a table',
+      description:
+        'Query a spilled result as rows (arrays of objects become rows; text becomes lines): filter, sort, group with aggregates, and page. ' +
+        'Pass `path` the first time; the answer gives a handle that later queries may use instead.',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          path: pathProp,
+          handle: { type: 'string', description: 'a handle from an earlier answer' },
+          where: {
+            type: 'array',
+            items: { type: 'string' },
+            description: 'conditions, ANDed: field=value, field!=value, field>n, field<n, field>=n, field<=n, field~text (contains), ~text (anywhere in the row)',
+          },
+          select: { type: 'array', items: { type: 'string' }, description: 'fields to return' },
+          groupBy: { type: 'array', items: { type: 'string' }, description: 'fields to group by' },
+          aggregate: { type: 'array', items: { type: 'string' }, description: 'with groupBy: count, sum:F, avg:F, min:F, max:F (default count)' },
+          distinct: { type: 'array', items: { type: 'string' }, description: 'distinct values (combinations) of these fields' },
+          sort: { type: 'array', items: { type: 'string' }, description: 'fields, -field for descending' },
+          offset: { type: 'integer', minimum: 0 },
+          limit: { type: 'integer', minimum: 1, maximum: MAX_QUERY_ROWS },
+        },
+        additionalProperties: false,
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+  ];
+}
+
+export const DRILLDOWN_TOOL_DEFS: Array<Record<string, unknown>> = drillDownToolDefs();
 
 export interface DrillDownOptions {
   /** Makes the session folder (if needed) and returns it. */
@@ -243,7 +278,8 @@ export function queryValue(raw: string): unknown {
 const MAX_TEXT_VIEW_BYTES = 256 * 1024 * 1024;
 
 export function createDrillDownTools(opts: DrillDownOptions): LocalTools {
-  const names = new Set([READ_TOOL, GREP_TOOL, QUERY_TOOL]);
+  // Registered names: the canonical ones until a server's tools/list takes one (see freeNames).
+  let named: DrillDownNames = CANONICAL_NAMES;
   const views = new Map<string, { mtimeMs: number; size: number; file: string }>();
   const handles = new Map<string, string>();
   let viewDir: string | undefined;
@@ -317,12 +353,12 @@ export function createDrillDownTools(opts: DrillDownOptions): LocalTools {
     if (offset !== undefined || limit !== undefined) {
       const sl = await readSlice(file, { offset: offset ?? 0, limit: Math.min(limit ?? DEFAULT_READ_CHARS, MAX_DRILLDOWN_CHARS) });
       const more = sl.more ? `; next: offset ${sl.end}` : '; end of text';
-      return text(`${sl.text}\n[${READ_TOOL}: bytes ${sl.start}–${sl.end} of ${sl.totalBytes}${more}]`);
+      return text(`${sl.text}\n[${named[READ_TOOL]}: bytes ${sl.start}–${sl.end} of ${sl.totalBytes}${more}]`);
     }
     const s = startLine ?? 1;
     if (endLine !== undefined && endLine < s) throw new Error('endLine must not be before startLine');
     const sl = await readSlice(file, { startLine: s, endLine: endLine ?? s + DEFAULT_READ_LINES - 1 });
-    if (!sl.text && (sl.endLine ?? 0) < s) return text(`[${READ_TOOL}: startLine ${s} is past the end of the text]`);
+    if (!sl.text && (sl.endLine ?? 0) < s) return text(`[${named[READ_TOOL]}: startLine ${s} is past the end of the text]`);
     let body = sl.text;
     let last = sl.endLine ?? s;
     let more = sl.more;
@@ -339,7 +375,7 @@ export function createDrillDownTools(opts: DrillDownOptions): LocalTools {
       more = true;
     }
     const tail = more ? `; next: startLine ${last + 1}` : '; end of text';
-    return text(`${body}\n[${READ_TOOL}: lines ${s}–${last}${tail}]`);
+    return text(`${body}\n[${named[READ_TOOL]}: lines ${s}–${last}${tail}]`);
   }
 
   async function grep(args: Obj): Promise<Obj> {
@@ -369,7 +405,7 @@ export function createDrillDownTools(opts: DrillDownOptions): LocalTools {
         }
       }
     }
-    const summary = `[${GREP_TOOL}: ${found.total} matching line${found.total === 1 ? '' : 's'} in ${found.linesScanned}${
+    const summary = `[${named[GREP_TOOL]}: ${found.total} matching line${found.total === 1 ? '' : 's'} in ${found.linesScanned}${
       found.truncated ? `; the first ${found.matches.length} shown (raise maxMatches or narrow the pattern)` : ''
     }]`;
     const body = out.join('\n');
@@ -430,8 +466,15 @@ export function createDrillDownTools(opts: DrillDownOptions): LocalTools {
   }
 
   return {
-    list: () => DRILLDOWN_TOOL_DEFS,
-    has: (name) => names.has(name),
+    list(taken) {
+      named = freeNames(taken);
+      return drillDownToolDefs(named);
+    },
+    resolve(name) {
+      for (const canonical of [READ_TOOL, GREP_TOOL, QUERY_TOOL] as const) if (named[canonical] === name) return canonical;
+      return undefined;
+    },
+    advice: () => drillDownAdvice(named),
     async call(name, args) {
       try {
         if (name === READ_TOOL) return await read(args);
@@ -443,8 +486,8 @@ export function createDrillDownTools(opts: DrillDownOptions): LocalTools {
     },
     hint: (g: GuardResult) =>
       g.payloadPath
-        ? `For example: ${READ_TOOL} {"path": ${JSON.stringify(g.payloadPath)}, "startLine": 1, "endLine": 200}; ` +
-          `${GREP_TOOL} {"path": …, "pattern": "…", "context": 2}; ${QUERY_TOOL} {"path": …, "where": ["field=value"]}.`
+        ? `For example: ${named[READ_TOOL]} {"path": ${JSON.stringify(g.payloadPath)}, "startLine": 1, "endLine": 200}; ` +
+          `${named[GREP_TOOL]} {"path": …, "pattern": "…", "context": 2}; ${named[QUERY_TOOL]} {"path": …, "where": ["field=value"]}.`
         : '',
   };
 }

@@ -1,11 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { mayCarryInlineAssets, resolveLimit } from '../../pipeline/index.js';
+import { DEFAULT_PROFILE, MAX_MESSAGE_CHARS, PREVIEW_CHARS, buildPreview, fmtBytes, mayCarryInlineAssets, readMoreAdvice, resolveLimit, spillStream, truncate } from '../../pipeline/index.js';
+import type { Estimate, StreamedSpillResult } from '../../pipeline/index.js';
 import type { GuardResult, SummarizeHook, ToolCallRef } from '../../pipeline/index.js';
-import { LineSplitter, LineWriter } from './lines.js';
+import { LineSplitter, LineWriter, MAX_BUFFERED_LINE_BYTES } from './lines.js';
+import { ChunkQueue, OversizedLine, previewText } from './oversized.js';
 import { ErrorCode, errorResponse, idKey, peekLine, resultResponse, tryParse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
 import { defaultSessionDir, lazyMkdir, serverNameFromCommand } from './session.js';
-import { guardToolResult, mcpAwareSummarizer, type GuardFn, type McpClientKind, type ToolCallContext } from './tool-result.js';
+import { SPILL_META_KEY, guardToolResult, mcpAwareSummarizer, type GuardFn, type McpClientKind, type ToolCallContext } from './tool-result.js';
 import type { Validate } from './structured.js';
 import { TerminalSafeLines, terminalSafe } from '../../pipeline/terminal.js';
 import { errMessage, isObj } from '../../pipeline/values.js';
@@ -17,12 +20,19 @@ export const SPAWN_FAILURE_LINGER_MS = 1_500;
 
 /** Tools the proxy answers itself (the drill-down tools). */
 export interface LocalTools {
-  /** Tool definitions appended to the last page of tools/list. */
-  list(): Array<Record<string, unknown>>;
-  has(name: string): boolean;
+  /**
+   * Tool definitions appended to the last page of tools/list, under names none of `taken` (the
+   * server's tools) has: a server cannot shadow them, and every later message names them as listed.
+   */
+  list(taken: ReadonlySet<string>): Array<Record<string, unknown>>;
+  /** The canonical name of a tool as registered (the last list), or undefined when it is not ours. */
+  resolve(name: string): string | undefined;
+  /** `call` takes the canonical name. */
   call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>>;
-  /** Told where the session is once known, and about each spill (for the hint sentence). */
+  /** Told about each spill: the example sentence appended to the message. */
   hint?(g: GuardResult): string;
+  /** The message's "read more" sentence naming the tools as registered (replaces the guard's, which names the canonical ones). */
+  advice?(): string;
 }
 
 export interface McpProxyOptions {
@@ -47,6 +57,8 @@ export interface McpProxyOptions {
   localTools?: (session: () => Promise<string>, sessionDir: () => string) => LocalTools;
   /** JSON Schema validator factory (the SDK's Ajv provider by default). */
   validatorFor?: (schema: Record<string, unknown>) => Promise<Validate>;
+  /** Longest server line read into memory (default MAX_BUFFERED_LINE_BYTES); a longer response is streamed to a spill. For tests. */
+  maxLineBytes?: number;
   input?: Readable;
   output?: Writable;
   /** Where the server's stderr and our logs go. */
@@ -128,6 +140,11 @@ export class McpProxy {
   private readonly errOut: Writable;
   private readonly validatorFor: (schema: Obj) => Promise<Validate>;
   private readonly fastPassBytes: number;
+  private readonly maxLineBytes: number;
+  /** Why the server's output is paused: the client is not reading, a streamed spill is behind. */
+  private readonly serverPaused = new Set<'client' | 'spill'>();
+  /** The server line over the inspection limit being streamed to a spill, if any. */
+  private big?: { line: OversizedLine; queue: ChunkQueue; spill?: Promise<StreamedSpillResult>; about?: { toolName: string; toolInput?: unknown; intent?: string; call?: ToolCallRef } };
   private readonly summarize?: SummarizeHook;
 
   constructor(private readonly opts: McpProxyOptions) {
@@ -136,6 +153,7 @@ export class McpProxy {
     this.errOut = opts.errorOutput ?? process.stderr;
     this.serverName = serverNameFromCommand(opts.command, opts.args ?? []);
     this.validatorFor = opts.validatorFor ?? defaultValidatorFor;
+    this.maxLineBytes = opts.maxLineBytes ?? MAX_BUFFERED_LINE_BYTES;
     // The limit the guard will use: an explicit limit is still narrowed by a context window.
     this.fastPassBytes = resolveLimit({ limitTokens: opts.limitTokens, contextWindowTokens: opts.contextWindowTokens });
     this.summarize = mcpAwareSummarizer(opts.summarize);
@@ -164,11 +182,7 @@ export class McpProxy {
 
   run(): Promise<number> {
     const done = new Promise<number>((resolve) => (this.resolveDone = resolve));
-    this.toClient = new LineWriter(this.output, (full) => {
-      if (!this.child?.stdout) return;
-      if (full) this.child.stdout.pause();
-      else this.child.stdout.resume();
-    });
+    this.toClient = new LineWriter(this.output, (full) => this.pauseServer('client', full));
     this.output.on('error', (err: NodeJS.ErrnoException) => {
       // EPIPE: the client went away. Nobody is left to answer; stop the server.
       this.log(`client output closed (${err.code ?? err.message}); stopping the server`);
@@ -210,13 +224,10 @@ export class McpProxy {
     child.stderr!.on('end', () => serverErr.end());
     const fromServer = new LineSplitter({
       onLine: (line) => this.onServerLine(line),
-      onOversizedStart: (head) => {
-        this.log('a message over the inspection limit is streamed through uninspected');
-        this.toClient.beginStreamedLine(head);
-      },
-      onOversizedChunk: (c) => this.toClient.streamChunk(c),
-      onOversizedEnd: () => this.toClient.endStreamedLine(),
-    });
+      onOversizedStart: (head) => this.onOversizedStart(head),
+      onOversizedChunk: (c) => this.big?.line.push(c),
+      onOversizedEnd: () => this.onOversizedEnd(),
+    }, this.maxLineBytes);
     child.stdout!.on('data', (chunk: Buffer) => fromServer.push(chunk));
     child.stdout!.on('end', () => fromServer.end());
     child.on('error', (err) => this.onChildGone(`could not start ${this.opts.command}: ${err.message}`, child.pid === undefined));
@@ -227,6 +238,15 @@ export class McpProxy {
     });
     this.readClient();
     return done;
+  }
+
+  private pauseServer(reason: 'client' | 'spill', on: boolean): void {
+    if (on) this.serverPaused.add(reason);
+    else this.serverPaused.delete(reason);
+    const out = this.child?.stdout;
+    if (!out) return;
+    if (this.serverPaused.size) out.pause();
+    else out.resume();
   }
 
   private readClient(): void {
@@ -363,7 +383,9 @@ export class McpProxy {
       pending.call = callOfRequest(params, this.clientName ?? (this.opts.client !== 'generic' ? this.opts.client : undefined), process.cwd());
       const name = typeof params.name === 'string' ? params.name : '';
       const args = isObj(params.arguments) ? params.arguments : undefined;
-      if (this.local?.has(name) && !this.tools.has(name)) return this.callLocal(id, key, name, args ?? {});
+      // Only a name registered as ours, and not one the server lists (a server may list ours after a change).
+      const local = this.tools.has(name) ? undefined : this.local?.resolve(name);
+      if (local) return this.callLocal(id, key, local, args ?? {});
       pending.toolName = name;
       const focusArg = this.opts.focusArg;
       if (focusArg && args && Object.hasOwn(args, focusArg) && !this.tools.get(name)?.nativeFocus) {
@@ -470,6 +492,140 @@ export class McpProxy {
     }
   }
 
+  // ---- server messages over the inspection limit ----------------------------------------------
+
+  /**
+   * A server line grew past MAX_BUFFERED_LINE_BYTES: too big to parse, and never forwarded (a client
+   * holding it would need as much memory, and the model must not get it). A response is streamed to
+   * a spill as it arrives (its `result` value's bytes, exactly); a request or notification from the
+   * server is read and dropped. What the client gets is decided when the line ends, when its id is known.
+   */
+  private onOversizedStart(head: Buffer[]): void {
+    const queue = new ChunkQueue((high) => this.pauseServer('spill', high));
+    const line = new OversizedLine(head, (c) => queue.push(c));
+    const big: NonNullable<McpProxy['big']> = { line, queue };
+    this.big = big;
+    if (line.envelope.kind === 'message') {
+      queue.fail();
+      return;
+    }
+    this.log(`a message over the ${fmtBytes(this.maxLineBytes)} inspection limit: streaming it to the session folder`);
+    const spill = this.session().then((sessionPath) =>
+      spillStream({
+        sessionPath,
+        body: queue,
+        about: () => big.about ?? { toolName: 'unknown' },
+        suffix: '.json',
+        kind: 'json',
+        limitTokens: this.fastPassBytes,
+        estimateOf: (bytes): Estimate => ({ tokens: Math.ceil(bytes / 4), strategy: 'chars4', profile: DEFAULT_PROFILE, exact: false }),
+        notes: () => (line.finished && !line.finished.exact ? [savedNote(line.finished.saved)] : []),
+        messageFor: (w) => this.streamedMessage(big, w),
+      }),
+    );
+    // A write that fails stops taking chunks: the rest of the line is read and dropped, never forwarded.
+    spill.catch(() => queue.fail());
+    big.spill = spill;
+    // The proxy does not finish while the file is being written.
+    this.track(spill.then(() => undefined, () => undefined));
+  }
+
+  private onOversizedEnd(): void {
+    const big = this.big;
+    if (!big) return;
+    this.big = undefined;
+    const { id } = big.line.finish();
+    const key = id === undefined ? undefined : idKey(id);
+    if (big.line.envelope.kind === 'message') {
+      // A request the server made of the client: answer it, so the server does not wait for ever.
+      if (big.line.envelope.id !== undefined) {
+        this.toServerLine(errorResponse(big.line.envelope.id, ErrorCode.InternalError, `Spillway: this request is over the ${fmtBytes(this.maxLineBytes)} the MCP proxy can read; it was not forwarded to the client`));
+      }
+      this.log(`dropped a server request or notification over the ${fmtBytes(this.maxLineBytes)} inspection limit`);
+      return;
+    }
+    const pending = key ? this.pending.get(key) : undefined;
+    if (pending) this.pending.delete(key!);
+    // A JSON-RPC error from the server stays an error for the client, whatever the method.
+    const isTool = !!pending && big.line.envelope.member !== 'error' && ((pending.method === 'tools/call' && !pending.task) || pending.method === 'tasks/result');
+    const task = pending?.taskId ? this.tasks.get(pending.taskId) : undefined;
+    const toolName = pending?.method === 'tasks/result' ? (task?.toolName ?? 'task') : (pending?.toolName ?? pending?.method ?? 'unknown');
+    big.about = {
+      toolName: isTool ? toolName : `${pending?.method ?? 'unanswered'} response`,
+      toolInput: task?.toolInput ?? pending?.toolInput,
+      ...((task?.intent ?? pending?.intent) ? { intent: task?.intent ?? pending?.intent } : {}),
+      ...((task?.call ?? pending?.call) ? { call: task?.call ?? pending?.call } : {}),
+    };
+    if (pending?.cancelled) {
+      // The client gave up on it: no response, as the spec asks, and nothing kept.
+      big.queue.end(new Error('the request was cancelled'));
+      big.spill?.catch(() => undefined);
+      return;
+    }
+    big.queue.end();
+    const work = big.spill!.then(
+      (r) => {
+        if (r.error !== undefined) this.log(`the sidecar of ${r.payloadPath} could not be written: ${errMessage(r.error)}`);
+        this.log(`spilled ${toolName} (${fmtBytes(r.bytes)}, streamed uninspected) to ${r.payloadPath}`);
+        if (!pending) return;
+        if (isTool) return this.toClient.writeLine(resultResponse(pending.id, this.streamedResult(toolName, r)));
+        this.toClient.writeLine(
+          errorResponse(
+            pending.id,
+            ErrorCode.InternalError,
+            `Spillway: the response to ${pending.method} is ${fmtBytes(r.bytes)}, over the ${fmtBytes(this.maxLineBytes)} the MCP proxy can read; it was not forwarded. Saved: ${r.payloadPath}`,
+            { payloadPath: r.payloadPath, bytes: r.bytes, sha256: r.sha256 },
+          ),
+        );
+      },
+      (err: unknown) => {
+        const why = truncate(errMessage(err), 300);
+        this.log(`a message over the inspection limit could not be saved (${why}); it was dropped`);
+        if (!pending) return;
+        const text = `Spillway: the result of ${toolName} was over the ${fmtBytes(this.maxLineBytes)} the MCP proxy can read, and could NOT be saved (${why}). It was withheld. Re-run the tool with a narrower request (filters, pagination, a smaller range).`;
+        if (isTool) return this.toClient.writeLine(resultResponse(pending.id, { content: [{ type: 'text', text }], isError: true }));
+        this.toClient.writeLine(errorResponse(pending.id, ErrorCode.InternalError, text));
+      },
+    );
+    this.track(work);
+  }
+
+  /** The message of a streamed spill: what happened, where it is, how to read it, and the start of it. */
+  private streamedMessage(big: NonNullable<McpProxy['big']>, w: { payloadPath: string; sessionPath: string; bytes: number; estimate: Estimate }): string {
+    const tool = `\`${big.about?.toolName ?? 'the tool'}\``;
+    const rel = path.relative(w.sessionPath, w.payloadPath).split(path.sep).join('/');
+    const finished = big.line.finished;
+    const exact = !finished || finished.exact;
+    const advice = this.local ? (this.local.advice?.() ?? readMoreAdvice('drill-down')) : readMoreAdvice(this.opts.client === 'claude-code' ? 'claude-code' : 'generic');
+    const { text, json } = previewText(big.line.previewHead);
+    const out = [
+      `[spillway] The result of ${tool} is ${fmtBytes(w.bytes)} (~${w.estimate.tokens.toLocaleString('en-US')} tokens, chars4 estimate from its size), ` +
+        `over the limit of ${this.fastPassBytes.toLocaleString('en-US')} tokens and over the ${fmtBytes(this.maxLineBytes)} the MCP proxy reads into memory. ` +
+        `It was streamed to disk unread: saved in full${exact ? '' : ` (${savedNote(finished.saved)})`}, not summarized, no assets cut out.`,
+      `Saved: ${rel} (in session ${w.sessionPath})`,
+      `Absolute path: ${w.payloadPath}`,
+      advice,
+      `\`spillway restore ${w.payloadPath} -o <file>\` rebuilds the exact bytes the server sent${exact ? ' as its result' : ''}.`,
+    ];
+    const hint = this.local?.hint?.({ action: 'spill', message: '', estimate: w.estimate, limitTokens: this.fastPassBytes, payloadPath: w.payloadPath, assets: [], errors: [] });
+    if (hint) out.push(hint);
+    return truncate(`${out.join('\n')}\n\nPreview (its first ${fmtBytes(big.line.previewHead.length)}):\n${buildPreview(text, json ? 'json' : undefined, PREVIEW_CHARS)}`, MAX_MESSAGE_CHARS);
+  }
+
+  /** The tools/call result standing for a streamed spill. */
+  private streamedResult(toolName: string, r: StreamedSpillResult): Obj {
+    const out: Obj = {
+      content: [{ type: 'text', text: r.message }],
+      _meta: { [SPILL_META_KEY]: { action: 'spill', streamed: true, tokens: r.estimate.tokens, limitTokens: this.fastPassBytes, bytes: r.bytes, payloadPath: r.payloadPath, ...(r.metaPath ? { metaPath: r.metaPath } : {}) } },
+    };
+    if (this.tools.get(toolName)?.outputSchema) {
+      // Nothing of the value was read, so no structuredContent can be offered; an error result is the one shape a client accepts without it.
+      out.isError = true;
+      (out.content as Obj[]).push({ type: 'text', text: "Spillway: marked as an error only because this tool's output schema needs structured content, which a result this large cannot be given; the call itself succeeded." });
+    }
+    return out;
+  }
+
   private onToolsList(msg: JsonRpcMessage, line: Buffer): void {
     const result = msg.result as Obj;
     const tools = Array.isArray(result.tools) ? result.tools : null;
@@ -490,10 +646,12 @@ export class McpProxy {
     }
     const lastPage = result.nextCursor === undefined || result.nextCursor === null;
     if (lastPage && this.local) {
-      const names = new Set(tools.filter(isObj).map((t) => t.name));
-      for (const t of this.local.list()) {
-        if (names.has(t.name)) this.log(`the server has its own ${String(t.name)}; Spillway's is not listed`);
-        else tools.push(t);
+      // Every page's names, so no page's tool is shadowed by ours.
+      const taken = new Set<string>(this.tools.keys());
+      for (const t of this.local.list(taken)) {
+        const canonical = this.local.resolve(String(t.name));
+        if (canonical !== t.name) this.log(`the server has its own ${String(canonical)}; Spillway's is listed as ${String(t.name)}`);
+        tools.push(t);
       }
     }
     this.toClient.writeLine(JSON.stringify(msg));
@@ -536,6 +694,7 @@ export class McpProxy {
         // Behind the proxy the model's way in is the drill-down tools; without them, its own tools.
         readMore: this.local ? 'drill-down' : this.opts.client === 'claude-code' ? 'claude-code' : 'generic',
         drillDownHint: this.local?.hint ? (g) => this.local!.hint!(g) : undefined,
+        drillDownAdvice: this.local?.advice ? () => this.local!.advice!() : undefined,
         log: (m) => this.log(m),
       });
       if (!replaced) return this.toClient.writeLine(line);
@@ -575,6 +734,13 @@ export function callOfRequest(params: Obj, clientName: string | undefined, cwd: 
   const s = (v: unknown) => (typeof v === 'string' && v && v.length <= 512 ? v : undefined);
   const toolCallId = s(meta['claudecode/toolUseId']) ?? s(meta.callId) ?? s(meta.toolCallId);
   return { client: clientOfName(clientName), ...(toolCallId ? { toolCallId } : {}), ...(s(meta.sessionId) ? { clientSessionId: s(meta.sessionId) } : {}), cwd };
+}
+
+/** What a streamed spill holds when it is not exactly the `result` value. */
+function savedNote(saved: 'value' | 'whole line' | 'value, unterminated'): string {
+  if (saved === 'whole line') return 'the whole JSON-RPC message as received: its envelope could not be cut off';
+  if (saved === 'value, unterminated') return 'from its value to the end of the line, as received: the message did not end as a JSON-RPC response should';
+  return 'the result value, exactly';
 }
 
 export function runMcpProxy(opts: McpProxyOptions): { proxy: McpProxy; done: Promise<number> } {

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { buildPreview, MAX_MESSAGE_CHARS, PREVIEW_CHARS, truncate } from '../../pipeline/index.js';
+import { buildPreview, MAX_MESSAGE_CHARS, PREVIEW_CHARS, readMoreAdvice, truncate } from '../../pipeline/index.js';
 import type { GuardOptions, GuardResult, ReadMoreTools, SummarizeHook, ToolCallRef } from '../../pipeline/index.js';
 import { STRUCTURED_EXTRA_BUDGET_CHARS, shrinkStructured, type Validate } from './structured.js';
 import { mcpContentText } from '../../summarize/index.js';
@@ -76,6 +76,8 @@ export interface GuardDeps {
   summarize?: SummarizeHook;
   /** Sentence appended to the message telling the model how to drill down (empty: none). */
   drillDownHint?: (g: GuardResult) => string;
+  /** The "read more" sentence naming the drill-down tools as registered, in place of the guard's (which names the canonical ones). */
+  drillDownAdvice?: () => string;
   log: (msg: string) => void;
   signal?: AbortSignal;
 }
@@ -161,6 +163,13 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
   let message: string;
   if (g) {
     message = g.message;
+    if (deps.readMore === 'drill-down' && deps.drillDownAdvice) {
+      // The guard's sentence comes before the preview, so the first occurrence is the guard's own, never the server's text.
+      const theirs = readMoreAdvice('drill-down');
+      const ours = deps.drillDownAdvice();
+      const at = message.indexOf(theirs);
+      if (at !== -1 && ours !== theirs) message = message.slice(0, at) + ours + message.slice(at + theirs.length);
+    }
     const hint = deps.drillDownHint?.(g);
     if (hint) message = `${message}\n${hint}`;
   } else {
