@@ -30,7 +30,7 @@ const ANSWER_MAX_MS = 2000;
 /** SIGTERM to exit, during the import. */
 const STOP_MS = 1000;
 /** Peak RSS of `spillway context` on a transcript with a 100 MB line (the line itself is 100 MB). */
-const CONTEXT_MAX_RSS_MB = 1200;
+const CONTEXT_MAX_RSS_MB = 800;
 const LINE_MB = 100;
 
 let tmp: string;
