@@ -33,6 +33,8 @@ export class IndexCore {
   /** What happened at open (a corrupt DB moved aside, ...) and during scans. Newest last, capped. */
   readonly warnings: string[] = [];
   closed = false;
+  /** Set when close() begins: a listing, the full-text filler and the timelines' estimates stop at their next yield (IndexStopping). */
+  stopping = false;
   private readonly statements: Statements;
   private checkpointHolds = 0;
   /** The read indexes (db.ts READ_INDEXES) are down: a first listing dropped them. */

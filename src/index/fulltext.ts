@@ -21,7 +21,7 @@ import type { IndexProgressEvent } from './rows.js';
 import { BulkWriter, type BulkRows } from './bulk.js';
 import { FTS_GAP, countLinesIn, ftsWindow, stripAndScanBase64 } from './text.js';
 import { ReadBuffers, readWindow } from './window.js';
-import { Yielder } from './yielder.js';
+import { IndexStopping, Yielder } from './yielder.js';
 
 /** Pending rows from which a writer thread pays off over its start-up. */
 export const BULK_MIN_ROWS = 256;
@@ -170,7 +170,13 @@ export class FullText {
         if (!this.paused) this.mayBePending = false;
         return;
       }
-      for (const r of roots) await this.fillRoot(r.id);
+      try {
+        for (const r of roots) await this.fillRoot(r.id);
+      } catch (err) {
+        // close() began in the middle of a long read: what is written stays, the rest resumes at the next open.
+        if (err instanceof IndexStopping) return;
+        throw err;
+      }
     }
   }
 
@@ -190,7 +196,7 @@ export class FullText {
     if (useWorker) this.startWorker();
     else if (big) this.core.db.exec(FTS_NO_AUTOMERGE_SQL);
     if (this.bulk) this.current.writer = 'worker';
-    const yielder = new Yielder();
+    const yielder = new Yielder(undefined, undefined, () => this.stopped);
     const select = this.core.q(
       'SELECT rowid, fts_pending AS token, tool, input_excerpt, path, source_json FROM payloads WHERE root_id = ? AND fts_pending > 0 AND rowid > ? ORDER BY rowid LIMIT ?',
     );
@@ -202,7 +208,7 @@ export class FullText {
         if (!rows.length) break;
         const items: Item[] = [];
         for (const r of rows) {
-          items.push(await this.read(r));
+          items.push(await this.read(r, yielder));
           await yielder.maybe();
         }
         await this.gate();
@@ -219,14 +225,14 @@ export class FullText {
   }
 
   /** A pending row's full-text write. Unreadable content still clears the token (searchable by tool and input). */
-  private async read(r: PendingRow): Promise<Item> {
+  private async read(r: PendingRow, yielder: Yielder): Promise<Item> {
     let body = '';
     // binary, lines, base64 runs/chars/tokens found now (a transcript's result had them counted when it was listed).
     let found: unknown[] = [null, null, 0, 0, 0];
     try {
       const loc = r.source_json ? (JSON.parse(r.source_json) as SourceLocation) : undefined;
       if (loc && !loc.persistedPath) {
-        const text = await readImportedText(this.core.source, loc);
+        const text = await readImportedText(this.core.source, loc, yielder);
         body = text === null ? '' : ftsWindow(text);
       } else {
         const win = await readWindow(this.core.source, loc?.persistedPath ?? r.path, { buffers: this.buffers });
@@ -236,7 +242,9 @@ export class FullText {
         const lines = win.whole !== null && !win.binary ? countLinesIn(win.whole) : null;
         if (!loc) found = [win.binary ? 1 : 0, lines, stripped.scan.runs, stripped.scan.chars, stripped.scan.tokens];
       }
-    } catch {
+    } catch (err) {
+      // Stopping: the row stays pending for the next open.
+      if (err instanceof IndexStopping) throw err;
       /* the file went away since the listing: the watcher drops its row */
     }
     return [

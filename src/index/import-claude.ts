@@ -25,6 +25,7 @@ import type { AssetRef, GuardAction } from '../pipeline/types.js';
 import type { Unit } from './discover.js';
 import { type Call, MAX_FACT_LINES, MAX_IMPORT_FILE_BYTES, factsComplete, importedPayloadId, isoOr, str, titleOf } from './import-common.js';
 import { type ImportContext, spilledOrImported } from './import-link.js';
+import { MAX_BUILT_BLOCKS_PER_LINE, decodeLine, jsonOf } from './huge-line.js';
 import { forEachLine } from './lines.js';
 import type { PayloadRecord, SessionFacts, SourceLocation, UnitResult } from './record.js';
 import type { SessionSource } from './source.js';
@@ -34,8 +35,9 @@ import { isObj } from '../pipeline/values.js';
 function blocksText(blocks: unknown[]): string {
   const allText = blocks.every((b) => isObj(b) && b.type === 'text' && typeof b.text === 'string');
   if (allText) return blocks.map((b) => (b as { text: string }).text).join('\n');
-  // Images and other blocks: keep the structure as the transcript has it (base64 and all).
-  return JSON.stringify(blocks);
+  // Images and other blocks: keep the structure as the transcript has it (base64 and all; a run of
+  // blocks a huge line merged is written back as it was: huge-line.ts).
+  return jsonOf(blocks);
 }
 
 /** Text fields of a line's `toolUseResult` that may hold the full output (Bash stdout, Grep content, Read file, ...). */
@@ -59,7 +61,7 @@ function structuredText(sc: unknown): string | undefined {
     const values = Object.values(sc);
     if (values.length === 1 && typeof values[0] === 'string') return values[0];
   }
-  return JSON.stringify(sc);
+  return jsonOf(sc);
 }
 
 const PERSISTED_RE = /^<persisted-output>[\s\S]*?saved to:\s*(\S[^\n]*)/;
@@ -113,7 +115,7 @@ export async function extractClaudeResult(
   readFile: (p: string) => Promise<string | null>,
 ): Promise<ClaudeExtract> {
   const c = block.content;
-  const seen = typeof c === 'string' ? c : Array.isArray(c) ? blocksText(c) : c === undefined ? '' : JSON.stringify(c);
+  const seen = typeof c === 'string' ? c : Array.isArray(c) ? blocksText(c) : c === undefined ? '' : jsonOf(c);
   let best: ClaudeExtract = { text: seen, seen, field: 'content', action: 'pass', images: imageFiles(c, spillFiles) };
   const ref = spillRefOf(seen, line, spillFiles);
   // Claude Code spilled it itself; the model saw a stub or a notice.
@@ -175,6 +177,9 @@ class ClaudeTranscript {
   readonly out = new Map<string, PayloadRecord>();
   readonly facts: SessionFacts = {};
   badLines = 0;
+  /** Lines whose content blocks were merged into runs (huge-line.ts), and how many blocks. */
+  mergedLines = 0;
+  mergedBlocks = 0;
   private readonly spill: Map<string, string>;
   private readonly readFile: (p: string) => Promise<string | null>;
   private readonly fallbackTime: string;
@@ -207,7 +212,12 @@ class ClaudeTranscript {
         if (isObj(b) && b.type === 'tool_use' && typeof b.id === 'string') this.calls.set(b.id, { name: str(b.name) ?? 'tool', input: b.input });
       }
     } else if (o.type === 'user') {
-      for (const b of content) if (isObj(b) && b.type === 'tool_result') await this.result(o, b, at);
+      for (const b of content) {
+        if (!isObj(b) || b.type !== 'tool_result') continue;
+        await this.result(o, b, at);
+        // A line may hold thousands of results (huge-line.ts keeps up to MAX_KEPT_BLOCKS_PER_LINE).
+        await this.ctx.yielder.maybe();
+      }
     }
   }
 
@@ -272,7 +282,7 @@ const hasTools = (buf: Buffer) => buf.includes('"tool_use"') || buf.includes('"t
 export async function importClaude(ctx: ImportContext, unit: Unit): Promise<UnitResult> {
   const t = new ClaudeTranscript(ctx, unit);
   const turns = new ClaudeTurns();
-  const scan = await forEachLine(ctx.source, unit.key, ctx.yielder, (buf, index, offset) => {
+  const scan = await forEachLine(ctx.source, unit.key, ctx.yielder, async (buf, index, offset) => {
     // The payloads and the turns read the same lines: each line is decoded once, for both.
     turns.seen(index);
     const forTurns = turns.wants(buf);
@@ -281,8 +291,15 @@ export async function importClaude(ctx: ImportContext, unit: Unit): Promise<Unit
     if (!forTurns && !forCalls) return;
     let o: unknown;
     try {
-      o = JSON.parse(buf.toString('utf8'));
-    } catch {
+      // A long line is decoded in slices, its blocks past a budget merged (huge-line.ts).
+      const d = await decodeLine(buf, ctx.yielder);
+      o = d.value;
+      if (d.merged) {
+        t.mergedLines++;
+        t.mergedBlocks += d.merged;
+      }
+    } catch (err) {
+      if (!(err instanceof SyntaxError)) throw err;
       if (forTurns) turns.unparsable(index);
       if (forCalls) t.badLines++;
       return;
@@ -293,6 +310,11 @@ export async function importClaude(ctx: ImportContext, unit: Unit): Promise<Unit
   });
   const warnings: string[] = [];
   if (t.badLines) warnings.push(`${unit.key}: ${t.badLines} unparsable line(s) skipped`);
+  if (t.mergedLines) {
+    warnings.push(
+      `${unit.key}: ${t.mergedLines} line(s) with more than ${MAX_BUILT_BLOCKS_PER_LINE.toLocaleString('en-US')} content blocks: ${t.mergedBlocks.toLocaleString('en-US')} block(s) past that were merged into runs and estimated in bulk`,
+    );
+  }
   if (scan.skippedLongLines) warnings.push(`${unit.key}: ${scan.skippedLongLines} over-long line(s) skipped`);
   let hash = scan.hash;
   for (const f of unit.files) if (f.path !== unit.key) hash += `|${f.name}:${f.size}`;

@@ -13,10 +13,12 @@ import { rereadClaude } from './import-claude.js';
 import { rereadCodex } from './import-codex.js';
 import { MAX_IMPORT_FILE_BYTES } from './import-common.js';
 import { rereadGemini } from './import-gemini.js';
+import { decodeLine } from './huge-line.js';
 import { readRange } from './lines.js';
 import type { SourceLocation } from './record.js';
 import type { SessionSource } from './source.js';
 import { isObj } from '../pipeline/values.js';
+import { IndexStopping, Yielder } from './yielder.js';
 
 export { importClaude } from './import-claude.js';
 export { importCodex } from './import-codex.js';
@@ -29,7 +31,7 @@ export type { ImportContext } from './import-link.js';
  * transcript changed so the payload is no longer there. A result held whole in a file (a spill
  * file, a linked Spillway payload) is the caller's to read from `persistedPath`.
  */
-export async function readImportedText(source: SessionSource, loc: SourceLocation): Promise<string | null> {
+export async function readImportedText(source: SessionSource, loc: SourceLocation, yielder: Yielder = new Yielder()): Promise<string | null> {
   if (loc.persistedPath) {
     try {
       const r = await source.readRange(loc.persistedPath, 0, MAX_IMPORT_FILE_BYTES);
@@ -42,8 +44,10 @@ export async function readImportedText(source: SessionSource, loc: SourceLocatio
   if (loc.offset === undefined || loc.length === undefined) return null;
   let o: unknown;
   try {
-    o = JSON.parse((await readRange(source, loc.transcript, loc.offset, loc.length)).toString('utf8'));
-  } catch {
+    // A long line in slices, its blocks past a budget merged, as the listing read it (huge-line.ts).
+    o = (await decodeLine(await readRange(source, loc.transcript, loc.offset, loc.length), yielder)).value;
+  } catch (err) {
+    if (err instanceof IndexStopping) throw err;
     return null;
   }
   if (!isObj(o)) return null;

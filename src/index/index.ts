@@ -319,6 +319,8 @@ export class SpillIndex {
   /** Stop watching, finish the running listing, stop the full-text filler (it resumes at the next open), close the database. */
   async close(): Promise<void> {
     if (this.core.closed) return;
+    // Work in progress stops at its next slice (yielder.ts): a huge transcript line does not hold the close.
+    this.core.stopping = true;
     this.fullText.stop();
     await this.unwatch();
     await this.scanner.listed();

@@ -28,7 +28,7 @@ import type { IndexProgressEvent, IndexStats } from './rows.js';
 import { readSpillwayUnit } from './import-spillway.js';
 import { ReadBuffers } from './window.js';
 import { type RowWriter, sessionIdOf } from './writer.js';
-import { Yielder } from './yielder.js';
+import { IndexStopping, Yielder } from './yielder.js';
 
 export interface ScanOptions {
   /** Only this root; default every root. */
@@ -225,10 +225,14 @@ export class Scanner {
       before: before ?? { done: 0, total: 0 },
       sessionIds: new Map(),
       inScope: (p) => !scopes || scopes.some((s) => isInsidePath(s, p)),
-      yielder: new Yielder(undefined, () => {
-        this.writer.commitIfDue();
-        if (pass.total) this.progress(pass, opts);
-      }),
+      yielder: new Yielder(
+        undefined,
+        () => {
+          this.writer.commitIfDue();
+          if (pass.total) this.progress(pass, opts);
+        },
+        () => this.core.stopping,
+      ),
     };
     return pass;
   }
@@ -434,7 +438,11 @@ export class Scanner {
     if (!isPromiseLike(r)) return counted(pass, r);
     return r.then(
       (result) => counted(pass, result),
-      (err: unknown) => unreadable(unit, pass, err),
+      (err: unknown) => {
+        // A closing index: the scan ends here (what was written is committed), not a warning.
+        if (err instanceof IndexStopping) throw err;
+        return unreadable(unit, pass, err);
+      },
     );
   }
 

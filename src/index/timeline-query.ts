@@ -95,7 +95,7 @@ export class TimelineQueries {
     for (const id of sessionIds) this.toWarm.add(id);
     this.warming ??= (async () => {
       const check = this.core.q(`SELECT EXISTS(SELECT 1 FROM turns WHERE session_id = ? AND instr(tools_json, '"tokens":0,"at":') > 0) AS n`);
-      while (this.toWarm.size && !this.core.closed) {
+      while (this.toWarm.size && !this.core.closed && !this.core.stopping) {
         const id = this.toWarm.values().next().value!;
         this.toWarm.delete(id);
         try {
@@ -231,7 +231,8 @@ export class TimelineQueries {
     this.estimates.set(sessionId, known);
     while (this.estimates.size > KEEP_SERIES) this.estimates.delete(this.estimates.keys().next().value!);
     let lost = 0;
-    const yielder = new Yielder();
+    // A closing index stops this at its next slice, even inside a huge line (IndexStopping).
+    const yielder = new Yielder(undefined, undefined, () => this.core.stopping);
     for (const [sourceId, placed] of bySource) {
       const file = (this.core.q('SELECT key FROM sources WHERE id = ?').get(sourceId) as { key: string } | undefined)?.key;
       // One transcript line per place, read in spans of neighbouring lines.
@@ -264,7 +265,7 @@ export class TimelineQueries {
           const ps = lines.get(o)!;
           const len = ps[0]!.tool.at.length;
           const line = bytes && o - start + len <= bytes.length ? bytes.subarray(o - start, o - start + len) : undefined;
-          const tokens = line ? claudeToolTokensAt(line, ps.map((p) => p.tool)) : ps.map(() => null);
+          const tokens = line ? await claudeToolTokensAt(line, ps.map((p) => p.tool), yielder) : ps.map(() => null);
           ps.forEach((p, k) => {
             const n = tokens[k];
             if (n === null || n === undefined) return void lost++;

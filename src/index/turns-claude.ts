@@ -13,9 +13,11 @@
  *   old tool results;
  * - `api-request-shape` holds the system prompt and tool definitions of the calls: the baseline.
  */
+import { decodeLine, isMergedBlock, jsonOf } from './huge-line.js';
 import { str } from './import-common.js';
 import { type CompactionRecord, JsonlTurnReader, type LineAt, type PartName, type TurnRecord, type TurnTool, type TurnToolAt, type TurnsResult, addPart, estimateText, numOr } from './turns.js';
 import { isObj } from '../pipeline/values.js';
+import type { Yielder } from './yielder.js';
 
 const PROFILE = 'claude' as const;
 
@@ -24,8 +26,9 @@ const MARKERS = ['"type":"assistant"', '"type":"user"', 'compact_boundary', '"ap
 
 function textOf(c: unknown): string {
   if (typeof c === 'string') return c;
-  if (!Array.isArray(c)) return c === undefined || c === null ? '' : JSON.stringify(c);
-  return c.map((b) => (isObj(b) && typeof b.text === 'string' ? b.text : isObj(b) && b.type === 'image' ? '' : JSON.stringify(b))).join('\n');
+  if (!Array.isArray(c)) return c === undefined || c === null ? '' : jsonOf(c);
+  // A run of blocks a huge line merged (huge-line.ts) counts as the JSON the transcript had for them.
+  return c.map((b) => (isObj(b) && typeof b.text === 'string' ? b.text : isObj(b) && b.type === 'image' ? '' : isMergedBlock(b) ? b.json : jsonOf(b))).join('\n');
 }
 
 /** The larger of two usage figures, either unknown. */
@@ -41,12 +44,14 @@ function claudeToolTokens(b: Record<string, unknown>): number {
  * line's bytes: the same estimate the reader would have made of them while listing. Null for a
  * place that holds no tool_result of that id (the file changed since it was listed).
  */
-export function claudeToolTokensAt(line: Buffer, tools: ReadonlyArray<{ id: string; at: TurnToolAt }>): Array<number | null> {
+export async function claudeToolTokensAt(line: Buffer, tools: ReadonlyArray<{ id: string; at: TurnToolAt }>, yielder?: Yielder): Promise<Array<number | null>> {
   let content: unknown;
   try {
-    const o = JSON.parse(line.toString('utf8')) as unknown;
+    // A long line in slices, its blocks past a budget merged, as the listing read it (huge-line.ts).
+    const o = (await decodeLine(line, yielder)).value;
     content = isObj(o) && isObj(o.message) ? o.message.content : undefined;
-  } catch {
+  } catch (err) {
+    if (!(err instanceof SyntaxError)) throw err;
     return tools.map(() => null);
   }
   return tools.map(({ id, at }) => {
@@ -79,7 +84,7 @@ export class ClaudeTurns extends JsonlTurnReader {
         if (o.subtype === 'compact_boundary' || o.subtype === 'microcompact_boundary') this.boundary(o, index);
         return;
       case 'api-request-shape':
-        if (this.baseline === undefined && isObj(o.shape)) this.baseline = estimateText(JSON.stringify(o.shape), PROFILE);
+        if (this.baseline === undefined && isObj(o.shape)) this.baseline = estimateText(jsonOf(o.shape), PROFILE);
         return;
     }
   }
@@ -129,7 +134,7 @@ export class ClaudeTurns extends JsonlTurnReader {
       else if (b.type === 'thinking') addPart(this.pendingParts, 'thinking', estimateText(str(b.thinking) ?? '', PROFILE));
       else if (b.type === 'tool_use') {
         if (typeof b.id === 'string') this.names.set(b.id, str(b.name) ?? 'tool');
-        addPart(this.pendingParts, 'assistant', estimateText(JSON.stringify(b.input ?? {}), PROFILE) + 8);
+        addPart(this.pendingParts, 'assistant', estimateText(jsonOf(b.input ?? {}), PROFILE) + 8);
       }
     }
   }

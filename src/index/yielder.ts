@@ -5,12 +5,25 @@
  */
 export const SLICE_MS = 30;
 
+/**
+ * Thrown from a yield once the work's owner is closing (`stopping`): the piece of work in hand is
+ * dropped, never half-written, and read again at the next open. A closing index thus waits at most
+ * one slice, even in the middle of a transcript line of millions of blocks.
+ */
+export class IndexStopping extends Error {
+  constructor() {
+    super('the index is closing');
+  }
+}
+
 export class Yielder {
   private sliceStart = performance.now();
   constructor(
     private readonly sliceMs = SLICE_MS,
     /** Called right before yielding (commit the open transaction, report progress). */
     private readonly beforeYield?: () => void,
+    /** True once the work should stop: the next yield throws IndexStopping. */
+    private readonly stopping?: () => boolean,
   ) {}
 
   /** True when the current slice is used up. */
@@ -25,7 +38,9 @@ export class Yielder {
 
   async now(): Promise<void> {
     this.beforeYield?.();
+    if (this.stopping?.()) throw new IndexStopping();
     await new Promise<void>((resolve) => setImmediate(resolve));
+    if (this.stopping?.()) throw new IndexStopping();
     this.sliceStart = performance.now();
   }
 }

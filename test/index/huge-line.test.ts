@@ -1,0 +1,199 @@
+/**
+ * Issue 32, item 1: one Claude Code transcript line holding millions of small content blocks.
+ * Before the fix the line was decoded and walked in one piece of work: `serve` answered nothing for
+ * the whole import (20 s for 50 MB), ignored SIGTERM, and `spillway context` took gigabytes.
+ * - the sliced decoder agrees with JSON.parse, and merges the blocks past its budget (huge-line.ts);
+ * - `serve` answers getInfo within 200 ms while a 100 MB line of small blocks is imported, and
+ *   SIGTERM ends it within 1 s in the middle of that import;
+ * - `spillway context` on the same file stays under CONTEXT_MAX_RSS_MB.
+ * The server and the CLI are the real ones, in their own processes, with real SQLite, and app data in
+ * a private temporary folder.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_BUILT_BLOCKS_PER_LINE, decodeLine, decodeSliced, isMergedBlock, jsonOf } from '../../src/index/huge-line.js';
+import { Yielder } from '../../src/index/yielder.js';
+
+const REPO = path.resolve(import.meta.dirname, '..', '..');
+const CLI = ['--import', 'tsx', '--conditions=source', path.join(REPO, 'src', 'cli', 'main.ts')];
+const TOKEN = 'huge-line-test-token-0123456789abcdef';
+/**
+ * getInfo during the import: the goal is every answer within ANSWER_MS; on a shared, loaded machine
+ * a scheduler pause can stretch one, so the test holds 90% of them to it and every one to
+ * ANSWER_MAX_MS (before the fix, every request waited for the whole import: 10 s and more).
+ */
+const ANSWER_MS = 200;
+const ANSWER_MAX_MS = 2000;
+/** SIGTERM to exit, during the import. */
+const STOP_MS = 1000;
+/** Peak RSS of `spillway context` on a transcript with a 100 MB line (the line itself is 100 MB). */
+const CONTEXT_MAX_RSS_MB = 800;
+const LINE_MB = 100;
+
+let tmp: string;
+let transcript: string;
+
+/** A Claude Code transcript whose tool result is one line of LINE_MB of small text blocks, streamed to disk. */
+async function writeTranscript(file: string): Promise<void> {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const out = fs.createWriteStream(file);
+  const write = (s: string) => (out.write(s) ? Promise.resolve() : new Promise<void>((r) => out.once('drain', () => r())));
+  const base = { cwd: '/p', version: '2.1.0', sessionId: 's1' };
+  await write(JSON.stringify({ ...base, type: 'user', message: { role: 'user', content: 'read the notebook' }, timestamp: '2026-01-01T00:00:00Z' }) + '\n');
+  await write(JSON.stringify({ ...base, type: 'assistant', message: { id: 'm1', model: 'claude-x', role: 'assistant', content: [{ type: 'tool_use', id: 'tu1', name: 'Read', input: { file_path: '/nb.ipynb' } }], usage: { input_tokens: 10, output_tokens: 5 } }, timestamp: '2026-01-01T00:00:01Z' }) + '\n');
+  await write('{"type":"user","sessionId":"s1","timestamp":"2026-01-01T00:00:02Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","content":[');
+  let n = 0;
+  let chunk = '';
+  for (let i = 0; n < LINE_MB * 1024 * 1024; i++) {
+    chunk += `${i ? ',' : ''}{"type":"text","text":"cell ${i}: x = ${i % 97}"}`;
+    if (chunk.length > 1 << 20) {
+      n += chunk.length;
+      await write(chunk);
+      chunk = '';
+    }
+  }
+  await write(chunk + ']}]}}\n');
+  await write(JSON.stringify({ ...base, type: 'assistant', message: { id: 'm2', model: 'claude-x', role: 'assistant', content: [{ type: 'text', text: 'done' }], usage: { input_tokens: 30_000, output_tokens: 5 } }, timestamp: '2026-01-01T00:00:03Z' }) + '\n');
+  await new Promise<void>((r) => out.end(r));
+}
+
+beforeAll(async () => {
+  tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-huge-line-')));
+  transcript = path.join(tmp, 'root', 'proj', 's1.jsonl');
+  await writeTranscript(transcript);
+}, 120_000);
+
+afterAll(() => {
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('the sliced decoder', () => {
+  it('gives what JSON.parse gives, and throws where it throws', async () => {
+    const good = ['{}', '[]', ' { "a" : [ 1 , 2 ] } \r', '{"a":[1,-2.5e3,{"b":null}],"c":"x\\"y\\\\é\\ud83d\\ude00","e":true,"__proto__":{"z":1}}', '[[],[{}],{"":""}]'];
+    for (const s of good) expect((await decodeSliced(Buffer.from(s))).value, s).toStrictEqual(JSON.parse(s));
+    const proto = (await decodeSliced(Buffer.from('{"__proto__":{"z":1}}'))).value as Record<string, unknown>;
+    expect(Object.getPrototypeOf(proto)).toBe(Object.prototype);
+    for (const s of ['{', '{"a":}', '[1,]', '{"a":1,}', '[1 2]', '"abc', 'tru', '{}x', '{"a" 1}']) {
+      await expect(decodeSliced(Buffer.from(s)), s).rejects.toThrow(SyntaxError);
+    }
+  });
+
+  it('merges the blocks past its budget: texts joined as readers join them, other blocks kept as written, tool results kept', async () => {
+    const n = MAX_BUILT_BLOCKS_PER_LINE + 30_000;
+    const blocks = Array.from({ length: n }, (_, i) => (i % 1000 === 999 ? { type: 'image', n: i } : i === n - 5 ? { type: 'tool_result', tool_use_id: 'late' } : { type: 'text', text: `t${i}` }));
+    const line = Buffer.from(JSON.stringify({ message: { content: blocks } }));
+    const d = await decodeSliced(line, new Yielder());
+    const content = (d.value as { message: { content: unknown[] } }).message.content;
+    expect(d.merged).toBeGreaterThan(29_000);
+    expect(content.length).toBeLessThan(MAX_BUILT_BLOCKS_PER_LINE + 200);
+    expect(content.some((b) => isMergedBlock(b))).toBe(true);
+    expect(content).toContainEqual({ type: 'tool_result', tool_use_id: 'late' });
+    // Every text is still there, in order, and the JSON of the whole comes back as written, modulo the merged texts.
+    const texts = content.flatMap((b) => ((b as { type: string }).type === 'text' ? [(b as { text: string }).text] : [])).join('\n');
+    expect(texts).toBe(blocks.flatMap((b) => (b.type === 'text' ? [b.text as string] : [])).join('\n'));
+    const images = JSON.parse(jsonOf(content)).filter((b: { type: string }) => b.type === 'image');
+    expect(images).toHaveLength(blocks.filter((b) => b.type === 'image').length);
+    // An ordinary line is one JSON.parse, unchanged.
+    expect((await decodeLine(Buffer.from('{"a":[1]}'))).value).toStrictEqual({ a: [1] });
+  });
+});
+
+describe('a transcript line of millions of small blocks', () => {
+  /** The real `serve` on the transcript's root, with a fresh index: the import starts right after the URL. */
+  async function startServe(): Promise<{ call: (method: string) => Promise<{ ms: number; body: unknown }>; stop: () => Promise<number>; kill: () => void; stderr: () => string }> {
+    const dir = fs.mkdtempSync(path.join(tmp, 'serve-'));
+    const child = spawn(process.execPath, [...CLI, 'serve', '--root', path.dirname(path.dirname(transcript)), '--db', path.join(dir, 'index.sqlite'), '--no-default-roots'], {
+      cwd: REPO,
+      env: { ...process.env, SPILLWAY_HOME: path.join(dir, 'home'), SPILLWAY_TOKEN: TOKEN },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+    const exited = new Promise<number>((resolve) => child.on('exit', () => resolve(performance.now())));
+    const url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`serve printed no URL; stderr: ${stderr}`)), 60_000);
+      child.stdout!.on('data', (c: Buffer) => {
+        out += c.toString();
+        if (out.includes('\n')) {
+          clearTimeout(timer);
+          resolve(out.split('\n')[0]!);
+        }
+      });
+    });
+    const base = new URL(url).origin;
+    return {
+      call: async (method) => {
+        const t0 = performance.now();
+        const r = await fetch(`${base}/api/${method}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: '{}', signal: AbortSignal.timeout(60_000) });
+        return { ms: performance.now() - t0, body: await r.json() };
+      },
+      stop: async () => {
+        const t0 = performance.now();
+        child.kill('SIGTERM');
+        return (await Promise.race([exited, new Promise<number>((r) => setTimeout(() => r(Infinity), 30_000))])) - t0;
+      },
+      kill: () => child.kill('SIGKILL'),
+      stderr: () => stderr,
+    };
+  }
+
+  const listed = async (s: Awaited<ReturnType<typeof startServe>>) => ((await s.call('listPayloads')).body as { result: { total: number } }).result.total;
+
+  it(`serve answers getInfo within ${ANSWER_MS} ms (90%) during its import`, async () => {
+    const s = await startServe();
+    try {
+      const times: number[] = [];
+      const until = performance.now() + 60_000;
+      while (performance.now() < until && (await listed(s)) === 0) {
+        times.push((await s.call('getInfo')).ms);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(await listed(s), 'the import finished').toBe(1);
+      const said = `getInfo times during the import: ${times.map((t) => t.toFixed(0)).join(', ')}`;
+      console.log(said);
+      expect(times.length, said).toBeGreaterThanOrEqual(5);
+      const sorted = [...times].sort((a, b) => a - b);
+      expect(sorted[Math.floor(sorted.length * 0.9)], said).toBeLessThan(ANSWER_MS);
+      expect(sorted[sorted.length - 1], said).toBeLessThan(ANSWER_MAX_MS);
+    } finally {
+      s.kill();
+    }
+  }, 120_000);
+
+  it(`SIGTERM ends serve within ${STOP_MS} ms in the middle of the import`, async () => {
+    const s = await startServe();
+    try {
+      await new Promise((r) => setTimeout(r, 700));
+      expect(await listed(s), 'the import is still running when SIGTERM comes (else the test proves nothing)').toBe(0);
+      const ms = await s.stop();
+      console.log(`serve stopped ${ms.toFixed(0)} ms after SIGTERM, mid-import`);
+      expect(ms, `serve's stderr: ${s.stderr().slice(-500)}`).toBeLessThan(STOP_MS);
+    } finally {
+      s.kill();
+    }
+  }, 120_000);
+
+  it(`spillway context on it stays under ${CONTEXT_MAX_RSS_MB} MB`, () => {
+    const time = '/usr/bin/time';
+    if (!fs.existsSync(time)) return void console.warn('skipped: no /usr/bin/time to measure the peak RSS');
+    const dir = fs.mkdtempSync(path.join(tmp, 'context-'));
+    const r = spawnSync(time, ['-v', process.execPath, ...CLI, 'context', transcript, '--db', path.join(dir, 'index.sqlite'), '--json'], {
+      cwd: REPO,
+      env: { ...process.env, SPILLWAY_HOME: path.join(dir, 'home') },
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: 240_000,
+    });
+    expect(r.status, r.stderr.slice(-2000)).toBe(0);
+    const rssMb = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr)![1]) / 1024;
+    expect(rssMb, `peak RSS ${rssMb.toFixed(0)} MB`).toBeLessThan(CONTEXT_MAX_RSS_MB);
+    console.log(`spillway context on a ${LINE_MB} MB line of small blocks: peak RSS ${rssMb.toFixed(0)} MB`);
+    const t = JSON.parse(r.stdout) as { turns: Array<{ tools: Array<{ tokens: number }> }> };
+    // The result was read and estimated (in bulk for the merged runs), not skipped.
+    expect(t.turns.flatMap((x) => x.tools.map((y) => y.tokens)).some((n) => n > 0)).toBe(true);
+  }, 300_000);
+});
