@@ -101,7 +101,7 @@ describe('binary Claude Code already decoded, through the hook', () => {
     for (const stderr of ['', 'head: warning\n']) {
       const sessionDir = path.join(tmpDir(), 'session');
       const input = bashEvent(whole.slice(0, 30_000), { ...persisted, stderr }, transcript);
-      const r = await handleClaudeCodeHook(JSON.stringify(input), { guard: { limitTokens: 500_000, summarize: false }, sessionDir });
+      const r = await handleClaudeCodeHook(JSON.stringify(input), { guard: { limitTokens: 500_000 }, sessionDir });
       expect(r.output, `stderr ${JSON.stringify(stderr)}: Claude Code's preview of binary must not reach the model`).toBeDefined();
       const answer = r.output!.hookSpecificOutput.updatedToolOutput as Record<string, unknown>;
       expect(answer).not.toHaveProperty('persistedOutputPath');

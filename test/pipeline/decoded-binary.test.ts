@@ -60,7 +60,7 @@ describe('binary a client already decoded (a string with NULs, control character
     await fc.assert(
       fc.asyncProperty(binaryBytesArb, fc.integer({ min: 1_000, max: 200_000 }), async (bytes, limitTokens) => {
         const s = lossy(bytes);
-        const r = await guardLargeResult(s, { sessionPath: session, toolName: 'Bash', limitTokens, summarize: false });
+        const r = await guardLargeResult(s, { sessionPath: session, toolName: 'Bash', limitTokens });
         expect(r, 'a decoded binary string must never pass').not.toBeNull();
         expect(r!.action).toBe('spill');
         expect(r!.message).not.toMatch(/[\x00-\x06\x0e-\x1a\x1c-\x1f\x7f]/);
@@ -89,7 +89,7 @@ describe('binary a client already decoded (a string with NULs, control character
     const session = tmpSession();
     await fc.assert(
       fc.asyncProperty(ordinaryArb, async (s) => {
-        expect(await guardLargeResult(s, { sessionPath: session, limitTokens: 100_000, summarize: false })).toBeNull();
+        expect(await guardLargeResult(s, { sessionPath: session, limitTokens: 100_000 })).toBeNull();
       }),
       { numRuns: 100 },
     );
@@ -98,7 +98,7 @@ describe('binary a client already decoded (a string with NULs, control character
   it('the head of an executable: an ELF asset, with the lossy decode said in the message', async () => {
     const session = tmpSession();
     const s = elfHead();
-    const r = (await guardLargeResult(s, { sessionPath: session, toolName: 'Bash', summarize: false }))!;
+    const r = (await guardLargeResult(s, { sessionPath: session, toolName: 'Bash' }))!;
     expect(r.assets[0]!.mimeType).toBe('application/x-elf');
     expect(r.message).toMatch(/binary data \(application\/x-elf/);
     expect(r.message).toContain('The client had already decoded these bytes as UTF-8, lossily');
