@@ -80,7 +80,7 @@ export function AnalyzeView() {
               <dd>
                 {analysis.decision.action === 'pass'
                   ? `Passes through: under the ${formatInt(analysis.decision.limitTokens)}-token limit.`
-                  : `${analysis.decision.action === 'spill' ? 'Spilled' : 'Assets cut out'}: limit ${formatInt(analysis.decision.limitTokens)} tokens.`}
+                  : `${analysis.decision.action === 'spill' ? 'Spilled' : 'Assets cut out'}: ${guardFigure(analysis.decision.estimate)}limit ${formatInt(analysis.decision.limitTokens)} tokens.`}
               </dd>
             </dl>
             {analysis.payloadId && analysis.sessionId ? (
@@ -115,6 +115,11 @@ export function AnalyzeView() {
           ) : null}
           <section className="card">
             <header className="card-head"><h3>Estimates</h3></header>
+            {analysis.decision.estimate ? (
+              <p className="dim" data-testid="estimates-named">
+                Each strategy&apos;s count of the whole text. The guard&apos;s message states one figure, {guardFigure(analysis.decision.estimate).replace(/, $/, '')}.
+              </p>
+            ) : null}
             <EstimateTable res={analysis.estimate} showPending={!analysis.estimate.estimates.some((e) => e.exact)} />
             <p className="density-reason">{densityReason(analysis.estimate.density)}</p>
             <DensityChart shares={analysis.estimate.density} />
@@ -123,4 +128,12 @@ export function AnalyzeView() {
       ) : null}
     </div>
   );
+}
+
+/**
+ * The guard's own figure, named as its message names it (strategy, profile), so it is never read as
+ * one of the table's counts beside it (issue 29: 570,045 in the message beside 572,041 in the table).
+ */
+function guardFigure(e: { tokens: number; strategy: string; profile: string; exact: boolean } | undefined): string {
+  return e ? `~${formatInt(e.tokens)} tokens (${e.strategy}${e.exact ? ', exact' : ' estimate'}, ${e.profile}), ` : '';
 }

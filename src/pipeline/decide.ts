@@ -213,6 +213,7 @@ export function passesAtOnce(subject: Subject, ctx: DecideContext): boolean {
     case 'bytes':
       return !subject.binary && subject.bytes.byteLength <= ctx.limit && !hasBase64RunBytes(subject.bytes, MIN_INLINE_ASSET_RUN_CHARS);
     case 'latin1-string':
+    case 'decoded-string':
       return false;
     case 'json-value':
       if (ctx.shown !== undefined) return fitsByLength(ctx.shown, ctx.limit).fits && !hasBase64Run(ctx.shown, MIN_INLINE_ASSET_RUN_CHARS);
@@ -235,6 +236,7 @@ export async function decide(subject: Subject, ctx: DecideContext): Promise<Spil
       return decideText(subject.text, ctx, subject.textBytes);
     case 'bytes':
     case 'latin1-string':
+    case 'decoded-string':
       return decideBytes(subject, ctx);
     case 'json-value': {
       if (ctx.shown !== undefined) {

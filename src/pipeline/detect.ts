@@ -125,25 +125,61 @@ function completeUtf8End(b: Uint8Array): number {
 }
 
 /**
- * A JS string that carries bytes (read with 'latin1'/'binary'): every unit ≤ 0xFF and it
- * has NULs or the control characters of binary data, or starts like a PDF. Such a string is
- * saved as those bytes.
+ * A string that is binary, and how it carries the bytes:
+ *
+ * - `latin1`: every unit ≤ 0xFF (bytes read with 'latin1'/'binary'), and it has a NUL, more than
+ *   MAX_CONTROL_SHARE control characters text never has, or starts like a PDF. Saved as those bytes, exactly.
+ * - `decoded`: it has units above 0xFF, so it is a decode (a client read the bytes as UTF-8), and it
+ *   has a NUL, more than MAX_CONTROL_SHARE of those control characters, or more than
+ *   MAX_REPLACEMENT_SHARE U+FFFD (at least MIN_REPLACEMENT_CHARS of them): what a lossy UTF-8 decode
+ *   of binary leaves. Saved as its UTF-8, which is what was received; the original bytes are lost
+ *   wherever a U+FFFD stands.
+ *
+ * Ordinary text is none of these: tabs, newlines, ANSI colour escapes, backspaces and BEL are
+ * allowed controls, and a few U+FFFD (a Latin-1 file read as UTF-8, one bad byte) stay under the bar.
+ * Undefined: text.
  */
-export function isBinaryString(s: string): boolean {
-  if (s.length === 0) return false;
+export function binaryStringForm(s: string): BinaryStringForm | undefined {
+  if (s.length === 0) return undefined;
   const magic = hasTextLikeBinaryMagic(s);
-  // Text has none of these control characters at all (NUL is one of them): one native scan settles most strings.
-  if (!magic && s.length <= CONTROL_SAMPLE_CHARS && !ANY_BAD_CONTROL_RE.test(s)) return false;
+  // Text has none of these control characters at all (NUL is one of them), and a lossy decode
+  // leaves U+FFFD: two native scans settle most strings.
+  const small = s.length <= CONTROL_SAMPLE_CHARS;
+  if (!magic && small && !ANY_BAD_CONTROL_RE.test(s) && s.indexOf(REPLACEMENT) === -1) return undefined;
+  // Which form, asked only of a string already found binary (a whole scan of a big text otherwise).
+  const form = (): BinaryStringForm => (NON_LATIN1_RE.test(s) ? 'decoded' : 'latin1');
   // NUL anywhere: a native scan of the whole string.
-  const hasNul = s.indexOf('\0') !== -1;
-  if (!hasNul && !magic) {
-    // Control-character share: whole string when small, else spread samples (binary without a
-    // single NUL is rare, and its controls are spread through it).
-    const sample = s.length <= CONTROL_SAMPLE_CHARS ? s : spreadSample(s, CONTROL_SAMPLE_CHARS);
-    const controls = countMatches(sample, BAD_CONTROL_RE, Math.ceil(sample.length * MAX_CONTROL_SHARE));
-    if (controls <= sample.length * MAX_CONTROL_SHARE) return false;
-  }
-  return !NON_LATIN1_RE.test(s);
+  if (s.indexOf('\0') !== -1) return form();
+  if (magic && form() === 'latin1') return 'latin1';
+  // Control-character share: whole string when small, else spread samples (binary without a
+  // single NUL is rare, and its controls are spread through it).
+  const sample = small ? s : spreadSample(s, CONTROL_SAMPLE_CHARS);
+  const controls = countMatches(sample, BAD_CONTROL_RE, Math.ceil(sample.length * MAX_CONTROL_SHARE));
+  if (controls > sample.length * MAX_CONTROL_SHARE) return form();
+  // A U+FFFD is above 0xFF: a string with enough of them is a decode.
+  const replaced = countChar(sample, REPLACEMENT, Math.max(MIN_REPLACEMENT_CHARS, Math.ceil(sample.length * MAX_REPLACEMENT_SHARE)));
+  return replaced >= MIN_REPLACEMENT_CHARS && replaced > sample.length * MAX_REPLACEMENT_SHARE ? 'decoded' : undefined;
+}
+
+/** How a binary string carries its bytes (see {@link binaryStringForm}). */
+export type BinaryStringForm = 'latin1' | 'decoded';
+
+/** A string that is binary, in either form ({@link binaryStringForm}): the model cannot read it as text. */
+export function isBinaryString(s: string): boolean {
+  return binaryStringForm(s) !== undefined;
+}
+
+/** U+FFFD, what a UTF-8 decoder puts where bytes were not UTF-8. */
+const REPLACEMENT = '\uFFFD';
+/** Share of U+FFFD above which a decoded string is binary read as UTF-8 (random bytes give about half; a Latin-1 text read as UTF-8, a few percent). */
+const MAX_REPLACEMENT_SHARE = 0.1;
+/** Fewer U+FFFD than this never make a string binary (a short text with one bad byte is still text). */
+const MIN_REPLACEMENT_CHARS = 8;
+
+function countChar(s: string, ch: string, stopAt: number): number {
+  let n = 0;
+  for (let i = s.indexOf(ch); i !== -1 && n <= stopAt; i = s.indexOf(ch, i + 1)) n++;
+  return n;
 }
 
 /** Chars of a string examined for control characters (whole string below this). */

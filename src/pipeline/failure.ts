@@ -66,7 +66,7 @@ interface Raw {
 /** The raw form of a subject for a last-resort save: the string, the bytes, or the JSON already made. */
 function rawOf(subject: Subject | null, spill: Spill | null): Raw | undefined {
   if (!subject) return undefined;
-  if (subject.origin === 'bytes') return { data: subject.bytes, binary: subject.binary, bytes: subject.bytes.byteLength };
+  if (subject.origin === 'bytes' || subject.origin === 'decoded-string') return { data: subject.bytes, binary: subject.binary, bytes: subject.bytes.byteLength };
   const text = subject.origin === 'string' ? subject.text : spill?.text;
   return text === undefined ? undefined : { data: text, binary: false, bytes: Buffer.byteLength(text) };
 }
@@ -120,7 +120,7 @@ function emergencySidecar(s: { c: NameCandidate; raw: Raw; subject: Subject; est
     kind: raw.binary ? 'binary' : 'text', bytes, chars: typeof raw.data === 'string' ? raw.data.length : bytes,
     sha256: crypto.createHash('sha256').update(raw.data).digest('hex'),
     estimate, estimates: {}, limitTokens: o.limit, assets: [], message, summaryRuns: [], errors: [...errors],
-    ...(subject.origin === 'bytes' || subject.origin === 'string' || subject.origin === 'json-value' ? { origin: subject.origin } : {}),
+    ...(subject.origin === 'bytes' || subject.origin === 'string' || subject.origin === 'json-value' ? { origin: subject.origin } : subject.origin === 'decoded-string' ? { origin: 'string' as const } : {}),
     ...o.call,
   };
   return JSON.stringify(meta, null, 2) + '\n';

@@ -177,7 +177,7 @@ async function spillPayload(subject: Subject, spill: Spill, o: NormalizedGuardOp
       }
       return failed({ err, payload, notes, kind: describeFormat(payload, false).kind, estimate: spill.estimate, options: o });
     }
-    const told = (shown ??= await summaryOrPreview(placed, payload, o));
+    const told = (shown ??= await summaryOrPreview(placed, payload, o, spill.estimate));
     const recorded = [...notes, ...placed.notes, ...told.notes];
     const c = await commitSpill(store, placed.published, placed.fresh, recordOf({ placed, payload, spill, shown: told, storeNote, parts, estimates, notes: recorded, options: o }));
     if (c.error !== undefined && next && isStoreError(c.error, 'UNAVAILABLE')) {

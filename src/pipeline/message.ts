@@ -46,7 +46,13 @@ export interface MessageParts {
   storeNote?: string;
   /** Why a spill happened when it is not the size: the result is binary, or it fits but its assets had to go and the rest is too long to show here. */
   reason?: 'binary' | 'assets';
+  /** The client had already decoded the bytes as UTF-8, lossily: what was saved is what was received. */
+  lossy?: boolean;
 }
+
+/** What the message says of binary the client decoded lossily before the guard got it. */
+export const LOSSY_MESSAGE =
+  'The client had already decoded these bytes as UTF-8, lossily (U+FFFD where bytes were not UTF-8), so the original bytes are lost: what was saved is the text as received.';
 
 /**
  * How the model can read more of a spilled payload, naming only tools it has: a message that sends
@@ -135,7 +141,8 @@ export function buildMessage(p: MessageParts): string {
   } else if (p.reason === 'binary') {
     out.push(
       `[spillway] The result of ${tool} is binary data (${p.assets[0]?.mimeType ?? 'application/octet-stream'}, ${fmtBytes(p.bytes)}), which the model cannot read as text ` +
-        `(as base64 it would be ~${fmtInt(p.estimate.tokens)} tokens; limit ${fmtInt(p.limitTokens)}). It was saved as a file instead.`,
+        `(as base64 it would be ~${fmtInt(p.estimate.tokens)} tokens; limit ${fmtInt(p.limitTokens)}). It was saved as a file instead.` +
+        (p.lossy ? ` ${LOSSY_MESSAGE}` : ''),
     );
   } else if (p.reason === 'assets') {
     out.push(
@@ -164,7 +171,7 @@ export function buildMessage(p: MessageParts): string {
   if (p.payloadPath && p.action !== 'failed') {
     out.push(readMoreAdvice(p.readMore));
     out.push(
-      `\`spillway restore ${p.payloadPath} -o <file>\` rebuilds ${p.incomplete ? 'exactly the bytes that were saved' : 'the exact original bytes'}.`,
+      `\`spillway restore ${p.payloadPath} -o <file>\` rebuilds ${p.incomplete ? 'exactly the bytes that were saved' : p.lossy ? 'exactly the text as received' : 'the exact original bytes'}.`,
     );
   }
   const head = out.join('\n');

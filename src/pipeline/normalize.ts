@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import { isUtf8 } from 'node:buffer';
 import type { PayloadOrigin, ToolResult } from './types.js';
 import { TEXT_SLICE_CHARS } from './limits.js';
-import { isBinaryBytes, isBinaryString } from './detect.js';
+import { binaryStringForm, isBinaryBytes } from './detect.js';
 import { isWellFormed, safeCut, toWellFormed } from './text.js';
 
 /**
@@ -22,6 +22,12 @@ export type Subject =
   | { origin: 'bytes'; bytes: Buffer; binary: boolean }
   /** Bytes carried in a JS string (read as 'latin1'/'binary'): saved as those bytes. */
   | { origin: 'latin1-string'; bytes: Buffer; binary: true }
+  /**
+   * Binary a client already decoded as UTF-8 (NULs, control characters, U+FFFD: detect.ts's
+   * binaryStringForm): saved as the string's UTF-8, what was received. `lossy`: it holds U+FFFD,
+   * so the original bytes are lost wherever one stands.
+   */
+  | { origin: 'decoded-string'; bytes: Buffer; binary: true; lossy: boolean }
   | { origin: 'json-value'; value: unknown };
 
 /** What a spill saves: the original bytes, exactly, and the text the other phases read. */
@@ -40,6 +46,8 @@ export interface Payload {
   textIsExact: boolean;
   /** What preparing it changed (lone surrogates replaced), for the sidecar's `errors`. */
   notes: readonly string[];
+  /** Binary the client had already decoded as UTF-8, lossily: what is saved is what was received, not the original bytes. */
+  lossy?: boolean;
 }
 
 function asBuffer(v: Uint8Array | ArrayBuffer): Buffer {
@@ -51,7 +59,11 @@ function asBuffer(v: Uint8Array | ArrayBuffer): Buffer {
 export function normalize(result: ToolResult): Subject | null {
   if (result === null || result === undefined || typeof result === 'number' || typeof result === 'boolean') return null;
   if (typeof result === 'string') {
-    return isBinaryString(result) ? { origin: 'latin1-string', bytes: Buffer.from(result, 'latin1'), binary: true } : { origin: 'string', text: result };
+    const form = binaryStringForm(result);
+    if (form === 'latin1') return { origin: 'latin1-string', bytes: Buffer.from(result, 'latin1'), binary: true };
+    // Lone surrogates become U+FFFD in UTF-8 too, like every byte the client could not decode.
+    if (form === 'decoded') return { origin: 'decoded-string', bytes: Buffer.from(result, 'utf8'), binary: true, lossy: result.includes('\uFFFD') || !isWellFormed(result) };
+    return { origin: 'string', text: result };
   }
   if (result instanceof Uint8Array || result instanceof ArrayBuffer) {
     const bytes = asBuffer(result);
@@ -81,12 +93,21 @@ function hashData(data: string | Buffer, ascii = false): string {
   return h.digest('hex');
 }
 
+/** The sidecar's note for binary a client decoded lossily before the guard saw it. */
+export const LOSSY_NOTE = 'the client had already decoded these bytes as UTF-8, lossily (U+FFFD where bytes were not UTF-8): saved is the text as received, not the original bytes';
+
 /**
  * The payload of a subject being spilled. `text` is the text the decision measured (the string,
  * the bytes decoded, or the JSON of a parsed value), and `textBytes` its UTF-8 size when known.
  * Lone surrogates, which UTF-8 cannot hold, are saved as U+FFFD and noted.
  */
 export function preparePayload(subject: Subject, text: string | undefined, textBytes?: number): Payload {
+  if (subject.origin === 'decoded-string') {
+    // The original is the UTF-8 of the string received: origin 'string' says so to restore and the index.
+    const b = subject.bytes;
+    const notes = subject.lossy ? [LOSSY_NOTE] : [];
+    return { origin: 'string', original: b, byteLength: b.byteLength, sha256: hashData(b), notes, binary: b, textIsExact: false, ...(subject.lossy ? { lossy: true } : {}) };
+  }
   if (subject.origin === 'bytes' || subject.origin === 'latin1-string') {
     const b = subject.bytes;
     const base = { origin: subject.origin, original: b, byteLength: b.byteLength, sha256: hashData(b), notes: [] };

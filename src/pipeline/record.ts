@@ -1,4 +1,4 @@
-import type { AssetRef, ContentKind, GuardAction, GuardResult, PayloadMeta, SummaryRun } from './types.js';
+import type { AssetRef, ContentKind, Estimate, GuardAction, GuardResult, PayloadMeta, SummaryRun } from './types.js';
 import { INLINE_HEADER_ROOM_CHARS, MAX_MESSAGE_CHARS, PREVIEW_CHARS } from './limits.js';
 import type { Payload } from './normalize.js';
 import type { Spill } from './decide.js';
@@ -49,14 +49,17 @@ export interface Placed {
 }
 
 /** A summary when the model will not see the content itself; else (or when it fails) a preview. */
-export async function summaryOrPreview(placed: Placed, payload: Payload, o: NormalizedGuardOptions): Promise<Shown> {
+export async function summaryOrPreview(placed: Placed, payload: Payload, o: NormalizedGuardOptions, estimate?: Estimate): Promise<Shown> {
   // The linked form, when there is one, is joined only if read (a summary, a preview that needs it whole).
   const linked = payload.binary ? undefined : placed.linked;
   const source = payload.binary ? undefined : linked ? () => linked.text : payload.text === undefined ? undefined : () => payload.text!;
   let summary: SummaryRun | undefined;
   // A result that fit the limit is shown at length instead: it is small enough to need no summary.
   if (placed.action === 'spill' && !placed.shownAs && o.summarize && source !== undefined) {
-    summary = await runSummary(o.summarize, { text: source(), toolName: o.toolName, toolInput: o.toolInput, focus: o.intent, timeoutMs: o.summaryTimeoutMs, signal: o.signal });
+    // The guard's figure is of the payload's text: handed on only when that is the text summarized, so
+    // the message states one figure (issue 29: the spill said ~114,517 claude, its summary ~109,572 o200k).
+    const same = !linked && estimate !== undefined && o.shown === undefined;
+    summary = await runSummary(o.summarize, { text: source(), toolName: o.toolName, toolInput: o.toolInput, focus: o.intent, timeoutMs: o.summaryTimeoutMs, signal: o.signal, ...(same ? { estimate } : {}) });
   }
   const notes = summary && summary.status !== 'ok' ? [`summary ${summary.status}: ${summary.error ?? ''}`.trim()] : [];
   if (placed.action === 'inline-assets' || summary?.status === 'ok') return { summary, notes };
@@ -98,7 +101,7 @@ export function recordOf({ placed, payload, spill, shown, storeNote, parts, esti
       action, toolName: o.toolName, estimate: spill.estimate, estimateSampled: spill.sampled !== undefined, limitTokens: o.limit, kind,
       bytes: payload.byteLength, ...(o.shown !== undefined ? { shownBytes: Buffer.byteLength(o.shown) } : {}), sessionPath: store.location, payloadPath: store.describe(c.key), assets, summary: shown.summary,
       preview: shown.preview, inlineText: action === 'inline-assets' ? linked?.text : undefined, inlineTokens: placed.inlineTokens, storeNote,
-      reason: placed.shownAs, readMore: o.readMore, incomplete: o.incomplete,
+      reason: placed.shownAs, readMore: o.readMore, incomplete: o.incomplete, ...(payload.lossy ? { lossy: true } : {}),
       ...(local ? { localPath: local } : {}), ...(copyNote ? { storeNote: [storeNote, copyNote].filter(Boolean).join('\n') } : {}),
     });
     const meta: PayloadMeta = {

@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import type { SummarizeFn, SummarizeHook, Summarizer, SummaryRun } from './types.js';
+import type { Estimate, SummarizeFn, SummarizeHook, Summarizer, SummaryRun } from './types.js';
 import { MAX_SUMMARY_INPUT_TOKENS, MAX_SUMMARY_OUTPUT_TOKENS, SUMMARY_TIMEOUT_MS } from './limits.js';
 import { buildSummaryPrompt } from './prompt.js';
 import { estimateTokens } from './estimate/index.js';
@@ -24,6 +24,8 @@ export interface SummaryJob {
   focus?: string;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** The guard's estimate of exactly `text` (SummaryRequest.estimate). */
+  estimate?: Estimate;
 }
 
 export function isSummarizer(h: SummarizeHook): h is Summarizer {
@@ -87,7 +89,7 @@ const MAX_SUMMARY_CHARS = MAX_SUMMARY_OUTPUT_TOKENS * CHARS_PER_TOKEN_CUT;
  * middle of a big result is not lost to a head-and-tail cut.
  */
 async function viaSummarizer(hook: Summarizer, job: SummaryJob, base: RunBase, signal: AbortSignal, deadline: Promise<never>, started: number): Promise<SummaryRun> {
-  const req = { text: job.text, toolName: job.toolName, toolInput: job.toolInput, focus: job.focus, maxOutputTokens: MAX_SUMMARY_OUTPUT_TOKENS };
+  const req = { text: job.text, toolName: job.toolName, toolInput: job.toolInput, focus: job.focus, maxOutputTokens: MAX_SUMMARY_OUTPUT_TOKENS, ...(job.estimate ? { estimate: job.estimate } : {}) };
   const out = await Promise.race([Promise.resolve().then(() => hook.summarize(req, { signal })), deadline]);
   const summary = truncate(summaryOf(out?.summary), MAX_SUMMARY_CHARS);
   return { ...base, ...out, summary, id: base.id, createdAt: base.createdAt, ms: Date.now() - started, status: 'ok' };

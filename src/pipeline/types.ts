@@ -79,6 +79,12 @@ export interface SummaryRequest {
   template?: string;
   model?: string;
   maxOutputTokens: number;
+  /**
+   * The guard's estimate of exactly this text (the figure its message states), so a summary that
+   * states a size states that one. Absent when the text is not what the guard measured (the linked
+   * form, an MCP result's content): a summary then names what its own figure counts.
+   */
+  estimate?: Estimate;
 }
 
 export interface SummaryOutput {

@@ -177,7 +177,12 @@ export interface AnalyzeResponse {
   kind: ContentKind;
   assets: AssetRef[];
   estimate: EstimateResponse;
-  decision: { action: GuardAction; limitTokens: number; message: string | null };
+  /**
+   * The guard's decision. `estimate`: the one figure its message states (strategy and profile named),
+   * which may differ from the table's counts of the whole text (a sampled estimate, an exact count near
+   * the limit); absent when it passed.
+   */
+  decision: { action: GuardAction; limitTokens: number; message: string | null; estimate?: Estimate };
   /** The scratch payload made for it (so the viewer can open it), when spilled. */
   payloadId?: string;
   sessionId?: string;

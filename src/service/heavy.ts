@@ -99,7 +99,7 @@ export async function analyzeContent(content: Buffer, o: AnalyzeContentOptions):
     kind: detection.kind,
     estimate,
     decision: decisionRun
-      ? { action: decisionRun.action, limitTokens: decisionRun.limitTokens, message: decisionRun.message }
+      ? { action: decisionRun.action, limitTokens: decisionRun.limitTokens, message: decisionRun.message, estimate: decisionRun.estimate }
       : { action: 'pass', limitTokens, message: null },
     assets: saved?.assets ?? [],
   };

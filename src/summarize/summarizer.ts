@@ -120,12 +120,14 @@ export function createSummarizer(opts: SummarizerOptions): Summarizer {
     async summarize(given: SummaryRequest, { signal }: { signal: AbortSignal }): Promise<SummaryOutput> {
       const started = performance.now();
       // An MCP result is read by its content (a no-op on anything else, and on text already unwrapped).
-      const req = { ...given, text: mcpContentText(given.text) };
+      const text = mcpContentText(given.text);
+      // The guard's figure counts the text it was given: not the MCP content read out of it.
+      const req = { ...given, text, estimate: text === given.text ? given.estimate : undefined };
       if (signal?.aborted) throw new ProviderError('summary cancelled', 'aborted');
       const maxOut = Math.max(16, Math.min(req.maxOutputTokens || Infinity, opts.maxOutputTokens ?? MAX_SUMMARY_OUTPUT_TOKENS));
       const focus = req.focus?.trim() || undefined;
       if (provider === 'structural') {
-        const summary = structuralSummary(req.text, { focus, maxOutputTokens: maxOut });
+        const summary = structuralSummary(req.text, { focus, maxOutputTokens: maxOut, estimate: req.estimate });
         return {
           summary,
           provider,

@@ -38,6 +38,9 @@ describe('the installed hook (bin/spillway.js, fast path) inside real Claude Cod
   const csv = Buffer.from(makeText(400_000, (i) => `row ${i},${(i * 0.37).toFixed(2)},item-${i}`));
   const blob = Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 2654435761) >>> 24));
   const withBlob = `thumbnail follows\n${blob.toString('base64')}\nend of listing\n`;
+  // Raw bytes through the shell (issue 29): Claude Code's Bash decodes them as UTF-8 (NULs and U+FFFD
+  // in a 3 KB string), and the fast path used to pass them to the model as they were.
+  const exe = fs.existsSync('/usr/bin/ls') ? '/usr/bin/ls' : process.execPath;
 
   beforeAll(async () => {
     expect(fs.existsSync(path.join(ROOT, 'dist', 'lib', 'integrations', 'hooks', 'claude-code-fast.js')), 'run npm run build:lib').toBe(true);
@@ -60,6 +63,7 @@ describe('the installed hook (bin/spillway.js, fast path) inside real Claude Cod
         { toolUses: [{ id: 'toolu_01echo', name: 'Bash', input: { command: 'echo fast path', description: 'Say it' } }] },
         { toolUses: [{ id: 'toolu_01bashcat', name: 'Bash', input: { command: `cat ${path.join(cwd, 'rows400k.csv')}`, description: 'rows of items' } }] },
         { toolUses: [{ id: 'toolu_01bashblob', name: 'Bash', input: { command: `cat ${path.join(cwd, 'blob.txt')}`, description: 'show the listing' } }] },
+        { toolUses: [{ id: 'toolu_01bashelf', name: 'Bash', input: { command: `head -c 3000 ${exe}`, description: 'the first bytes of the binary' } }] },
         { text: 'done' },
       ],
     });
@@ -96,13 +100,13 @@ describe('the installed hook (bin/spillway.js, fast path) inside real Claude Cod
       byPid.set(pid, [...(byPid.get(pid) ?? []), url]);
     }
     const runs = [...byPid.values()];
-    expect(runs.length, 'one hook process per tool call').toBe(4);
+    expect(runs.length, 'one hook process per tool call').toBe(5);
     const fast = runs.filter((urls) => !urls.some((u) => u.endsWith('/cli/main.js') || u.endsWith('/hooks/claude-code-entry.js')));
     expect(fast.length, 'the two small results').toBe(2);
     for (const urls of fast) expect(urls.filter((u) => u.includes('/node_modules/'))).toEqual([]);
     // the two that need the guard: the hook's entry, without the CLI (commander and the other verbs)
     const entry = runs.filter((urls) => urls.some((u) => u.endsWith('/hooks/claude-code-entry.js')));
-    expect(entry.length, 'the two results the guard sees').toBe(2);
+    expect(entry.length, 'the three results the guard sees').toBe(3);
     for (const urls of entry) expect(urls.filter((u) => u.endsWith('/cli/main.js') || u.includes('/node_modules/commander/'))).toEqual([]);
   });
 
@@ -115,5 +119,18 @@ describe('the installed hook (bin/spillway.js, fast path) inside real Claude Cod
     const withAsset = received('toolu_01bashblob');
     expect(withAsset).toContain('[spillway asset: ');
     expect(withAsset).not.toContain(blob.toString('base64').slice(0, 120));
+  });
+
+  it('raw bytes through Bash (head -c 3000 of an executable) reach the model as the guard’s message, never as decoded bytes', () => {
+    const elf = received('toolu_01bashelf');
+    expect(elf).toMatch(/^\[spillway\] The result of `Bash` is binary data \(application\/x-elf, /);
+    expect(elf).toContain('The client had already decoded these bytes as UTF-8, lossily');
+    expect(elf, 'no NUL, control byte or U+FFFD of the executable in what the model got').not.toMatch(/[\x00-\x06\x0e-\x1a\x1c-\x1f\x7f\uFFFD]/);
+    // What was saved is what Claude Code handed the hook: the executable's head, decoded as UTF-8.
+    const saved = /^- (long_responses\/assets\/\S+)/m.exec(elf)?.[1];
+    expect(saved, elf.slice(0, 600)).toBeDefined();
+    const session = /\(in session (\S+)\)/.exec(elf)![1]!;
+    const asset = fs.readFileSync(path.join(session, saved!));
+    expect(asset.equals(Buffer.from(fs.readFileSync(exe).subarray(0, 3000).toString('utf8')))).toBe(true);
   });
 });

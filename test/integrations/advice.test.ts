@@ -64,7 +64,9 @@ describe('a Read that Claude Code cut at its token cap', () => {
     const msg = (r.output!.hookSpecificOutput.updatedToolOutput as { file: { content: string } }).file.content;
     expect(msg).toMatch(/too large for the context: .* \(json, [\d.]+ KB\)/);
     expect(msg).toContain(`NOT in full: Claude Code's Read showed only lines 1–4,076 of ${lines.length.toLocaleString('en-US')} (its token cap)`);
-    expect(msg).toMatch(/JSON object, [\d,]+ bytes, 4,076 lines, ~[\d,]+ tokens \([^)]*of this text\); cut short after/);
+    // The summary states the guard's own figure for the text it was given (one figure per message).
+    const figure = /~([\d,]+) tokens/.exec(msg)![1];
+    expect(msg).toMatch(new RegExp(`JSON object, [\\d,]+ bytes, 4,076 lines, ~${figure} tokens \\([^)]*\\); cut short after`));
     expect(msg).toContain('$.rows[*].price: number');
     expect(msg).not.toMatch(/\bCode, [\d,]+ bytes/);
   });

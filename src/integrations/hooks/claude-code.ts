@@ -6,6 +6,7 @@ import {
   buildPreview,
   fmtBytes,
   guardLargeResult,
+  isBinaryBytes,
   isBinaryString,
   isInside,
   mayCarryInlineAssets,
@@ -122,7 +123,8 @@ const PLAIN_SESSION_ID_RE = /^[A-Za-z0-9_-]{1,128}$/;
 
 /**
  * A text under the limit still goes to the guard when it may hold base64 worth cutting out or is
- * binary carried in a string (`cat` of an image): the model can use neither as text, at any size.
+ * binary in a string (`cat` of an image; `head -c` of an executable, which Claude Code's Bash has
+ * already decoded as UTF-8, NULs and U+FFFD in it): the model can use neither as text, at any size.
  */
 function fitsAsText(text: string, limit: number): boolean {
   return sizeOf(text) <= limit && !mayCarryInlineAssets(text) && !isBinaryString(text);
@@ -260,8 +262,14 @@ function fitsAsIs(reading: Reading & { kind: 'text' | 'mcp-blocks' }, subject: S
     if (o.cutMediaBlocks && reading.images.length) return false;
     // What the model reads as text, plus what its images cost (by pixels, not base64).
     if (fitsAsText(reading.text, o.limit - reading.images.length * MCP_IMAGE_TOKENS)) return true;
+    // Binary in a text block: the guard cuts it out of the blocks, whatever their size.
+    if (isBinaryString(reading.text)) return false;
   } else if (!reading.persisted && fitsAsText(reading.text, o.limit)) return true;
-  return typeof subject.value === 'string' ? fitsAsText(subject.value, o.limit) : sizeOf(subject.value) <= o.limit;
+  const v = subject.value;
+  if (typeof v === 'string') return fitsAsText(v, o.limit);
+  // A persisted output read back whole: Claude Code's own preview of binary would reach the model.
+  if (v instanceof Uint8Array) return v.byteLength <= o.limit && !isBinaryBytes(v);
+  return sizeOf(v) <= o.limit;
 }
 
 export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOptions): Promise<ClaudeCodeHookOutcome> {

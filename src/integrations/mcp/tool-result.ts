@@ -244,6 +244,10 @@ export function mcpAwareSummarizer(hook: SummarizeHook | undefined): SummarizeHo
   if (!hook || typeof hook === 'function') return hook; // a bare prompt function gets the built prompt: leave it
   return {
     provider: hook.provider,
-    summarize: (req, o) => hook.summarize({ ...req, text: summaryTextOfMcp(req.text) }, o),
+    summarize: (req, o) => {
+      const text = summaryTextOfMcp(req.text);
+      // The guard's figure counts the whole result, not the content read out of it.
+      return hook.summarize({ ...req, text, estimate: text === req.text ? req.estimate : undefined }, o);
+    },
   };
 }

@@ -1,7 +1,7 @@
 import { estimateTokens } from '../../pipeline/estimate/index.js';
 import { DEFAULT_PROFILE } from '../../pipeline/estimate/options.js';
 import { MAX_SUMMARY_OUTPUT_TOKENS } from '../../pipeline/limits.js';
-import type { ContentKind } from '../../pipeline/types.js';
+import type { ContentKind, Estimate } from '../../pipeline/types.js';
 import { focusTerms } from '../focus.js';
 import { STRUCTURAL_CHARS_PER_TOKEN } from '../limits.js';
 import { summarizeCsv } from './csv.js';
@@ -18,6 +18,8 @@ export interface StructuralOptions {
   maxOutputTokens?: number;
   /** Skip detection when the caller already knows. */
   kind?: ContentKind;
+  /** The guard's estimate of exactly this text: stated instead of a figure of the summary's own. */
+  estimate?: Estimate;
 }
 
 const WRAPPER_NOTES: Record<TextWrapper, string> = {
@@ -43,10 +45,12 @@ export function structuralSummary(text: string, opts: StructuralOptions = {}): s
   let kind: ContentKind = format.kind;
   const lines = countLines(text);
   const bytes = Buffer.byteLength(text, 'utf8');
-  const tokens = estimateLargeTokens(text);
-  // Named, so it is not taken for the payload's figure: this counts the text summarized (an MCP
-  // result's content, not its envelope), which the guard's own figure may not have measured.
-  const size = `${fmt(bytes)} bytes, ${fmt(lines)} lines, ~${fmt(tokens)} tokens (calibrated, ${DEFAULT_PROFILE}, of this text)`;
+  // One figure per message: the guard's, when it measured exactly this text. Otherwise our own, named,
+  // so it is not taken for the payload's figure (an MCP result's content, not its envelope; the linked form).
+  const e = opts.estimate;
+  const size = e
+    ? `${fmt(bytes)} bytes, ${fmt(lines)} lines, ~${fmt(e.tokens)} tokens (${e.strategy}${e.exact ? ', exact' : ' estimate'}, ${e.profile})`
+    : `${fmt(bytes)} bytes, ${fmt(lines)} lines, ~${fmt(estimateLargeTokens(text))} tokens (calibrated, ${DEFAULT_PROFILE}, of this text)`;
   // A tool's wrapper (Read's line numbers, an exec header): say so once, then digest what it wraps.
   if (format.wrappers.length) {
     b.line(`${format.wrappers.map((w) => WRAPPER_NOTES[w]).join(', ')}; digest of the content inside.`);
