@@ -9,8 +9,9 @@ import zlib from 'node:zlib';
 import { countTokens } from '@anthropic-ai/tokenizer';
 
 /**
- * A real PNG of width × height (RGB, 8 bits) with a smooth pattern, so that a 3013×1561 image stays
- * around a megabyte on disk and a client's downscaled copy stays small in a transcript.
+ * A real PNG of width × height (RGB, 8 bits): flat 64-px tiles of colour, so that a 3013×1561 image
+ * (4.7 MP, what the providers price) is a few KB on disk and a client's downscaled copy, kept in its
+ * transcript, stays small too.
  */
 export function makePngOf(width: number, height: number): Buffer {
   const crc = (b: Buffer) => {
@@ -34,9 +35,9 @@ export function makePngOf(width: number, height: number): Buffer {
   for (let y = 0; y < height; y++) {
     for (let x = 0; x < width; x++) {
       const i = y * row + 1 + x * 3;
-      raw[i] = (x >> 3) & 255;
-      raw[i + 1] = (y >> 3) & 255;
-      raw[i + 2] = ((x + y) >> 4) & 255;
+      raw[i] = ((x >> 6) * 37) & 255;
+      raw[i + 1] = ((y >> 6) * 53) & 255;
+      raw[i + 2] = (((x >> 6) + (y >> 6)) * 29) & 255;
     }
   }
   return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', zlib.deflateSync(raw, { level: 9 })), chunk('IEND', Buffer.alloc(0))]);
