@@ -278,6 +278,11 @@ export function writeRealisticFixture(kind: 'claude-code' | 'codex', ws: Workspa
     fs.writeFileSync(dest, text ?? buf);
     written.push(dest);
   }
+  // The checkout the hook command ran from is a path of the recording machine: a neutral one instead.
+  for (const f of written) {
+    const buf = fs.readFileSync(f);
+    if (!buf.includes(0) && buf.includes(ROOT)) fs.writeFileSync(f, buf.toString('utf8').split(ROOT).join('/opt/spillway'));
+  }
   const saw = path.join(to, 'model-saw.json');
   fs.writeFileSync(saw, `${renamePaths(JSON.stringify(modelSaw(kind, requests, usage), null, 1), renames)}\n`);
   written.push(saw);
