@@ -1,7 +1,8 @@
 /**
  * Scripted sessions of the real clients for the context timeline: several turns of Read, Bash
  * and MCP results, with usage the doubles count from the request they got (Anthropic's public
- * tokenizer over each message, the system prompt and the tools), split into cache reads (the
+ * tokenizer over each message, the system prompt and the tools, and each image by its pixels under
+ * the provider's documented rule), split into cache reads (the
  * prefix the previous request already sent) and cache writes (the rest), the way a cached API
  * reports it. `inflatePerToolResult` adds that many input tokens per tool_result in the request:
  * enough of them drive the client over its window so that it compacts by itself.
@@ -9,8 +10,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { countTokens } from '@anthropic-ai/tokenizer';
-import { startAnthropicDouble, type AnthropicDouble, type AnthropicStep } from './doubles/anthropic.js';
-import { startResponsesDouble, type ResponsesDouble, type ResponsesStep } from './doubles/openai-responses.js';
+import { anthropicInputTokens, startAnthropicDouble, type AnthropicDouble, type AnthropicStep } from './doubles/anthropic.js';
+import { openaiInputTokens, startResponsesDouble, type ResponsesDouble, type ResponsesStep } from './doubles/openai-responses.js';
 import { runClaudeCode, type ClaudeRun } from './claude.js';
 import { codexConfig, runCodex, tomlString, type CodexRun } from './codex.js';
 import { ROOT, tmpDir } from './harness.js';
@@ -64,6 +65,22 @@ export const newUsageLog = (): UsageLog => ({ main: [], sub: [], summaries: 0, o
 export const SUBAGENT_MARK = 'SUBAGENT:';
 export const isSubagentRequest = (body: any) => JSON.stringify(body?.messages?.[0]?.content ?? '').includes(SUBAGENT_MARK);
 
+const partMemo = new Map<string, number>();
+/**
+ * Tokens of one request part (a message, the system prompt, the tools; JSON text) as the provider
+ * counts it: the text by the tokenizer, each image by its pixels under that provider's rule.
+ */
+export function partTokens(provider: 'anthropic' | 'openai', part: string): number {
+  const key = `${provider}\0${part}`;
+  let n = partMemo.get(key);
+  if (n === undefined) {
+    const hasImage = part.includes('"image"') || part.includes('"input_image"');
+    n = !hasImage ? tokensOf(part) : provider === 'anthropic' ? anthropicInputTokens(JSON.parse(part), tokensOf) : openaiInputTokens(JSON.parse(part), tokensOf);
+    partMemo.set(key, n);
+  }
+  return n;
+}
+
 /**
  * The Anthropic usage of a request, counted from it, with cache reads for the prefix the last
  * request of the same loop (main or sub-agent) sent.
@@ -80,7 +97,7 @@ export function anthropicUsage(inflatePerToolResult: number, log: UsageLog) {
     let total = 0;
     let cached = 0;
     parts.forEach((p, i) => {
-      const t = tokensOf(p);
+      const t = partTokens('anthropic', p);
       total += t;
       if (i < common) cached += t;
     });
@@ -208,7 +225,7 @@ export async function codexSession(o: { script: (data: string) => ResponsesStep[
       let total = 0;
       let cached = 0;
       parts.forEach((p, i) => {
-        const t = tokensOf(p);
+        const t = partTokens('openai', p);
         total += t;
         if (i < common) cached += t;
       });

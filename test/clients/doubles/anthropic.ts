@@ -14,6 +14,8 @@
  */
 import type http from 'node:http';
 import { pieces, startLoopback, sse, streamId, type LoopbackServer, type RecordedRequest } from './http.js';
+import { countTokens as claudeTokens } from '@anthropic-ai/tokenizer';
+import { anthropicImageTokens, splitImages } from './images.js';
 
 export interface ToolUse {
   name: string;
@@ -45,10 +47,12 @@ export interface AnthropicDoubleOptions {
    */
   side?: (body: any) => AnthropicStep | undefined;
   /**
-   * The usage reported for a request (default: input_tokens ≈ chars/4 of the messages, no cache).
+   * The usage reported for a request (default: `anthropicInputTokens` of the messages, no cache).
    * Reported in message_start, and again in message_delta with the output count, as the hosted API does.
    */
   usage?: (body: any) => DoubleUsage;
+  /** The answer to `/v1/messages/count_tokens` (default: `anthropicInputTokens` of the body, text by Anthropic's public tokenizer). */
+  countTokens?: (body: any) => number;
 }
 
 export interface DoubleUsage {
@@ -84,10 +88,41 @@ function roughTokens(body: unknown): number {
   return Math.max(1, Math.ceil((JSON.stringify(body ?? '') ?? '').length / 4));
 }
 
+/**
+ * Input tokens of a request part as the hosted API would count them: its text (by `textTokens`,
+ * default chars/4) with every image taken out, plus each image by its pixels (Anthropic's
+ * documented rule), never its base64 as text.
+ */
+export function anthropicInputTokens(part: unknown, textTokens: (v: unknown) => number = roughTokens): number {
+  const { rest, images } = splitImages(part);
+  return textTokens(rest) + images.reduce((n, i) => n + anthropicImageTokens(i.width, i.height), 0);
+}
+
+/**
+ * What `/v1/messages/count_tokens` answers by default: the text of the messages (a string content,
+ * text blocks, tool_result contents) by Anthropic's public tokenizer, each image by its pixels,
+ * other blocks, the system prompt and the tools as their JSON. Text is counted as text, not as its
+ * JSON-escaped form (a newline is one character to the model, two in JSON).
+ */
+export function countedTokens(body: any): number {
+  const text = (s: string) => (s ? claudeTokens(s) : 0);
+  const block = (b: any): number => {
+    if (typeof b === 'string') return text(b);
+    if (b?.type === 'text' && typeof b.text === 'string') return text(b.text);
+    if (b?.type === 'tool_result') return Array.isArray(b.content) ? b.content.reduce((n: number, x: any) => n + block(x), 0) : text(String(b.content ?? ''));
+    return anthropicInputTokens(b, (v) => text(JSON.stringify(v ?? '')));
+  };
+  let n = 0;
+  for (const m of body?.messages ?? []) n += Array.isArray(m?.content) ? m.content.reduce((k: number, b: any) => k + block(b), 0) : block(m?.content ?? '');
+  if (body?.system) n += typeof body.system === 'string' ? text(body.system) : Array.isArray(body.system) ? body.system.reduce((k: number, b: any) => k + block(b), 0) : 0;
+  if (Array.isArray(body?.tools) && body.tools.length) n += text(JSON.stringify(body.tools));
+  return Math.max(1, n);
+}
+
 function writeMessage(res: http.ServerResponse, reqBody: any, blocks: any[], usageOf?: (body: any) => DoubleUsage): void {
   const stop = blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
   const model = typeof reqBody?.model === 'string' ? reqBody.model : 'claude-sonnet-4-5';
-  const u = usageOf?.(reqBody) ?? { input_tokens: roughTokens(reqBody?.messages), cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const u = usageOf?.(reqBody) ?? { input_tokens: anthropicInputTokens(reqBody?.messages), cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
   const inputTokens = u.input_tokens;
   const outputTokens = roughTokens(blocks);
   const msgId = id('msg');
@@ -149,7 +184,8 @@ export async function startAnthropicDouble(opts: AnthropicDoubleOptions): Promis
     const pathOnly = req.url.split('?')[0];
     if (req.method === 'POST' && pathOnly === '/v1/messages/count_tokens') {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ input_tokens: roughTokens(req.body) }));
+      // Claude Code asks this for a Read or an MCP result near its token cap: images count by pixels here too.
+      res.end(JSON.stringify({ input_tokens: (opts.countTokens ?? countedTokens)(req.body) }));
       return;
     }
     if (req.method === 'POST' && pathOnly === '/v1/messages') {

@@ -17,6 +17,7 @@
  */
 import type http from 'node:http';
 import { pieces, startLoopback, sse, streamId, type LoopbackServer, type RecordedRequest } from './http.js';
+import { openaiImageTokens, splitImages } from './images.js';
 
 export interface FunctionCall {
   name: string;
@@ -36,7 +37,7 @@ export interface ResponsesDoubleOptions {
   steps: Array<ResponsesStep | ((body: any) => ResponsesStep)>;
   /** Which requests are the agent's main loop (the rest get a short text). Default: those that declare tools. */
   isMain?: (body: any) => boolean;
-  /** The usage reported for a request (default: input ≈ chars/4 of the input, nothing cached). */
+  /** The usage reported for a request (default: `openaiInputTokens` of the input, nothing cached). */
   usage?: (body: any) => { input_tokens: number; cached_tokens: number };
   /** Answers a request before the script does (e.g. a compaction request): a step, or undefined. */
   side?: (body: any) => ResponsesStep | undefined;
@@ -46,6 +47,15 @@ export interface ResponsesDouble extends LoopbackServer {
   mainTurns(): RecordedRequest[];
   /** Every function_call_output item Codex sent back, in order, with the turn it arrived on. */
   toolOutputs(): Array<{ turn: number; item: any }>;
+}
+
+/**
+ * Input tokens of a request part as the hosted API would count them: its text (by `textTokens`,
+ * default chars/4) with every input_image taken out, plus each image by OpenAI's tile rule.
+ */
+export function openaiInputTokens(part: unknown, textTokens: (v: unknown) => number = (v) => Math.max(1, Math.ceil(JSON.stringify(v ?? '').length / 4))): number {
+  const { rest, images } = splitImages(part);
+  return textTokens(rest) + images.reduce((n, i) => n + openaiImageTokens(i.width, i.height, i.detail), 0);
 }
 
 export function responsesTurnOf(body: any): number {
@@ -96,7 +106,7 @@ function writeResponse(res: http.ServerResponse, reqBody: any, step: ResponsesSt
     output.push(item);
   }
   const u = usageOf?.(reqBody);
-  const inputTokens = u?.input_tokens ?? Math.max(1, Math.ceil(JSON.stringify(reqBody?.input ?? '').length / 4));
+  const inputTokens = u?.input_tokens ?? openaiInputTokens(reqBody?.input ?? '');
   const outputTokens = Math.max(1, Math.ceil(JSON.stringify(output).length / 4));
   ev('response.completed', {
     response: {
