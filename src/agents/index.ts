@@ -12,7 +12,7 @@
 import { CLAUDE_CODE_RULES } from './claude-code/rules.js';
 import { CODEX_RULES } from './codex/rules.js';
 import { GEMINI_CLI_RULES } from './gemini-cli/rules.js';
-import { type AsClient, type ClientRules, type ResultShape, asClient, whole } from './rules.js';
+import { type AsClient, type ClientRule, type ClientRules, type ResultShape, asClient, whole } from './rules.js';
 import { providerOf } from './media.js';
 
 export type AgentClient = 'claude-code' | 'codex' | 'gemini';
@@ -22,6 +22,15 @@ export const CLIENT_RULES: Record<AgentClient, ClientRules> = {
   codex: CODEX_RULES,
   gemini: GEMINI_CLI_RULES,
 };
+
+/** A rule by its id (`claude-code.bash`): a ledger row names the rule, its label and evidence are read here, so they stay current. */
+export function ruleById(id: string): ClientRule | undefined {
+  for (const r of Object.values(CLIENT_RULES)) {
+    const rule = r.rules.find((x) => x.id === id);
+    if (rule) return rule;
+  }
+  return undefined;
+}
 
 export function rulesOf(client: string | undefined): ClientRules | undefined {
   return client !== undefined && client in CLIENT_RULES ? CLIENT_RULES[client as AgentClient] : undefined;
