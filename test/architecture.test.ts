@@ -42,10 +42,7 @@ const LAYERS: Record<string, Layer> = {
       'src/compress': 'the proxy answers spillway_read/grep/query from the saved payload with the drill-down queries',
     },
   },
-  'src/service': {
-    may: ['src/pipeline', 'src/index', 'src/summarize', 'src/compress', 'src/version', 'src/agents'],
-    why: { 'src/agents': "a dropped file's ledger is priced at analysis by the client rules, as the index prices a session's" },
-  },
+  'src/service': { may: ['src/pipeline', 'src/index', 'src/summarize', 'src/compress', 'src/version'] },
   'src/server': { may: ['src/service', 'src/pipeline'] },
   'src/cli': {
     may: ['src/service', 'src/pipeline', 'src/integrations', 'src/server', 'src/version'],

@@ -47,6 +47,8 @@ export function tokensColumn(strategy: StrategyName): string {
 const SORT_COLUMN: Record<PayloadSortField, string> = {
   createdAt: 'p.created_at',
   tokens: 'p.tokens',
+  entered: 'coalesce(p.l_entered, p.tokens)',
+  full: 'coalesce(p.l_full, p.tokens)',
   bytes: 'p.bytes',
   tool: 'p.tool',
   assetCount: 'p.asset_count',

@@ -122,7 +122,8 @@ export interface PayloadLedger {
   keptOut: { assets: number; bytes: number; assetTokens: number; spilled: number; provenance: 'estimated' };
 }
 
-export type PayloadSortField = 'createdAt' | 'tokens' | 'bytes' | 'tool' | 'assetCount';
+/** `entered` and `full` sort by the ledger's figures (PayloadRow.entered, .full); `tokens` by the index's estimate of the text. */
+export type PayloadSortField = 'createdAt' | 'tokens' | 'entered' | 'full' | 'bytes' | 'tool' | 'assetCount';
 
 export interface ListPayloadsRequest {
   sessionId?: string;
