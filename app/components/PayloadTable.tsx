@@ -20,7 +20,9 @@ const COLUMNS: Array<{ id: string; label: string; sort?: PayloadSortField; class
   { id: 'tool', label: 'Tool', sort: 'tool' },
   { id: 'time', label: 'Time', sort: 'createdAt' },
   { id: 'size', label: 'Size', sort: 'bytes', className: 'num' },
-  { id: 'tokens', label: 'Tokens', sort: 'tokens', className: 'num' },
+  // The ledger's two figures, named: what entered the model's context for the result, and the whole result.
+  { id: 'tokens', label: 'Entered', sort: 'entered', className: 'num' },
+  { id: 'full', label: 'Full', sort: 'full', className: 'num' },
   { id: 'action', label: 'Action' },
   { id: 'assets', label: 'Assets', sort: 'assetCount', className: 'num' },
   { id: 'summ', label: 'Sum', className: 'center' },
@@ -307,7 +309,8 @@ function RowCells({ row }: { row: PayloadRow }) {
       </div>
       <div role="gridcell" className="td col-time mono dim" title={formatDateTime(row.createdAt)}>{formatTime(row.createdAt)}</div>
       <div role="gridcell" className="td col-size num mono">{formatBytes(row.bytes)}</div>
-      <div role="gridcell" className="td col-tokens num mono">{formatTokens(row.tokens)}</div>
+      <div role="gridcell" className="td col-tokens num mono" data-testid="row-entered" title={row.entered === undefined ? 'Not in the ledger yet (re-scan): the index\'s estimate of the result' : `Entered the model's context: ${row.enteredHow === 'measured' ? "measured from the API's usage" : 'estimated'}`}>{formatTokens(row.entered ?? row.tokens)}</div>
+      <div role="gridcell" className="td col-full num mono dim" data-testid="row-full" title="The whole result: its text's estimate, its images by their pixels">{formatTokens(row.full ?? row.tokens)}</div>
       <div role="gridcell" className="td col-action"><ActionBadge action={row.action} /></div>
       <div role="gridcell" className="td col-assets num mono">{row.assetCount || <span className="dim">·</span>}</div>
       <div role="gridcell" className="td col-summ center">{row.summaryCount ? <span className="dot ok" title={`${row.summaryCount} summary runs`}>{row.summaryCount}</span> : <span className="dim">·</span>}</div>

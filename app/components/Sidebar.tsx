@@ -287,7 +287,9 @@ function SessionButton({ s, selected, subagent }: { s: SessionInfo; selected: bo
         {s.payloadCount ? (
           <>
             <span className="mono" title={`${formatInt(s.payloadCount)} payloads`}>{formatInt(s.payloadCount)}</span>
-            <span className="dim mono">{formatTokens(s.totalTokens)} tok</span>
+            <span className="dim mono" data-testid="session-entered" title={s.enteredTokens !== undefined ? `Tool results entered the model's context: ${formatInt(s.enteredTokens)} tokens (the whole results: ${formatInt(s.fullTokens ?? s.totalTokens)})` : 'Tool results, the whole of each (not in the ledger yet: re-scan)'}>
+              {formatTokens(s.enteredTokens ?? s.totalTokens)} {s.enteredTokens !== undefined ? 'entered' : 'tok'}
+            </span>
           </>
         ) : (
           <span className="dim">{listing ? 'listing…' : s.kind === 'spillway' || s.kind === 'scratch' ? 'no payloads yet' : 'no tool results'}</span>

@@ -221,6 +221,25 @@ export const MIGRATIONS: ReadonlyArray<(db: DB) => void> = [
   (db) => {
     db.exec('CREATE INDEX IF NOT EXISTS payloads_spill ON payloads(spill_id) WHERE spill_id IS NOT NULL;');
   },
+  // 10: the ledger of each tool result (ledger.ts), on its row so a listing writes it with the row and
+  //     every view reads it without a join: full (text estimate + images by pixels), as the client would
+  //     give it (tokens and the rule that decided: src/agents), entered (and whether measured from the
+  //     API's usage or estimated), kept out (assets, their bytes, their cost had they entered), images
+  //     in the result. Everything derived: re-read all.
+  (db) => {
+    db.exec(`
+      ALTER TABLE payloads ADD COLUMN l_full INTEGER;
+      ALTER TABLE payloads ADD COLUMN l_client INTEGER;
+      ALTER TABLE payloads ADD COLUMN l_client_rule TEXT;
+      ALTER TABLE payloads ADD COLUMN l_entered INTEGER;
+      ALTER TABLE payloads ADD COLUMN l_entered_how TEXT;
+      ALTER TABLE payloads ADD COLUMN l_kept_assets INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE payloads ADD COLUMN l_kept_bytes INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE payloads ADD COLUMN l_kept_tokens INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE payloads ADD COLUMN l_images INTEGER NOT NULL DEFAULT 0;
+      UPDATE sources SET fingerprint = '', hash = NULL;
+    `);
+  },
 ];
 
 /**

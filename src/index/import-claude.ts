@@ -20,6 +20,7 @@
  */
 import crypto from 'node:crypto';
 import path from 'node:path';
+import { imageSize } from '../agents/index.js';
 import { sniffBinary } from '../pipeline/index.js';
 import type { AssetRef, GuardAction } from '../pipeline/types.js';
 import type { Unit } from './discover.js';
@@ -242,7 +243,12 @@ class ClaudeTranscript {
       path: x.persistedPath ?? transcript,
       source: { transcript, line: at.index, offset: at.offset, length: at.length, toolUseId, field: x.field, persistedPath: x.persistedPath },
     });
-    if (x.images.length && rec.action !== 'spill') rec.assets = await imageAssets(this.ctx.source, x.images, path.dirname(transcript));
+    if (x.images.length && rec.action !== 'spill') {
+      const saved = await imageAssets(this.ctx.source, x.images, path.dirname(transcript));
+      rec.assets = saved;
+      // The model saw these images: the ledger prices them by their pixels.
+      rec.images = [...(rec.images ?? []), ...saved.map((a) => ({ size: a.size, bytes: a.bytes, mime: a.mimeType }))];
+    }
     const prev = this.out.get(id);
     if (!prev || prev.bytes < rec.bytes) this.out.set(id, rec);
   }
@@ -252,14 +258,16 @@ class ClaudeTranscript {
 const MAX_IMAGE_ASSET_BYTES = 64 * 1024 * 1024;
 
 /** Claude Code's saved images of a result as assets (content-addressed by their bytes). */
-async function imageAssets(source: SessionSource, files: string[], baseDir: string): Promise<AssetRef[]> {
-  const out: AssetRef[] = [];
+async function imageAssets(source: SessionSource, files: string[], baseDir: string): Promise<Array<AssetRef & { size?: { width: number; height: number } }>> {
+  const out: Array<AssetRef & { size?: { width: number; height: number } }> = [];
   for (const file of files) {
     try {
       const r = await source.readRange(file, 0, MAX_IMAGE_ASSET_BYTES + 1);
       if (r.size > MAX_IMAGE_ASSET_BYTES) continue;
       const sniffed = await sniffBinary(r.bytes);
+      const dims = imageSize(r.bytes);
       out.push({
+        ...(dims ? { size: { width: dims.width, height: dims.height } } : {}),
         path: file,
         relPath: path.relative(baseDir, file).split(path.sep).join('/'),
         mimeType: sniffed?.mimeType ?? 'application/octet-stream',

@@ -4,10 +4,11 @@
  * session by (project, first prompt, client).
  */
 import path from 'node:path';
+import { imagesInText } from '../agents/index.js';
 import { detectTextKind } from '../pipeline/index.js';
 import type { GuardAction } from '../pipeline/types.js';
 import type { PayloadRecord, SessionFacts, SourceLocation } from './record.js';
-import { MAX_MESSAGE_CHARS_INDEXED, checkedEstimates, clip, countLinesIn, scanBase64, stableId } from './text.js';
+import { MAX_MESSAGE_CHARS_INDEXED, base64TokensForChars, checkedEstimates, clip, countLinesIn, scanBase64, stableId } from './text.js';
 
 /** Largest spill file or Gemini chat read whole. */
 export const MAX_IMPORT_FILE_BYTES = 256 * 1024 * 1024;
@@ -66,7 +67,13 @@ export async function importedRecord(o: ResultFields): Promise<PayloadRecord> {
   // A cut result: its original size as the client states it, and the estimates of what is visible in proportion.
   const scale = o.originalBytes !== undefined && o.originalBytes > visibleBytes ? o.originalBytes / Math.max(1, visibleBytes) : 1;
   const estimates = scale === 1 ? checked.estimates : Object.fromEntries(Object.entries(checked.estimates).map(([k, v]) => [k, Math.ceil((v ?? 0) * scale)]));
+  // Images in the result (a Read of a PNG, an MCP image block, a data URL): the ledger prices them by pixels, not as their base64.
+  const images = imagesInText(o.text);
+  let imageChars = 0;
+  for (const i of images) imageChars += i.end - i.start;
   return {
+    ...(images.length ? { images: images.map(({ size, bytes, mime }) => ({ size, bytes, mime })), imageChars, imageTextTokens: Math.min(checked.tokens, base64TokensForChars(imageChars)) } : {}),
+    chars: Math.round(o.text.length * scale),
     id: o.id,
     tool: o.tool,
     createdAt: o.createdAt,

@@ -16,6 +16,7 @@ import {
   stableId,
 } from './text.js';
 import { type FileWindow, type ReadBuffers, UnitHash, readWindow } from './window.js';
+import { assetSizes } from './ledger.js';
 import { isObj } from '../pipeline/values.js';
 
 /** Largest sidecar read; a bigger one is not something the guard wrote. */
@@ -293,14 +294,24 @@ function withFacts(s: StemRead, p: StemPayload, facts: PayloadFileFacts): Awaita
   return estimateFile(s.source, p.payloadPath, facts.win).then((e) => stemResult(s, p, facts, { ...e, ...p.estimates }));
 }
 
-function stemResult(s: StemRead, p: StemPayload, facts: PayloadFileFacts, estimates: Partial<Record<StrategyName, number>>): UnitResult {
+function stemResult(s: StemRead, p: StemPayload, facts: PayloadFileFacts, estimates: Partial<Record<StrategyName, number>>): Awaitable<UnitResult> {
   const linkedName = linkedFileOf(p.m, s.files)?.name;
   const linkedPath = linkedName === undefined ? undefined : inDir(s.longResponses, linkedName);
   const { unit, longResponses } = s;
   const rec = spillwayRecord({ stem: unit.stem!, sessionDir: unit.session.path, longResponses, m: p.m, meta: p.meta, payloadName: p.payloadStat.name, payloadPath: p.payloadPath, linkedPath, facts, estimates });
   const client = boundedStr(p.m.client);
   const cwd = boundedStr(p.m.cwd);
-  return { payloads: [rec], hash: s.hash.digest(), warnings: s.warnings, ...(client || cwd ? { spill: { client, cwd } } : {}) };
+  // The ledger's figures: what the model was handed (the message stays in the sidecar), and the sizes of the images cut out.
+  const message = str(p.m.message);
+  if (message !== undefined) rec.messageChars = message.length;
+  const result: UnitResult = { payloads: [rec], hash: s.hash.digest(), warnings: s.warnings, ...(client || cwd ? { spill: { client, cwd } } : {}) };
+  const sizes = assetSizes(s.source, rec.assets);
+  if (sizes === undefined) return result;
+  if (!isPromiseLike(sizes)) {
+    rec.assetSizes = sizes;
+    return result;
+  }
+  return sizes.then((x) => ((rec.assetSizes = x), result));
 }
 
 /**

@@ -10,7 +10,8 @@ import { type IndexCore, IndexError } from './core.js';
 import type { FullText } from './fulltext.js';
 import { readImportedText } from './importers.js';
 import type { SourceLocation } from './record.js';
-import type { IndexStats, ListPayloadsRequest, ListPayloadsResponse, PayloadDetail, PayloadRow, PayloadSortField, SessionInfo } from './rows.js';
+import type { IndexStats, LedgerProvenance, ListPayloadsRequest, ListPayloadsResponse, PayloadDetail, PayloadRow, PayloadSortField, SessionInfo } from './rows.js';
+import { type LedgerDbRow, ledgerOfRow } from './ledger.js';
 import { readSidecar } from './import-spillway.js';
 import type { SummaryRuns } from './summaries.js';
 import { countLines, ftsQuery, makePreview } from './text.js';
@@ -46,6 +47,8 @@ export function tokensColumn(strategy: StrategyName): string {
 const SORT_COLUMN: Record<PayloadSortField, string> = {
   createdAt: 'p.created_at',
   tokens: 'p.tokens',
+  entered: 'coalesce(p.l_entered, p.tokens)',
+  full: 'coalesce(p.l_full, p.tokens)',
   bytes: 'p.bytes',
   tool: 'p.tool',
   assetCount: 'p.asset_count',
@@ -75,11 +78,14 @@ interface PayloadDbRow {
   spill_id?: string | null;
   join_how?: 'path' | 'id' | 'inferred' | null;
   joined_to?: string | null;
+  l_full?: number | null;
+  l_entered?: number | null;
+  l_entered_how?: LedgerProvenance | null;
 }
 
 // A joined transcript row counts its spill's summary runs too (the guard's summary is the spill's).
 const ROW_COLUMNS =
-  'p.rowid, p.id, p.session_id, p.root_id, p.tool, p.created_at, p.bytes, p.tokens, p.action, p.kind, p.asset_count, p.input_excerpt, p.spill_id, p.join_how, ' +
+  'p.rowid, p.id, p.session_id, p.root_id, p.tool, p.created_at, p.bytes, p.tokens, p.action, p.kind, p.asset_count, p.input_excerpt, p.spill_id, p.join_how, p.l_full, p.l_entered, p.l_entered_how, ' +
   '(SELECT count(*) FROM summary_runs s WHERE s.payload_id = p.id OR (p.spill_id IS NOT NULL AND s.payload_id = p.spill_id)) AS summary_count, ' +
   '(CASE WHEN p.covered = 1 THEN (SELECT t.id FROM payloads t WHERE t.spill_id = p.id LIMIT 1) END) AS joined_to';
 
@@ -99,6 +105,11 @@ function toRow(r: PayloadDbRow): PayloadRow {
   if (r.input_excerpt) row.inputExcerpt = r.input_excerpt;
   if (r.spill_id && r.join_how) row.join = r.join_how;
   if (r.joined_to) row.joinedTo = r.joined_to;
+  if (r.l_entered !== null && r.l_entered !== undefined) {
+    row.entered = r.l_entered;
+    row.enteredHow = r.l_entered_how ?? 'estimated';
+  }
+  if (r.l_full !== null && r.l_full !== undefined) row.full = r.l_full;
   return row;
 }
 
@@ -158,6 +169,8 @@ interface SessionDbRow {
   assets: number;
   bytes: number;
   tokens: number;
+  entered: number | null;
+  full: number | null;
   first_at: string | null;
   last_at: string | null;
 }
@@ -175,6 +188,8 @@ function toSession(r: SessionDbRow): SessionInfo {
     totalBytes: r.bytes,
     totalTokens: r.tokens,
   };
+  if (r.entered !== null) s.enteredTokens = r.entered;
+  if (r.full !== null) s.fullTokens = r.full;
   if (r.first_at) s.firstAt = r.first_at;
   if (r.last_at) s.lastAt = r.last_at;
   if (r.project) s.project = r.project;
@@ -248,6 +263,7 @@ export class Queries {
                 s.joined_id, s.spill_client, s.spill_cwd, j.project AS j_project, j.title AS j_title, j.client AS j_client,
                 count(p.rowid) AS n, coalesce(sum(p.asset_count), 0) AS assets, coalesce(sum(p.bytes), 0) AS bytes,
                 coalesce(sum(p.tokens), 0) AS tokens, min(p.created_at) AS first_at, max(p.created_at) AS last_at,
+                sum(CASE WHEN p.covered = 0 THEN p.l_entered END) AS entered, sum(CASE WHEN p.covered = 0 THEN p.l_full END) AS full,
                 coalesce(sum(p.covered), 0) AS joined
            FROM sessions s LEFT JOIN payloads p ON p.session_id = s.id LEFT JOIN sessions j ON j.id = s.joined_id ${where}
           GROUP BY s.id ORDER BY last_at DESC NULLS LAST, s.name`,
@@ -364,6 +380,7 @@ export class Queries {
       message: r.message ?? (typeof meta?.message === 'string' ? meta.message : ''),
       figure: figureOf(r, meta),
       ...shown,
+      ...(ledgerOfRow(r as unknown as LedgerDbRow) ? { ledger: ledgerOfRow(r as unknown as LedgerDbRow)! } : {}),
       readOnly: (this.core.q('SELECT read_only AS ro FROM sessions WHERE id = ?').get(r.session_id) as { ro: number } | undefined)?.ro === 1,
     };
     const linked = r.linked_path ?? sp?.linked_path;

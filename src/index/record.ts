@@ -1,3 +1,4 @@
+import type { ImageInfo, ImageSize } from '../agents/index.js';
 import type { AssetRef, ContentKind, GuardAction, StrategyName, SummaryRun } from '../pipeline/types.js';
 import type { TurnsResult } from './turns.js';
 
@@ -66,6 +67,19 @@ export interface PayloadRecord {
   spillId?: string;
   /** A spill's sidecar: the client the call came from (`claude-code`, `codex`, …). */
   callClient?: string;
+  /**
+   * For the ledger (ledger.ts): images the result carries (image blocks, data URLs, a client's saved
+   * image files), sized from their headers, priced by pixels; the share of `tokens` and of the
+   * characters their base64 took as text; the text's characters when known (else `bytes`).
+   */
+  images?: ImageInfo[];
+  imageTextTokens?: number;
+  imageChars?: number;
+  chars?: number;
+  /** Characters of what the model was handed when `message` is not kept on the row (a spill's sidecar has it). */
+  messageChars?: number;
+  /** Sizes of `assets` that are images (null: not an image, or unreadable), in their order. */
+  assetSizes?: Array<ImageSize | null>;
 }
 
 /** What a transcript says about its session: how people recognise it. */

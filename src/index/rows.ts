@@ -40,6 +40,13 @@ export interface SessionInfo {
   totalBytes: number;
   /** Sum of the default strategy's estimate over payloads. */
   totalTokens: number;
+  /**
+   * Sum of the ledger's `entered` over its tool results, each call once: what its tool results put
+   * in the model's context (measured where the transcript has usage). The sidebar shows this one.
+   */
+  enteredTokens?: number;
+  /** Sum of the ledger's `full` (what the results were whole, images by pixels). */
+  fullTokens?: number;
   firstAt?: string;
   lastAt?: string;
   /** The project the agent worked in: the working directory its transcript records. */
@@ -86,9 +93,37 @@ export interface PayloadRow {
   join?: 'path' | 'id' | 'inferred';
   /** A spill joined with a transcript's tool call: that row's id. */
   joinedTo?: string;
+  /**
+   * The ledger's two figures a table shows (PayloadLedger): what entered the model's context for this
+   * result (measured or estimated, `enteredHow`), and the full result (text estimate, images by pixels).
+   * Absent on a row indexed before the ledger existed.
+   */
+  entered?: number;
+  enteredHow?: LedgerProvenance;
+  full?: number;
 }
 
-export type PayloadSortField = 'createdAt' | 'tokens' | 'bytes' | 'tool' | 'assetCount';
+/** Where a ledger figure comes from (docs/index.md "The ledger"). */
+export type LedgerProvenance = 'measured' | 'estimated';
+
+/**
+ * One tool result's ledger, computed once at indexing: the full result, what the client would have
+ * given the model without Spillway (its own caps: src/agents), what entered (from the API's usage
+ * where the transcript has it), what was kept out, each figure with where it comes from.
+ */
+export interface PayloadLedger {
+  /** The raw result: bytes, and tokens (the text's estimate under `profile`, plus its images by pixels). */
+  full: { bytes: number; tokens: number; profile: string; images: number; provenance: 'estimated' };
+  /** What the client would have put in context without Spillway, by its rule (`rule`: its id; provenance: observed, reported or inferred). */
+  asClient: { tokens: number; rule: string; provenance: 'observed' | 'reported' | 'inferred'; evidence: string };
+  /** What reached the model: the API's usage delta split by the calibrated breakdown (measured), else estimated. */
+  entered: { tokens: number; provenance: LedgerProvenance };
+  /** Assets cut out (their cost had they entered: pixels for images, else their text), and the spilled remainder. */
+  keptOut: { assets: number; bytes: number; assetTokens: number; spilled: number; provenance: 'estimated' };
+}
+
+/** `entered` and `full` sort by the ledger's figures (PayloadRow.entered, .full); `tokens` by the index's estimate of the text. */
+export type PayloadSortField = 'createdAt' | 'tokens' | 'entered' | 'full' | 'bytes' | 'tool' | 'assetCount';
 
 export interface ListPayloadsRequest {
   sessionId?: string;
@@ -151,6 +186,8 @@ export interface PayloadDetail {
   spill?: { payloadId: string; sessionId: string; how: 'path' | 'id' | 'inferred' };
   /** A spill joined with a transcript's tool call: that call's row and session. */
   calledIn?: { payloadId: string; sessionId: string };
+  /** The result's ledger (absent on a row indexed before it existed: re-scan). */
+  ledger?: PayloadLedger;
 }
 
 export interface LimitTunerRequest {
@@ -266,6 +303,8 @@ export interface TimelineTool {
   /** The full result's tokens as the index measured them (what an unguarded client would have sent). */
   fullTokens?: number;
   action?: string;
+  /** The result's ledger, as the table and the payload's header show it (`spillway context --json`). */
+  ledger?: PayloadLedger;
 }
 
 export interface TimelineTurn {
@@ -319,6 +358,12 @@ export interface ToolCost {
   cacheWriteTokens: number;
   cacheReadTokens: number;
   inputTokens: number;
+  /** What the client would have let in for it without Spillway (its own caps), in the API's units. */
+  clientTokens?: number;
+  /** (clientTokens − tokens) × the calls it stayed: tokens the spill kept out against what the client would have done anyway; negative when the message outweighed it. */
+  savedTokens?: number;
+  /** Those tokens at the session's cache prices (as the replay prices them). */
+  savedUsd?: number;
 }
 
 /** USD per million tokens. */

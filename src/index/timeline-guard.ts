@@ -25,6 +25,8 @@ import { estimateText } from './turns.js';
 
 /** Entries kept: one number each, so a big session's results at a few dozen settings fit. */
 const KEEP = 50_000;
+/** A text the guard passes is estimated when it is at most this long (a linked rest is short); a longer one passes whole. */
+const PASSED_ESTIMATE_CHARS = 32 * 1024;
 /** A payload bigger than this is not read back to rebuild its message (its saved message or the usual size stands). */
 const MAX_READ_BYTES = 64 * 1024 * 1024;
 
@@ -34,8 +36,12 @@ export interface GuardSettings {
   profile: Profile;
 }
 
-/** What the guard gives the model for a payload: null when it passes the result whole. */
-export type GuardMessage = { tokens: number } | null;
+/**
+ * What the guard gives the model for a payload: its message, or (`passed`) the text it passes, which
+ * for a payload whose assets the session's guard cut is the rest without them (the saved linked form):
+ * the asset is cut again. Null when it was not run on it (far below the limit: passed whole).
+ */
+export type GuardMessage = { tokens: number; passed?: boolean } | null;
 
 export function settingsOf(limit: number, o: { strategy?: StrategyName; profile?: Profile }): GuardSettings {
   return { limit, strategy: o.strategy ?? DEFAULT_STRATEGY, profile: o.profile ?? DEFAULT_PROFILE };
@@ -136,7 +142,10 @@ export class OfflineGuard {
       profile: s.profile,
       store: new DiscardStore(t.sessionPath),
     });
-    if (!r) return null;
+    // Passed: the saved text as it is. For a payload whose assets were cut that is the small rest with
+    // their references (the asset is cut again); a big text passes whole (estimating it would cost more
+    // than the replay needs: its size is known).
+    if (!r) return text.length <= PASSED_ESTIMATE_CHARS ? { tokens: estimateText(text, s.profile), passed: true } : null;
     // An internal error still hands back a message (the guard never lets the payload through): its size is what the model would get.
     return { tokens: estimateText(r.message, s.profile) };
   }

@@ -5,7 +5,8 @@
  */
 import type { IndexCore } from './core.js';
 import type { PayloadContent } from './queries.js';
-import type { ContextRule, Prices, ReplayResult, ReplayScenario, TimelineData, TimelineRequest } from './rows.js';
+import type { ContextRule, PayloadLedger, Prices, ReplayResult, ReplayScenario, TimelineData, TimelineRequest } from './rows.js';
+import { type LedgerDbRow, ledgerOfRow, spilledRemainder } from './ledger.js';
 import { type GuardLookup, type PayloadLink, type ReplaySeries, DEFAULT_PRICES, buildTimeline, contextRule, observedTrigger, replay, scenarioLabel } from './timeline.js';
 import { OfflineGuard, settingsOf, type GuardTarget } from './timeline-guard.js';
 import { BUSY_TIMEOUT_MS } from './db.js';
@@ -154,11 +155,13 @@ export class TimelineQueries {
     if (lost) notes.push(`${lost} tool result(s) not found where the listing saw them (the transcript changed since?): counted as 0 until it is listed again`);
     if (!src.length) notes.push('no turns indexed for this session (not a transcript of a known client, or indexed before turns were)');
     const payloads = new Map<string, PayloadLink>();
+    const ledgers = new Map<string, PayloadLedger>();
     let guardProfile: Profile | undefined;
     const guardable: Guardable[] = [];
     for (const p of this.core.q(
-      "SELECT id, tool, path, tokens, action, CASE WHEN action = 'spill' THEN message END AS message, binary, max(tokens, coalesce(t_chars4, 0), coalesce(t_craft_density, 0), coalesce(t_calibrated, 0), coalesce(t_o200k, 0), coalesce(t_cl100k, 0), coalesce(t_claude, 0)) AS most, coalesce(call_id, json_extract(source_json, '$.toolUseId')) AS tid FROM payloads WHERE session_id = ?",
-    ).all(session.id) as Array<{
+      "SELECT id, tool, path, tokens, bytes, action, CASE WHEN action = 'spill' THEN message END AS message, binary, max(tokens, coalesce(t_chars4, 0), coalesce(t_craft_density, 0), coalesce(t_calibrated, 0), coalesce(t_o200k, 0), coalesce(t_cl100k, 0), coalesce(t_claude, 0)) AS most, coalesce(call_id, json_extract(source_json, '$.toolUseId')) AS tid, " +
+        'l_full, l_client, l_client_rule, l_entered, l_entered_how, l_kept_assets, l_kept_bytes, l_kept_tokens, l_images FROM payloads WHERE session_id = ?',
+    ).all(session.id) as Array<LedgerDbRow & {
       id: string;
       tool: string;
       path: string;
@@ -170,10 +173,21 @@ export class TimelineQueries {
       tid: string | null;
     }>) {
       if (!p.tid) continue;
-      payloads.set(p.tid, { payloadId: p.id, tokens: p.tokens, action: p.action, messageTokens: p.action === 'spill' && p.message ? estimateText(p.message, 'claude') : undefined });
+      payloads.set(p.tid, {
+        payloadId: p.id,
+        tokens: p.tokens,
+        action: p.action,
+        messageTokens: p.action === 'spill' && p.message ? estimateText(p.message, 'claude') : undefined,
+        ...(p.l_client !== null ? { clientTokens: p.l_client } : {}),
+        ...(p.l_kept_assets ? { keptAssets: p.l_kept_assets } : {}),
+      });
+      const ledger = ledgerOfRow(p);
+      if (ledger) ledgers.set(p.id, ledger);
       if (guardProfile === undefined && p.action === 'spill' && p.message) guardProfile = profileOfMessage(p.message);
       // Binary payloads keep their saved message: read back as text they would not be what the guard saw.
-      if (!p.binary) guardable.push({ payloadId: p.id, tool: p.tool, sessionPath: sessionFolder(p.path), tokens: p.most });
+      // A result whose images reached the model as images (a Read of a PNG the session's guard let
+      // through) is replayed as it entered: its base64 read back as text is not what the guard measured.
+      if (!p.binary && !(p.l_images > 0 && p.action === 'pass')) guardable.push({ payloadId: p.id, tool: p.tool, sessionPath: sessionFolder(p.path), tokens: p.most });
     }
     guardable.sort((a, b) => b.tokens - a.tokens);
     const client = clientOf(session.kind);
@@ -184,6 +198,7 @@ export class TimelineQueries {
       [],
     );
     if (guardProfile) series.guardProfile = data.guardProfile = guardProfile;
+    this.measureLedgers(data, ledgers);
     this.remember(session.id, this.keyOf(session.id, req), series, guardable);
     data.replays = [data.replays[0]!, ...(await this.replayAll(series, guardable, req, o.guardBudgetMs ?? GUARD_BUDGET_MS))];
     data.subagents = (this.core.q('SELECT id, name FROM sessions WHERE parent_id = ? ORDER BY name').all(session.id) as Array<{ id: string; name: string }>).map((s) => {
@@ -191,6 +206,47 @@ export class TimelineQueries {
       return { sessionId: s.id, name: s.name, calls: r.n, peak: r.peak };
     });
     return data;
+  }
+
+  /**
+   * The ledger's "entered", measured: each result's share of its call's growth as the API counted it
+   * (the calibrated breakdown scaled to the usage delta). Written back on the payload rows (and a joined
+   * spill's), so the table, the sidebar, the payload's header and `spillway context` show this one
+   * figure; each of the timeline's results carries its ledger. A call without usage leaves the estimate.
+   */
+  private measureLedgers(data: TimelineData, ledgers: Map<string, PayloadLedger>): void {
+    const measured: Array<[string, number]> = [];
+    for (const t of data.turns) {
+      const known = t.delta !== null && t.delta > 0;
+      for (const x of t.tools) {
+        if (!x.payloadId) continue;
+        const l = ledgers.get(x.payloadId);
+        if (!l) continue;
+        if (known) {
+          l.entered = { tokens: x.tokens, provenance: 'measured' };
+          l.keptOut.spilled = spilledRemainder({ full: l.full.tokens, entered: x.tokens, keptTokens: l.keptOut.assetTokens });
+          measured.push([x.payloadId, x.tokens]);
+        }
+        x.ledger = l;
+      }
+    }
+    if (!measured.length || !this.core.db.open) return;
+    const upd = this.core.q(
+      "UPDATE payloads SET l_entered = ?, l_entered_how = 'measured' WHERE (id = ? OR id = (SELECT spill_id FROM payloads WHERE id = ?)) AND (l_entered IS NOT ? OR l_entered_how IS NOT 'measured')",
+    );
+    const db = this.core.db;
+    // As keepEstimates: never wait for another writer (a first listing's bulk load); the next request writes it.
+    const own = db.inTransaction;
+    if (!own) db.pragma('busy_timeout = 0');
+    try {
+      db.transaction(() => {
+        for (const [id, n] of measured) upd.run(n, id, id, n);
+      })();
+    } catch {
+      /* kept for this request only */
+    } finally {
+      if (!own) db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    }
   }
 
   /**

@@ -150,6 +150,10 @@ export interface PayloadLink {
   action: string;
   /** Estimated tokens of what the guard (or the client's own spill) gave the model instead, when known. */
   messageTokens?: number;
+  /** The ledger's "as the client would give it": what the client's own caps let in without Spillway (src/agents). */
+  clientTokens?: number;
+  /** Assets Spillway cut out of it (the ledger's kept out). */
+  keptAssets?: number;
 }
 
 export interface BuildInput {
@@ -187,6 +191,25 @@ function mainLine(turns: TurnRecord[]): { line: TurnRecord[]; carried: Map<numbe
   return { line, carried };
 }
 
+/** One tool result in the replay, in the API's units. */
+export interface ReplayTool {
+  /** What entered (measured: its share of the call's growth). */
+  seen: number;
+  /** The whole result: what a guard that passes it hands the client. */
+  full: number;
+  /**
+   * What the client would have let in without Spillway (its own caps, the ledger's "as the client"):
+   * "no guard", and what a result the guard passes becomes once the client's caps apply. Never more
+   * than `full`. Absent in a series built before the ledger (then `full`).
+   */
+  client?: number;
+  message: number;
+  messageFrom: 'saved' | 'fixed';
+  payloadId?: string;
+  /** Assets the session's guard cut out of it: a guard that passes the rest cuts them again (its message stands). */
+  keptAssets?: number;
+}
+
 /** The replay's input: per call, what entered (measured) and the tool results with what would enter instead. */
 export interface ReplaySeries {
   /** Measured context per call (null: unknown, carried). */
@@ -198,7 +221,7 @@ export interface ReplaySeries {
    * Tool results entering per call: as seen, whole, and the message that would replace them when
    * the real guard's is not known (`messageFrom` says which that is).
    */
-  tools: Array<Array<{ seen: number; full: number; message: number; messageFrom: 'saved' | 'fixed'; payloadId?: string }>>;
+  tools: Array<Array<ReplayTool>>;
   /** The estimate→API factor for text the API never saw (a guard's message, a whole result). */
   scale: number;
   /** Tokens that entered just before a call's compaction was decided (Codex: the output that pushed it over), gone after it. */
@@ -304,18 +327,41 @@ export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): {
       // its line numbers) and drew the no-guard replay away from the session it replays.
       const full = passedWhole && x.tokens > 0 ? x.tokens : x.fullTokens !== undefined ? Math.round(x.fullTokens * medianScale) : x.tokens;
       const link = input.payloads.get(x.id);
+      // Without Spillway the client's own caps apply (Claude Code persists a big Bash output and shows a
+      // preview): "no guard" is that, never a whole result the client itself would not have let in.
+      // A result that passed already went through them: what was measured.
+      const client = passedWhole && x.tokens > 0 ? x.tokens : link?.clientTokens !== undefined ? Math.min(Math.max(full, x.tokens), Math.round(link.clientTokens * medianScale)) : Math.max(full, x.tokens);
       const saved = link !== undefined && link.messageTokens !== undefined;
       // A result the model got as the guard's message: that message is what was measured entering,
       // so a replay that spills it again puts back exactly that, not its estimate at another scale
       // (which drew the replay above the measured context for a session that changed nothing).
       const message = saved && !passedWhole && x.tokens > 0 ? x.tokens : Math.round((saved ? link.messageTokens! : GUARD_MESSAGE_TOKENS_DEFAULT) * medianScale);
-      series.tools[i]!.push({ seen: x.tokens, full: Math.max(full, x.tokens), message, messageFrom: saved ? 'saved' : 'fixed', payloadId: x.payloadId });
+      series.tools[i]!.push({ seen: x.tokens, full: Math.max(full, x.tokens), client, message, messageFrom: saved ? 'saved' : 'fixed', payloadId: x.payloadId, ...(link?.keptAssets ? { keptAssets: link.keptAssets } : {}) });
       let end = turns.length;
       for (const c of series.realCompactions) if (c > i) { end = c; break; }
       const n = end - i;
       // Entered once, then repeated on each later call it rode along in.
       const paid = paidAs(series, x.tokens * Math.max(0, n - 1), x.tokens);
-      costs.push({ id: x.id, payloadId: x.payloadId, name: x.name, group: x.group, turn: i, tokens: x.tokens, turnsInContext: n, cacheWriteTokens: Math.round(paid.write), cacheReadTokens: Math.round(paid.read), inputTokens: Math.round(paid.input) });
+      // Against what the client would have let in anyway, over the same calls and at the same cache
+      // prices: what this result's spill saved. A spill whose message outweighs the client's own preview is negative.
+      const kept = client - x.tokens;
+      const keptPaid = paidAs(series, kept * Math.max(0, n - 1), kept);
+      const savedUsd = (keptPaid.input * series.prices.input + keptPaid.write * series.prices.cacheWrite + keptPaid.read * series.prices.cacheRead) / 1e6;
+      costs.push({
+        id: x.id,
+        payloadId: x.payloadId,
+        name: x.name,
+        group: x.group,
+        turn: i,
+        tokens: x.tokens,
+        turnsInContext: n,
+        cacheWriteTokens: Math.round(paid.write),
+        cacheReadTokens: Math.round(paid.read),
+        inputTokens: Math.round(paid.input),
+        clientTokens: client,
+        savedTokens: kept * n,
+        savedUsd,
+      });
     }
   });
   const first = turns[0];
@@ -425,7 +471,7 @@ export function scenarioLabel(s: ReplayScenario): string {
  * or sent as plain input in the session's proportion (writeShare).
  */
 /** The real guard's message for a payload at the scenario's limit (null: it passes it whole); undefined when not built. */
-export type GuardLookup = (payloadId: string, limit: number) => { tokens: number } | null | undefined;
+export type GuardLookup = (payloadId: string, limit: number) => { tokens: number; passed?: boolean } | null | undefined;
 
 export function replay(series: ReplaySeries, s: ReplayScenario, label = scenarioLabel(s), guard?: GuardLookup): ReplayResult {
   const { rule, prices } = series;
@@ -456,11 +502,21 @@ export function replay(series: ReplaySeries, s: ReplayScenario, label = scenario
     let add = series.growth[i]!;
     for (const r of series.tools[i]!) {
       let enters = r.seen;
-      if (s.noGuard) enters = r.full;
+      const client = r.client ?? r.full;
+      if (s.noGuard) enters = client;
       else if (s.limit !== undefined) {
         const built = r.payloadId !== undefined && guard ? guard(r.payloadId, s.limit) : undefined;
-        if (built === null) enters = r.full;
-        else if (built !== undefined && r.messageFrom === 'saved') {
+        // The guard passes it: the client's own caps apply to it as they would without Spillway.
+        if (built === null) enters = client;
+        else if (built !== undefined && built.passed) {
+          // The guard passes what is left once it cut the assets out again (the session's guard did):
+          // the message the model got for it when that is known, else the rest as the guard built it.
+          if (r.keptAssets && r.messageFrom === 'saved') {
+            enters = Math.min(r.message, client);
+            replaced++;
+            messages.saved++;
+          } else enters = Math.min(Math.round(built.tokens * series.scale), client);
+        } else if (built !== undefined && r.messageFrom === 'saved') {
           // The real guard spills it, and the model was given this payload's message when it ran: that message, as the guard the session ran with (its tools' advice, its summary) wrote it.
           enters = Math.min(r.message, r.full);
           replaced++;
@@ -474,7 +530,7 @@ export function replay(series: ReplaySeries, s: ReplayScenario, label = scenario
           enters = Math.min(r.message, r.full);
           replaced++;
           messages[r.messageFrom]++;
-        } else enters = r.full;
+        } else enters = client;
       }
       add += enters - r.seen;
       live.push(enters);

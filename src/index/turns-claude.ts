@@ -14,6 +14,8 @@
  * - `api-request-shape` holds the system prompt and tool definitions of the calls: the baseline.
  */
 import { decodeLine, isMergedBlock, jsonOf } from './huge-line.js';
+
+import { imageSizeOfBase64, imageTokens } from '../agents/index.js';
 import { str } from './import-common.js';
 import { type CompactionRecord, JsonlTurnReader, type LineAt, type PartName, type TurnRecord, type TurnTool, type TurnToolAt, type TurnsResult, addPart, estimateText, numOr } from './turns.js';
 import { isObj } from '../pipeline/values.js';
@@ -34,9 +36,17 @@ function textOf(c: unknown): string {
 /** The larger of two usage figures, either unknown. */
 const max = (a: number | null, b: number | null) => (b === null ? a : a === null ? b : Math.max(a, b));
 
-/** Spillway's estimate of a tool_result block: what the model was shown. */
+/** Spillway's estimate of a tool_result block: what the model was shown, its images by their pixels (Anthropic's rule), not their base64. */
 function claudeToolTokens(b: Record<string, unknown>): number {
-  return estimateText(textOf(b.content), PROFILE);
+  let images = 0;
+  if (Array.isArray(b.content)) {
+    for (const x of b.content) {
+      if (!isObj(x) || x.type !== 'image') continue;
+      const data = isObj(x.source) ? str(x.source.data) : undefined;
+      images += imageTokens('anthropic', data ? imageSizeOfBase64(data) : undefined);
+    }
+  }
+  return estimateText(textOf(b.content), PROFILE) + images;
 }
 
 /**

@@ -12,6 +12,7 @@ import type { PayloadRecord, SessionFacts, UnitResult } from './record.js';
 import type { SummaryRuns } from './summaries.js';
 import { inputExcerpt, inputJson, stableId } from './text.js';
 import { inputHashOf } from './join.js';
+import { ledgerOf } from './ledger.js';
 import type { TurnsResult } from './turns.js';
 
 /** Commit a scan's writes at least this often (one commit per time slice costs more than the writes). */
@@ -21,8 +22,9 @@ const INSERT_SOURCE_SQL = 'INSERT INTO sources (id, root_id, session_id, key, fi
 const INSERT_PAYLOAD_SQL = `INSERT INTO payloads (id, source_id, session_id, root_id, tool, created_at, bytes, tokens, action, kind, asset_count,
     input_excerpt, input_json, intent, t_chars4, t_craft_density, t_calibrated, t_o200k, t_cl100k, t_claude,
     path, linked_path, meta_path, message, binary, lines, source_json, b64_runs, b64_chars, b64_tokens, fts_pending,
-    call_id, call_client, input_hash, spill_id, join_how)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+    call_id, call_client, input_hash, spill_id, join_how,
+    l_full, l_client, l_client_rule, l_entered, l_entered_how, l_kept_assets, l_kept_bytes, l_kept_tokens, l_images)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 const INSERT_ASSET_SQL =
   'INSERT INTO assets (payload_rowid, sha256, mime, bytes, path, rel_path, json_path, source, sniffed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
 const INSERT_TURN_SQL = `INSERT INTO turns (session_id, source_id, seq, at, model, context, input, cache_write, cache_read, output, window, kind, parts_json, tools_json, line)
@@ -33,9 +35,17 @@ const UPSERT_SESSION_SQL = `INSERT INTO sessions (id, root_id, path, name, kind,
   ON CONFLICT(id) DO UPDATE SET root_id = excluded.root_id, path = excluded.path, name = excluded.name, kind = excluded.kind,
     read_only = excluded.read_only, parent_id = excluded.parent_id`;
 
+/** The client and model a unit's results were given to: the ledger prices them by their rules. */
+export interface LedgerContext {
+  client?: string;
+  model?: string;
+}
+
 /** A payload row's values, in INSERT_PAYLOAD_SQL's order. */
-function payloadValues(rootId: string, sessionId: string, sourceId: number, rec: PayloadRecord, ftsToken: number): unknown[] {
+function payloadValues(rootId: string, sessionId: string, sourceId: number, rec: PayloadRecord, ftsToken: number, lc: LedgerContext): unknown[] {
   const e = rec.estimates;
+  // A spill's sidecar names its client; a transcript's results go to the transcript's.
+  const l = ledgerOf(rec, rec.callClient ?? lc.client, lc.model);
   return [
     rec.id,
     sourceId,
@@ -75,6 +85,15 @@ function payloadValues(rootId: string, sessionId: string, sourceId: number, rec:
     rec.source || rec.callId === undefined ? inputHashOf(rec.input) : null,
     rec.spillId ?? null,
     rec.spillId ? 'path' : null,
+    l.full,
+    l.client,
+    l.clientRule,
+    l.entered,
+    l.enteredHow,
+    l.keptAssets,
+    l.keptBytes,
+    l.keptTokens,
+    l.images,
   ];
 }
 
@@ -166,11 +185,12 @@ export class RowWriter {
     const after = new Set<string>();
     let added = 0;
     let changed = 0;
+    const lc: LedgerContext = { client: unit.kind === 'spillway' ? undefined : unit.kind, model: result.turns?.turns.find((t) => t.model)?.model };
     for (const rec of result.payloads) {
       if (after.has(rec.id)) continue;
       // Same id under another source (a file moved between two roots' views): the newest wins.
       if (!fresh) this.core.q('DELETE FROM payloads WHERE id = ?').run(rec.id);
-      this.insertPayload(rootId, sessionId, sourceId, rec, fresh);
+      this.insertPayload(rootId, sessionId, sourceId, rec, fresh, lc);
       after.add(rec.id);
       if (before.has(rec.id)) changed++;
       else added++;
@@ -214,9 +234,9 @@ export class RowWriter {
       .run(sourceId, sessionId, r.baselineTokens ?? null, JSON.stringify(r.notes));
   }
 
-  private insertPayload(rootId: string, sessionId: string, sourceId: number, rec: PayloadRecord, fresh: boolean): void {
+  private insertPayload(rootId: string, sessionId: string, sourceId: number, rec: PayloadRecord, fresh: boolean, lc: LedgerContext): void {
     this.onPending();
-    const values = payloadValues(rootId, sessionId, sourceId, rec, this.ftsToken++);
+    const values = payloadValues(rootId, sessionId, sourceId, rec, this.ftsToken++, lc);
     let rowid: number;
     // Values spread as arguments: better-sqlite3 reads an array argument element by element through the slow API.
     try {

@@ -79,7 +79,7 @@ const schemas = {
       maxTokens: nonNegInt.optional(),
       sort: z
         .strictObject({
-          field: z.enum(['createdAt', 'tokens', 'bytes', 'tool', 'assetCount']),
+          field: z.enum(['createdAt', 'tokens', 'entered', 'full', 'bytes', 'tool', 'assetCount']),
           dir: z.enum(['asc', 'desc']),
         })
         .optional(),

@@ -56,13 +56,17 @@ describe('the app shell', () => {
     const api = createMemoryApi({ payloads: 30, sessions: 1 });
     const store = await renderApp(api);
     await waitFor(() => expect(document.querySelectorAll('.prow[data-row-id]').length).toBe(30));
-    fireEvent.click(within(screen.getAllByRole('columnheader').find((h) => h.textContent?.includes('Tokens'))!).getByRole('button'));
+    // The table names its two token figures: what entered the model's context, and the full result.
+    const heads = screen.getAllByRole('columnheader').map((h) => h.textContent ?? '');
+    expect(heads.some((h) => h.includes('Entered'))).toBe(true);
+    expect(heads.some((h) => h.includes('Full'))).toBe(true);
+    fireEvent.click(within(screen.getAllByRole('columnheader').find((h) => h.textContent?.includes('Entered'))!).getByRole('button'));
     await waitFor(() => {
       const first = document.querySelector('.prow[data-row-id]')!.getAttribute('data-row-id')!;
-      const max = api.rows.reduce((a, r) => (r.tokens > a.tokens ? r : a));
+      const max = api.rows.reduce((a, r) => (r.entered! > a.entered! ? r : a));
       expect(first).toBe(max.id);
     });
-    expect(store.getState().sort).toEqual({ field: 'tokens', dir: 'desc' });
+    expect(store.getState().sort).toEqual({ field: 'entered', dir: 'desc' });
     fireEvent.change(screen.getByLabelText('Tool'), { target: { value: 'fetch' } });
     await waitFor(() => expect(screen.getByTestId('payload-count').textContent).toBe('6 payloads'));
   });

@@ -69,6 +69,10 @@ export function createMemoryApi(opts: MemoryApiOptions = {}): MemoryApi {
       createdAt: new Date(Date.UTC(2026, 10, 1, 8, 0, i)).toISOString(),
       bytes: tokens * 4,
       tokens,
+      // The ledger: a spilled result entered as its message; the whole result is its tokens.
+      entered: tokens > 12_000 ? 600 + (i % 50) : tokens,
+      enteredHow: 'estimated',
+      full: tokens,
       action: tokens > 12_000 ? 'spill' : 'pass',
       kind: 'json',
       assetCount: i % 10 === 0 ? 1 : 0,

@@ -53,7 +53,9 @@ function table(t: TimelineData): string {
   out.push('');
   out.push('top results by cost (tokens × calls in context; paid as the session cached: written, read from the cache, sent again):');
   for (const c of t.topCosts.slice(0, 10)) {
-    out.push(`  call ${c.turn}: ${c.name} ${n(c.tokens)} × ${c.turnsInContext} = ${n(c.tokens * c.turnsInContext)} (write ${n(c.cacheWriteTokens)}, reads ${n(c.cacheReadTokens)}${c.inputTokens ? `, plain input ${n(c.inputTokens)}` : ''})`);
+    // Against what the client would have let in anyway (its own caps): what the spill kept out, negative when its message outweighed that.
+    const saved = c.savedTokens ? `; kept out vs the client's own ${n(c.clientTokens)}: ${n(c.savedTokens)} ($${(c.savedUsd ?? 0).toFixed(4)})` : '';
+    out.push(`  call ${c.turn}: ${c.name} ${n(c.tokens)} × ${c.turnsInContext} = ${n(c.tokens * c.turnsInContext)} (write ${n(c.cacheWriteTokens)}, reads ${n(c.cacheReadTokens)}${c.inputTokens ? `, plain input ${n(c.inputTokens)}` : ''}${saved})`);
   }
   out.push('');
   out.push('simulated (the model might have acted differently):');
