@@ -154,7 +154,10 @@ export function TunerView() {
         <header className="card-head"><h3>What these numbers assume</h3></header>
         <ul className="assumptions">
           {tuner.assumptions.map((a) => <li key={a}>{a}</li>)}
-          <li>The guard counts with <code>{tuner.strategy}</code> and the <code>{tuner.profile}</code> profile (the one the sessions' own guard used, as its messages say).</li>
+          <li>
+            The guard counts with <code>{tuner.strategy}</code> and the <code>{tuner.profile}</code> profile
+            {tuner.replay.sessions.length ? " (the one the sessions' own guard used, as its messages say)." : ' (the default: no replayed session says what its guard used).'}
+          </li>
         </ul>
       </section>
 
@@ -291,7 +294,11 @@ export function Histogram({ tuner, limit }: { tuner: LimitTunerResponse; limit: 
 
 export function useScopeName(): string {
   return useApp((s) => {
-    if (s.selectedSessionId) return `Session ${s.sessions.find((x) => x.id === s.selectedSessionId)?.name ?? ''}`;
+    // The title the sidebar shows (the first prompt), the folder name only when there is none.
+    if (s.selectedSessionId) {
+      const x = s.sessions.find((y) => y.id === s.selectedSessionId);
+      return `Session ${x?.title ?? x?.name ?? ''}`;
+    }
     if (s.selectedRootId) return `Folder ${s.roots.find((r) => r.id === s.selectedRootId)?.path ?? ''}`;
     return 'All folders';
   });
