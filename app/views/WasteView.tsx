@@ -52,7 +52,7 @@ export function WasteView() {
         <header className="card-head"><h3>What these numbers assume</h3></header>
         <ul className="assumptions">{report.assumptions.map((a) => <li key={a}>{a}</li>)}</ul>
       </section>
-      <div className="two-col">
+      <div>
         <section className="card">
           <header className="card-head"><h3>By tool</h3><span className="dim">{isReplay ? 'tokens × calls in context' : 'payload sizes, each once'}</span></header>
           <table className="grid-table">
@@ -71,11 +71,12 @@ export function WasteView() {
             </tbody>
           </table>
         </section>
-        <section className="card">
-          <header className="card-head"><h3>{isReplay ? 'Costliest calls' : 'Biggest results'}</h3></header>
-          <CallTable rows={report.biggest} withCalls={isReplay} testId="waste-calls" />
-        </section>
       </div>
+      {/* Full width: a call's arguments need the room (two columns squeezed them out of sight). */}
+      <section className="card">
+        <header className="card-head"><h3>{isReplay ? 'Costliest calls' : 'Biggest results'}</h3></header>
+        <CallTable rows={report.biggest} withCalls={isReplay} testId="waste-calls" />
+      </section>
     </div>
   );
 }
