@@ -144,6 +144,7 @@ const TEST_DOORS: Array<{ from: string; into: string; why: string }> = [
   { from: 'test/index/', into: 'src/index/', why: "the index's tests check its phases (bulk load, database, sources, importers, timeline) one by one" },
   { from: 'test/service/', into: 'src/service/', why: "the service's tests check its method groups, its context and its readers below the contract" },
   { from: 'test/contract.test.ts', into: 'src/service/validate', why: "the contract's run-time validator, checked against the contract's own types" },
+  { from: 'test/app/memory-api.ts', into: 'src/service/validate', why: "the UI's test double judges each request with the service's own validator, so a request the real service refuses (a 400) fails the UI's tests too" },
 ];
 
 /** npm packages that only some layers may import. */

@@ -1,7 +1,9 @@
 /**
- * Pure math behind the limit tuner, so the slider moves without a round trip: the service sends
- * every payload's size once (sorted), and the UI recomputes on each slider move.
+ * Pure math behind the limit tuner. What a limit does is the Timeline's replay, computed by the
+ * service per session (limitTuner); here it is only summed. Payload sizes (each once) place the
+ * histogram's marker, so the slider moves the marker without a round trip.
  */
+import type { ReplayTotals, SessionReplay } from '../../src/service/contract.js';
 
 /**
  * Same rule and constants as src/pipeline/limits.ts (`limitForContextWindow`): the renderer may not
@@ -34,41 +36,37 @@ export function firstAbove(sizes: readonly SizeRow[], limit: number): number {
   return lo;
 }
 
-export interface TunerStats {
-  total: number;
-  spilled: number;
-  tokensTotal: number;
-  /** Tokens that stay out of the context: the full size of every spilled result. */
-  tokensKeptOut: number;
-  dollarsKeptOut: number;
+/** Payloads over a limit by size (each once): what the histogram's marker splits; not a cost. */
+export function overLimit(sizes: readonly SizeRow[], limit: number): number {
+  return sizes.length - firstAbove(sizes, limit);
 }
 
-/** Prefix sums make each slider move O(log n). */
-export function prefixSums(sizes: readonly SizeRow[]): Float64Array {
-  const out = new Float64Array(sizes.length + 1);
-  for (let i = 0; i < sizes.length; i++) out[i + 1] = out[i]! + sizes[i]!.tokens;
+/**
+ * The replay's figures of several sessions summed: tokens and dollars add up, the peak is the
+ * largest. The same sum for one session or a folder, so the view states one answer either way.
+ */
+export function sumReplays(sessions: readonly SessionReplay[]): { asRan: ReplayTotals; noGuard: ReplayTotals; atLimit: ReplayTotals } {
+  const zero = (): ReplayTotals => ({ sentTokens: 0, cacheReadTokens: 0, costUsd: 0, peak: 0, compactions: 0, replaced: 0, pending: 0 });
+  const out = { asRan: zero(), noGuard: zero(), atLimit: zero() };
+  for (const s of sessions) {
+    for (const k of ['asRan', 'noGuard', 'atLimit'] as const) {
+      const t = out[k];
+      const r = s[k];
+      t.sentTokens += r.sentTokens;
+      t.cacheReadTokens += r.cacheReadTokens;
+      t.costUsd += r.costUsd;
+      t.peak = Math.max(t.peak, r.peak);
+      t.compactions += r.compactions;
+      t.replaced += r.replaced;
+      t.pending += r.pending;
+    }
+  }
   return out;
 }
 
-export function statsAt(sizes: readonly SizeRow[], sums: Float64Array, limit: number, pricePerMTok: number): TunerStats {
-  const i = firstAbove(sizes, limit);
-  const tokensTotal = sums[sizes.length]!;
-  const tokensKeptOut = tokensTotal - sums[i]!;
-  return {
-    total: sizes.length,
-    spilled: sizes.length - i,
-    tokensTotal,
-    tokensKeptOut,
-    dollarsKeptOut: (tokensKeptOut / 1_000_000) * pricePerMTok,
-  };
-}
-
-/** Payloads whose decision differs between two limits: spilled at one, kept at the other. */
-export function flips(sizes: readonly SizeRow[], fromLimit: number, toLimit: number): { direction: 'now-spilled' | 'now-kept'; rows: SizeRow[] } {
-  const a = firstAbove(sizes, fromLimit);
-  const b = firstAbove(sizes, toLimit);
-  if (b < a) return { direction: 'now-spilled', rows: sizes.slice(b, a) };
-  return { direction: 'now-kept', rows: sizes.slice(a, b) };
+/** What a limit saves against the client on its own ("no guard"): negative when the guard cost more than it kept out. */
+export function savings(noGuard: ReplayTotals, atLimit: ReplayTotals): { tokens: number; usd: number } {
+  return { tokens: noGuard.sentTokens - atLimit.sentTokens, usd: noGuard.costUsd - atLimit.costUsd };
 }
 
 /** Slider position (0..1) ↔ tokens, on a log scale so small and huge limits are both reachable. */

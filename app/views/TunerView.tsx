@@ -1,26 +1,24 @@
-import { useEffect, useMemo, useState } from 'react';
-import type { LimitTunerResponse, StrategyName } from '../../src/service/contract.js';
+import { useEffect, useState } from 'react';
+import type { LimitTunerResponse, ReplayTotals, StrategyName } from '../../src/service/contract.js';
 import { useApp, useAppStore } from '../store/react.js';
-import { formatInt, formatPercent, formatTokens, formatUsd } from '../lib/format.js';
-import {
-  configSnippet,
-  flips,
-  limitForContextWindow,
-  prefixSums,
-  sliderToTokens,
-  statsAt,
-  tokensToSlider,
-} from '../lib/tuner.js';
+import { formatInt, formatTokens, formatUsd } from '../lib/format.js';
+import { configSnippet, limitForContextWindow, overLimit, savings, sliderToTokens, sumReplays, tokensToSlider } from '../lib/tuner.js';
+import { CallTable, signedUsd } from '../components/CallTable.js';
 
-/** Rows listed under "which payloads flip". */
+/** Rows listed under "which calls flip". */
 const FLIP_ROWS_SHOWN = 200;
 
+/**
+ * The limit tuner: what another limit would do, as the Timeline's replay answers it (per session:
+ * tokens × calls in context, the session's cache prices, the client's own rule), summed over the
+ * sessions in scope. The histogram shows payload sizes, each once, to place the limit among them.
+ */
 export function TunerView() {
   const tuner = useApp((s) => s.tuner);
   const loading = useApp((s) => s.tunerLoading);
   const error = useApp((s) => s.tunerError);
   const limit = useApp((s) => s.tunerLimit);
-  const price = useApp((s) => s.tunerPrice);
+  const replaying = useApp((s) => s.tunerReplaying);
   const ctxWindow = useApp((s) => s.tunerContextWindow);
   const info = useApp((s) => s.info);
   const setTuner = useApp((s) => s.setTuner);
@@ -32,16 +30,16 @@ export function TunerView() {
     if (!tuner && !loading && !error) void load();
   }, [tuner, loading, error, load]);
 
-  const sums = useMemo(() => (tuner ? prefixSums(tuner.sizes) : null), [tuner]);
-  if (error) return <div className="view"><div className="state error" role="alert"><strong>Could not load sizes.</strong><span>{error}</span><button className="btn sm" onClick={() => void load()}>Retry</button></div></div>;
-  if (!tuner || !sums || limit === null) return <div className="view"><div className="state"><span className="spinner" /> Loading payload sizes…</div></div>;
+  if (error) return <div className="view"><div className="state error" role="alert"><strong>Could not load the replay.</strong><span>{error}</span><button className="btn sm" onClick={() => void load()}>Retry</button></div></div>;
+  if (!tuner || limit === null) return <div className="view"><div className="state"><span className="spinner" /> Replaying sessions…</div></div>;
 
-  const pricePerMTok = price ?? info?.defaults.pricePerMTok ?? 3;
-  const now = statsAt(tuner.sizes, sums, limit, pricePerMTok);
-  const base = statsAt(tuner.sizes, sums, tuner.limitTokens, pricePerMTok);
-  const flip = flips(tuner.sizes, tuner.limitTokens, limit);
-  const profile = info?.defaults.profile ?? 'o200k';
-  const snippet = configSnippet({ limitTokens: limit, strategy: tuner.strategy, profile, contextWindowTokens: ctxWindow });
+  // The figures are for the limit the service replayed; while the slider moves on, the view says so.
+  const stale = tuner.limitTokens !== limit;
+  const sum = sumReplays(tuner.replay.sessions);
+  const saved = savings(sum.noGuard, sum.atLimit);
+  const snippet = configSnippet({ limitTokens: limit, strategy: tuner.strategy, profile: tuner.profile, contextWindowTokens: ctxWindow });
+  const withCalls = tuner.replay.sessionsTotal > 0;
+  const done = tuner.replay.sessions.length;
 
   const copy = async () => {
     try {
@@ -51,17 +49,16 @@ export function TunerView() {
       store.getState().notify('error', 'Clipboard not available: copy it from the box');
     }
   };
-  const open = (id: string) => {
-    store.getState().setView('payloads');
-    void store.getState().openPayload(id);
-  };
 
   return (
     <div className="view scroll pad tuner" data-testid="tuner">
       <header className="view-head">
         <div>
           <h1>Limit tuner</h1>
-          <p className="dim">{scopeName} · {formatInt(tuner.total)} payloads{tuner.sizes.length < tuner.total ? ` (sizes of the first ${formatInt(tuner.sizes.length)})` : ''}</p>
+          <p className="dim">
+            {scopeName} · {formatInt(tuner.replay.sessionsTotal)} session{tuner.replay.sessionsTotal === 1 ? '' : 's'} with model calls
+            {done < tuner.replay.sessionsTotal ? ` (${formatInt(done)} replayed so far)` : ''} · {formatInt(tuner.total)} payloads
+          </p>
           {tuner.fallbacks > 0 ? (
             <p className="dim" data-testid="tuner-fallbacks">
               {formatInt(tuner.fallbacks)} of {formatInt(tuner.total)} were never counted with <code>{tuner.strategy}</code>: their listed tokens stand in (count them exactly from their Estimates tab).
@@ -74,10 +71,6 @@ export function TunerView() {
             <select value={tuner.strategy} onChange={(e) => setTuner({ strategy: e.target.value as StrategyName })}>
               {(info?.strategies ?? [tuner.strategy]).map((s) => <option key={s} value={s}>{s}</option>)}
             </select>
-          </label>
-          <label className="field compact">
-            <span>$ / M input tokens</span>
-            <input type="number" min={0} step={0.25} value={pricePerMTok} onChange={(e) => setTuner({ price: Math.max(0, Number(e.target.value)) })} />
           </label>
           <label className="field compact">
             <span>Context window</span>
@@ -121,6 +114,9 @@ export function TunerView() {
           />
           <span className="dim">tokens</span>
         </div>
+        <p className="dim" data-testid="over-limit">
+          {formatInt(overLimit(tuner.sizes, limit))} of {formatInt(tuner.sizes.length)} payloads are over {formatInt(limit)} tokens by size (each counted once; the guard decides on its own count).
+        </p>
         {ctxWindow ? (
           <p className="note">
             max(2,000, min(12,000, 10% of {formatInt(ctxWindow)})) = <b>{formatInt(limitForContextWindow(ctxWindow))}</b> tokens
@@ -128,37 +124,62 @@ export function TunerView() {
         ) : null}
       </section>
 
-      <div className="stat-grid" data-testid="tuner-stats">
-        <Stat label="Would spill" value={`${formatInt(now.spilled)} of ${formatInt(now.total)}`} sub={formatPercent(now.total ? now.spilled / now.total : 0)} delta={now.spilled - base.spilled} />
-        <Stat label="Tokens kept out" value={formatTokens(now.tokensKeptOut)} sub={`of ${formatTokens(now.tokensTotal)} (${formatPercent(now.tokensTotal ? now.tokensKeptOut / now.tokensTotal : 0)})`} />
-        <Stat label="Dollars kept out" value={formatUsd(now.dollarsKeptOut)} sub={`at $${pricePerMTok}/M input tokens`} />
-        <Stat label="Baseline limit" value={formatInt(tuner.limitTokens)} sub={`${formatInt(base.spilled)} spilled`} />
-      </div>
+      {withCalls ? (
+        <>
+          <div className={`stat-grid${stale || replaying ? ' stale' : ''}`} data-testid="tuner-stats" aria-busy={stale || replaying}>
+            <Stat label="Saved against no guard" value={signedUsd(saved.usd)} sub={`${formatTokens(saved.tokens)} tokens × calls${saved.usd < 0 ? ': the guard cost more than it kept out' : ''}`} />
+            <Stat label={`Guard at ${formatInt(tuner.limitTokens)}`} value={formatUsd(sum.atLimit.costUsd)} sub={replayLine(sum.atLimit)} />
+            <Stat label="No guard (the client's own rules)" value={formatUsd(sum.noGuard.costUsd)} sub={replayLine(sum.noGuard)} />
+            <Stat label="As it ran (its rule replayed)" value={formatUsd(sum.asRan.costUsd)} sub={replayLine(sum.asRan)} />
+          </div>
+          <p className="dim" data-testid="tuner-status">
+            {stale ? `Replaying at ${formatInt(limit)}…` : replaying ? 'Replaying the rest: figures will change.' : ''}
+            {!stale && sum.atLimit.pending > 0 ? ` ${formatInt(sum.atLimit.pending)} guard message(s) still being built (at the usual size meanwhile).` : ''}
+          </p>
+          {tuner.replay.sessions.length > 1 ? <SessionsTable tuner={tuner} /> : null}
+        </>
+      ) : (
+        <p className="note" data-testid="tuner-no-calls">
+          No session here has model calls to replay: there is no answer in tokens × calls or dollars, only the payload sizes above.
+        </p>
+      )}
+      {tuner.payloadsOnly.sessions > 0 ? (
+        <p className="note" data-testid="tuner-payloads-only">
+          {formatInt(tuner.payloadsOnly.sessions)} session{tuner.payloadsOnly.sessions === 1 ? '' : 's'} without model calls (bare spill folders): no calls to multiply. Payload sizes only, each once:
+          {' '}{formatInt(tuner.payloadsOnly.payloads)} payloads, {formatTokens(tuner.payloadsOnly.tokens)} tokens; {formatInt(tuner.payloadsOnly.overLimit)} over {formatInt(tuner.limitTokens)} ({formatTokens(tuner.payloadsOnly.tokensOverLimit)} tokens).
+        </p>
+      ) : null}
 
-      <section className="card">
-        <header className="card-head">
-          <h3>
-            {flip.rows.length === 0
-              ? 'No payload changes decision'
-              : `${formatInt(flip.rows.length)} payloads ${flip.direction === 'now-spilled' ? 'would now spill' : 'would now stay in context'}`}
-          </h3>
-          <span className="dim">compared with the baseline limit {formatInt(tuner.limitTokens)}</span>
-        </header>
-        {flip.rows.length ? (
-          <table className="grid-table" data-testid="flips">
-            <thead><tr><th>Tool</th><th className="num">Tokens</th><th>Now</th></tr></thead>
-            <tbody>
-              {flip.rows.slice(-FLIP_ROWS_SHOWN).reverse().map((r) => (
-                <tr key={r.id} className="clickable" onClick={() => open(r.id)}>
-                  <td className="mono">{r.tool}</td>
-                  <td className="num mono">{formatInt(r.tokens)}</td>
-                  <td><span className={`badge ${flip.direction === 'now-spilled' ? 'action-spill' : 'action-pass'}`}>{flip.direction === 'now-spilled' ? 'spilled' : 'kept'}</span></td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        ) : null}
+      <section className="card" data-testid="tuner-assumptions">
+        <header className="card-head"><h3>What these numbers assume</h3></header>
+        <ul className="assumptions">
+          {tuner.assumptions.map((a) => <li key={a}>{a}</li>)}
+          <li>
+            The guard counts with <code>{tuner.strategy}</code> and the <code>{tuner.profile}</code> profile
+            {tuner.replay.sessions.length ? " (the one the sessions' own guard used, as its messages say)." : ' (the default: no replayed session says what its guard used).'}
+          </li>
+        </ul>
       </section>
+
+      {withCalls ? (
+        <section className="card">
+          <header className="card-head">
+            <h3>{tuner.replay.flips.length === 0 ? 'No call changes decision' : `${formatInt(tuner.replay.flips.length)} call${tuner.replay.flips.length === 1 ? '' : 's'} the guard at ${formatInt(tuner.limitTokens)} treats differently`}</h3>
+            <span className="dim">than the session's own guard did; tokens × calls as it ran</span>
+          </header>
+          {tuner.replay.flips.length ? (
+            <CallTable
+              testId="flips"
+              rows={tuner.replay.flips.slice(0, FLIP_ROWS_SHOWN)}
+              withCalls
+              extra={{
+                head: 'At this limit',
+                cell: (r) => <span className={`badge ${r.atLimit === 'spill' ? 'action-spill' : 'action-pass'}`}>{r.atLimit === 'spill' ? 'spilled' : 'kept whole'}</span>,
+              }}
+            />
+          ) : null}
+        </section>
+      ) : null}
 
       <section className="card">
         <header className="card-head">
@@ -171,14 +192,45 @@ export function TunerView() {
   );
 }
 
-function Stat({ label, value, sub, delta }: { label: string; value: string; sub?: string; delta?: number }) {
+function replayLine(t: ReplayTotals): string {
+  return `${formatTokens(t.sentTokens)} tokens sent · peak ${formatTokens(t.peak)} · ${formatInt(t.compactions)} compaction${t.compactions === 1 ? '' : 's'}${t.replaced ? ` · ${formatInt(t.replaced)} spilled` : ''}`;
+}
+
+function SessionsTable({ tuner }: { tuner: LimitTunerResponse }) {
+  const store = useAppStore();
+  return (
+    <section className="card">
+      <header className="card-head"><h3>Per session</h3><span className="dim">the Timeline's replay of each</span></header>
+      <table className="grid-table" data-testid="tuner-sessions">
+        <thead><tr><th>Session</th><th className="num">Calls</th><th className="num">As it ran</th><th className="num">No guard</th><th className="num">At {formatInt(tuner.limitTokens)}</th><th className="num">Saved</th></tr></thead>
+        <tbody>
+          {tuner.replay.sessions.map((s) => (
+            <tr key={s.sessionId}>
+              <td>
+                <button type="button" className="link-btn" onClick={() => { store.getState().selectSession(s.sessionId); store.getState().setView('timeline'); }} title="Open its Timeline">
+                  {s.title ?? s.name}
+                </button>
+              </td>
+              <td className="num mono">{formatInt(s.calls)}</td>
+              <td className="num mono">{formatUsd(s.asRan.costUsd)}</td>
+              <td className="num mono">{formatUsd(s.noGuard.costUsd)}</td>
+              <td className="num mono">{formatUsd(s.atLimit.costUsd)}</td>
+              <td className="num mono">{signedUsd(s.noGuard.costUsd - s.atLimit.costUsd)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+function Stat({ label, value, sub }: { label: string; value: string; sub?: string }) {
   return (
     <div className="stat">
       <span className="eyebrow">{label}</span>
       <span className="stat-value mono">{value}</span>
       <span className="dim">
         {sub}
-        {delta ? <span className={delta > 0 ? 'delta up' : 'delta down'}> {delta > 0 ? '+' : '−'}{formatInt(Math.abs(delta))}</span> : null}
       </span>
     </div>
   );
@@ -209,7 +261,7 @@ export function Histogram({ tuner, limit }: { tuner: LimitTunerResponse; limit: 
   const h = hover !== null ? buckets[hover] : undefined;
   return (
     <div className="histogram">
-      <svg viewBox={`0 0 ${W} ${H}`} preserveAspectRatio="none" role="img" aria-label={`Histogram of ${tuner.total} payload sizes with the limit at ${limit} tokens`} data-testid="histogram">
+      <svg viewBox={`0 0 ${W} ${H}`} preserveAspectRatio="none" role="img" aria-label={`Histogram of ${tuner.total} payload sizes (each once) with the limit at ${limit} tokens`} data-testid="histogram">
         {buckets.map((b, i) => {
           const bh = b.count ? Math.max(2, (b.count / max) * (H - PAD_B - 6)) : 0;
           const spilled = b.from >= limit;
@@ -234,7 +286,7 @@ export function Histogram({ tuner, limit }: { tuner: LimitTunerResponse; limit: 
         ))}
       </svg>
       <div className="hist-caption dim mono" aria-live="polite">
-        {h ? `${formatTokens(h.from)}–${formatTokens(h.to)} tokens: ${formatInt(h.count)} payloads` : 'Payload size in tokens (log scale). Bars right of the line spill.'}
+        {h ? `${formatTokens(h.from)}–${formatTokens(h.to)} tokens: ${formatInt(h.count)} payloads` : 'Payload size in tokens, each payload once (log scale). Bars right of the line are over the limit.'}
       </div>
     </div>
   );
@@ -242,7 +294,11 @@ export function Histogram({ tuner, limit }: { tuner: LimitTunerResponse; limit: 
 
 export function useScopeName(): string {
   return useApp((s) => {
-    if (s.selectedSessionId) return `Session ${s.sessions.find((x) => x.id === s.selectedSessionId)?.name ?? ''}`;
+    // The title the sidebar shows (the first prompt), the folder name only when there is none.
+    if (s.selectedSessionId) {
+      const x = s.sessions.find((y) => y.id === s.selectedSessionId);
+      return `Session ${x?.title ?? x?.name ?? ''}`;
+    }
     if (s.selectedRootId) return `Folder ${s.roots.find((r) => r.id === s.selectedRootId)?.path ?? ''}`;
     return 'All folders';
   });

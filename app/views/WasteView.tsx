@@ -1,7 +1,8 @@
 import { useEffect } from 'react';
-import { useApp, useAppStore } from '../store/react.js';
+import { useApp } from '../store/react.js';
 import { formatBytes, formatInt, formatTokens, formatUsd } from '../lib/format.js';
 import { useScopeName } from './TunerView.js';
+import { CallTable, signedUsd } from '../components/CallTable.js';
 
 /** Where a session's context went: per tool, the biggest results, inline base64, what spilling would save. */
 export function WasteView() {
@@ -10,7 +11,6 @@ export function WasteView() {
   const error = useApp((s) => s.wasteError);
   const sessionId = useApp((s) => s.selectedSessionId);
   const load = useApp((s) => s.loadWaste);
-  const store = useAppStore();
   const scopeName = useScopeName();
 
   useEffect(() => {
@@ -21,59 +21,62 @@ export function WasteView() {
   if (error) return <div className="view"><div className="state error" role="alert"><strong>Could not build the report.</strong><span>{error}</span><button className="btn sm" onClick={() => void load()}>Retry</button></div></div>;
   if (!report) return <div className="view"><div className="state"><span className="spinner" /> Building the report…</div></div>;
 
-  const maxTool = Math.max(1, ...report.byTool.map((t) => t.tokens));
-  const open = (id: string) => {
-    store.getState().setView('payloads');
-    void store.getState().openPayload(id);
-  };
+  const replay = report.replay;
+  const isReplay = report.basis === 'replay' && replay !== undefined;
+  const maxTool = Math.max(1, ...report.byTool.map((t) => (isReplay ? (t.tokensTimesCalls ?? 0) : t.tokens)));
   return (
     <div className="view scroll pad waste" data-testid="waste">
       <header className="view-head">
         <div>
           <h1>Waste report</h1>
-          <p className="dim">{scopeName} · strategy <code>{report.strategy}</code> · limit {formatInt(report.limitTokens)} tokens · ${report.pricePerMTok}/M</p>
+          <p className="dim">
+            {scopeName} · {isReplay ? `the Timeline's replay: ${formatInt(replay.calls)} model calls, guard at ${formatInt(report.limitTokens)} with ${report.strategy} / ${replay.profile}` : `payload sizes only (strategy ${report.strategy})`}
+          </p>
         </div>
       </header>
-      <div className="stat-grid">
-        <div className="stat"><span className="eyebrow">Tool-result tokens</span><span className="stat-value mono">{formatTokens(report.totalTokens)}</span><span className="dim">{formatUsd((report.totalTokens / 1e6) * report.pricePerMTok)}</span></div>
-        <div className="stat"><span className="eyebrow">Would spill</span><span className="stat-value mono">{formatInt(report.wouldSpill.payloads)}</span><span className="dim">results over the limit</span></div>
-        <div className="stat"><span className="eyebrow">Tokens saved</span><span className="stat-value mono">{formatTokens(report.wouldSpill.tokensSaved)}</span><span className="dim">{formatUsd(report.wouldSpill.dollarsSaved)}</span></div>
-        <div className="stat"><span className="eyebrow">Inline base64</span><span className="stat-value mono">{formatTokens(report.inlineBase64.tokens)}</span><span className="dim">{formatInt(report.inlineBase64.payloads)} results · {formatBytes(report.inlineBase64.bytes)}</span></div>
-      </div>
-      <div className="two-col">
+      {isReplay ? (
+        <div className="stat-grid" data-testid="waste-stats">
+          <div className="stat"><span className="eyebrow">Tool results, tokens × calls</span><span className="stat-value mono">{formatTokens(report.totalTokens)}</span><span className="dim">{formatUsd(report.totalUsd)} at the session's cache prices</span></div>
+          <div className="stat"><span className="eyebrow">Guard at {formatInt(report.limitTokens)}</span><span className="stat-value mono">{formatUsd(replay.atLimit.costUsd)}</span><span className="dim">{formatInt(replay.atLimit.replaced)} spilled · peak {formatTokens(replay.atLimit.peak)}</span></div>
+          <div className="stat"><span className="eyebrow">Saved against no guard</span><span className="stat-value mono">{signedUsd(replay.noGuard.costUsd - replay.atLimit.costUsd)}</span><span className="dim">{formatTokens(replay.noGuard.sentTokens - replay.atLimit.sentTokens)} tokens × calls (no guard: {formatUsd(replay.noGuard.costUsd)})</span></div>
+          <div className="stat"><span className="eyebrow">As it ran (its rule replayed)</span><span className="stat-value mono">{formatUsd(replay.asRan.costUsd)}</span><span className="dim">peak {formatTokens(replay.asRan.peak)} · {formatInt(replay.asRan.compactions)} compaction(s)</span></div>
+          <div className="stat"><span className="eyebrow">Inline base64</span><span className="stat-value mono">{formatTokens(report.inlineBase64.tokens)}</span><span className="dim">{formatInt(report.inlineBase64.payloads)} results · {formatBytes(report.inlineBase64.bytes)} (payload sizes)</span></div>
+        </div>
+      ) : (
+        <div className="stat-grid" data-testid="waste-stats">
+          <div className="stat"><span className="eyebrow">Payload tokens (each once)</span><span className="stat-value mono">{formatTokens(report.totalTokens)}</span><span className="dim">no calls, so no cost</span></div>
+          <div className="stat"><span className="eyebrow">Inline base64</span><span className="stat-value mono">{formatTokens(report.inlineBase64.tokens)}</span><span className="dim">{formatInt(report.inlineBase64.payloads)} results · {formatBytes(report.inlineBase64.bytes)}</span></div>
+        </div>
+      )}
+      <section className="card" data-testid="waste-assumptions">
+        <header className="card-head"><h3>What these numbers assume</h3></header>
+        <ul className="assumptions">{report.assumptions.map((a) => <li key={a}>{a}</li>)}</ul>
+      </section>
+      <div>
         <section className="card">
-          <header className="card-head"><h3>By tool</h3></header>
+          <header className="card-head"><h3>By tool</h3><span className="dim">{isReplay ? 'tokens × calls in context' : 'payload sizes, each once'}</span></header>
           <table className="grid-table">
-            <thead><tr><th>Tool</th><th className="num">Calls</th><th className="num">Tokens</th><th className="bar-col" aria-hidden /><th className="num">Largest</th></tr></thead>
+            <thead><tr><th>Tool</th><th className="num">Calls</th><th className="num">{isReplay ? 'Tokens × calls' : 'Tokens'}</th>{isReplay ? <th className="num">Cost</th> : null}<th className="bar-col" aria-hidden /><th className="num">Largest</th></tr></thead>
             <tbody>
               {report.byTool.map((t) => (
                 <tr key={t.tool}>
                   <td className="mono">{t.tool}</td>
                   <td className="num mono">{formatInt(t.calls)}</td>
-                  <td className="num mono">{formatTokens(t.tokens)}</td>
-                  <td className="bar-col"><span className="hbar" style={{ width: `${(t.tokens / maxTool) * 100}%` }} /></td>
+                  <td className="num mono">{formatTokens(isReplay ? (t.tokensTimesCalls ?? 0) : t.tokens)}</td>
+                  {isReplay ? <td className="num mono">{formatUsd(t.costUsd)}</td> : null}
+                  <td className="bar-col"><span className="hbar" style={{ width: `${((isReplay ? (t.tokensTimesCalls ?? 0) : t.tokens) / maxTool) * 100}%` }} /></td>
                   <td className="num mono">{formatTokens(t.maxTokens)}</td>
                 </tr>
               ))}
             </tbody>
           </table>
         </section>
-        <section className="card">
-          <header className="card-head"><h3>Biggest results</h3></header>
-          <table className="grid-table">
-            <thead><tr><th>Tool</th><th className="num">Tokens</th><th className="num">Size</th></tr></thead>
-            <tbody>
-              {report.biggest.map((b) => (
-                <tr key={b.id} className="clickable" tabIndex={0} onClick={() => open(b.id)} onKeyDown={(e) => e.key === 'Enter' && open(b.id)}>
-                  <td className="mono">{b.tool}</td>
-                  <td className="num mono">{formatTokens(b.tokens)}</td>
-                  <td className="num mono">{formatBytes(b.bytes)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </section>
       </div>
+      {/* Full width: a call's arguments need the room (two columns squeezed them out of sight). */}
+      <section className="card">
+        <header className="card-head"><h3>{isReplay ? 'Costliest calls' : 'Biggest results'}</h3></header>
+        <CallTable rows={report.biggest} withCalls={isReplay} testId="waste-calls" />
+      </section>
     </div>
   );
 }

@@ -19,7 +19,7 @@
  * |              | source.ts     | where sessions are read from (local files; the seam for S3)     |
  * | queries      | queries.ts    | sessions, pages of payloads, one payload, its content           |
  * | summary runs | summaries.ts  | runs from sidecars and from the inspector, searchable           |
- * | reports      | reports.ts    | the limit tuner's data, the waste report                        |
+ * | reports      | reports.ts    | the limit tuner and the waste report: views of the timeline's replay |
  *
  * The files are the truth: the database can be deleted at any time and `scan()` rebuilds it
  * (payload and session ids are derived from paths, so they survive a rebuild). Rows, requests
@@ -53,7 +53,8 @@ import { type ScanOptions, type ScanResult, Scanner } from './scanner.js';
 import type { SessionSource } from './source.js';
 import { RoutedSource, S3Poller, S3_POLL_MS, isS3Path } from './s3.js';
 import { SummaryRuns } from './summaries.js';
-import { TimelineQueries, type TimelineOptions } from './timeline-query.js';
+import { GUARD_CANDIDATE_SHARE, TimelineQueries, type TimelineOptions } from './timeline-query.js';
+import { settingsOf } from './timeline-guard.js';
 import { Watcher } from './watch.js';
 import { RowWriter } from './writer.js';
 
@@ -65,7 +66,7 @@ export { calibrateClaude, type Calibration, type CalibrationFit, type Calibratio
 export { claudeToolResultsDir, detectRootKind } from './discover.js';
 export { BULK_MIN_ROWS } from './fulltext.js';
 export { DEFAULT_PAGE_ROWS, MAX_PAGE_ROWS, type PayloadContent } from './queries.js';
-export { DEFAULT_TUNER_BUCKETS, MAX_TUNER_SIZES, WASTE_BIGGEST_ROWS, logHistogram } from './reports.js';
+export { DEFAULT_TUNER_BUCKETS, MAX_TUNER_SESSIONS_PER_PAGE, MAX_TUNER_SIZES, WASTE_BIGGEST_ROWS, logHistogram } from './reports.js';
 export { agentHomeRoots, type AddRootOptions } from './roots.js';
 export type { ScanOptions, ScanResult } from './scanner.js';
 export type { SessionSource } from './source.js';
@@ -137,8 +138,19 @@ export class SpillIndex {
     this.runs = new SummaryRuns(this.core);
     this.fullText = new FullText(this.core, { bulkMinRows: opts.bulkMinRows ?? BULK_MIN_ROWS, writer: opts.bulkWriter ?? 'auto' });
     this.queries = new Queries(this.core, this.runs, this.fullText);
-    this.reports = new Reports(this.core);
     this.timelines = new TimelineQueries(this.core, (id) => this.queries.payloadContent(id));
+    this.reports = new Reports(
+      this.core,
+      (req, o) => this.timeline(req, o),
+      (p, limit, strategy, profile) => {
+        // The decision the replay reads (timeline-query.ts replayAll): far below the limit by every
+        // estimate the guard passes it; a binary payload is not re-guarded (its size decides); else the real guard's, once built.
+        if (p.binary) return p.tokens > limit ? 'spill' : 'pass';
+        if (p.most < limit * GUARD_CANDIDATE_SHARE) return 'pass';
+        const m = this.timelines.guard.known(p.id, settingsOf(limit, { strategy, profile }));
+        return m === undefined ? 'pending' : m === null ? 'pass' : 'spill';
+      },
+    );
     this.rowWriter = new RowWriter(this.core, this.runs, () => (this.fullText.mayBePending = true));
     this.scanner = new Scanner(this.core, this.roots, this.rowWriter, this.fullText, (ids) => this.queries.totals(ids), opts.backgroundEstimates === false ? undefined : (ids) => void this.timelines.warm(ids));
     // Full text a previous process left unfinished fills in now.
@@ -282,11 +294,13 @@ export class SpillIndex {
     this.runs.add(payloadId, run);
   }
 
-  limitTunerData(req: LimitTunerRequest): LimitTunerResponse {
+  /** The limit tuner: payload sizes, and each session's replay at the limit (reports.ts; the Timeline's replay). */
+  limitTunerData(req: LimitTunerRequest): Promise<LimitTunerResponse> {
     return this.reports.limitTunerData(req);
   }
 
-  wasteReport(req: WasteReportRequest): WasteReport {
+  /** A session's waste report, from the Timeline's replay (reports.ts). */
+  wasteReport(req: WasteReportRequest): Promise<WasteReport> {
     return this.reports.wasteReport(req);
   }
 

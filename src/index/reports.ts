@@ -1,18 +1,54 @@
 /**
- * What the index tells about cost: the limit tuner's data (sizes, histogram, what a limit would
- * spill) and a session's waste report. Sizes are a strategy's token column (tokensColumn).
+ * The limit tuner's data and a session's waste report: views of the Timeline's replay, so "what
+ * would another limit do" has one answer. Per session with model calls: tokens × calls in
+ * context, at the session's own cache prices, under its client's rule, as `getTimeline` replays
+ * it (timeline-query.ts, timeline.ts). Sessions without calls (bare spill folders) have nothing
+ * to multiply: they get their payload sizes only, each once, and say so.
+ *
+ * | entry            | for                                                                      |
+ * | ---------------- | ------------------------------------------------------------------------ |
+ * | limitTunerData   | sizes histogram + each session's replay at a limit, a page at a time    |
+ * | wasteReport      | one session: per tool tokens × calls and cost, costliest calls, replays  |
  */
-import { DEFAULT_LIMIT_TOKENS, DEFAULT_PRICE_PER_MTOK_USD, DEFAULT_STRATEGY, limitForContextWindow } from '../pipeline/index.js';
+import { DEFAULT_LIMIT_TOKENS, DEFAULT_PROFILE, DEFAULT_STRATEGY, limitForContextWindow } from '../pipeline/index.js';
+import type { Profile, StrategyName } from '../pipeline/types.js';
 import { type IndexCore, IndexError } from './core.js';
 import { STRATEGY_COLUMN, filterSql, tokensColumn } from './queries.js';
-import type { LimitTunerRequest, LimitTunerResponse, WasteReport, WasteReportRequest } from './rows.js';
-import { ESTIMATED_SPILL_MESSAGE_TOKENS } from './text.js';
+import type {
+  CallRow,
+  LimitTunerRequest,
+  LimitTunerResponse,
+  ReplayResult,
+  ReplayTotals,
+  SessionReplay,
+  TimelineData,
+  TimelineRequest,
+  ToolCost,
+  WasteReport,
+  WasteReportRequest,
+} from './rows.js';
+import type { TimelineOptions } from './timeline-query.js';
+import { Yielder } from './yielder.js';
 
 /** `limitTunerData` returns at most this many per-payload sizes. */
 export const MAX_TUNER_SIZES = 100_000;
 export const DEFAULT_TUNER_BUCKETS = 24;
-/** Rows in the waste report's "biggest results" list. */
+/** Rows in the waste report's "costliest calls" list. */
 export const WASTE_BIGGEST_ROWS = 20;
+/** Sessions one tuner request replays at most; the view asks for the next page. */
+export const MAX_TUNER_SESSIONS_PER_PAGE = 20;
+/**
+ * Time one tuner request spends replaying sessions before it answers with the rest as a next page
+ * (each session's replay is the Timeline's, with its own guard budget; the event loop gets a turn between sessions).
+ */
+export const TUNER_PAGE_BUDGET_MS = 400;
+/** Guard time per session in the tuner (the Timeline's slider move gets 100 ms; a full request 250). */
+export const TUNER_GUARD_BUDGET_MS = 100;
+/** Rows of calls whose decision flips, per tuner page. */
+export const MAX_TUNER_CALL_ROWS = 200;
+
+/** The real guard's decision for a payload at the replay's settings, as the replay reads it (timeline-query.ts). */
+export type GuardDecision = (payload: { id: string; most: number; tokens: number; binary: boolean }, limit: number, strategy: StrategyName | undefined, profile: Profile) => 'spill' | 'pass' | 'pending';
 
 /** Log-spaced buckets from 1 token to the largest size; every value lands in exactly one bucket. */
 export function logHistogram(values: number[], buckets: number, max: number): LimitTunerResponse['histogram'] {
@@ -33,38 +69,180 @@ export function logHistogram(values: number[], buckets: number, max: number): Li
   return out;
 }
 
+/** A replay's figures as every view shows them: tokens sent over all calls (tokens × calls in context), cost, peak. */
+export function totalsOf(r: ReplayResult): ReplayTotals {
+  return {
+    sentTokens: r.inputTokens + r.cacheWriteTokens + r.cacheReadTokens,
+    cacheReadTokens: r.cacheReadTokens,
+    costUsd: r.costUsd,
+    peak: r.peak,
+    compactions: r.compactionsAt.length,
+    replaced: r.replaced,
+    pending: r.pending ?? 0,
+  };
+}
+
+/** A result's cost over the calls it stayed in, at the session's prices (the split the Timeline's costliest list shows). */
+function costOf(c: ToolCost, prices: TimelineData['prices']): number {
+  return (c.inputTokens * prices.input + c.cacheWriteTokens * prices.cacheWrite + c.cacheReadTokens * prices.cacheRead) / 1e6;
+}
+
+/** The words every replay view says about its numbers (docs/inspector.md repeats them). */
+export const REPLAY_ASSUMPTIONS = [
+  "Per session with model calls, the Timeline's replay: each tool result costs its tokens × the calls it stays in context, until a compaction or the end.",
+  "Priced in the session's own caching proportions (its cache reads and writes as measured) at each client's list prices; the Timeline lets you edit them.",
+  "\"No guard\" is the client's own behaviour with every result as the client would have given it; \"at the limit\", each result goes through the real guard offline at that limit.",
+  "The client's compaction rule is replayed: a limit that keeps the context lower can save a compaction, or cost one.",
+  'Simulated: the model might have acted differently had it seen other results.',
+];
+const PAYLOAD_ONLY_NOTE = 'Sessions without model calls (bare spill folders) have no calls to multiply: only their payload sizes are shown, each counted once, with no cost.';
+
+interface SessionMeta {
+  id: string;
+  name: string;
+  title: string | null;
+}
+
+interface PayloadInfo {
+  id: string;
+  tool: string;
+  tokens: number;
+  most: number;
+  binary: number;
+  action: string;
+  input_excerpt: string | null;
+}
+
 export class Reports {
-  constructor(private readonly core: IndexCore) {}
+  constructor(
+    private readonly core: IndexCore,
+    /** The Timeline's entry point (Index.timeline): every replay here is one of its replays. */
+    private readonly timeline: (req: TimelineRequest, o?: TimelineOptions) => Promise<TimelineData | undefined>,
+    private readonly decide: GuardDecision,
+  ) {}
+
+  /** Sessions in scope that have model calls (their turns carry usage), in a stable order for paging. */
+  private sessionsWithCalls(req: { sessionId?: string; rootId?: string }): SessionMeta[] {
+    const w = ["s.kind != 'scratch'", 'EXISTS (SELECT 1 FROM turns t WHERE t.session_id = s.id AND t.context IS NOT NULL)'];
+    const args: unknown[] = [];
+    if (req.sessionId !== undefined) (w.push('s.id = ?'), args.push(req.sessionId));
+    if (req.rootId !== undefined) (w.push('s.root_id = ?'), args.push(req.rootId));
+    return this.core.q(`SELECT s.id, s.name, s.title FROM sessions s WHERE ${w.join(' AND ')} ORDER BY s.id`).all(...args) as SessionMeta[];
+  }
+
+  private payloadInfo(sessionId: string): Map<string, PayloadInfo> {
+    const rows = this.core
+      .q(
+        'SELECT id, tool, tokens, binary, action, input_excerpt, max(tokens, coalesce(t_chars4, 0), coalesce(t_craft_density, 0), coalesce(t_calibrated, 0), coalesce(t_o200k, 0), coalesce(t_cl100k, 0), coalesce(t_claude, 0)) AS most FROM payloads WHERE session_id = ?',
+      )
+      .all(sessionId) as PayloadInfo[];
+    return new Map(rows.map((r) => [r.id, r]));
+  }
 
   /**
-   * The limit tuner's data: a log-spaced histogram of payload sizes in tokens for a strategy,
-   * every payload's size (sorted ascending, capped at MAX_TUNER_SIZES) so the UI can move the
-   * slider locally, and what the limit would spill and keep out of context.
+   * One session's replay at `limit`, as the Timeline computes it, and its calls as rows: each with
+   * its arguments, tokens × calls at the session's prices, and the real guard's decision at the limit.
    */
-  limitTunerData(req: LimitTunerRequest): LimitTunerResponse {
+  private async sessionView(meta: SessionMeta, limit: number, o: { strategy?: StrategyName; profile?: Profile; guardBudgetMs?: number }): Promise<{ view: SessionReplay; calls: CallRow[] } | undefined> {
+    const t = await this.timeline({ sessionId: meta.id, limits: [limit], strategy: o.strategy, profile: o.profile }, { guardBudgetMs: o.guardBudgetMs });
+    if (!t) return undefined;
+    const asRan = t.replays[0]!;
+    const noGuard = t.replays.find((r) => r.scenario.noGuard)!;
+    const atLimit = t.replays.find((r) => r.scenario.limit === limit)!;
+    const profile = o.profile ?? t.guardProfile ?? DEFAULT_PROFILE;
+    const view: SessionReplay = {
+      sessionId: meta.id,
+      name: meta.name,
+      client: t.rule.client,
+      calls: asRan.contexts.length,
+      profile,
+      prices: t.prices,
+      asRan: totalsOf(asRan),
+      noGuard: totalsOf(noGuard),
+      atLimit: totalsOf(atLimit),
+    };
+    if (meta.title) view.title = meta.title;
+    const info = this.payloadInfo(meta.id);
+    const calls = t.topCosts.map((c): CallRow => {
+      const p = c.payloadId ? info.get(c.payloadId) : undefined;
+      const row: CallRow = {
+        id: c.id,
+        sessionId: meta.id,
+        tool: c.name,
+        tokens: c.tokens,
+        calls: c.turnsInContext,
+        tokensTimesCalls: c.tokens * c.turnsInContext,
+        costUsd: costOf(c, t.prices),
+      };
+      if (c.payloadId) row.payloadId = c.payloadId;
+      if (p) {
+        if (p.input_excerpt) row.args = p.input_excerpt;
+        row.fullTokens = p.tokens;
+        row.action = p.action;
+        row.atLimit = this.decide({ id: p.id, most: p.most, tokens: p.tokens, binary: p.binary === 1 }, limit, o.strategy, profile);
+      }
+      return row;
+    });
+    return { view, calls };
+  }
+
+  /** Payload sizes of the sessions in scope that have no model calls: each payload once, no cost. */
+  private payloadsOnly(req: LimitTunerRequest, col: string, limit: number): LimitTunerResponse['payloadsOnly'] {
+    const f = filterSql(req);
+    const r = this.core
+      .q(
+        `SELECT count(DISTINCT p.session_id) AS sessions, count(*) AS payloads, coalesce(sum(${col}), 0) AS tokens, coalesce(sum(${col} > ?), 0) AS overLimit, coalesce(sum(CASE WHEN ${col} > ? THEN ${col} ELSE 0 END), 0) AS tokensOverLimit
+         FROM payloads p WHERE ${f.sql} AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = p.session_id AND t.context IS NOT NULL)`,
+      )
+      .get(limit, limit, ...f.args) as LimitTunerResponse['payloadsOnly'];
+    return r;
+  }
+
+  /**
+   * The limit tuner: a log-spaced histogram of payload sizes (each once, for the strategy), and
+   * the Timeline's replay of every session with calls at the limit, a page of sessions at a time
+   * (at most MAX_TUNER_SESSIONS_PER_PAGE, within TUNER_PAGE_BUDGET_MS; `replay.next` says where to go on).
+   */
+  async limitTunerData(req: LimitTunerRequest): Promise<LimitTunerResponse> {
     const strategy = req.strategy ?? DEFAULT_STRATEGY;
     const limitTokens = limitForContextWindow(req.contextWindowTokens, req.limitTokens);
-    const price = req.pricePerMTok ?? DEFAULT_PRICE_PER_MTOK_USD;
     const f = filterSql(req);
+    const col = tokensColumn(strategy);
     const own = strategy === DEFAULT_STRATEGY ? '0' : `p.${STRATEGY_COLUMN[strategy]} IS NULL`;
     const rows = this.core
-      .q(`SELECT p.id, ${tokensColumn(strategy)} AS t, p.tool, ${own} AS fb FROM payloads p WHERE ${f.sql} ORDER BY t ASC, p.id`)
+      .q(`SELECT p.id, ${col} AS t, p.tool, ${own} AS fb FROM payloads p WHERE ${f.sql} ORDER BY t ASC, p.id`)
       .all(...f.args) as Array<{ id: string; t: number; tool: string; fb: number }>;
-    let tokensTotal = 0;
-    let spilled = 0;
-    let keptOut = 0;
     let fallbacks = 0;
-    for (const r of rows) {
-      tokensTotal += r.t;
-      fallbacks += r.fb;
-      if (r.t > limitTokens) {
-        spilled++;
-        keptOut += Math.max(0, r.t - ESTIMATED_SPILL_MESSAGE_TOKENS);
-      }
-    }
+    for (const r of rows) fallbacks += r.fb;
     const max = rows.length ? rows[rows.length - 1]!.t : 0;
+
+    const sessions = this.sessionsWithCalls(req);
+    const offset = Math.min(req.offset ?? 0, sessions.length);
+    const pageMax = Math.min(req.maxSessions ?? MAX_TUNER_SESSIONS_PER_PAGE, MAX_TUNER_SESSIONS_PER_PAGE);
+    const page: SessionReplay[] = [];
+    const flips: CallRow[] = [];
+    const start = performance.now();
+    const yielder = new Yielder();
+    let i = offset;
+    for (; i < sessions.length && page.length < pageMax; i++) {
+      if (page.length > 0 && performance.now() - start > TUNER_PAGE_BUDGET_MS) break;
+      const v = await this.sessionView(sessions[i]!, limitTokens, { strategy: req.strategy, profile: req.profile, guardBudgetMs: TUNER_GUARD_BUDGET_MS });
+      if (v) {
+        page.push(v.view);
+        for (const c of v.calls) if (c.atLimit && c.atLimit !== 'pending' && (c.action === 'spill') !== (c.atLimit === 'spill')) flips.push(c);
+      }
+      // Between sessions the event loop gets a turn: a folder of sessions never holds the thread for its whole replay.
+      await yielder.now();
+    }
+    flips.sort((a, b) => (b.tokensTimesCalls ?? 0) - (a.tokensTimesCalls ?? 0));
+    const profiles = page.map((s) => s.profile);
+    const profile = req.profile ?? mostCommon(profiles) ?? DEFAULT_PROFILE;
+    const payloadsOnly = this.payloadsOnly(req, col, limitTokens);
+    const replay: LimitTunerResponse['replay'] = { sessionsTotal: sessions.length, offset, sessions: page, flips: flips.slice(0, MAX_TUNER_CALL_ROWS) };
+    if (i < sessions.length) replay.next = i;
     return {
       strategy,
+      profile,
       limitTokens,
       histogram: logHistogram(
         rows.map((r) => r.t),
@@ -73,54 +251,93 @@ export class Reports {
       ),
       sizes: rows.slice(0, MAX_TUNER_SIZES).map((r) => ({ id: r.id, tokens: r.t, tool: r.tool })),
       total: rows.length,
-      spilled,
-      tokensTotal,
-      tokensKeptOut: keptOut,
-      dollarsKeptOut: (keptOut * price) / 1_000_000,
       fallbacks,
+      replay,
+      payloadsOnly,
+      assumptions: [...REPLAY_ASSUMPTIONS, PAYLOAD_ONLY_NOTE],
     };
   }
 
   /**
-   * What a session's tool results cost: tokens per tool, the biggest results, inline base64
-   * (chars of base64 text in results, and its tokens), and what `limitTokens` with `strategy`
-   * would have spilled and saved (a spilled result still costs its message, about
-   * ESTIMATED_SPILL_MESSAGE_TOKENS), in tokens and dollars at `pricePerMTok`.
+   * What a session's tool results cost. With model calls: per tool, the tokens that entered × the
+   * calls they stayed in, at the session's cache prices; the costliest calls with their arguments;
+   * the session as it ran, with no guard and at `limitTokens`, as the Timeline replays them.
+   * Without: each payload's size once (labelled so), and no cost. Inline base64 is per payload either way.
    */
-  wasteReport(req: WasteReportRequest): WasteReport {
-    if (!this.core.q('SELECT 1 FROM sessions WHERE id = ?').get(req.sessionId)) {
-      throw new IndexError('NOT_FOUND', `no session with id ${JSON.stringify(req.sessionId)}`);
-    }
+  async wasteReport(req: WasteReportRequest): Promise<WasteReport> {
+    const meta = this.core.q('SELECT id, name, title FROM sessions WHERE id = ?').get(req.sessionId) as SessionMeta | undefined;
+    if (!meta) throw new IndexError('NOT_FOUND', `no session with id ${JSON.stringify(req.sessionId)}`);
     const strategy = req.strategy ?? DEFAULT_STRATEGY;
     const limitTokens = req.limitTokens ?? DEFAULT_LIMIT_TOKENS;
-    const price = req.pricePerMTok ?? DEFAULT_PRICE_PER_MTOK_USD;
     const col = tokensColumn(strategy);
     const q = (sql: string) => this.core.q(sql);
-    const byTool = q(
-      `SELECT p.tool AS tool, count(*) AS calls, sum(${col}) AS tokens, max(${col}) AS maxTokens FROM payloads p WHERE p.session_id = ? GROUP BY p.tool ORDER BY tokens DESC, tool`,
-    ).all(req.sessionId) as WasteReport['byTool'];
-    const biggest = q(`SELECT p.id, p.tool, ${col} AS tokens, p.bytes FROM payloads p WHERE p.session_id = ? ORDER BY tokens DESC, p.id LIMIT ?`).all(
-      req.sessionId,
-      WASTE_BIGGEST_ROWS,
-    ) as WasteReport['biggest'];
-    const b64 = q(
+    const inlineBase64 = q(
       'SELECT count(*) AS payloads, coalesce(sum(b64_chars), 0) AS bytes, coalesce(sum(b64_tokens), 0) AS tokens FROM payloads WHERE session_id = ? AND b64_runs > 0',
     ).get(req.sessionId) as WasteReport['inlineBase64'];
-    const spill = q(`SELECT count(*) AS n, coalesce(sum(max(${col} - ?, 0)), 0) AS saved FROM payloads p WHERE p.session_id = ? AND ${col} > ?`).get(
-      ESTIMATED_SPILL_MESSAGE_TOKENS,
-      req.sessionId,
-      limitTokens,
-    ) as { n: number; saved: number };
+    const withCalls = this.sessionsWithCalls({ sessionId: meta.id }).length > 0;
+    const v = withCalls ? await this.sessionView(meta, limitTokens, { strategy: req.strategy, profile: req.profile }) : undefined;
+    if (v) {
+      const byTool = new Map<string, WasteReport['byTool'][number]>();
+      for (const c of v.calls) {
+        const t = byTool.get(c.tool) ?? { tool: c.tool, calls: 0, tokens: 0, maxTokens: 0, tokensTimesCalls: 0, costUsd: 0 };
+        t.calls++;
+        t.tokens += c.tokens;
+        t.maxTokens = Math.max(t.maxTokens, c.tokens);
+        t.tokensTimesCalls! += c.tokensTimesCalls!;
+        t.costUsd! += c.costUsd!;
+        byTool.set(c.tool, t);
+      }
+      const tools = [...byTool.values()].sort((a, b) => b.tokensTimesCalls! - a.tokensTimesCalls! || a.tool.localeCompare(b.tool));
+      return {
+        sessionId: meta.id,
+        strategy,
+        limitTokens,
+        basis: 'replay',
+        totalTokens: tools.reduce((a, t) => a + t.tokensTimesCalls!, 0),
+        totalUsd: tools.reduce((a, t) => a + t.costUsd!, 0),
+        byTool: tools,
+        biggest: v.calls.slice(0, WASTE_BIGGEST_ROWS),
+        inlineBase64,
+        replay: v.view,
+        assumptions: REPLAY_ASSUMPTIONS,
+      };
+    }
+    const byTool = q(
+      `SELECT p.tool AS tool, count(*) AS calls, sum(${col}) AS tokens, max(${col}) AS maxTokens FROM payloads p WHERE p.session_id = ? GROUP BY p.tool ORDER BY tokens DESC, tool`,
+    ).all(meta.id) as WasteReport['byTool'];
+    const biggest = (
+      q(`SELECT p.id, p.tool, ${col} AS tokens, p.input_excerpt AS args, p.action FROM payloads p WHERE p.session_id = ? ORDER BY tokens DESC, p.id LIMIT ?`).all(meta.id, WASTE_BIGGEST_ROWS) as Array<{
+        id: string;
+        tool: string;
+        tokens: number;
+        args: string | null;
+        action: string;
+      }>
+    ).map((r): CallRow => {
+      const row: CallRow = { id: r.id, payloadId: r.id, sessionId: meta.id, tool: r.tool, tokens: r.tokens, action: r.action };
+      if (r.args) row.args = r.args;
+      return row;
+    });
     return {
-      sessionId: req.sessionId,
+      sessionId: meta.id,
       strategy,
       limitTokens,
-      pricePerMTok: price,
+      basis: 'payload-sizes',
       totalTokens: byTool.reduce((a, t) => a + t.tokens, 0),
       byTool,
       biggest,
-      inlineBase64: b64,
-      wouldSpill: { payloads: spill.n, tokensSaved: spill.saved, dollarsSaved: (spill.saved * price) / 1_000_000 },
+      inlineBase64,
+      assumptions: [PAYLOAD_ONLY_NOTE],
     };
   }
+}
+
+function mostCommon<T>(xs: T[]): T | undefined {
+  const n = new Map<T, number>();
+  let best: T | undefined;
+  for (const x of xs) {
+    n.set(x, (n.get(x) ?? 0) + 1);
+    if (best === undefined || n.get(x)! > n.get(best)!) best = x;
+  }
+  return best;
 }

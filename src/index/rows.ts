@@ -193,51 +193,135 @@ export interface PayloadDetail {
 export interface LimitTunerRequest {
   sessionId?: string;
   rootId?: string;
+  /** The guard's estimator in the replay and the payload-size histogram (default: the guard's). */
   strategy?: StrategyName;
+  /** The profile the replayed guard counts with (default: the one each session's own guard used, as its spills' messages say). */
   profile?: Profile;
+  /** The limit to replay (tokens): the slider's value. */
   limitTokens: number;
   contextWindowTokens?: number;
-  /** Dollars per million input tokens, for "dollars kept out of context". */
-  pricePerMTok?: number;
   buckets?: number;
+  /** Sessions with calls to skip (the next page): the replay runs one session after another, within a time budget. */
+  offset?: number;
+  /** At most this many sessions replayed by this request (default and cap: MAX_TUNER_SESSIONS_PER_PAGE). */
+  maxSessions?: number;
+}
+
+/** What one replay (the Timeline's, `getTimeline`) gives a view, summed the same way everywhere. */
+export interface ReplayTotals {
+  /** Tokens sent over all the session's calls (tokens × calls in context): input, cache writes and cache reads. */
+  sentTokens: number;
+  cacheReadTokens: number;
+  costUsd: number;
+  peak: number;
+  compactions: number;
+  /** Results the guard replaced (0 with no guard). */
+  replaced: number;
+  /** Guard messages not built yet within the request's budget (ask again). */
+  pending: number;
+}
+
+/** A session's replay at one limit, beside the session as it ran and with no guard (the client's own rules). */
+export interface SessionReplay {
+  sessionId: string;
+  name: string;
+  title?: string;
+  client: ContextRule['client'];
+  /** Model calls on its main line. */
+  calls: number;
+  /** The profile the replayed guard counted with. */
+  profile: Profile;
+  prices: Prices;
+  asRan: ReplayTotals;
+  noGuard: ReplayTotals;
+  atLimit: ReplayTotals;
+}
+
+/** One tool call, as a row: its arguments, and what it cost in the replay's terms. */
+export interface CallRow {
+  /** The tool call's id in its transcript (or the payload's id when the call has none). */
+  id: string;
+  /** The indexed payload of the call: what a row opens. */
+  payloadId?: string;
+  sessionId: string;
+  tool: string;
+  /** The call's arguments, one line (the payload's input excerpt). */
+  args?: string;
+  /** Tokens it added to the context as it ran (measured growth, split by estimate); for a session without calls, the payload's size. */
+  tokens: number;
+  /** Calls it stayed in context, the one it entered with included (as it ran). Absent without calls. */
+  calls?: number;
+  /** tokens × calls, and their cost at the session's cache prices, as the Timeline's costliest list. */
+  tokensTimesCalls?: number;
+  costUsd?: number;
+  /** The whole result's tokens, as the index measured it. */
+  fullTokens?: number;
+  /** What the session's guard did with it. */
+  action?: string;
+  /** What the real guard, offline, does with it at the replayed limit: `pending` while its message is being built. */
+  atLimit?: 'spill' | 'pass' | 'pending';
 }
 
 export interface LimitTunerResponse {
   strategy: StrategyName;
+  /** The profile the replay's guard counted with (the one sessions' own guards used, unless asked): what "Copy config" says. */
+  profile: Profile;
   limitTokens: number;
-  /** Log-spaced histogram of payload sizes in tokens. */
+  /** Log-spaced histogram of payload sizes in tokens (each payload once: sizes, not costs). */
   histogram: Array<{ from: number; to: number; count: number }>;
-  /** Every payload's size (id + tokens), sorted, so the UI can move the slider without a round trip. Capped at 100,000. */
+  /** Every payload's size (id + tokens), sorted, for the histogram's marker. Capped at 100,000. */
   sizes: Array<{ id: string; tokens: number; tool: string }>;
   total: number;
-  spilled: number;
-  tokensTotal: number;
-  tokensKeptOut: number;
-  dollarsKeptOut: number;
   /**
    * Payloads with no figure of this strategy (its tokenizer never run on them), sized by their listed
    * tokens instead (the calibrated estimate, checked where the fit misprices). 0 for cheap strategies.
    */
   fallbacks: number;
+  /** The Timeline's replay of each session with calls, at `limitTokens`: the one answer to "what would this limit do". */
+  replay: {
+    /** Sessions in scope with model calls. */
+    sessionsTotal: number;
+    offset: number;
+    /** This page's sessions, in order. */
+    sessions: SessionReplay[];
+    /** Where the next page starts, when sessions are left (the view asks for it). */
+    next?: number;
+    /** Calls whose decision at this limit differs from the session's own (biggest tokens × calls first, at most MAX_TUNER_CALL_ROWS). */
+    flips: CallRow[];
+  };
+  /** Sessions without model calls (bare spill folders): no calls to multiply, so only their payload sizes, each once. */
+  payloadsOnly: { sessions: number; payloads: number; tokens: number; overLimit: number; tokensOverLimit: number };
+  /** What the numbers assume, in words. */
+  assumptions: string[];
 }
 
 export interface WasteReportRequest {
   sessionId: string;
+  /** The limit to replay (default: the guard's default). */
   limitTokens?: number;
   strategy?: StrategyName;
-  pricePerMTok?: number;
+  profile?: Profile;
 }
 
 export interface WasteReport {
   sessionId: string;
   strategy: StrategyName;
   limitTokens: number;
-  pricePerMTok: number;
+  /**
+   * `replay`: the session has model calls: per tool tokens × calls at its cache prices, and the Timeline's
+   * replays; `payload-sizes`: it has none (a bare spill folder), so each payload once, and no cost.
+   */
+  basis: 'replay' | 'payload-sizes';
+  /** Tool results' tokens: entered × calls in context (replay), or payload sizes (payload-sizes). */
   totalTokens: number;
-  byTool: Array<{ tool: string; calls: number; tokens: number; maxTokens: number }>;
-  biggest: Array<{ id: string; tool: string; tokens: number; bytes: number }>;
+  /** At the session's cache prices (replay only). */
+  totalUsd?: number;
+  byTool: Array<{ tool: string; calls: number; tokens: number; maxTokens: number; tokensTimesCalls?: number; costUsd?: number }>;
+  biggest: CallRow[];
   inlineBase64: { payloads: number; bytes: number; tokens: number };
-  wouldSpill: { payloads: number; tokensSaved: number; dollarsSaved: number };
+  /** The session as it ran, with no guard and at `limitTokens` (replay only). */
+  replay?: SessionReplay;
+  assumptions: string[];
 }
 
 export interface IndexStats {

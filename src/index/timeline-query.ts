@@ -21,7 +21,7 @@ const KEEP_SERIES = 8;
 const GUARD_BUDGET_MS = 250;
 const GUARD_BUDGET_REPLAY_MS = 100;
 /** A result is handed to the guard when some estimate of it comes this close to the limit (the guard decides, not the index). */
-const GUARD_CANDIDATE_SHARE = 0.8;
+export const GUARD_CANDIDATE_SHARE = 0.8;
 /** Re-reading the lines of results a listing only placed (TurnTool.at): at most this many bytes a read, lines this close read together. */
 const REREAD_SPAN_BYTES = 8 * 1024 * 1024;
 const REREAD_GAP_BYTES = 64 * 1024;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ALL_STRATEGIES } from '../pipeline/estimate/options.js';
 import { PROFILES } from '../pipeline/types.js';
 // The index pages at most this many rows; a bigger request is refused here rather than cut there.
-import { MAX_PAGE_ROWS } from '../index/index.js';
+import { MAX_PAGE_ROWS, MAX_TUNER_SESSIONS_PER_PAGE } from '../index/index.js';
 import type { ContentKind, GuardAction, StrategyName } from '../pipeline/types.js';
 import {
   MAX_READ_WINDOW_BYTES,
@@ -154,14 +154,16 @@ const schemas = {
     profile: profile.optional(),
     limitTokens,
     contextWindowTokens: posInt.optional(),
-    pricePerMTok: price.optional(),
     buckets: z.number().int().min(1).max(MAX_TUNER_BUCKETS).optional(),
+    offset: nonNegInt.optional(),
+    maxSessions: z.number().int().min(1).max(MAX_TUNER_SESSIONS_PER_PAGE).optional(),
   }),
+  // The limit is optional: a report opened before anything set one replays the guard's default.
   wasteReport: z.strictObject({
     sessionId: id,
-    limitTokens,
+    limitTokens: limitTokens.optional(),
     strategy: strategy.optional(),
-    pricePerMTok: price.optional(),
+    profile: profile.optional(),
   }),
   getTimeline: z.strictObject({
     sessionId: id,

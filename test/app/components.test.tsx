@@ -140,23 +140,64 @@ describe('the app shell', () => {
     expect(diff.querySelector('.diff-add')!.textContent).toContain('names');
   });
 
-  it('moves the limit slider and updates the spilled count and config live', async () => {
+  it('moves the limit slider: the service replays at the new limit, and the config follows', async () => {
     const api = createMemoryApi({ payloads: 50, sessions: 1 });
     const store = await renderApp(api);
     fireEvent.keyDown(window, { key: '2', ctrlKey: true });
     expect(store.getState().view).toBe('tuner');
     const slider = await screen.findByTestId('limit-slider');
-    const spilledAt = (limit: number) => api.rows.filter((r) => r.tokens > limit).length;
-    const stat = () => screen.getByTestId('tuner-stats').querySelector('.stat-value')!.textContent;
-    expect(stat()).toBe(`${spilledAt(12_000)} of 50`);
+    const over = () => screen.getByTestId('over-limit').textContent;
+    expect(over()).toContain(`${api.rows.filter((r) => r.tokens > 12_000).length} of 50`);
     fireEvent.change(slider, { target: { value: '300' } });
     const limit = store.getState().tunerLimit!;
     expect(limit).toBeLessThan(2_000);
-    expect(stat()).toBe(`${spilledAt(limit)} of 50`);
+    expect(over()).toContain(`${api.rows.filter((r) => r.tokens > limit).length} of 50`);
     expect(screen.getByTestId('config-snippet').textContent).toContain(`"limitTokens": ${limit}`);
-    expect(screen.getByTestId('flips').querySelectorAll('tbody tr').length).toBe(spilledAt(limit) - spilledAt(12_000));
+    // The replay's figures come from the service, asked again once the slider rests.
+    await waitFor(() => expect(store.getState().tuner?.limitTokens).toBe(limit), { timeout: 3_000 });
+    const flips = api.rows.filter((r) => r.tokens > limit !== (r.action === 'spill')).length;
+    await waitFor(() => expect(screen.getByTestId('flips').querySelectorAll('tbody tr').length).toBe(flips));
     fireEvent.change(screen.getByLabelText('Context window tokens'), { target: { value: '200000' } });
     expect(store.getState().tunerLimit).toBe(12_000);
+  });
+
+  it('"Copy config" names the profile the tuner\'s numbers were counted with, not the app default', async () => {
+    const api = createMemoryApi({ payloads: 20, sessions: 1 });
+    const store = await renderApp(api);
+    expect(store.getState().info?.defaults.profile).not.toBe('claude');
+    fireEvent.keyDown(window, { key: '2', ctrlKey: true });
+    const snippet = await screen.findByTestId('config-snippet');
+    expect(JSON.parse(snippet.textContent!).profile).toBe('claude');
+  });
+
+  it('every tuner row that names a tool call shows its arguments and opens that call', async () => {
+    const api = createMemoryApi({ payloads: 50, sessions: 1 });
+    const store = await renderApp(api);
+    fireEvent.keyDown(window, { key: '2', ctrlKey: true });
+    const slider = await screen.findByTestId('limit-slider');
+    fireEvent.change(slider, { target: { value: '300' } });
+    const table = await screen.findByTestId('flips', undefined, { timeout: 3_000 });
+    const first = table.querySelector('tbody tr')!;
+    const link = within(first as HTMLElement).getByRole('button');
+    const row = api.rows.find((r) => r.tool === link.textContent && first.textContent!.includes(r.inputExcerpt!))!;
+    expect(row).toBeDefined();
+    expect(first.querySelector('[data-testid="call-args"]')!.textContent).toBe(row.inputExcerpt);
+    fireEvent.click(link);
+    await waitFor(() => expect(store.getState().view).toBe('payloads'));
+    await waitFor(() => expect(store.getState().detail?.row.id).toBe(row.id));
+  });
+
+  it('opens the waste report on a fresh page, before the tuner ever set a limit', async () => {
+    const api = createMemoryApi({ payloads: 20, sessions: 1 });
+    const store = await renderApp(api);
+    expect(store.getState().tunerLimit).toBeNull();
+    fireEvent.keyDown(window, { key: '3', ctrlKey: true });
+    const waste = await screen.findByTestId('waste');
+    expect(store.getState().wasteError).toBeNull();
+    // Its rows name their calls with their arguments too.
+    const args = within(waste).getAllByTestId('call-args').map((e) => e.textContent);
+    expect(args.length).toBeGreaterThan(0);
+    expect(args.every((a) => api.rows.some((r) => r.inputExcerpt === a))).toBe(true);
   });
 
   it('shows a full-screen error with a retry when the back end is unreachable', async () => {

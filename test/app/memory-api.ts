@@ -14,6 +14,8 @@ import type {
   SummaryRun,
 } from '../../src/service/contract.js';
 import { ApiError } from '../../app/transport/errors.js';
+import { ServiceError } from '../../src/service/contract.js';
+import { isMethodName, validateRequest } from '../../src/service/validate.js';
 
 const TOOLS = ['read_file', 'fetch', 'search_issues', 'run_command', 'query_table'];
 
@@ -217,19 +219,46 @@ export function createMemoryApi(opts: MemoryApiOptions = {}): MemoryApi {
         to: [1000, 10_000, 100_000][i]!,
         count: sizes.filter((s) => s.tokens >= from && s.tokens < (a[i + 1] ?? 100_000)).length,
       }));
-      const spilled = sizes.filter((s) => s.tokens > req.limitTokens);
-      const kept = spilled.reduce((a, s) => a + s.tokens, 0);
+      // A made-up replay per session: each result over the limit leaves 600 tokens for 3 calls; no guard keeps it whole.
+      const scoped = sessions.filter((x) => !req.sessionId || x.id === req.sessionId);
+      const totals = (sent: number) => ({ sentTokens: sent, cacheReadTokens: Math.round(sent * 0.9), costUsd: sent / 1e6, peak: Math.round(sent / 3), compactions: 0, replaced: 0, pending: 0 });
+      const replays = scoped.map((x) => {
+        const mine = list.filter((r) => r.sessionId === x.id);
+        const whole = mine.reduce((a, r) => a + r.tokens * 3, 0);
+        const guarded = mine.reduce((a, r) => a + (r.tokens > req.limitTokens ? 600 : r.tokens) * 3, 0);
+        return { sessionId: x.id, name: x.name, client: 'claude-code' as const, calls: 3, profile: 'claude' as const, prices: { input: 5, cacheWrite: 6.25, cacheRead: 0.5, output: 25 }, asRan: totals(guarded), noGuard: totals(whole), atLimit: { ...totals(guarded), replaced: mine.filter((r) => r.tokens > req.limitTokens).length } };
+      });
+      const flips = list
+        .filter((r) => r.tokens > req.limitTokens !== (r.action === 'spill'))
+        .map((r) => ({ id: `call-${r.id}`, payloadId: r.id, sessionId: r.sessionId, tool: r.tool, args: r.inputExcerpt, tokens: r.tokens, calls: 3, tokensTimesCalls: r.tokens * 3, costUsd: (r.tokens * 3) / 1e6, fullTokens: r.tokens, action: r.action, atLimit: r.tokens > req.limitTokens ? ('spill' as const) : ('pass' as const) }));
       return {
         strategy: 'calibrated',
+        profile: 'claude',
         limitTokens: req.limitTokens,
         histogram,
         sizes,
         total: sizes.length,
-        spilled: spilled.length,
-        tokensTotal: sizes.reduce((a, s) => a + s.tokens, 0),
-        tokensKeptOut: kept,
-        dollarsKeptOut: (kept / 1e6) * 3,
         fallbacks: 0,
+        replay: { sessionsTotal: replays.length, offset: 0, sessions: replays, flips },
+        payloadsOnly: { sessions: 0, payloads: 0, tokens: 0, overLimit: 0, tokensOverLimit: 0 },
+        assumptions: ['Per session with model calls, the Timeline\'s replay.'],
+      };
+    },
+    async wasteReport(req: { sessionId: string; limitTokens?: number }) {
+      const mine = rows.filter((r) => r.sessionId === req.sessionId);
+      return {
+        sessionId: req.sessionId,
+        strategy: 'calibrated',
+        limitTokens: req.limitTokens ?? 12_000,
+        basis: 'payload-sizes',
+        totalTokens: mine.reduce((a, r) => a + r.tokens, 0),
+        byTool: [...new Set(mine.map((r) => r.tool))].map((tool) => {
+          const t = mine.filter((r) => r.tool === tool);
+          return { tool, calls: t.length, tokens: t.reduce((a, r) => a + r.tokens, 0), maxTokens: Math.max(...t.map((r) => r.tokens)) };
+        }),
+        biggest: [...mine].sort((a, b) => b.tokens - a.tokens).slice(0, 20).map((r) => ({ id: r.id, payloadId: r.id, sessionId: r.sessionId, tool: r.tool, args: r.inputExcerpt, tokens: r.tokens, action: r.action })),
+        inlineBase64: { payloads: 0, bytes: 0, tokens: 0 },
+        assumptions: ['Sessions without model calls have no calls to multiply.'],
       };
     },
     async getTimeline(req: { sessionId: string; limits?: number[] }) {
@@ -280,6 +309,15 @@ export function createMemoryApi(opts: MemoryApiOptions = {}): MemoryApi {
       if (prop === 'on') return fn;
       return async (req: unknown) => {
         calls.push({ method: prop, req });
+        // As over the wire: undefined fields drop out, and the service's own validator judges the rest.
+        if (isMethodName(prop)) {
+          try {
+            validateRequest(prop, req === undefined ? undefined : JSON.parse(JSON.stringify(req)));
+          } catch (err) {
+            if (err instanceof ServiceError) throw new ApiError(err.code, err.message);
+            throw err;
+          }
+        }
         return (fn as (r: unknown) => Promise<unknown>)(req);
       };
     },

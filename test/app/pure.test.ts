@@ -6,11 +6,11 @@ import {
   DEFAULT_LIMIT_TOKENS,
   MIN_LIMIT_TOKENS,
   firstAbove,
-  flips,
   limitForContextWindow,
-  prefixSums,
   sliderToTokens,
-  statsAt,
+  overLimit,
+  savings,
+  sumReplays,
   tokensToSlider,
   configSnippet,
   type SizeRow,
@@ -39,29 +39,21 @@ describe('limit tuner math', () => {
     expect(limitForContextWindow(8_000)).toBe(2_000);
   });
 
-  it('counts spilled payloads and tokens kept out exactly like a brute-force pass', () => {
+  it('counts payloads over a limit by size exactly like a brute-force pass', () => {
     fc.assert(
-      fc.property(sizesArb, fc.integer({ min: 0, max: 2_100_000 }), fc.double({ min: 0, max: 100, noNaN: true }), (sizes, limit, price) => {
-        const s = statsAt(sizes, prefixSums(sizes), limit, price);
-        const over = sizes.filter((x) => x.tokens > limit);
-        expect(s.spilled).toBe(over.length);
-        expect(s.tokensKeptOut).toBe(over.reduce((a, x) => a + x.tokens, 0));
-        expect(s.tokensTotal).toBe(sizes.reduce((a, x) => a + x.tokens, 0));
-        expect(s.dollarsKeptOut).toBeCloseTo((s.tokensKeptOut / 1e6) * price, 6);
-      }),
-    );
-  });
-
-  it('lists exactly the payloads whose decision changes between two limits', () => {
-    fc.assert(
-      fc.property(sizesArb, fc.integer({ min: 0, max: 2_000_000 }), fc.integer({ min: 0, max: 2_000_000 }), (sizes, a, b) => {
-        const f = flips(sizes, a, b);
-        const expected = sizes.filter((x) => x.tokens > a !== x.tokens > b);
-        expect(f.rows.map((r) => r.id).sort()).toEqual(expected.map((r) => r.id).sort());
-        if (f.rows.length) expect(f.direction).toBe(b < a ? 'now-spilled' : 'now-kept');
+      fc.property(sizesArb, fc.integer({ min: 0, max: 2_100_000 }), (sizes, limit) => {
+        expect(overLimit(sizes, limit)).toBe(sizes.filter((x) => x.tokens > limit).length);
       }),
     );
     expect(firstAbove([], 5)).toBe(0);
+  });
+
+  it('sums the replays of several sessions: tokens and dollars add, the peak is the largest; a saving can be negative', () => {
+    const t = (sent: number, usd: number, peak: number) => ({ sentTokens: sent, cacheReadTokens: 0, costUsd: usd, peak, compactions: 1, replaced: 2, pending: 0 });
+    const s = (a: number) => ({ sessionId: `s${a}`, name: `s${a}`, client: 'claude-code' as const, calls: 3, profile: 'claude' as const, prices: { input: 5, cacheWrite: 6.25, cacheRead: 0.5, output: 25 }, asRan: t(a, a, a), noGuard: t(2 * a, 2 * a, 2 * a), atLimit: t(3 * a, 3 * a, 3 * a) });
+    const sum = sumReplays([s(10), s(20)]);
+    expect(sum.noGuard).toEqual({ sentTokens: 60, cacheReadTokens: 0, costUsd: 60, peak: 40, compactions: 2, replaced: 4, pending: 0 });
+    expect(savings(sum.noGuard, sum.atLimit)).toEqual({ tokens: -30, usd: -30 });
   });
 
   it('maps the slider on a log scale, monotonic, and one step always moves the value', () => {

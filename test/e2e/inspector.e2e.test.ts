@@ -36,10 +36,6 @@ async function expectText(locator: ReturnType<Page['locator']>, text: string): P
   await expect.poll(async () => (await locator.textContent({ timeout: 30_000 })) ?? '', { timeout: 30_000 }).toContain(text);
 }
 
-async function statValue(label: string): Promise<string> {
-  return (await page.locator('.stat', { hasText: label }).locator('.stat-value').textContent()) ?? '';
-}
-
 beforeAll(async () => {
   await ensureRendererBuilt();
   fs.mkdirSync(SHOTS, { recursive: true });
@@ -202,15 +198,19 @@ describe('inspector in Chromium against spillway serve', () => {
     await shot('summaries');
   });
 
-  it('moves the limit slider and shows which payloads flip', async () => {
+  it('moves the limit slider; spill folders without calls say so and show payload sizes only', async () => {
     await page.keyboard.press('Control+2');
     await page.getByTestId('histogram').waitFor({ timeout: 30_000 });
-    const spilledBefore = await statValue('Would spill');
+    const over = page.getByTestId('over-limit');
+    const before = await over.textContent();
+    // These generated sessions are spill folders: no model calls, so no replay to show, and the view says why.
+    await expectText(page.getByTestId('tuner-no-calls'), 'no answer in tokens × calls');
+    await expectText(page.getByTestId('tuner-payloads-only'), 'no calls to multiply');
+    await expectText(page.getByTestId('tuner-assumptions'), 'tokens × the calls it stays in context');
     const slider = page.getByTestId('limit-slider');
     await slider.focus();
     for (let i = 0; i < 120; i++) await page.keyboard.press('ArrowLeft');
-    await poll(() => statValue('Would spill')).not.toBe(spilledBefore);
-    await (page.getByTestId('flips')).waitFor({ state: 'visible' });
+    await poll(() => over.textContent()).not.toBe(before);
     await expectText(page.getByTestId('config-snippet'), '"limitTokens"');
     // The context-window rule: 10% of 50,000 is 5,000 (between 2,000 and 12,000).
     await page.getByLabel('Context window tokens').fill('50000');
@@ -218,12 +218,13 @@ describe('inspector in Chromium against spillway serve', () => {
     await shot('limit-tuner');
   });
 
-  it('shows the waste report for the session', async () => {
+  it('shows the waste report for the session, each call row with its arguments', async () => {
     await page.keyboard.press('Control+3');
     const waste = page.getByTestId('waste');
     await waste.waitFor({ timeout: 30_000 });
     await expectText(waste, 'By tool');
-    await expectText(waste, 'Biggest results');
+    await expectText(waste, 'payload sizes only');
+    expect(await waste.getByTestId('call-args').count()).toBeGreaterThan(0);
     await shot('waste-report');
   });
 

@@ -343,15 +343,23 @@ describe('the service implements the whole contract', () => {
   it('limitTuner and wasteReport', async () => {
     const t = await svc.limitTuner({ rootId, limitTokens: 5_000 });
     expect(t.total).toBe((await svc.listPayloads({ rootId, limit: 1 })).total);
-    expect(t.sizes.filter((s) => s.tokens > 5_000).length).toBe(t.spilled);
+    // Spill folders without transcripts: no calls to multiply, their sizes only.
+    expect(t.replay.sessionsTotal).toBe(0);
+    expect(t.payloadsOnly.overLimit).toBe(t.sizes.filter((s) => s.tokens > 5_000).length);
     const narrowed = await svc.limitTuner({ rootId, limitTokens: 12_000, contextWindowTokens: 32_000 });
     expect(narrowed.limitTokens).toBe(3_200);
     const sessions = await svc.listSessions({ rootId });
     const w = await svc.wasteReport({ sessionId: sessions[0]!.id, limitTokens: 1_000 });
     expect(w.sessionId).toBe(sessions[0]!.id);
-    expect(w.pricePerMTok).toBe(3);
+    expect(w.basis).toBe('payload-sizes');
     expect(w.byTool.reduce((a, b) => a + b.calls, 0)).toBe(sessions[0]!.payloadCount);
     await expectCode(svc.limitTuner({ rootId } as never), 'BAD_REQUEST');
+  });
+
+  it('wasteReport answers without a limit (a fresh page has none yet): the guard\'s default', async () => {
+    const sessions = await svc.listSessions({ rootId });
+    const w = await svc.invoke('wasteReport', { sessionId: sessions[0]!.id });
+    expect((w as { limitTokens: number }).limitTokens).toBe((await svc.getInfo({})).defaults.limitTokens);
   });
 
   it('addRoot / removeRoot / reindex', async () => {

@@ -125,7 +125,7 @@ export function analysisMethods(ctx: ServiceContext): Handlers<AnalysisMethodNam
     },
 
     async wasteReport(r) {
-      return (await ctx.idx()).wasteReport(r);
+      return (await ctx.idx()).wasteReport({ ...r, limitTokens: r.limitTokens ?? resolveLimit({}) });
     },
   };
 }
