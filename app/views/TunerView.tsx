@@ -2,6 +2,7 @@ import { useEffect, useMemo, useState } from 'react';
 import type { LimitTunerResponse, StrategyName } from '../../src/service/contract.js';
 import { useApp, useAppStore } from '../store/react.js';
 import { formatInt, formatPercent, formatTokens, formatUsd } from '../lib/format.js';
+import { scopeTitle } from '../lib/sessions.js';
 import {
   configSnippet,
   flips,
@@ -240,10 +241,7 @@ export function Histogram({ tuner, limit }: { tuner: LimitTunerResponse; limit: 
   );
 }
 
+/** The header's scope, as every view names it (app/lib/sessions.ts scopeTitle). */
 export function useScopeName(): string {
-  return useApp((s) => {
-    if (s.selectedSessionId) return `Session ${s.sessions.find((x) => x.id === s.selectedSessionId)?.name ?? ''}`;
-    if (s.selectedRootId) return `Folder ${s.roots.find((r) => r.id === s.selectedRootId)?.path ?? ''}`;
-    return 'All folders';
-  });
+  return useApp((s) => scopeTitle({ sessionId: s.selectedSessionId, rootId: s.selectedRootId, sessions: s.sessions, roots: s.roots, info: s.info }));
 }
