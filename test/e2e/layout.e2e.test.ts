@@ -10,11 +10,11 @@
  * Screenshots go to docs/screenshots/ with the size in their name.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSessionsRoot } from '../helpers/gen-sessions.js';
-import { tmpDir } from '../index/helpers.js';
 import { ensureRendererBuilt, launchChromium, REPO_ROOT, startServe, type ServeProcess } from './helpers/serve.js';
 
 const TIMELINE_ROOT = path.join(REPO_ROOT, 'test', 'index', 'fixtures', 'timeline', 'claude-code-pct5');
@@ -29,11 +29,13 @@ const SIZES = [
 
 let serve: ServeProcess;
 let browser: Browser;
+let tmp: string;
 
 beforeAll(async () => {
   await ensureRendererBuilt();
   fs.mkdirSync(SHOTS, { recursive: true });
-  const tmp = tmpDir('spillway-layout-e2e-');
+  // Not tmpDir: that is removed after each test, and the sessions must outlive the first.
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-layout-e2e-'));
   const generated = path.join(tmp, 'sessions');
   await generateSessionsRoot(generated, { sessions: 1, payloads: 24, seed: 29 });
   serve = await startServe({ roots: [generated, TIMELINE_ROOT], home: path.join(tmp, 'home'), extraArgs: ['--no-default-roots'] });
@@ -43,6 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await serve?.stop();
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 
 const widthOf = async (page: Page, selector: string) => (await page.locator(selector).first().boundingBox())?.width ?? 0;
