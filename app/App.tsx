@@ -75,6 +75,33 @@ function useHostMenu() {
 
 const SIDEBAR_PX = { min: 180, max: 420, initial: 248 };
 const LIST_PX = { min: 380, max: 980, initial: 600 };
+/** The payload pane keeps at least this much, so its header, "Model saw" and a summary comparison stay readable. */
+export const DETAIL_MIN_PX = 560;
+/** Until the user drags the splitter, the list takes this share of the main area (within LIST_PX). */
+const LIST_SHARE = 0.4;
+/** The activity bar and the sidebar's splitter, beside the sidebar. */
+const CHROME_PX = 44 + 1;
+
+/** The window's width, followed. */
+function useWindowWidth(): number {
+  const [w, setW] = useState(() => window.innerWidth);
+  useEffect(() => {
+    const on = () => setW(window.innerWidth);
+    window.addEventListener('resize', on);
+    return () => window.removeEventListener('resize', on);
+  }, []);
+  return w;
+}
+
+/**
+ * The list's width: the user's (dragged, remembered) or a share of the main area, never so wide
+ * that the payload pane drops under DETAIL_MIN_PX (at 1400 px the old fixed 600 left it ~480 px).
+ */
+export function listWidth(chosen: number, mainPx: number): { width: number; max: number } {
+  const max = Math.max(LIST_PX.min, Math.min(LIST_PX.max, mainPx - DETAIL_MIN_PX));
+  const want = chosen > 0 ? chosen : Math.min(LIST_PX.initial, Math.round(mainPx * LIST_SHARE));
+  return { width: Math.max(LIST_PX.min, Math.min(max, want)), max };
+}
 
 function usePersistentNumber(key: string, initial: number): [number, (v: number) => void] {
   const [v, setV] = useState(() => {
@@ -102,7 +129,11 @@ export function App() {
   const info = useApp((s) => s.info);
   const store = useAppStore();
   const [sidebarW, setSidebarW] = usePersistentNumber('spillway.sidebar', SIDEBAR_PX.initial);
-  const [listW, setListW] = usePersistentNumber('spillway.list', LIST_PX.initial);
+  // 0: not chosen yet (a share of the window, see listWidth).
+  const [listChosen, setListW] = usePersistentNumber('spillway.list', 0);
+  const windowW = useWindowWidth();
+  const list = listWidth(listChosen, windowW - CHROME_PX - sidebarW);
+  const listW = list.width;
   useGlobalShortcuts();
   useHostMenu();
 
@@ -130,7 +161,7 @@ export function App() {
               <PayloadFilterBar />
               <PayloadTable />
             </div>
-            <Splitter value={listW} onChange={setListW} min={LIST_PX.min} max={LIST_PX.max} label="Resize payload list" />
+            <Splitter value={listW} onChange={setListW} min={LIST_PX.min} max={list.max} label="Resize payload list" />
             <DetailPane />
           </div>
         ) : view === 'tuner' ? (

@@ -5,6 +5,7 @@ import { useApp, useAppStore } from '../store/react.js';
 import type { View } from '../store/slices/core.js';
 import { errorMessage } from '../transport/errors.js';
 import { formatTime, formatTokens } from '../lib/format.js';
+import { CallLabel } from './common.js';
 
 /** Results fetched per query; the palette is for jumping, the table for browsing. */
 const PALETTE_RESULTS = 50;
@@ -194,7 +195,7 @@ function Palette() {
             : rows.map((r, i) => (
                 <li key={r.id} id={`palette-${i}`} data-index={i} role="option" aria-selected={i === active} className={i === active ? 'active' : ''} onMouseMove={() => setActive(i)} onClick={() => choose(i)}>
                   <div className="pal-main">
-                    <span className="mono tool-name">{r.tool}</span>
+                    <CallLabel tool={r.tool} input={r.inputExcerpt} />
                     <SessionHint session={sessions.find((s) => s.id === r.sessionId)} />
                     <span className="spacer" />
                     <span className="dim mono">{formatTokens(r.tokens)} tok · {formatTime(r.createdAt)}</span>

@@ -28,3 +28,13 @@ export function Kbd({ keys }: { keys: string[] }) {
 
 export const isMac = () => typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent);
 export const modKey = () => (isMac() ? '⌘' : 'Ctrl');
+
+/** A tool call as a row names it: the tool and its arguments (one line; the whole in the tooltip). */
+export function CallLabel({ tool, input }: { tool: string; input?: string }) {
+  return (
+    <span className="call-label">
+      <span className="mono tool-name" title={tool}>{tool}</span>
+      {input ? <span className="call-args dim mono" title={input} data-testid="call-args">{input}</span> : null}
+    </span>
+  );
+}

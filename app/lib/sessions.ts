@@ -9,6 +9,7 @@
  * | shortenHome     | `/home/gray/x` → `~/x`                                           |
  * | projectOf       | a session's project path, decoded from the folder when unrecorded |
  * | sessionTitle    | the first prompt, one line; a readable fallback without one      |
+ * | scopeTitle      | what a view's header calls what it shows (a session by sessionTitle) |
  * | groupSessions   | one root's sessions: by project, sub-agents under their parent   |
  * | rootLabel       | what to call a root (Claude Code, Codex, Spillway sessions, …)   |
  *
@@ -152,6 +153,25 @@ export function sessionTitle(s: SessionInfo): { text: string; fromPrompt: boolea
   // A hook or proxy session with no transcript joined: its client and when it started, not `claude-code_607c3d0b-…`.
   if (s.kind === 'spillway' && s.client) return { text: `${s.client}${s.firstAt ? `, ${formatDateTime(s.firstAt).slice(0, 16)}` : ''}`, fromPrompt: false };
   return { text: leaf || s.name, fromPrompt: false };
+}
+
+/**
+ * What a view's header names as its scope: a session by its title (sessionTitle, the sidebar's
+ * words: never its folder name), a folder by its label, or every folder. The one source for every
+ * header, so the sidebar, the payload list, the Timeline, the tuner and the waste report agree.
+ */
+export function scopeTitle(o: {
+  sessionId: string | null;
+  rootId: string | null;
+  sessions: readonly SessionInfo[];
+  roots: readonly RootInfo[];
+  info: AppInfo | null;
+}): string {
+  const session = o.sessionId ? o.sessions.find((x) => x.id === o.sessionId) : undefined;
+  if (session) return `Session: ${sessionTitle(session).text}`;
+  const root = o.rootId ? o.roots.find((r) => r.id === o.rootId) : undefined;
+  if (root) return `Folder: ${rootLabel(root, o.info, guessHome(o.roots)).name}`;
+  return 'All folders';
 }
 
 export interface SessionNode {

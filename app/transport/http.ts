@@ -7,7 +7,9 @@
  * in this module's memory only: no cookie (every server on 127.0.0.1 would receive it), no
  * storage, no URL. Calls and the event stream (read with fetch, so it can carry a header) send
  * `Authorization: Bearer`; `<img>` and PDF frames get per-asset tickets the page signs itself.
- * A reload forgets the token: the serve terminal prints a fresh link each time one is used.
+ * A reload forgets the token but not the tab's renewal secret (sessionStorage: this origin's, this
+ * tab's, gone with the tab), which buys the token again once (`POST /api/auth/renew`) and the next
+ * secret. The page rotates it every RENEWAL_ROTATE_MS while it runs, since each lives an hour.
  */
 import {
   EVENT_NAMES,
@@ -25,6 +27,20 @@ export const ASSET_TICKET_BUCKET_MS = 5 * 60_000;
 /** Wait before reconnecting the event stream when the server did not say (`retry:`). */
 const DEFAULT_RETRY_MS = 2_000;
 
+/** sessionStorage key of the tab's renewal secret. */
+export const RENEWAL_STORAGE_KEY = 'spillway.renew';
+/** How often a running page trades its renewal secret for a fresh one (each lives RENEWAL_TTL_MS, an hour, on the server). */
+export const RENEWAL_ROTATE_MS = 10 * 60_000;
+
+/** Where the renewal secret is kept; absent (a sandboxed frame, storage disabled): reloads need a fresh link. */
+function tabStorage(): Storage | undefined {
+  try {
+    return window.sessionStorage;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Take the one-time launch code out of the address bar (it stays out of history from here on), if there is one. */
 export function takeLaunchCode(loc: Location = window.location, hist: History = window.history): string | undefined {
   const hash = new URLSearchParams(loc.hash.replace(/^#/, ''));
@@ -36,22 +52,51 @@ export function takeLaunchCode(loc: Location = window.location, hist: History = 
   return code;
 }
 
-/** Trade a launch code for the token; undefined when the code was already used or expired. */
-export async function exchangeLaunchCode(code: string, opts: { baseUrl?: string; fetch?: typeof fetch } = {}): Promise<string | undefined> {
+interface AuthOptions {
+  baseUrl?: string;
+  fetch?: typeof fetch;
+  /** Where the renewal secret goes; default this tab's sessionStorage. */
+  storage?: Storage;
+}
+
+/** POST one secret to an auth route; keeps the renewal secret it answers with and returns the token. */
+async function trade(route: 'launch' | 'renew', body: Record<string, string>, opts: AuthOptions): Promise<string | undefined> {
   const doFetch = opts.fetch ?? window.fetch.bind(window);
+  const storage = opts.storage ?? tabStorage();
+  let res: Response;
   try {
-    const res = await doFetch(`${apiBase(opts.baseUrl)}/auth/launch`, {
+    res = await doFetch(`${apiBase(opts.baseUrl)}/auth/${route}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       credentials: 'omit',
-      body: JSON.stringify({ code }),
+      body: JSON.stringify(body),
     });
-    if (!res.ok) return undefined;
-    const body = (await res.json()) as { result?: { token?: unknown } };
-    return typeof body.result?.token === 'string' ? body.result.token : undefined;
   } catch {
     return undefined;
   }
+  try {
+    // A refused secret is dead for good: forget it, so the next load does not present it again.
+    if (!res.ok) {
+      if (route === 'renew' && res.status === 401) storage?.removeItem(RENEWAL_STORAGE_KEY);
+      return undefined;
+    }
+    const result = ((await res.json()) as { result?: { token?: unknown; renew?: unknown } }).result;
+    if (typeof result?.renew === 'string') storage?.setItem(RENEWAL_STORAGE_KEY, result.renew);
+    return typeof result?.token === 'string' ? result.token : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Trade a launch code for the token (keeping the renewal secret); undefined when the code was already used or expired. */
+export function exchangeLaunchCode(code: string, opts: AuthOptions = {}): Promise<string | undefined> {
+  return trade('launch', { code }, opts);
+}
+
+/** After a reload: trade the tab's renewal secret for the token and the next secret; undefined when there is none or it is dead. */
+export function renewAccess(opts: AuthOptions = {}): Promise<string | undefined> {
+  const secret = (opts.storage ?? tabStorage())?.getItem(RENEWAL_STORAGE_KEY);
+  return secret ? trade('renew', { renew: secret }, opts) : Promise.resolve(undefined);
 }
 
 function apiBase(baseUrl?: string): string {

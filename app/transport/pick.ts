@@ -3,7 +3,7 @@
  * else the HTTP transport against the page's own origin (`spillway serve`).
  */
 import type { InspectorApi } from '../../src/service/contract.js';
-import { createAssetUrls, createHttpApi, exchangeLaunchCode, takeLaunchCode } from './http.js';
+import { createAssetUrls, createHttpApi, exchangeLaunchCode, RENEWAL_ROTATE_MS, renewAccess, takeLaunchCode } from './http.js';
 import { setAssetUrls } from './media.js';
 
 /** Extra host features only the desktop shell has (exposed next to `window.spillway` by the preload). */
@@ -33,9 +33,14 @@ declare global {
 
 export function pickApi(): { api: InspectorApi; host?: SpillwayHost; transport: 'electron' | 'http' } {
   if (window.spillway) return { api: window.spillway, host: window.spillwayHost, transport: 'electron' };
-  // The launch code leaves the address bar at once; the token it buys lives only in memory.
+  // The launch code leaves the address bar at once; the token it buys lives only in memory. After a
+  // reload there is no code, and the tab's renewal secret buys the token again.
   const code = takeLaunchCode();
-  const token = code ? exchangeLaunchCode(code) : Promise.resolve(undefined);
+  const token = code ? exchangeLaunchCode(code) : renewAccess();
+  // Each renewal secret lives an hour on the server: a page left open keeps a fresh one.
+  void token.then((t) => {
+    if (t) setInterval(() => void renewAccess(), RENEWAL_ROTATE_MS);
+  });
   setAssetUrls(createAssetUrls({ token }));
   return { api: createHttpApi({ token }), transport: 'http' };
 }

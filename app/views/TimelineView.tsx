@@ -7,6 +7,9 @@ import { formatInt, formatTokens, formatUsd } from '../lib/format.js';
 import { loadReplaySettings, saveReplaySettings, type ReplaySettings } from './timeline-settings.js';
 import { errMessage } from '../../src/pipeline/values.js';
 import { chartTop } from '../lib/timeline-scale.js';
+import { legendCall, ownShares } from '../lib/timeline-legend.js';
+import { scopeTitle } from '../lib/sessions.js';
+import { CallLabel } from '../components/common.js';
 
 /** Stacked parts drawn: the biggest this many groups, the rest as "other". */
 const MAX_STACKED = 6;
@@ -29,14 +32,13 @@ function stackKeys(t: TimelineData): string[] {
 
 function chartData(t: TimelineData, keys: string[], replayed: ReplayResult | undefined): uPlot.AlignedData {
   const xs = t.turns.map((_, i) => i);
-  // Stacked bands: each series is the running sum up to its part.
+  // Stacked bands: each series is drawn at the running sum up to its part (the legend shows the part's own share).
+  const own = ownShares(t, keys);
   const bands: number[][] = [];
   let acc = t.turns.map(() => 0);
   for (const k of keys) {
-    acc = t.turns.map((x, i) => {
-      const v = k === 'rest' ? Object.entries(x.stack).filter(([kk]) => !keys.includes(kk)).reduce((a, [, n]) => a + n, 0) : x.stack[k] ?? 0;
-      return acc[i]! + v;
-    });
+    const mine = own.get(k)!;
+    acc = acc.map((a, i) => a + mine[i]!);
     bands.push(acc);
   }
   const measured = t.turns.map((x) => x.context ?? null) as unknown as number[];
@@ -59,7 +61,15 @@ function Chart({ t, replayed, onPick, yTop }: { t: TimelineData; replayed?: Repl
   useEffect(() => {
     if (!el.current) return;
     const compactions = t.compactions.map((c) => c.turn);
-    const stacked = [...keys].reverse().map((k, i) => ({ label: k, stroke: PALETTE[(keys.length - 1 - i) % PALETTE.length], fill: `${PALETTE[(keys.length - 1 - i) % PALETTE.length]}88`, width: 0 }));
+    const own = ownShares(t, keys);
+    // The legend: each part's own tokens at the hovered call, else at the peak call (the x value says which).
+    const at = (idx: number | null | undefined) => legendCall(t, idx).call;
+    const ownValue = (k: string) => (_u: uPlot, _raw: number | null, _s: number, idx: number | null) => formatInt(own.get(k)![at(idx)] ?? 0);
+    const drawnValue = (u: uPlot, _raw: number | null, sidx: number, idx: number | null) => {
+      const v = u.data[sidx]?.[at(idx)];
+      return v === null || v === undefined ? '–' : formatInt(v);
+    };
+    const stacked = [...keys].reverse().map((k, i) => ({ label: k, stroke: PALETTE[(keys.length - 1 - i) % PALETTE.length], fill: `${PALETTE[(keys.length - 1 - i) % PALETTE.length]}88`, width: 0, value: ownValue(k) }));
     const opts: uPlot.Options = {
       width: Math.max(320, el.current.clientWidth),
       height: 320,
@@ -67,12 +77,12 @@ function Chart({ t, replayed, onPick, yTop }: { t: TimelineData; replayed?: Repl
       axes: [{ label: 'model call', incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000] }, { label: 'tokens', size: 70, values: (_u, ticks) => ticks.map((v) => formatTokens(v)) }],
       cursor: { drag: { x: false, y: false } },
       series: [
-        { label: 'call' },
+        { label: 'call', value: (_u, _raw, _s, idx) => (legendCall(t, idx).atPeak ? `${at(idx)} (peak)` : String(idx)) },
         ...stacked,
-        { label: 'context (measured)', stroke: '#222', width: 2 },
-        { label: 'window', stroke: '#999', dash: [6, 4], width: 1 },
-        { label: 'trigger', stroke: '#c00', dash: [4, 4], width: 1 },
-        { label: 'replay (simulated)', stroke: '#0a7', dash: [2, 2], width: 2 },
+        { label: 'context (measured)', stroke: '#222', width: 2, value: drawnValue },
+        { label: 'window', stroke: '#999', dash: [6, 4], width: 1, value: drawnValue },
+        { label: 'trigger', stroke: '#c00', dash: [4, 4], width: 1, value: drawnValue },
+        { label: 'replay (simulated)', stroke: '#0a7', dash: [2, 2], width: 2, value: drawnValue },
       ],
       hooks: {
         draw: [
@@ -110,6 +120,34 @@ function Chart({ t, replayed, onPick, yTop }: { t: TimelineData; replayed?: Repl
     plot.current?.setData(chartData(t, keys, replayed));
   }, [t, keys, replayed, yTop]);
   return <div ref={el} className="timeline-chart" data-testid="timeline-chart" data-y-top={top.current} data-compactions={t.compactions.length} data-replay-compactions={replayed?.compactionsAt.length ?? ''} data-replay-peak={replayed?.peak ?? ''} />;
+}
+
+/** Pages of a session's payloads read for their arguments: a 2,000-call session is 2. */
+const ARGS_MAX_PAGES = 10;
+const ARGS_PAGE_ROWS = 1_000;
+
+/** Each of the session's payloads' arguments (one line), by payload id: what the call rows show. */
+function useCallArgs(api: ReturnType<typeof useAppStore>['deps']['api'], sessionId: string | null): Map<string, string> {
+  const [args, setArgs] = useState<Map<string, string>>(() => new Map());
+  useEffect(() => {
+    setArgs(new Map());
+    if (!sessionId) return;
+    let live = true;
+    void (async () => {
+      const found = new Map<string, string>();
+      for (let page = 0; page < ARGS_MAX_PAGES && live; page++) {
+        const r = await api.listPayloads({ sessionId, offset: page * ARGS_PAGE_ROWS, limit: ARGS_PAGE_ROWS }).catch(() => null);
+        if (!r) break;
+        for (const row of r.rows) if (row.inputExcerpt) found.set(row.id, row.inputExcerpt);
+        if (live) setArgs(new Map(found));
+        if ((page + 1) * ARGS_PAGE_ROWS >= r.total) break;
+      }
+    })();
+    return () => {
+      live = false;
+    };
+  }, [api, sessionId]);
+  return args;
 }
 
 /** The request for these settings: the limit replayed, the guard's estimator, the threshold the session ran with. */
@@ -183,6 +221,8 @@ export function TimelineView() {
   const [picked, setPicked] = useState<number | null>(null);
   const [wholeWindow, setWholeWindow] = useState(false);
   const [prices, setPrices] = useState<Prices | null>(null);
+  const args = useCallArgs(api, sessionId);
+  const scope = useApp((s) => scopeTitle({ sessionId: s.selectedSessionId, rootId: s.selectedRootId, sessions: s.sessions, roots: s.roots, info: s.info }));
 
   useEffect(() => {
     setT(null);
@@ -257,6 +297,7 @@ export function TimelineView() {
       <header className="view-head">
         <div>
           <h1>Context timeline</h1>
+          <p className="timeline-title ellipsis" data-testid="view-scope" title={scope}>{scope}</p>
           <p className="dim">
             window {r.window ? formatInt(r.window) : '?'} ({r.windowSource}) · trigger <span data-testid="timeline-trigger">{r.trigger ? formatInt(r.trigger) : 'none'}</span> ({r.triggerSource}: {r.how})
           </p>
@@ -290,7 +331,7 @@ export function TimelineView() {
             <button className="link-btn" onClick={() => setWholeWindow(!wholeWindow)}>{wholeWindow ? 'Fit the contexts' : 'Show the whole window'}</button>
           </p>
         ) : null}
-        <p className="dim">Red lines: compactions the client recorded. The dashed green line is simulated: the model might have acted differently.</p>
+        <p className="dim">Red lines: compactions the client recorded. The dashed green line is simulated: the model might have acted differently. The legend gives each part&apos;s own tokens at the call under the pointer, or at the peak call.</p>
       </section>
       <div className="two-col">
         <section className="card" data-testid="timeline-turn">
@@ -302,8 +343,8 @@ export function TimelineView() {
                 <thead><tr><th>Tool result</th><th className="num">Tokens</th><th className="num">Estimated</th></tr></thead>
                 <tbody>
                   {turn.tools.map((x) => (
-                    <tr key={x.id} className={x.payloadId ? 'clickable' : ''} tabIndex={x.payloadId ? 0 : undefined} onClick={() => x.payloadId && open(x.payloadId)}>
-                      <td className="mono">{x.name}</td>
+                    <tr key={x.id} className={x.payloadId ? 'clickable' : ''} tabIndex={x.payloadId ? 0 : undefined} onClick={() => x.payloadId && open(x.payloadId)} onKeyDown={(e) => e.key === 'Enter' && x.payloadId && open(x.payloadId)} data-payload-id={x.payloadId} title={x.payloadId ? 'Open this result' : 'Not indexed: nothing to open'}>
+                      <td className="call-cell"><CallLabel tool={x.name} input={x.payloadId ? args.get(x.payloadId) : undefined} /></td>
                       <td className="num mono">{formatTokens(x.tokens)}</td>
                       <td className="num mono">{formatTokens(x.estimated)}</td>
                     </tr>
@@ -321,8 +362,8 @@ export function TimelineView() {
             <thead><tr><th>Tool</th><th className="num">Call</th><th className="num">Tokens × calls</th><th className="num">Cache reads</th></tr></thead>
             <tbody>
               {t.topCosts.slice(0, 10).map((c) => (
-                <tr key={c.id} className={c.payloadId ? 'clickable' : ''} tabIndex={c.payloadId ? 0 : undefined} onClick={() => c.payloadId && open(c.payloadId)}>
-                  <td className="mono">{c.name}</td>
+                <tr key={c.id} className={c.payloadId ? 'clickable' : ''} tabIndex={c.payloadId ? 0 : undefined} onClick={() => c.payloadId && open(c.payloadId)} onKeyDown={(e) => e.key === 'Enter' && c.payloadId && open(c.payloadId)} data-payload-id={c.payloadId} title={c.payloadId ? 'Open this result' : 'Not indexed: nothing to open'}>
+                  <td className="call-cell"><CallLabel tool={c.name} input={c.payloadId ? args.get(c.payloadId) : undefined} /></td>
                   <td className="num mono">{c.turn}</td>
                   <td className="num mono">{formatTokens(c.tokens)} × {c.turnsInContext}</td>
                   <td className="num mono">{formatTokens(c.cacheReadTokens)}</td>

@@ -4,6 +4,7 @@ import { useApp, useAppStore } from '../store/react.js';
 import { formatInt, formatTokens, formatUsd } from '../lib/format.js';
 import { configSnippet, limitForContextWindow, overLimit, savings, sliderToTokens, sumReplays, tokensToSlider } from '../lib/tuner.js';
 import { CallTable, signedUsd } from '../components/CallTable.js';
+import { scopeTitle } from '../lib/sessions.js';
 
 /** Rows listed under "which calls flip". */
 const FLIP_ROWS_SHOWN = 200;
@@ -292,14 +293,7 @@ export function Histogram({ tuner, limit }: { tuner: LimitTunerResponse; limit: 
   );
 }
 
+/** The header's scope, as every view names it (app/lib/sessions.ts scopeTitle). */
 export function useScopeName(): string {
-  return useApp((s) => {
-    // The title the sidebar shows (the first prompt), the folder name only when there is none.
-    if (s.selectedSessionId) {
-      const x = s.sessions.find((y) => y.id === s.selectedSessionId);
-      return `Session ${x?.title ?? x?.name ?? ''}`;
-    }
-    if (s.selectedRootId) return `Folder ${s.roots.find((r) => r.id === s.selectedRootId)?.path ?? ''}`;
-    return 'All folders';
-  });
+  return useApp((s) => scopeTitle({ sessionId: s.selectedSessionId, rootId: s.selectedRootId, sessions: s.sessions, roots: s.roots, info: s.info }));
 }

@@ -66,7 +66,9 @@ function structuredText(sc: unknown): string | undefined {
 }
 
 const PERSISTED_RE = /^<persisted-output>[\s\S]*?saved to:\s*(\S[^\n]*)/;
-const MCP_SAVED_RE = /exceeds maximum allowed tokens\. Output has been saved to (\S+?\.txt)\b/;
+// Claude Code's own notice is the whole result ("Error: result (413,129 characters) exceeds …"): its
+// first line, never a later one (a grep over a transcript quotes it).
+const MCP_SAVED_RE = /^[^\n]{0,80}?exceeds maximum allowed tokens\. Output has been saved to (\S+?\.txt)\b/;
 const IMAGE_SOURCE_RE = /^\[Image: source: (.+)\]$/;
 
 /** The spill file a result points at, by name, if it is one of this session's `tool-results/` files. */

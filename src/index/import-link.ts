@@ -31,9 +31,24 @@ export function asSpillwayPayloadPath(p: string | undefined): string | null {
   return c && c.kind === 'payload' && path.basename(path.dirname(p)) === LONG_RESPONSES_DIR ? p : null;
 }
 
-/** The payload a Spillway message points to: its path, when `text` is such a message. */
+/**
+ * How a result that IS Spillway's message begins: the message's own first words, after at most one
+ * of the wrappers the clients put around a tool's text (Codex's `Wall time: … Output:` lines, an
+ * MCP result's JSON `{"content": "…` or `[{"type": "text", "text": "…`, Read's line number 1). A
+ * result that merely quotes a message (a grep over a spill, a `cat` of a transcript) starts with
+ * something else and is not a spill.
+ */
+const MESSAGE_START_RE =
+  /^(?:(?:[^\n]{0,100}\n){1,5}Output:\n)?(?:\{\s*"content"\s*:\s*"|\[\s*\{\s*"type"\s*:\s*"text"\s*,\s*"text"\s*:\s*"| {0,6}1\t)?\[spillway\] The result of /;
+
+/** Whether `text` is Spillway's message (not a text that quotes one). */
+export function isSpillwayMessage(text: string): boolean {
+  return MESSAGE_START_RE.test(text.trimStart());
+}
+
+/** The payload a Spillway message points to: its path, when `text` is such a message (its first words, not a quote of it). */
 export function spillwayPayloadPath(text: string): string | null {
-  if (!text.includes('[spillway]')) return null;
+  if (!isSpillwayMessage(text)) return null;
   const m = ABSOLUTE_PATH_RE.exec(text);
   // Inside JSON a backslash is doubled: a Windows path comes out as C:\\Users\\…
   return m ? asSpillwayPayloadPath(m[1]!.trim().replace(/\\\\/g, '\\')) : null;

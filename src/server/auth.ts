@@ -9,6 +9,13 @@
  *   the code for the token once (`POST /api/auth/launch`); the code is then dead, so the URL left
  *   in history, in a terminal's scrollback or in `xdg-open`'s argv opens nothing. It sits in the
  *   fragment, which no request line, log or Referer carries.
+ * - **Renewal secrets** keep a reload from locking the user out. The launch exchange (and each
+ *   renewal) also hands the page a renewal secret, which it keeps in `sessionStorage`: per origin
+ *   (scheme, host and port, so no other server on 127.0.0.1 can read it, unlike a cookie), per tab,
+ *   gone when the tab closes. After a reload the page trades it (`POST /api/auth/renew`) for the
+ *   token and a fresh secret. Each secret works once and lives RENEWAL_TTL_MS; the page rotates it
+ *   while it runs. A spent secret presented again means two holders (a copy was taken): every
+ *   secret of that line is revoked, so neither the thief nor the tab can renew again.
  * - **Asset tickets** let `<img src>` and a PDF frame load without a header:
  *   `?ticket=EXP.MAC`, an HMAC-SHA256 (keyed with the token) of one asset's payload id and hash
  *   and an expiry at most ASSET_TICKET_MAX_TTL_MS away. The page signs them itself (WebCrypto), so
@@ -24,6 +31,14 @@ export const MIN_TOKEN_CHARS = 16;
 export const LAUNCH_CODE_BYTES = 32;
 /** Launch codes waiting to be used; minting one more forgets the oldest. */
 export const MAX_PENDING_LAUNCH_CODES = 16;
+/** Random bytes of a renewal secret. */
+export const RENEWAL_SECRET_BYTES = 32;
+/** A renewal secret dies this long after it was issued (the page rotates it well before: RENEWAL_ROTATE_MS in app/transport/http.ts). */
+export const RENEWAL_TTL_MS = 60 * 60_000;
+/** Live renewal secrets kept; minting one more forgets the oldest (each open tab holds one). */
+export const MAX_LIVE_RENEWALS = 64;
+/** Spent renewal secrets remembered, to tell a replayed one (a stolen copy) from a random guess. */
+export const MAX_SPENT_RENEWALS = 1024;
 /** Longest an asset ticket may be valid for, from now. */
 export const ASSET_TICKET_MAX_TTL_MS = 15 * 60_000;
 
@@ -52,6 +67,10 @@ export function signAssetTicket(token: string, payloadId: string, sha256: string
 
 export class ServeAuth {
   private readonly launches = new Map<string, number>();
+  /** Live renewal secrets: expiry and line (every secret rotated from one launch shares its line). */
+  private readonly renewals = new Map<string, { expiresAt: number; line: string }>();
+  /** Spent renewal secrets and their line, oldest first. */
+  private readonly spent = new Map<string, string>();
 
   constructor(readonly token: string) {}
 
@@ -79,6 +98,37 @@ export class ServeAuth {
       }
     }
     return false;
+  }
+
+  /** A renewal secret, starting a new line (after a launch) or continuing `line` (after a renewal). */
+  mintRenewal(line = crypto.randomBytes(16).toString('base64url'), now = Date.now()): string {
+    const secret = crypto.randomBytes(RENEWAL_SECRET_BYTES).toString('base64url');
+    this.renewals.set(secret, { expiresAt: now + RENEWAL_TTL_MS, line });
+    while (this.renewals.size > MAX_LIVE_RENEWALS) this.renewals.delete(this.renewals.keys().next().value!);
+    return secret;
+  }
+
+  /**
+   * Trade a renewal secret for a fresh one (the caller then hands out the token with it); undefined
+   * when it is unknown, expired or spent. A spent one revokes its whole line: it was copied.
+   */
+  renew(secret: unknown, now = Date.now()): string | undefined {
+    if (typeof secret !== 'string' || secret.length > 256) return undefined;
+    let found: { expiresAt: number; line: string } | undefined;
+    for (const [s, r] of this.renewals) {
+      if (r.expiresAt < now) this.renewals.delete(s);
+      else if (!found && safeEqual(s, secret)) found = r;
+    }
+    if (found) {
+      this.renewals.delete(secret);
+      this.spent.set(secret, found.line);
+      while (this.spent.size > MAX_SPENT_RENEWALS) this.spent.delete(this.spent.keys().next().value!);
+      return this.mintRenewal(found.line, now);
+    }
+    let replayed: string | undefined;
+    for (const [s, line] of this.spent) if (safeEqual(s, secret)) replayed = line;
+    if (replayed !== undefined) for (const [s, r] of this.renewals) if (r.line === replayed) this.renewals.delete(s);
+    return undefined;
   }
 
   /** Whether `ticket` is a live ticket for exactly this asset. */

@@ -7,7 +7,8 @@
  * - Loopback only. The Host header must name this loopback server and the Origin (when sent) must
  *   be its own, which defeats DNS rebinding and cross-site requests from pages the user has open.
  * - Credentials (auth.ts): the token only ever in an `Authorization: Bearer` header; URLs carry a
- *   one-time launch code, assets a short-lived per-asset ticket. No cookie, so no other server on
+ *   one-time launch code, assets a short-lived per-asset ticket, a reloaded tab its rotating
+ *   renewal secret (sessionStorage: this origin's, this tab's). No cookie, so no other server on
  *   127.0.0.1 ever receives anything that opens this one.
  * - Bounded: headers must arrive within HEADERS_TIMEOUT_MS and the whole request within
  *   REQUEST_TIMEOUT_MS; a refused request (Host, Origin, token) is answered and its connection
@@ -28,10 +29,10 @@ import { baseHeaders, HttpError, sendJson, statusForCode, toWireError } from './
 import { apiRoute } from './routes/api.js';
 import { ASSET_PREFIX, assetRoute } from './routes/asset.js';
 import { eventsRoute } from './routes/events.js';
-import { launchRoute, launchUrlRoute } from './routes/launch.js';
+import { launchRoute, launchUrlRoute, renewRoute } from './routes/launch.js';
 import { defaultStaticDir, staticRoute } from './routes/static.js';
 
-export { MIN_TOKEN_CHARS, TOKEN_BYTES, ASSET_TICKET_MAX_TTL_MS, signAssetTicket } from './auth.js';
+export { MIN_TOKEN_CHARS, TOKEN_BYTES, ASSET_TICKET_MAX_TTL_MS, RENEWAL_TTL_MS, signAssetTicket } from './auth.js';
 export { MAX_REQUEST_BODY_BYTES, MAX_SMALL_BODY_BYTES, MAX_LARGE_BODIES_IN_FLIGHT } from './body.js';
 export { statusForCode, type WireErrorCode } from './http.js';
 export type { ServedService } from './context.js';
@@ -107,6 +108,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   };
   const launch = launchRoute(ctx);
   const launchLink = launchUrlRoute(ctx);
+  const renew = renewRoute(ctx);
   const asset = assetRoute(ctx);
   const events = eventsRoute(ctx);
   const api = apiRoute(ctx);
@@ -116,6 +118,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     checkHostAndOrigin(req, allowed);
     const p = url.pathname;
     if (p === '/api/auth/launch') return launch(req, res, url);
+    if (p === '/api/auth/renew') return renew(req, res, url);
     // Its own ticket or the bearer token: the route checks which.
     if (p.startsWith(ASSET_PREFIX)) return asset(req, res, url);
     if (p === '/api' || p.startsWith('/api/')) {

@@ -8,6 +8,7 @@ import {
   guessHome,
   projectOf,
   rootLabel,
+  scopeTitle,
   sessionMatches,
   sessionTitle,
   shortenHome,
@@ -185,5 +186,20 @@ describe('index progress', () => {
     expect(p.list).toEqual({ done: 5, total: 10, roots: 1 });
     expect(p.fulltext).toEqual({ done: 40, total: 50, roots: 2 });
     expect(summarizeProgress({ 'list:a': { rootId: 'a', done: 5, total: 10 } }, 'b')).toEqual({});
+  });
+});
+
+// Issue 29: the tuner's and the waste report's headers named a session by its folder
+// (`-home-dev-project/0e02aa84-….jsonl`) while the sidebar showed its first prompt.
+describe('one session title everywhere', () => {
+  it("a view's header names a session by the sidebar's title, a folder by its label", () => {
+    const s = session({ name: '-home-dev-project/0e02aa84-881c-4e4d-b477-9a48058d9661.jsonl', title: 'Fix the\nlogin bug' });
+    const roots = [root({ path: '/home/dev/.claude/projects', auto: true })];
+    const o = { sessions: [s], roots, info };
+    expect(scopeTitle({ ...o, sessionId: s.id, rootId: null })).toBe(`Session: ${sessionTitle(s).text}`);
+    expect(scopeTitle({ ...o, sessionId: s.id, rootId: null })).toBe('Session: Fix the login bug');
+    expect(scopeTitle({ ...o, sessionId: s.id, rootId: null })).not.toContain('0e02aa84');
+    expect(scopeTitle({ ...o, sessionId: null, rootId: roots[0]!.id })).toBe('Folder: Claude Code');
+    expect(scopeTitle({ ...o, sessionId: null, rootId: null })).toBe('All folders');
   });
 });

@@ -99,4 +99,51 @@ describe('the session credential stays with the page that opened the link', () =
       await context.close();
     }
   }, 60_000);
+
+  it('issue 29: a reload keeps the user in; what keeps them in is a once-only secret of this tab, never the token', async () => {
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      const refused: string[] = [];
+      page.on('response', (res) => {
+        if (res.url().includes('/api/') && res.status() === 401) refused.push(res.url());
+      });
+      await page.goto(await serve.freshUrl());
+      await page.waitForSelector('.app[data-ready="true"]', { timeout: 60_000 });
+      await page.locator('.session-row').first().waitFor({ timeout: 30_000 });
+      const before = await page.evaluate(() => sessionStorage.getItem('spillway.renew'));
+      expect(before).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+      // On 19f533d this reload left the page with "missing or wrong token".
+      await page.reload();
+      await page.waitForSelector('.app[data-ready="true"]', { timeout: 60_000 });
+      await page.locator('.session-row').first().waitFor({ timeout: 30_000 });
+      expect(await page.locator('text=missing or wrong token').count()).toBe(0);
+      // A second reload works too: the secret rotated.
+      await page.reload();
+      await page.waitForSelector('.app[data-ready="true"]', { timeout: 60_000 });
+      await page.locator('.session-row').first().waitFor({ timeout: 30_000 });
+      expect(refused).toEqual([]);
+
+      const after = await page.evaluate(() => JSON.stringify({ s: { ...sessionStorage }, l: { ...localStorage }, url: location.href, cookie: document.cookie }));
+      expect(after).not.toContain(serve.token);
+      expect(after).not.toContain(before!);
+      expect((await context.cookies()).length).toBe(0);
+      // The first secret is spent: a copy of it opens nothing (and revokes the tab's line, by design).
+      const replay = await fetch(`${serve.origin}/api/auth/renew`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ renew: before }) });
+      expect(replay.status).toBe(401);
+
+      // Another tab (a fresh page in the same browser) has no secret: sessionStorage is per tab.
+      const other = await context.newPage();
+      let data = 0;
+      other.on('response', (res) => {
+        if (/\/api\/(listSessions|listPayloads|listRoots)$/.test(res.url()) && res.status() === 200) data++;
+      });
+      await other.goto(`${serve.origin}/`);
+      await other.waitForTimeout(1_500);
+      expect(data).toBe(0);
+    } finally {
+      await context.close();
+    }
+  }, 120_000);
 });

@@ -8,6 +8,7 @@ import { guardLargeResult } from '../../src/pipeline/index.js';
 import { METHOD_NAMES } from '../../src/service/contract.js';
 import { createInspectorService, type InspectorService } from '../../src/service/service.js';
 import { ASSET_CSP, UI_CSP, startServer, type RunningServer } from '../../src/server/server.js';
+import { RENEWAL_TTL_MS, ServeAuth } from '../../src/server/auth.js';
 import { generateSessionsRoot, type GeneratedRoot } from '../helpers/gen-sessions.js';
 
 /**
@@ -140,6 +141,44 @@ describe('token auth', () => {
     const minted = await request('/api/auth/launch-url', { method: 'POST', body: '{}' });
     expect(minted.json().result.url).toMatch(/#launch=[A-Za-z0-9_-]{43}$/);
     expect((await request('/api/auth/launch-url', { method: 'POST', body: '{}', auth: false })).status).toBe(401);
+  });
+
+  it('issue 29: a launch also buys a renewal secret that outlives a reload, works once, and a replayed one revokes its line', async () => {
+    const code = new URL(srv.launchUrl()).hash.slice('#launch='.length);
+    const launched = await request('/api/auth/launch', { method: 'POST', body: JSON.stringify({ code }), auth: false });
+    const first: string = launched.json().result.renew;
+    expect(first).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(first).not.toContain(srv.token);
+    const renew = (r: unknown, headers?: Record<string, string>) =>
+      request('/api/auth/renew', { method: 'POST', body: JSON.stringify({ renew: r }), auth: false, headers });
+    // The page after a reload: the secret buys the token and the next secret, and sets no cookie.
+    const a = await renew(first);
+    expect(a.status).toBe(200);
+    expect(a.json().result.token).toBe(srv.token);
+    expect(a.headers['set-cookie']).toBeUndefined();
+    const second: string = a.json().result.renew;
+    expect(second).not.toBe(first);
+    // The next reload uses the next one.
+    const b = await renew(second);
+    expect(b.status).toBe(200);
+    const third: string = b.json().result.renew;
+    // A copy of a spent secret (someone else read it) is refused, and the tab's live one dies with it.
+    expect((await renew(first)).status).toBe(401);
+    expect((await renew(third)).status).toBe(401);
+    for (const bad of ['', 'x'.repeat(43), 42, null, srv.token]) expect((await renew(bad)).status).toBe(401);
+    // A renewal is no way around the Origin check, and it takes JSON only (no HTML form).
+    const other = await request('/api/auth/launch', { method: 'POST', body: JSON.stringify({ code: new URL(srv.launchUrl()).hash.slice(8) }), auth: false });
+    expect((await renew(other.json().result.renew, { origin: 'http://127.0.0.1:1' })).status).toBe(403);
+    expect((await request('/api/auth/renew', { method: 'POST', body: `renew=${other.json().result.renew}`, auth: false, headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status).toBe(415);
+    expect((await renew(other.json().result.renew)).status).toBe(200);
+  });
+
+  it('a renewal secret expires an hour after it was issued', () => {
+    const auth = new ServeAuth('t'.repeat(43));
+    const s = auth.mintRenewal(undefined, 1_000);
+    expect(auth.renew(s, 1_000 + RENEWAL_TTL_MS + 1)).toBeUndefined();
+    const t = auth.mintRenewal(undefined, 1_000);
+    expect(auth.renew(t, 1_000 + RENEWAL_TTL_MS - 1)).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
   it('Authorization: Bearer authenticates', async () => {

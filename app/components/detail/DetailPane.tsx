@@ -194,15 +194,18 @@ export function DetailPane() {
             onAsset={openAsset}
           />
         ) : tab === 'preview' ? (
-          <div className="scroll pad two-col">
-            <section className="card">
-              <header className="card-head"><h3>The message the model got</h3></header>
-              <pre className="summary-text">{detail.message || '(none recorded)'}</pre>
-            </section>
-            <section className="card">
-              <header className="card-head"><h3>Safe preview</h3><span className="dim">what the guard shows without a summary</span></header>
-              <pre className="summary-text">{detail.preview || '(empty)'}</pre>
-            </section>
+          // The scroll box is the container the columns ask about: on the grid itself the query never matched.
+          <div className="scroll pad">
+            <div className="two-col" data-testid="model-saw">
+              <section className="card">
+                <header className="card-head"><h3>The message the model got</h3></header>
+                <pre className="summary-text">{detail.message || '(none recorded)'}</pre>
+              </section>
+              <section className="card">
+                <header className="card-head"><h3>Safe preview</h3><span className="dim">what the guard shows without a summary</span></header>
+                <pre className="summary-text">{detail.preview || '(empty)'}</pre>
+              </section>
+            </div>
           </div>
         ) : tab === 'estimates' ? (
           <EstimatesPanel />
