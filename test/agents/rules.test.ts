@@ -37,12 +37,18 @@ describe('Claude Code', () => {
     expect(clientGives('claude-code', text('WebFetch', 60_000))).toMatchObject({ treatment: 'persisted', ruleId: 'claude-code.tool' });
   });
 
-  it('MCP over MAX_MCP_OUTPUT_TOKENS is a notice; Read over 25,000 tokens is an error', () => {
+  it('MCP over MAX_MCP_OUTPUT_TOKENS is a notice, over 50,000 characters a preview; Read over 256 KB is an error, over 25,000 tokens the lines that fit', () => {
     const mcp = clientGives('claude-code', { ...text('mcp__fs__read_text_file', 0), tokens: CLAUDE_MCP_MAX_TOKENS + 1, chars: 120_000 });
     expect(mcp).toMatchObject({ treatment: 'persisted', ruleId: 'claude-code.mcp' });
-    expect(mcp.tokens).toBeLessThan(200);
+    expect(mcp.tokens).toBeLessThan(500); // the ~1,750-character notice, no preview
+    expect(clientGives('claude-code', { ...text('mcp__fs__read_text_file', 0), tokens: 20_000, chars: 60_000 })).toMatchObject({ treatment: 'persisted', ruleId: 'claude-code.mcp' });
+    expect(clientGives('claude-code', { ...text('mcp__fs__read_text_file', 0), tokens: 12_000, chars: 48_000 }).treatment).toBe('whole');
     const read = clientGives('claude-code', { ...text('Read', 0), tokens: 70_000, chars: 280_000 });
     expect(read).toMatchObject({ treatment: 'error', ruleId: 'claude-code.read' });
+    const cut = clientGives('claude-code', { ...text('Read', 0), tokens: 40_000, chars: 200_000 });
+    expect(cut).toMatchObject({ treatment: 'truncated', ruleId: 'claude-code.read' });
+    expect(cut.tokens).toBeGreaterThan(25_000);
+    expect(cut.tokens).toBeLessThan(25_200);
   });
 
   it('an image Read costs its pixels, not its base64', () => {
@@ -53,13 +59,15 @@ describe('Claude Code', () => {
 });
 
 describe('Codex and Gemini CLI', () => {
-  it('Codex cuts shell output to ~10 KiB or 256 lines; other tools pass whole', () => {
-    expect(clientGives('codex', text('shell', 5_000, 50)).treatment).toBe('whole');
+  it('Codex cuts shell output past 40,000 bytes (no line rule) and MCP past 48,000; other tools pass whole', () => {
+    expect(clientGives('codex', text('shell', 39_000, 50)).treatment).toBe('whole');
     const cut = clientGives('codex', text('exec_command', 100_000, 100));
     expect(cut.treatment).toBe('truncated');
-    expect(cut.tokens).toBeLessThan(3_000);
-    expect(clientGives('codex', text('shell', 8_000, 1_000)).treatment).toBe('truncated');
-    expect(clientGives('codex', text('mcp__fs__read', 100_000)).treatment).toBe('whole');
+    expect(cut.tokens).toBeLessThan(11_000);
+    expect(clientGives('codex', text('shell', 8_000, 2_000)).treatment).toBe('whole');
+    expect(clientGives('codex', text('mcp__fs__read', 47_000)).treatment).toBe('whole');
+    expect(clientGives('codex', text('mcp__fs__read', 100_000))).toMatchObject({ treatment: 'truncated', ruleId: 'codex.mcp' });
+    expect(clientGives('codex', text('view_image', 100_000)).treatment).toBe('whole');
   });
 
   it('Gemini CLI keeps 40,000 characters of a big shell output, as its code says', () => {

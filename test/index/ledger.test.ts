@@ -38,7 +38,7 @@ describe('the ledger, written at indexing', () => {
     const logs = rows.find((r) => r.tool === 'Bash' && r.action === 'spill' && !r.join)!;
     const d = await index.getPayload(logs.id);
     expect(d.ledger!.full.bytes).toBe(fx.bashBigChars);
-    expect(d.ledger!.asClient).toMatchObject({ rule: 'claude-code.bash', provenance: 'reported' });
+    expect(d.ledger!.asClient).toMatchObject({ rule: 'claude-code.bash', provenance: 'observed' });
     expect(d.ledger!.asClient.tokens).toBeLessThan(d.ledger!.full.tokens / 5);
     expect(d.ledger!.entered.tokens).toBeLessThan(d.ledger!.full.tokens / 5);
   });
