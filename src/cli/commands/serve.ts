@@ -107,19 +107,9 @@ browser. Requests without the token get 401; only loopback Host/Origin are accep
         throw err;
       }
       const server = started;
-      process.stdout.write(`${server.url}\n`);
-      const roots = await service.listRoots({});
-      const auto = roots.filter((r) => r.auto);
-      process.stderr.write(
-        `spillway serve: index ${terminalSafe(service.dbPath)}\n` +
-          roots.map((r) => `spillway serve: root ${terminalSafe(r.path)} (${r.kind}${r.readOnly ? ', read-only' : ''}${r.auto ? ', opened by default' : ''})\n`).join('') +
-          (auto.length ? `spillway serve: ${auto.length} agent session folder(s) opened read-only by default; --no-default-roots or ${NO_DEFAULT_ROOTS_ENV}=1 turns that off\n` : '') +
-          'spillway serve: press Ctrl+C to stop\n',
-      );
-      // The browser gets its own link, which expires: xdg-open's argv is readable by every local account.
-      if (opts.open) openBrowser(server.launchUrl({ ttlMs: OPEN_LINK_TTL_MS }), warn);
-
-      await new Promise<void>((resolve) => {
+      // Listening for signals before the URL is printed: whoever reads the URL may stop us at once,
+      // and a SIGTERM before the handler exists would kill the process without closing the index.
+      const stopped = new Promise<void>((resolve) => {
         let stoppingSince = 0;
         const stop = (signal: NodeJS.Signals) => {
           if (stoppingSince) {
@@ -139,5 +129,19 @@ browser. Requests without the token get 401; only loopback Host/Origin are accep
         process.on('SIGINT', stop);
         process.on('SIGTERM', stop);
       });
+      process.stdout.write(`${server.url}\n`);
+      // A signal may already have closed the service: then there is nothing to list.
+      const roots = await service.listRoots({}).catch(() => []);
+      const auto = roots.filter((r) => r.auto);
+      process.stderr.write(
+        `spillway serve: index ${terminalSafe(service.dbPath)}\n` +
+          roots.map((r) => `spillway serve: root ${terminalSafe(r.path)} (${r.kind}${r.readOnly ? ', read-only' : ''}${r.auto ? ', opened by default' : ''})\n`).join('') +
+          (auto.length ? `spillway serve: ${auto.length} agent session folder(s) opened read-only by default; --no-default-roots or ${NO_DEFAULT_ROOTS_ENV}=1 turns that off\n` : '') +
+          'spillway serve: press Ctrl+C to stop\n',
+      );
+      // The browser gets its own link, which expires: xdg-open's argv is readable by every local account.
+      if (opts.open) openBrowser(server.launchUrl({ ttlMs: OPEN_LINK_TTL_MS }), warn);
+
+      await stopped;
     });
 }
