@@ -96,9 +96,30 @@ function dataUrlMime(prefix: string): string | undefined {
 /** Decoded bytes of a bare base64 run looked at to call it binary (its head: binary shows early). */
 const BARE_SNIFF_BYTES = 4 * 1024;
 
+/**
+ * Signatures that make decoded bytes binary beyond doubt (PNG, JPEG, GIF, PDF, ZIP, gzip, ELF, WebP):
+ * a run that decodes to one of them is an asset even when its characters are skewed, as the
+ * base64 of a flat, well-compressed image is (mostly `A`s, which the statistics test refuses).
+ */
+const STRONG_MAGIC: ReadonlyArray<readonly number[]> = [
+  [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a],
+  [0xff, 0xd8, 0xff],
+  [0x47, 0x49, 0x46, 0x38],
+  [0x25, 0x50, 0x44, 0x46, 0x2d],
+  [0x50, 0x4b, 0x03, 0x04],
+  [0x1f, 0x8b, 0x08],
+  [0x7f, 0x45, 0x4c, 0x46],
+];
+function hasStrongMagic(bytes: Buffer): boolean {
+  if (bytes.length >= 12 && bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP') return true;
+  return STRONG_MAGIC.some((m) => bytes.length >= m.length && m.every((b, i) => bytes[i] === b));
+}
+
 /** Accept a parsed run with no declared context only if it reads like base64 of binary data. */
 function bareOk(body: string, bytes: Buffer): boolean {
-  if (body.length < MIN_BASE64_ASSET_CHARS || !base64Statistics(body)) return false;
+  if (body.length < MIN_BASE64_ASSET_CHARS) return false;
+  if (hasStrongMagic(bytes)) return true;
+  if (!base64Statistics(body)) return false;
   return isBinaryBytes(bytes.subarray(0, BARE_SNIFF_BYTES), { partial: bytes.length > BARE_SNIFF_BYTES });
 }
 
