@@ -5,8 +5,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { countTokens } from '@anthropic-ai/tokenizer';
+import { encodePng } from '../helpers/png.js';
 
 /**
  * A real PNG of width × height (RGB, 8 bits): flat 64-px tiles of colour, so that a 3013×1561 image
@@ -14,22 +14,6 @@ import { countTokens } from '@anthropic-ai/tokenizer';
  * transcript, stays small too.
  */
 export function makePngOf(width: number, height: number): Buffer {
-  const crc = (b: Buffer) => {
-    const out = Buffer.alloc(4);
-    out.writeUInt32BE(zlib.crc32(b) >>> 0);
-    return out;
-  };
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    return Buffer.concat([len, td, crc(td)]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr[8] = 8;
-  ihdr[9] = 2;
   const row = width * 3 + 1;
   const raw = Buffer.alloc(height * row);
   for (let y = 0; y < height; y++) {
@@ -40,7 +24,7 @@ export function makePngOf(width: number, height: number): Buffer {
       raw[i + 2] = (((x >> 6) + (y >> 6)) * 29) & 255;
     }
   }
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', zlib.deflateSync(raw, { level: 9 })), chunk('IEND', Buffer.alloc(0))]);
+  return encodePng(width, height, raw, { deflate: { level: 9 } });
 }
 
 /** ASCII text of exactly `chars` characters in 100-char lines, its last character 'Z' (no final newline to trim). */

@@ -1,37 +1,39 @@
 /**
- * A real PNG of any size, encoded here (signature, IHDR, one deflated IDAT, IEND, each chunk with
- * its CRC): the image tests need pictures of chosen sizes, and the repo carries no image encoder.
+ * Real PNGs of any size, encoded here (signature, IHDR, one deflated IDAT, IEND, each chunk with its
+ * CRC): the image tests need pictures of chosen sizes, and the repo carries no image encoder. Every
+ * test PNG goes through `encodePng`; the makers differ only in their pixels.
  */
 import zlib from 'node:zlib';
-
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-
-function crc32(b: Buffer): number {
-  let c = 0xffffffff;
-  for (const x of b) c = CRC_TABLE[(c ^ x) & 0xff]! ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
 
 function chunk(type: string, data: Buffer): Buffer {
   const len = Buffer.alloc(4);
   len.writeUInt32BE(data.length);
-  const td = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+  const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);
   const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(td));
+  crc.writeUInt32BE(zlib.crc32(td) >>> 0);
   return Buffer.concat([len, td, crc]);
 }
 
-/** A grey-scale PNG of `width` × `height` with a little noise (so it does not compress to nothing). */
-export function makePng(width: number, height: number): Buffer {
+/**
+ * An 8-bit PNG of `width` × `height` from its filtered rows (`raw`: per row a filter byte, then a
+ * byte a sample): colour type 0 is grey (1 sample a pixel), 2 is RGB (3).
+ */
+export function encodePng(width: number, height: number, raw: Buffer, o: { colorType?: 0 | 2; deflate?: zlib.ZlibOptions } = {}): Buffer {
   const ihdr = Buffer.alloc(13);
   ihdr.writeUInt32BE(width, 0);
   ihdr.writeUInt32BE(height, 4);
   ihdr[8] = 8; // bit depth
-  ihdr[9] = 0; // grey
+  ihdr[9] = o.colorType ?? 2;
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr),
+    chunk('IDAT', zlib.deflateSync(raw, o.deflate ?? {})),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+/** A grey-scale PNG of `width` × `height` with a little noise (so it does not compress to nothing). */
+export function makePng(width: number, height: number): Buffer {
   const raw = Buffer.alloc((width + 1) * height);
   let seed = 7;
   for (let y = 0; y < height; y++) {
@@ -40,5 +42,5 @@ export function makePng(width: number, height: number): Buffer {
       raw[y * (width + 1) + x] = (x + y + (seed >> 27)) & 0xff;
     }
   }
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', zlib.deflateSync(raw, { level: 1 })), chunk('IEND', Buffer.alloc(0))]);
+  return encodePng(width, height, raw, { colorType: 0, deflate: { level: 1 } });
 }

@@ -2,8 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { LineSplitter } from '../../src/integrations/mcp/lines.js';
+import { encodePng } from '../helpers/png.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 export const CLI = path.join(ROOT, 'src', 'cli', 'main.ts');
@@ -126,22 +126,6 @@ export function listFiles(dir: string): string[] {
 
 /** A real PNG (RGB, random pixels so it does not compress away) of about `side`² × 3 bytes. */
 export function makePng(side: number, seed = 1): Buffer {
-  const crc = (b: Buffer) => {
-    const out = Buffer.alloc(4);
-    out.writeUInt32BE(zlib.crc32(b) >>> 0);
-    return out;
-  };
-  const chunk = (type: string, data: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const td = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    return Buffer.concat([len, td, crc(td)]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(side, 0);
-  ihdr.writeUInt32BE(side, 4);
-  ihdr[8] = 8; // bit depth
-  ihdr[9] = 2; // RGB
   const raw = Buffer.alloc(side * (side * 3 + 1));
   let x = seed;
   for (let i = 0; i < raw.length; i++) {
@@ -151,12 +135,7 @@ export function makePng(side: number, seed = 1): Buffer {
       raw[i] = x >> 16;
     }
   }
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr),
-    chunk('IDAT', zlib.deflateSync(raw)),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
+  return encodePng(side, side, raw);
 }
 
 /** A real WAV: 16-bit mono PCM, a noisy tone. */
