@@ -30,7 +30,7 @@ function stackKeys(t: TimelineData): string[] {
   return keys.length > MAX_STACKED ? [...keys.slice(0, MAX_STACKED - 1), 'rest'] : keys;
 }
 
-function chartData(t: TimelineData, keys: string[], replayed: ReplayResult | undefined): uPlot.AlignedData {
+function chartData(t: TimelineData, rule: TimelineData['rule'], keys: string[], replayed: ReplayResult | undefined): uPlot.AlignedData {
   const xs = t.turns.map((_, i) => i);
   // Stacked bands: each series is drawn at the running sum up to its part (the legend shows the part's own share).
   const own = ownShares(t, keys);
@@ -42,14 +42,18 @@ function chartData(t: TimelineData, keys: string[], replayed: ReplayResult | und
     bands.push(acc);
   }
   const measured = t.turns.map((x) => x.context ?? null) as unknown as number[];
-  const window = t.turns.map(() => t.rule.window ?? null) as unknown as number[];
-  const trigger = t.turns.map(() => t.rule.trigger ?? null) as unknown as number[];
+  const window = t.turns.map(() => rule.window ?? null) as unknown as number[];
+  const trigger = t.turns.map(() => rule.trigger ?? null) as unknown as number[];
   const sim = t.turns.map((_, i) => replayed?.contexts[i] ?? null) as unknown as number[];
   return [xs, ...bands.reverse(), measured, window, trigger, sim];
 }
 
-/** Context per call, the window and trigger, the stacked parts, compaction markers and the replay. */
-function Chart({ t, replayed, onPick, yTop }: { t: TimelineData; replayed?: ReplayResult; onPick: (i: number) => void; yTop: number }) {
+/**
+ * Context per call, the window and trigger, the stacked parts, compaction markers and the replay.
+ * Built once per session's data: another rule (trigger) or replay redraws through setData, so moving
+ * the slider never destroys the chart (it did: the hovered call and the legend were lost on each move).
+ */
+function Chart({ t, rule, replayed, onPick, yTop }: { t: TimelineData; rule: TimelineData['rule']; replayed?: ReplayResult; onPick: (i: number) => void; yTop: number }) {
   const el = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const keys = useMemo(() => stackKeys(t), [t]);
@@ -103,7 +107,7 @@ function Chart({ t, replayed, onPick, yTop }: { t: TimelineData; replayed?: Repl
         ],
       },
     };
-    const u = new uPlot(opts, chartData(t, keys, replayed), el.current);
+    const u = new uPlot(opts, chartData(t, rule, keys, replayed), el.current);
     u.over.addEventListener('click', () => {
       const i = u.cursor.idx;
       if (i !== null && i !== undefined) pick.current(i);
@@ -117,8 +121,8 @@ function Chart({ t, replayed, onPick, yTop }: { t: TimelineData; replayed?: Repl
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [t, keys]);
   useEffect(() => {
-    plot.current?.setData(chartData(t, keys, replayed));
-  }, [t, keys, replayed, yTop]);
+    plot.current?.setData(chartData(t, rule, keys, replayed));
+  }, [t, rule, keys, replayed, yTop]);
   return <div ref={el} className="timeline-chart" data-testid="timeline-chart" data-y-top={top.current} data-compactions={t.compactions.length} data-replay-compactions={replayed?.compactionsAt.length ?? ''} data-replay-peak={replayed?.peak ?? ''} />;
 }
 
@@ -322,7 +326,7 @@ export function TimelineView() {
           </label>
         </header>
         <SettingsPanel client={r.client} guardProfile={t.guardProfile} s={settings} onChange={setSettings} />
-        <Chart t={shown} replayed={replayed} onPick={setPicked} yTop={scale.top} />
+        <Chart t={t} rule={r} replayed={replayed} onPick={setPicked} yTop={scale.top} />
         {scale.offScale ? (
           <p className="dim" data-testid="timeline-off-scale">
             The {scale.off.map((l) => `${l} (${formatInt((l === 'window' ? shown.rule.window : shown.rule.trigger) ?? 0)})`).join(' and ')}{' '}

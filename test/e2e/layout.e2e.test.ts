@@ -142,6 +142,14 @@ describe.each(SIZES)('at $width×$height', (size) => {
       expect(sum).toBeGreaterThan(0);
       expect(sum).toBeLessThanOrEqual(measured);
 
+      // Another limit redraws the chart in place: the same plot, not a new one (a rebuilt chart lost the
+      // hovered call and, mid-rebuild, had no plot area to point at).
+      await page.locator('.timeline-chart .u-over').evaluate((e) => e.setAttribute('data-kept', '1'));
+      const peakBefore = await page.getByTestId('timeline-chart').getAttribute('data-replay-peak');
+      await page.locator('[data-testid^="timeline-preset-"]').first().click();
+      await expect.poll(() => page.getByTestId('timeline-chart').getAttribute('data-replay-peak'), { timeout: 30_000 }).not.toBe(peakBefore);
+      expect(await page.locator('.timeline-chart .u-over[data-kept="1"]').count()).toBe(1);
+
       // Hovering a call: the x value is that call, and the parts are still its own.
       const chart = (await page.locator('.timeline-chart .u-over').boundingBox())!;
       await page.mouse.move(chart.x + chart.width * 0.3, chart.y + chart.height / 2);
