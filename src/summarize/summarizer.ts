@@ -26,8 +26,15 @@ export const DEFAULT_MODELS: Record<ProviderName, string> = {
   openai: OPENAI_DEFAULT_MODEL,
 };
 
-/** Published list prices, dollars per million tokens, for cost per run. Unknown models get no cost (pass `pricing`). */
+/**
+ * Published list prices, dollars per million tokens, for cost per run. Unknown models get no cost (pass `pricing`).
+ * Every default model has one (a test holds that): Anthropic's model pages (Haiku 5.5: $0.10/$0.50 up to a
+ * 100,000-token prompt, $0.50/$2.50 over it; Sonnet 5.5 $2/$10; Opus 5.5 $4/$20), OpenAI's pricing page for the rest.
+ */
 export const PRICING: Readonly<Record<string, Pricing>> = {
+  'claude-haiku-5-5': { inputPerMTok: 0.1, outputPerMTok: 0.5, longPrompt: { overTokens: 100_000, inputPerMTok: 0.5, outputPerMTok: 2.5 } },
+  'claude-sonnet-5-5': { inputPerMTok: 2, outputPerMTok: 10 },
+  'claude-opus-5-5': { inputPerMTok: 4, outputPerMTok: 20 },
   'claude-haiku-4-5': { inputPerMTok: 1, outputPerMTok: 5 },
   'claude-haiku-4-5-20251001': { inputPerMTok: 1, outputPerMTok: 5 },
   'claude-sonnet-4-5': { inputPerMTok: 3, outputPerMTok: 15 },
@@ -94,9 +101,15 @@ export function listProviders(env: NodeJS.ProcessEnv): ProviderInfo[] {
   ];
 }
 
-function costOf(pricing: Pricing | undefined, inTok: number, outTok: number): number | undefined {
+/** Dollars for the run's calls, each at the rate its own prompt size bills at (a long prompt's tier is per request). */
+export function costOf(pricing: Pricing | undefined, calls: ReadonlyArray<{ inputTokens: number; outputTokens: number }>): number | undefined {
   if (!pricing) return undefined;
-  return Math.round(((inTok * pricing.inputPerMTok + outTok * pricing.outputPerMTok) / 1e6) * 1e6) / 1e6;
+  let usd = 0;
+  for (const c of calls) {
+    const rate = pricing.longPrompt && c.inputTokens > pricing.longPrompt.overTokens ? pricing.longPrompt : pricing;
+    usd += (c.inputTokens * rate.inputPerMTok + c.outputTokens * rate.outputPerMTok) / 1e6;
+  }
+  return Math.round(usd * 1e6) / 1e6;
 }
 
 /**
@@ -150,6 +163,7 @@ export function createSummarizer(opts: SummarizerOptions): Summarizer {
       const complete = provider === 'anthropic' ? anthropicComplete : openaiComplete;
       let inTok = 0;
       let outTok = 0;
+      const calls: Array<{ inputTokens: number; outputTokens: number }> = [];
       const call = async (system: string, user: string, maxTokens: number): Promise<Completion> => {
         const res = await withRetries(
           () => {
@@ -171,8 +185,10 @@ export function createSummarizer(opts: SummarizerOptions): Summarizer {
           },
           { maxRetries: opts.maxRetries ?? PROVIDER_MAX_RETRIES, deadline, signal: run.signal },
         );
-        inTok += res.inputTokens ?? estimateTokens(system + user).tokens;
-        outTok += res.outputTokens ?? estimateTokens(res.text).tokens;
+        const c = { inputTokens: res.inputTokens ?? estimateTokens(system + user).tokens, outputTokens: res.outputTokens ?? estimateTokens(res.text).tokens };
+        calls.push(c);
+        inTok += c.inputTokens;
+        outTok += c.outputTokens;
         return res;
       };
       try {
@@ -215,7 +231,7 @@ export function createSummarizer(opts: SummarizerOptions): Summarizer {
           inputTokens: inTok,
           outputTokens: outTok,
           ms: Math.round(performance.now() - started),
-          costUsd: costOf(pricing, inTok, outTok),
+          costUsd: costOf(pricing, calls),
           ...(chunks ? { chunks } : {}),
         };
       } finally {
