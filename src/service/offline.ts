@@ -30,7 +30,7 @@ import {
   type ProjectionStats,
   type ProjectionSuggestion,
 } from '../compress/index.js';
-import { createSummarizer, isProviderName, listProviders, listTemplates, mcpContentValue, PROVIDER_NAMES } from '../summarize/index.js';
+import { createSummarizer, isProviderName, listProvidersProbed, listTemplates, mcpContentValue, PROVIDER_NAMES } from '../summarize/index.js';
 import type { IndexProgressEvent, IndexStats, ProviderInfo, TemplateInfo, TimelineData, TimelineRequest } from './contract.js';
 import { ensurePrivateDirSync, preparePrivateDbFile, PRIVATE_FILE_MODE } from './private-files.js';
 import { checkRoot, rootConsents } from './roots-policy.js';
@@ -148,7 +148,7 @@ export async function summarizeText(o: SummarizeTextOptions): Promise<SummaryOut
   );
 }
 
-export const listSummaryProviders = (env: NodeJS.ProcessEnv): ProviderInfo[] => listProviders(env);
+export const listSummaryProviders = (env: NodeJS.ProcessEnv): Promise<ProviderInfo[]> => listProvidersProbed(env);
 export const listSummaryTemplates = (dir: string): TemplateInfo[] => listTemplates(dir);
 
 // ------------------------------------------------------------------------------- projection

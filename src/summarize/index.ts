@@ -3,7 +3,7 @@
  * providers behind one Summarizer interface (src/pipeline/types.ts), prompt templates, map-reduce
  * for payloads larger than a model's window.
  */
-export { createSummarizer, listProviders, chunkText, isProviderName, DEFAULT_MODELS, PRICING } from './summarizer.js';
+export { createSummarizer, listProviders, listProvidersProbed, chunkText, isProviderName, DEFAULT_MODELS, PRICING } from './summarizer.js';
 export { structuralSummary, type StructuralOptions } from './structural/index.js';
 export { defaultProviderName, defaultSummarizer } from './default.js';
 export { isMcpEnvelope, mcpContentText, mcpContentValue } from './mcp.js';

@@ -3,8 +3,8 @@ import type { ProviderInfo, TemplateInfo } from '../pipeline/types.js';
 
 export type { ProviderInfo, TemplateInfo };
 
-export type ProviderName = 'structural' | 'anthropic' | 'openai';
-export const PROVIDER_NAMES: readonly ProviderName[] = ['structural', 'anthropic', 'openai'];
+export type ProviderName = 'structural' | 'anthropic' | 'openai' | 'local';
+export const PROVIDER_NAMES: readonly ProviderName[] = ['structural', 'anthropic', 'openai', 'local'];
 
 
 

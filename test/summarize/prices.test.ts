@@ -9,7 +9,7 @@ import { PROVIDER_NAMES } from '../../src/summarize/types.js';
 describe('prices', () => {
   it('every cloud provider’s default model is in the price table', () => {
     for (const p of PROVIDER_NAMES) {
-      if (p === 'structural') continue; // runs offline: no cost
+      if (p === 'structural' || p === 'local') continue; // offline and on your own machine: no API cost
       expect(PRICING[DEFAULT_MODELS[p]], `${p}: ${DEFAULT_MODELS[p]}`).toBeDefined();
     }
   });

@@ -34,7 +34,7 @@ async function readText(file: string): Promise<string> {
 
 export async function runSummarize(file: string | undefined, o: SummarizeCliOptions): Promise<void> {
   if (o.listProviders) {
-    const rows = listSummaryProviders(process.env);
+    const rows = await listSummaryProviders(process.env);
     if (o.json) process.stdout.write(jsonLine(rows) + '\n');
     else for (const p of rows) process.stdout.write(terminalSafe(`${p.name.padEnd(11)} ${p.available ? 'available ' : 'missing   '} default model ${p.defaultModel}${p.reason ? `  (${p.reason})` : ''}`) + '\n');
     return;
