@@ -53,8 +53,8 @@ import { type ScanOptions, type ScanResult, Scanner } from './scanner.js';
 import type { SessionSource } from './source.js';
 import { RoutedSource, S3Poller, S3_POLL_MS, isS3Path } from './s3.js';
 import { SummaryRuns } from './summaries.js';
-import { GUARD_CANDIDATE_SHARE, TimelineQueries, type TimelineOptions } from './timeline-query.js';
-import { settingsOf } from './timeline-guard.js';
+import { TimelineQueries, type TimelineOptions } from './timeline-query.js';
+import { guardDecision, settingsOf } from './timeline-guard.js';
 import { Watcher } from './watch.js';
 import { RowWriter } from './writer.js';
 
@@ -142,14 +142,7 @@ export class SpillIndex {
     this.reports = new Reports(
       this.core,
       (req, o) => this.timeline(req, o),
-      (p, limit, strategy, profile) => {
-        // The decision the replay reads (timeline-query.ts replayAll): far below the limit by every
-        // estimate the guard passes it; a binary payload is not re-guarded (its size decides); else the real guard's, once built.
-        if (p.binary) return p.tokens > limit ? 'spill' : 'pass';
-        if (p.most < limit * GUARD_CANDIDATE_SHARE) return 'pass';
-        const m = this.timelines.guard.known(p.id, settingsOf(limit, { strategy, profile }));
-        return m === undefined ? 'pending' : m === null ? 'pass' : 'spill';
-      },
+      (p, limit, strategy, profile) => guardDecision(this.timelines.guard, p, settingsOf(limit, { strategy, profile })),
     );
     this.rowWriter = new RowWriter(this.core, this.runs, () => (this.fullText.mayBePending = true));
     this.scanner = new Scanner(this.core, this.roots, this.rowWriter, this.fullText, (ids) => this.queries.totals(ids), opts.backgroundEstimates === false ? undefined : (ids) => void this.timelines.warm(ids));

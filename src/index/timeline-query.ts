@@ -8,7 +8,8 @@ import type { PayloadContent } from './queries.js';
 import type { ContextRule, PayloadLedger, Prices, ReplayResult, ReplayScenario, TimelineData, TimelineRequest } from './rows.js';
 import { type LedgerDbRow, ledgerOfRow, spilledRemainder } from './ledger.js';
 import { type GuardLookup, type PayloadLink, type ReplaySeries, DEFAULT_PRICES, buildTimeline, contextRule, observedTrigger, replay, scenarioLabel } from './timeline.js';
-import { OfflineGuard, settingsOf, type GuardTarget } from './timeline-guard.js';
+import { OfflineGuard, guardAnswer, reGuardable, settingsOf, GUARD_CANDIDATE_SHARE, type GuardTarget } from './timeline-guard.js';
+import { rulesOf } from '../agents/index.js';
 import { BUSY_TIMEOUT_MS } from './db.js';
 import { claudeToolTokensAt } from './turns-claude.js';
 import { estimateText, type CompactionRecord, type TurnRecord, type TurnTool, type TurnToolAt } from './turns.js';
@@ -20,8 +21,6 @@ const KEEP_SERIES = 8;
 /** Time a full request may spend building the guard's messages offline; a slider move, less (it asks again for the rest). */
 const GUARD_BUDGET_MS = 250;
 const GUARD_BUDGET_REPLAY_MS = 100;
-/** A result is handed to the guard when some estimate of it comes this close to the limit (the guard decides, not the index). */
-export const GUARD_CANDIDATE_SHARE = 0.8;
 /** Re-reading the lines of results a listing only placed (TurnTool.at): at most this many bytes a read, lines this close read together. */
 const REREAD_SPAN_BYTES = 8 * 1024 * 1024;
 const REREAD_GAP_BYTES = 64 * 1024;
@@ -37,6 +36,13 @@ export interface TimelineOptions {
 interface Guardable extends GuardTarget {
   /** The largest of the index's estimates of the whole payload. */
   tokens: number;
+}
+
+interface StoredEntered {
+  /** The row's "entered" when it is measured already, else null. */
+  entered: number | null;
+  /** The joined spill's `<tokens>:<how>` (null when unset); undefined when the payload has no joined spill. */
+  spill?: string | null;
 }
 
 interface TurnRow {
@@ -58,6 +64,11 @@ interface TurnRow {
 
 function clientOf(kind: string): ContextRule['client'] {
   return kind === 'claude-code' || kind === 'codex' || kind === 'gemini' ? kind : 'unknown';
+}
+
+/** Which tools' results Spillway's guard can reach in this client (its adapter says; an unknown client: every tool). */
+export function guardReachOf(client: string): (tool: string) => boolean {
+  return rulesOf(client)?.guardReaches ?? (() => true);
 }
 
 export function scenariosOf(req: TimelineRequest): ReplayScenario[] {
@@ -156,11 +167,17 @@ export class TimelineQueries {
     if (!src.length) notes.push('no turns indexed for this session (not a transcript of a known client, or indexed before turns were)');
     const payloads = new Map<string, PayloadLink>();
     const ledgers = new Map<string, PayloadLedger>();
+    /** What the rows hold already: a measured "entered" (and the joined spill's, `<tokens>:<how>`), so measureLedgers writes only what changed. */
+    const stored = new Map<string, StoredEntered>();
     let guardProfile: Profile | undefined;
     const guardable: Guardable[] = [];
+    const client = clientOf(session.kind);
+    const reaches = guardReachOf(client);
     for (const p of this.core.q(
       "SELECT id, tool, path, tokens, bytes, action, CASE WHEN action = 'spill' THEN message END AS message, binary, max(tokens, coalesce(t_chars4, 0), coalesce(t_craft_density, 0), coalesce(t_calibrated, 0), coalesce(t_o200k, 0), coalesce(t_cl100k, 0), coalesce(t_claude, 0)) AS most, coalesce(call_id, json_extract(source_json, '$.toolUseId')) AS tid, " +
-        'l_full, l_client, l_client_rule, l_entered, l_entered_how, l_kept_assets, l_kept_bytes, l_kept_tokens, l_images FROM payloads WHERE session_id = ?',
+        'l_full, l_client, l_client_rule, l_entered, l_entered_how, l_kept_assets, l_kept_bytes, l_kept_tokens, l_images, ' +
+        // The joined spill's stored figure (in the proxy's or hook's own session), so a figure already written is not written again.
+        "(SELECT j.l_entered || ':' || j.l_entered_how FROM payloads j WHERE j.id = payloads.spill_id) AS spill_entered, spill_id FROM payloads WHERE session_id = ?",
     ).all(session.id) as Array<LedgerDbRow & {
       id: string;
       tool: string;
@@ -171,6 +188,8 @@ export class TimelineQueries {
       binary: number;
       most: number;
       tid: string | null;
+      spill_entered: string | null;
+      spill_id: string | null;
     }>) {
       if (!p.tid) continue;
       payloads.set(p.tid, {
@@ -183,22 +202,20 @@ export class TimelineQueries {
       });
       const ledger = ledgerOfRow(p);
       if (ledger) ledgers.set(p.id, ledger);
+      stored.set(p.id, { entered: p.l_entered_how === 'measured' ? p.l_entered : null, spill: p.spill_id === null ? undefined : p.spill_entered });
       if (guardProfile === undefined && p.action === 'spill' && p.message) guardProfile = profileOfMessage(p.message);
-      // Binary payloads keep their saved message: read back as text they would not be what the guard saw.
-      // A result whose images reached the model as images (a Read of a PNG the session's guard let
-      // through) is replayed as it entered: its base64 read back as text is not what the guard measured.
-      if (!p.binary && !(p.l_images > 0 && p.action === 'pass')) guardable.push({ payloadId: p.id, tool: p.tool, sessionPath: sessionFolder(p.path), tokens: p.most });
+      // The one rule the tuner's decisions read too (timeline-guard.ts reGuardable).
+      if (reGuardable({ binary: p.binary === 1, images: p.l_images, action: p.action, reached: reaches(p.tool) })) guardable.push({ payloadId: p.id, tool: p.tool, sessionPath: sessionFolder(p.path), tokens: p.most });
     }
     guardable.sort((a, b) => b.tokens - a.tokens);
-    const client = clientOf(session.kind);
     const rule = contextRule(client, turns, { ...req, observed: observedTrigger(turns, compactions) });
     const prices: Prices = { ...DEFAULT_PRICES[client === 'codex' ? 'openai' : client === 'gemini' ? 'gemini' : 'claude'], ...req.prices };
     const { data, series } = buildTimeline(
-      { sessionId: session.id, client, turns, compactions, baselineTokens: src.find((s) => s.baseline_tokens !== null)?.baseline_tokens ?? undefined, notes, payloads, rule, prices },
+      { sessionId: session.id, client, turns, compactions, baselineTokens: src.find((s) => s.baseline_tokens !== null)?.baseline_tokens ?? undefined, notes, payloads, rule, prices, guardReaches: reaches },
       [],
     );
     if (guardProfile) series.guardProfile = data.guardProfile = guardProfile;
-    this.measureLedgers(data, ledgers);
+    this.measureLedgers(data, ledgers, stored);
     this.remember(session.id, this.keyOf(session.id, req), series, guardable);
     data.replays = [data.replays[0]!, ...(await this.replayAll(series, guardable, req, o.guardBudgetMs ?? GUARD_BUDGET_MS))];
     data.subagents = (this.core.q('SELECT id, name FROM sessions WHERE parent_id = ? ORDER BY name').all(session.id) as Array<{ id: string; name: string }>).map((s) => {
@@ -214,7 +231,7 @@ export class TimelineQueries {
    * spill's), so the table, the sidebar, the payload's header and `spillway context` show this one
    * figure; each of the timeline's results carries its ledger. A call without usage leaves the estimate.
    */
-  private measureLedgers(data: TimelineData, ledgers: Map<string, PayloadLedger>): void {
+  private measureLedgers(data: TimelineData, ledgers: Map<string, PayloadLedger>, stored: Map<string, StoredEntered>): void {
     const measured: Array<[string, number]> = [];
     for (const t of data.turns) {
       const known = t.delta !== null && t.delta > 0;
@@ -225,7 +242,9 @@ export class TimelineQueries {
         if (known) {
           l.entered = { tokens: x.tokens, provenance: 'measured' };
           l.keptOut.spilled = spilledRemainder({ full: l.full.tokens, entered: x.tokens, keptTokens: l.keptOut.assetTokens });
-          measured.push([x.payloadId, x.tokens]);
+          // Written once: when first measured, or when the figure changed (a transcript that grew, a new calibration).
+          const was = stored.get(x.payloadId);
+          if (!was || was.entered !== x.tokens || (was.spill !== undefined && was.spill !== `${x.tokens}:measured`)) measured.push([x.payloadId, x.tokens]);
         }
         x.ledger = l;
       }
@@ -384,10 +403,12 @@ export class TimelineQueries {
       const settings = settingsOf(s.limit, { strategy: req.strategy, profile: req.profile ?? series.guardProfile });
       const targets = guardable.filter((g) => g.tokens >= s.limit! * GUARD_CANDIDATE_SHARE);
       const pending = await this.guard.build(targets, settings, Math.max(0, budgetMs - (performance.now() - start)));
-      const asked = new Set(targets.map((g) => g.payloadId));
-      const readable = new Set(guardable.map((g) => g.payloadId));
-      // Far below the limit by every estimate the index has: the guard passes it (the units of the API's deltas may differ; the guard decides in its own).
-      const lookup: GuardLookup = (payloadId) => (asked.has(payloadId) ? this.guard.known(payloadId, settings) : readable.has(payloadId) ? null : undefined);
+      const byId = new Map(guardable.map((g) => [g.payloadId, g]));
+      // The one rule (timeline-guard.ts guardAnswer), as the tuner's decisions read it.
+      const lookup: GuardLookup = (payloadId) => {
+        const g = byId.get(payloadId);
+        return g ? guardAnswer(this.guard, { payloadId, most: g.tokens, guardable: true }, settings) : undefined;
+      };
       const r = replay(series, s, scenarioLabel(s), lookup);
       if (pending) r.pending = pending;
       out.push(r);

@@ -166,6 +166,8 @@ export interface BuildInput {
   payloads: Map<string, PayloadLink>;
   rule: ContextRule;
   prices: Prices;
+  /** Whether Spillway's guard can reach a tool's results in this client (its adapter's `guardReaches`); default every tool. */
+  guardReaches?: (tool: string) => boolean;
 }
 
 /**
@@ -208,6 +210,8 @@ export interface ReplayTool {
   payloadId?: string;
   /** Assets the session's guard cut out of it: a guard that passes the rest cuts them again (its message stands). */
   keptAssets?: number;
+  /** Spillway's guard cannot reach it in this client (no hook: only MCP results pass the proxy): every limit leaves it as the client gave it. */
+  unguarded?: true;
 }
 
 /** The replay's input: per call, what entered (measured) and the tool results with what would enter instead. */
@@ -336,7 +340,7 @@ export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): {
       // so a replay that spills it again puts back exactly that, not its estimate at another scale
       // (which drew the replay above the measured context for a session that changed nothing).
       const message = saved && !passedWhole && x.tokens > 0 ? x.tokens : Math.round((saved ? link.messageTokens! : GUARD_MESSAGE_TOKENS_DEFAULT) * medianScale);
-      series.tools[i]!.push({ seen: x.tokens, full: Math.max(full, x.tokens), client, message, messageFrom: saved ? 'saved' : 'fixed', payloadId: x.payloadId, ...(link?.keptAssets ? { keptAssets: link.keptAssets } : {}) });
+      series.tools[i]!.push({ seen: x.tokens, full: Math.max(full, x.tokens), client, message, messageFrom: saved ? 'saved' : 'fixed', payloadId: x.payloadId, ...(link?.keptAssets ? { keptAssets: link.keptAssets } : {}), ...(input.guardReaches && !input.guardReaches(x.name) ? { unguarded: true as const } : {}) });
       let end = turns.length;
       for (const c of series.realCompactions) if (c > i) { end = c; break; }
       const n = end - i;
@@ -503,7 +507,8 @@ export function replay(series: ReplaySeries, s: ReplayScenario, label = scenario
     for (const r of series.tools[i]!) {
       let enters = r.seen;
       const client = r.client ?? r.full;
-      if (s.noGuard) enters = client;
+      // A result the guard cannot reach in this client enters at any limit as it would with no guard.
+      if (s.noGuard || (s.limit !== undefined && r.unguarded)) enters = client;
       else if (s.limit !== undefined) {
         const built = r.payloadId !== undefined && guard ? guard(r.payloadId, s.limit) : undefined;
         // The guard passes it: the client's own caps apply to it as they would without Spillway.
