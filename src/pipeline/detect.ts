@@ -169,6 +169,21 @@ export function isBinaryString(s: string): boolean {
   return binaryStringForm(s) !== undefined;
 }
 
+/** The marks binary leaves in a text or in the JSON that quotes it: a NUL, a U+FFFD, or their escapes (and those of other low controls). */
+const BINARY_HINTS = ['\0', '\uFFFD', '\\u000', '\\u001', '\\ufffd', '\\uFFFD'];
+const BINARY_HINT_BYTES = [Buffer.from([0]), Buffer.from('\uFFFD', 'utf8'), ...BINARY_HINTS.slice(2).map((h) => Buffer.from(h, 'latin1'))];
+
+/**
+ * May this text or these bytes (UTF-8, e.g. a JSON-RPC line) hold a string that is binary, as
+ * itself or quoted in JSON (`"\u0000…"`)? A few native searches, no decoding; false means no
+ * binary string can be in it. ANSI colours (`\u001b`) say yes too: the full check tells them apart.
+ */
+export function mayHoldBinaryString(raw: string | Uint8Array): boolean {
+  if (typeof raw === 'string') return BINARY_HINTS.some((h) => raw.indexOf(h) !== -1) || hasTextLikeBinaryMagic(raw) || raw.indexOf('"%PDF-') !== -1;
+  const b = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  return BINARY_HINT_BYTES.some((h) => b.indexOf(h) !== -1) || b.indexOf('"%PDF-') !== -1 || hasTextLikeBinaryMagic(b);
+}
+
 /** U+FFFD, what a UTF-8 decoder puts where bytes were not UTF-8. */
 const REPLACEMENT = '\uFFFD';
 /** Share of U+FFFD above which a decoded string is binary read as UTF-8 (random bytes give about half; a Latin-1 text read as UTF-8, a few percent). */
