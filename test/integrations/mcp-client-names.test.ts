@@ -6,9 +6,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { CLAUDE_MCP_MAX_TOKENS } from '../../src/agents/claude-code/rules.js';
 import { cliArgs, FILESYSTEM, makeLog, spillOf, testEnv, tmpDir } from './helpers.js';
 import { tmpIndex } from '../index/helpers.js';
+
+/** Claude Code's MAX_MCP_OUTPUT_TOKENS default (docs/client-rules.md, observed). */
+const CLAUDE_MCP_MAX_TOKENS = 25_000;
 
 async function connectAs(clientName: string, command: string, args: string[], env: NodeJS.ProcessEnv) {
   const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
