@@ -169,6 +169,35 @@ export function isBinaryString(s: string): boolean {
   return binaryStringForm(s) !== undefined;
 }
 
+/** The marks binary leaves in a text or in the JSON that quotes it: a NUL, or the escapes of low controls and of U+FFFD. */
+const BINARY_HINTS = ['\0', '\\u000', '\\u001', '\\ufffd', '\\uFFFD'];
+const BINARY_HINT_BYTES = BINARY_HINTS.map((h) => Buffer.from(h, 'latin1'));
+const REPLACEMENT_BYTES = Buffer.from('\uFFFD', 'utf8');
+
+/** Whether `needle` occurs at least `n` times in `hay` (native searches, stops at the n-th). */
+function occursAtLeast(hay: string | Buffer, needle: string | Buffer, n: number): boolean {
+  let at = -1;
+  for (let k = 0; k < n; k++) {
+    at = typeof hay === 'string' ? hay.indexOf(needle as string, at + 1) : hay.indexOf(needle as Buffer, at + 1);
+    if (at === -1) return false;
+  }
+  return true;
+}
+
+/**
+ * May this text or these bytes (UTF-8, e.g. a JSON-RPC line) hold a string that is binary, as
+ * itself or quoted in JSON (`"\u0000…"`)? A few native searches, no decoding; false means no
+ * binary string can be in it. U+FFFD counts from MIN_REPLACEMENT_CHARS on (one bad byte in a log is
+ * text). ANSI colours quoted in JSON (`\u001b`) say yes too: the full check tells them apart.
+ */
+export function mayHoldBinaryString(raw: string | Uint8Array): boolean {
+  if (typeof raw === 'string') {
+    return BINARY_HINTS.some((h) => raw.indexOf(h) !== -1) || occursAtLeast(raw, '\uFFFD', MIN_REPLACEMENT_CHARS) || hasTextLikeBinaryMagic(raw) || raw.indexOf('"%PDF-') !== -1;
+  }
+  const b = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  return BINARY_HINT_BYTES.some((h) => b.indexOf(h) !== -1) || occursAtLeast(b, REPLACEMENT_BYTES, MIN_REPLACEMENT_CHARS) || b.indexOf('"%PDF-') !== -1 || hasTextLikeBinaryMagic(b);
+}
+
 /** U+FFFD, what a UTF-8 decoder puts where bytes were not UTF-8. */
 const REPLACEMENT = '\uFFFD';
 /** Share of U+FFFD above which a decoded string is binary read as UTF-8 (random bytes give about half; a Latin-1 text read as UTF-8, a few percent). */

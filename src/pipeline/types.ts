@@ -53,7 +53,8 @@ export interface AssetRef {
   /** Where it was found: a JSON path (`$.content[0].data`) or `text[<start>:<end>]` for spans in text. */
   jsonPath: string;
   /** How it was encoded where it was found. */
-  source: 'binary' | 'base64' | 'base64url' | 'data-url' | 'mcp-image' | 'mcp-audio' | 'mcp-blob';
+  /** `binary-string`: a JSON string value that is bytes decoded as text (latin-1, or UTF-8 with U+FFFD). */
+  source: 'binary' | 'binary-string' | 'base64' | 'base64url' | 'data-url' | 'mcp-image' | 'mcp-audio' | 'mcp-blob';
   /** True when the type came from magic bytes (file-type); false when only declared or guessed. */
   sniffed: boolean;
 }
@@ -174,8 +175,13 @@ export type PayloadOrigin = 'string' | 'bytes' | 'json-value' | 'latin1-string';
 
 /** How an asset was written where it was found: enough to re-create the exact original span. */
 export interface AssetEncoding {
-  /** `raw`: the span is the bytes themselves; `base64`: text. */
-  kind: 'raw' | 'base64';
+  /**
+   * `raw`: the span is the bytes themselves; `base64`: text; `text`: the bytes read as `charset`
+   * (a JSON string that held binary as characters: with `json`, the literal JSON.stringify makes of it).
+   */
+  kind: 'raw' | 'base64' | 'text';
+  /** For `text`: `latin1` (one char per byte, exact) or `utf8` (what a lossy decode left, U+FFFD included). */
+  charset?: 'latin1' | 'utf8';
   alphabet?: 'std' | 'url';
   /** `=` padding present. */
   pad?: boolean;

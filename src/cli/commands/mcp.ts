@@ -15,6 +15,7 @@ interface McpCliOptions extends GuardCliOptions {
   drillDown?: boolean;
   quiet?: boolean;
   client?: McpClientKind;
+  serverName?: string;
 }
 
 export function register(program: Command): void {
@@ -33,6 +34,7 @@ export function register(program: Command): void {
         'claude-code also makes Claude\'s tokenizer the default --profile',
       oneOf('--client', MCP_CLIENT_KINDS),
     )
+    .option('--server-name <name>', 'the name the client knows this server by (its config key): spills record tools as the client names them, e.g. mcp__<name>__<tool> (default: the server\'s own name)')
     .option('--no-drill-down', 'do not add the spillway_read / spillway_grep / spillway_query tools')
     .option('--quiet', 'no log lines on stderr (the server\'s own stderr still passes)')
     .addHelpText(
@@ -57,6 +59,7 @@ export function register(program: Command): void {
         focusArg: opts.focusArg,
         guard: guardWith(settings),
         client: opts.client,
+        serverName: opts.serverName,
         localTools: opts.drillDown === false ? undefined : (session, sessionDir) => createDrillDownTools({ session, sessionDir, store: opts.store }),
         quiet: opts.quiet,
       });

@@ -7,7 +7,7 @@ import type { GuardResult, SummarizeHook, ToolCallRef } from '../../pipeline/ind
 import { LineSplitter, LineWriter, MAX_BUFFERED_LINE_BYTES } from './lines.js';
 import { ChunkQueue, OversizedLine, previewText } from './oversized.js';
 import { ErrorCode, errorResponse, idKey, peekLine, resultResponse, tryParse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
-import { defaultSessionDir, lazyMkdir, serverNameFromCommand } from './session.js';
+import { clientToolName, defaultSessionDir, lazyMkdir, serverNameFromCommand } from './session.js';
 import { SPILL_META_KEY, guardToolResult, mcpAwareSummarizer, type GuardFn, type McpClientKind, type ToolCallContext } from './tool-result.js';
 import type { Validate } from './structured.js';
 import { TerminalSafeLines, terminalSafe } from '../../pipeline/terminal.js';
@@ -53,6 +53,8 @@ export interface McpProxyOptions {
   guard: GuardFn;
   /** What the client shows its model of a result: decides when a result is too large (default `generic`). */
   client?: McpClientKind;
+  /** The name the client knows this server by (its config key): spills record tools as the client names them (see clientToolName). */
+  serverName?: string;
   /** Drill-down tools; built from the session folder once it is known. */
   localTools?: (session: () => Promise<string>, sessionDir: () => string) => LocalTools;
   /** JSON Schema validator factory (the SDK's Ajv provider by default). */
@@ -551,7 +553,7 @@ export class McpProxy {
     const task = pending?.taskId ? this.tasks.get(pending.taskId) : undefined;
     const toolName = pending?.method === 'tasks/result' ? (task?.toolName ?? 'task') : (pending?.toolName ?? pending?.method ?? 'unknown');
     big.about = {
-      toolName: isTool ? toolName : `${pending?.method ?? 'unanswered'} response`,
+      toolName: isTool ? this.recordedName(toolName) : `${pending?.method ?? 'unanswered'} response`,
       toolInput: task?.toolInput ?? pending?.toolInput,
       ...((task?.intent ?? pending?.intent) ? { intent: task?.intent ?? pending?.intent } : {}),
       ...((task?.call ?? pending?.call) ? { call: task?.call ?? pending?.call } : {}),
@@ -663,6 +665,11 @@ export class McpProxy {
    * linear scan sends a small line that may carry base64 to the guard anyway: the model can only read
    * it as text (MCP image and audio blocks that fit still pass: the guard leaves media alone).
    */
+  /** A tool's name as the client names it, for the spill's sidecar and message (the server's own name stays for lookups). */
+  private recordedName(tool: string): string {
+    return clientToolName(this.opts.client ?? 'generic', this.opts.serverName ?? this.serverName, tool);
+  }
+
   private fitsAsIs(line: Buffer): boolean {
     return line.length <= this.fastPassBytes && !mayCarryInlineAssets(line);
   }
@@ -674,7 +681,7 @@ export class McpProxy {
     if (info?.app) return this.toClient.writeLine(line);
     if (this.fitsAsIs(line)) return this.toClient.writeLine(line);
     const work = (async () => {
-      const ctx: ToolCallContext = { toolName, toolInput: pending.toolInput, intent: pending.intent, call: pending.call };
+      const ctx: ToolCallContext = { toolName: this.recordedName(toolName), toolInput: pending.toolInput, intent: pending.intent, call: pending.call };
       if (info?.outputSchema && result.structuredContent !== undefined) {
         info.validate ??= this.validatorFor(info.outputSchema).catch((err: unknown) => {
           this.log(`cannot compile the output schema of ${toolName}: ${errMessage(err)}`);
