@@ -19,7 +19,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { readAccessesOf, type ReadPart } from '../agents/index.js';
-import { openUntrustedSync } from '../pipeline/safe-open.js';
+import { openUntrustedSync } from '../pipeline/index.js';
 import { type IndexCore } from './core.js';
 import type { ReadBack, ReadBackPart } from './rows.js';
 

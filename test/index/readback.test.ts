@@ -41,7 +41,7 @@ describe('read-backs from the real clients’ transcripts (proxy drill-down grep
       await index.scan();
       const grep = index.listPayloads({ tool: c.tool }).rows[0]!;
       expect(grep).toBeTruthy();
-      const spillRow = index.listPayloads({ q: undefined }).rows.find((r) => r.action === 'spill' && r.tool.endsWith('read_text_file'))!;
+      const spillRow = index.listPayloads({}).rows.find((r) => r.action === 'spill' && r.tool.endsWith('read_text_file'))!;
       const d = await index.getPayload(spillRow.id);
       expect(d.readBacks).toHaveLength(1);
       const rb = d.readBacks![0]!;
