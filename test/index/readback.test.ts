@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { handleLargeResponse } from '../../src/pipeline/index.js';
+import { contextTimeline } from '../../src/service/offline.js';
 import { REPO, copyTree, tmpDir, tmpIndex } from './helpers.js';
 
 const REAL = path.join(REPO, 'test', 'index', 'fixtures', 'real');
@@ -80,7 +81,7 @@ describe('read-backs in a Claude Code transcript of a hook spill', () => {
     const proj = path.join(home, 'projects', '-work');
     fs.mkdirSync(proj, { recursive: true });
     fs.writeFileSync(path.join(proj, `${sid}.jsonl`), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
-    const { index } = tmpIndex();
+    const { index, dbPath } = tmpIndex();
     index.addRoot(path.join(home, 'projects'));
     index.addRoot(path.join(home, 'spills'));
     await index.scan();
@@ -97,5 +98,11 @@ describe('read-backs in a Claude Code transcript of a hook spill', () => {
     fs.appendFileSync(path.join(proj, `${sid}.jsonl`), '\n');
     await index.scan();
     expect((await index.getPayload(spillRow.id)).readBacks).toHaveLength(4);
+
+    // `spillway context --json` prints them under readBacks: the reading call's tool_use id and the spill it read.
+    const session = index.listSessions().find((x) => x.kind === 'claude-code')!;
+    await index.close();
+    const t = await contextTimeline({ target: session.id, env: { ...process.env, SPILLWAY_HOME: path.join(home, 'app') }, dbPath, request: {} });
+    expect(t.readBacks.map((r) => [r.toolUseId, r.spillId])).toEqual(['toolu_read', 'toolu_grep', 'toolu_sed', 'toolu_dd'].map((id) => [id, spillRow.id]));
   });
 });
