@@ -50,3 +50,4 @@ export { imageSize, imageSizeOfBase64, imageTokens, imagesInText, providerOf, ty
 export { CLAUDE_CODE_RULES } from './claude-code/rules.js';
 export { CODEX_RULES } from './codex/rules.js';
 export { GEMINI_CLI_RULES } from './gemini-cli/rules.js';
+export { readAccessesOf, shellReads, shellWords, type ReadAccess, type ReadPart, type ReadVia } from './readback.js';

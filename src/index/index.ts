@@ -33,9 +33,11 @@ import type { SummaryRun } from '../pipeline/types.js';
 import { IndexCore, type IndexEvent } from './core.js';
 import { FullText, BULK_MIN_ROWS, type WriterMode } from './fulltext.js';
 import { type PayloadContent, Queries } from './queries.js';
+import { readBacksIn } from './readback.js';
 import { Reports } from './reports.js';
 import { type AddRootOptions, Roots } from './roots.js';
 import type {
+  ReadBack,
   TimelineData,
   TimelineRequest,
   IndexStats,
@@ -273,6 +275,11 @@ export class SpillIndex {
 
   getPayload(id: string): Promise<PayloadDetail> {
     return this.queries.getPayload(id);
+  }
+
+  /** Every read-back read in, or of a spill of, these sessions (all sessions without), oldest first (readback.ts). */
+  readBacks(sessionIds?: string[]): ReadBack[] {
+    return readBacksIn(this.core, sessionIds);
   }
 
   payloadContent(id: string): Promise<PayloadContent> {

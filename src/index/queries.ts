@@ -3,6 +3,7 @@
  * detail and where its content is, and totals. Every query is bounded (paged, capped); requests
  * come validated from the service, so only defaults are applied here.
  */
+import { readBacksOf } from './readback.js';
 import fs from 'node:fs';
 import { DEFAULT_PROFILE, DEFAULT_STRATEGY, buildPreview } from '../pipeline/index.js';
 import type { AssetRef, PayloadMeta, StrategyName } from '../pipeline/types.js';
@@ -386,6 +387,9 @@ export class Queries {
     const linked = r.linked_path ?? sp?.linked_path;
     if (linked) detail.linkedPath = linked;
     if (sp && r.join_how) detail.spill = { payloadId: sp.id, sessionId: sp.session_id, how: r.join_how };
+    // A read names the spill's file; the transcript's row that joined it shows the same call.
+    const readBacks = readBacksOf(this.core, sp ? [r.id, sp.id] : [r.id]);
+    if (readBacks.length) detail.readBacks = readBacks;
     if (r.joined_to) {
       const t = this.core.q('SELECT id, session_id FROM payloads WHERE id = ?').get(r.joined_to) as { id: string; session_id: string } | undefined;
       if (t) detail.calledIn = { payloadId: t.id, sessionId: t.session_id };
