@@ -10,7 +10,10 @@
  * - the sidebar's "N entered" is the sum of those;
  * - each of the Timeline's "Costliest results" is the entered figure of the payload it opens;
  * - the tuner's and the waste report's "as it ran" peak is the Timeline's measured peak (within 2%,
- *   the replay's promise), and the tuner and the waste report agree with each other.
+ *   the replay's promise), and the tuner and the waste report agree with each other;
+ * - having opened the Timeline changes no figure (the sidebar and the headers say what they said);
+ * - no binary result passed whole (binary never reaches the model raw).
+ * Every disagreement is listed before the test fails, so one run says all that is wrong.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -105,6 +108,11 @@ describe.each(SIZES)('the realistic Claude Code session at $width×$height', (si
         const n = Number(await head.getAttribute('data-entered'));
         const cell = await text(page, `#prow-${i} [data-testid="row-entered"]`);
         entered.set(id, { tool: await text(page, `#prow-${i} .tool-name`), entered: n, rule: (await head.getAttribute('data-rule'))! });
+        // Binary never reaches the model raw (issue 29, item 5): a binary result that "passed whole" did.
+        const kinds = await page.locator(`.detail[data-payload-id="${id}"] .detail-title .badge`).allTextContents();
+        if (kinds.includes('binary') && entered.get(id)!.rule === 'whole') {
+          disagree.push(`${entered.get(id)!.tool} ${id} (${await text(page, '.detail-input')}): a binary result passed whole, ${n} tokens entered the model raw`);
+        }
         same(`row ${i} (${entered.get(id)!.tool}): table's Entered vs header's entered`, cell, short(n));
       }
       figures.perPayload = [...entered.values()];
