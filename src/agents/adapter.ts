@@ -51,6 +51,11 @@ export interface ClientFiles {
   guardedHome?: { dir: string; chatDirs: readonly string[] };
   /** Where the user finds its sessions, in words for a hint (`~/.claude/projects`). */
   hint: string;
+  /**
+   * Files that belong to a transcript beside it: the session a sub-agent's transcript belongs to, and a
+   * folder of whole results the transcript points into (Claude Code's `tool-results/`), indexed with it.
+   */
+  around?(transcript: string): { parent?: string; sideFilesDir?: string };
 }
 
 /** The inputs of a context rule: the turns' models and windows, and what the user set. */

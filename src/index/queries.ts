@@ -482,7 +482,8 @@ export class Queries {
       if (!st) throw new IndexError('NOT_FOUND', `payload file is gone: ${p}`);
       return { type: 'file', path: p, bytes: st.size };
     }
-    const text = await readImportedText(this.core.source, source);
+    const kind = (this.core.q('SELECT kind FROM sessions WHERE id = ?').get(r.session_id) as { kind: string } | undefined)?.kind ?? '';
+    const text = await readImportedText(this.core.source, source, kind);
     if (text === null) throw new IndexError('NOT_FOUND', `payload no longer found in ${source.transcript}; re-scan`);
     return { type: 'text', text, bytes: Buffer.byteLength(text) };
   }
