@@ -17,6 +17,7 @@
  * client in `src/index/clients.ts`, also keyed by `ClientId`.
  */
 import type { ClientId, ClientMeta } from './clients.js';
+import type { Profile } from '../pipeline/types.js';
 import type { Provider } from './media.js';
 import type { ClientRules } from './rules.js';
 
@@ -65,7 +66,19 @@ export interface ContextInputs {
   window?: number;
 }
 
-/** What the MCP client shows its model of a tool result (decides when a result is too large). */
+/** A client as an MCP client of the proxy. */
+export interface ClientMcp {
+  /** What it shows its model of a tool result (decides when a result is too large). */
+  shows: McpShape;
+  /** The `clientInfo.name` values it introduces itself with (`codex-mcp-client`). */
+  names: readonly string[];
+  /** The tokenizer family its models count with (the proxy's default `--profile` for it). */
+  profile: Profile;
+  /** The `_meta` key of a tools/call that carries its transcript's tool call id, if it sends one. */
+  callIdKey?: string;
+}
+
+/** What the MCP client shows its model of a tool result. */
 export type McpShape =
   /** the serialized structuredContent when there is one, else the content blocks (Claude Code, Codex) */
   | 'structured-first'
@@ -102,5 +115,5 @@ export interface ClientAdapter {
   /** Whose image rule (and default prices) its sessions pay by when the model name does not say. */
   provider: Provider;
   prices: Prices;
-  mcp: McpShape;
+  mcp: ClientMcp;
 }

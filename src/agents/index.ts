@@ -88,5 +88,5 @@ export { CLAUDE_CODE_RULES } from './claude-code/rules.js';
 export { CODEX_RULES } from './codex/rules.js';
 export { GEMINI_CLI_RULES } from './gemini-cli/rules.js';
 export { CLIENTS, CLIENT_IDS, clientName, isClientId, type ClientId, type ClientMeta } from './clients.js';
-export type { AgentEnv, ClientAdapter, ClientContextRule, ClientFiles, ContextInputs, ContextSettings, McpShape, Prices } from './adapter.js';
+export type { AgentEnv, ClientAdapter, ClientContextRule, ClientFiles, ClientMcp, ContextInputs, ContextSettings, McpShape, Prices } from './adapter.js';
 export { unknownContext } from './context.js';

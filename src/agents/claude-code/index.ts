@@ -14,7 +14,8 @@ export const CLAUDE_CODE: ClientAdapter = {
       name.endsWith('.jsonl') && (/"(parentUuid|sessionId|leafUuid)"\s*:/.test(head) || /"type"\s*:\s*"(summary|file-history-snapshot)"/.test(head)),
     // Loosest test of the three: `sessionId` is in Gemini's .jsonl too, so it goes last.
     recognisePriority: 30,
-    homeRoots: (home, env) => [path.join(env.CLAUDE_CONFIG_DIR ? path.resolve(env.CLAUDE_CONFIG_DIR) : path.join(home, '.claude'), 'projects')],
+    // $CLAUDE_CONFIG_DIR moves the whole `.claude` folder.
+    homeRoots: (home, env) => [env.CLAUDE_CONFIG_DIR ? path.join(path.resolve(env.CLAUDE_CONFIG_DIR), 'projects') : path.join(home, ...CLIENTS['claude-code'].homeSuffix)],
     hint: '~/.claude/projects',
     around: (t) => ({ parent: claudeParentTranscript(t), sideFilesDir: claudeToolResultsDir(t) }),
   },
@@ -22,5 +23,5 @@ export const CLAUDE_CODE: ClientAdapter = {
   provider: 'anthropic',
   prices: { input: 5, cacheWrite: 6.25, cacheRead: 0.5, output: 25 },
   context: claudeContext,
-  mcp: 'structured-first',
+  mcp: { shows: 'structured-first', names: ['claude-code'], profile: 'claude', callIdKey: 'claudecode/toolUseId' },
 };

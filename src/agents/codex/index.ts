@@ -12,12 +12,13 @@ export const CODEX: ClientAdapter = {
       name.endsWith('.jsonl') &&
       (/"type"\s*:\s*"(session_meta|response_item|turn_context|event_msg)"/.test(head) || (name.startsWith('rollout-') && /"(record_type|call_id|instructions)"/.test(head))),
     recognisePriority: 20,
-    homeRoots: (home, env) => [path.join(env.CODEX_HOME ? path.resolve(env.CODEX_HOME) : path.join(home, '.codex'), 'sessions')],
+    // $CODEX_HOME moves the whole `.codex` folder.
+    homeRoots: (home, env) => [env.CODEX_HOME ? path.join(path.resolve(env.CODEX_HOME), 'sessions') : path.join(home, ...CLIENTS.codex.homeSuffix)],
     hint: '~/.codex/sessions',
   },
   rules: CODEX_RULES,
   provider: 'openai',
   prices: { input: 1.25, cacheWrite: 1.25, cacheRead: 0.125, output: 10 },
   context: codexContext,
-  mcp: 'structured-first',
+  mcp: { shows: 'structured-first', names: ['codex-mcp-client', 'codex'], profile: 'o200k', callIdKey: 'callId' },
 };

@@ -14,7 +14,7 @@ export const GEMINI_CLI: ClientAdapter = {
       (name.endsWith('.json') && /^\s*\{/.test(head) && /"sessionId"\s*:/.test(head) && /"messages"\s*:/.test(head)),
     // Before Claude Code's test, which `sessionId` would pass.
     recognisePriority: 10,
-    homeRoots: (home) => [path.join(home, '.gemini', 'tmp')],
+    homeRoots: (home) => [path.join(home, ...CLIENTS.gemini.homeSuffix)],
     // Only tmp/<project hash>/chats/ holds chats; the rest is settings and credentials (oauth_creds.json).
     guardedHome: { dir: '.gemini', chatDirs: ['tmp'] },
     hint: '~/.gemini/tmp',
@@ -24,5 +24,6 @@ export const GEMINI_CLI: ClientAdapter = {
   prices: { input: 1.25, cacheWrite: 1.25, cacheRead: 0.31, output: 10 },
   // Its transcripts record no window and no compaction rule we have read.
   context: unknownContext,
-  mcp: 'content-only',
+  // The name it introduces itself with was not recorded in a run here: its sidecars keep the name it sent.
+  mcp: { shows: 'content-only', names: [], profile: 'o200k' },
 };
