@@ -4,9 +4,10 @@
  * types from the pipeline, so the index and the service can both depend on it without the
  * index reaching up into the service.
  */
+import type { ClientId } from '../agents/clients.js';
 import type { AssetRef, ContentKind, GuardAction, PayloadMeta, Profile, StrategyName, SummaryRun } from '../pipeline/types.js';
 
-export type SessionKind = 'spillway' | 'claude-code' | 'codex' | 'gemini' | 'scratch';
+export type SessionKind = 'spillway' | ClientId | 'scratch';
 
 export interface RootInfo {
   id: string;
@@ -392,7 +393,7 @@ export type Provenance = 'measured' | 'read' | 'inferred' | 'estimated' | 'simul
 
 /** The window and auto-compact trigger of a session, by its client's rule. */
 export interface ContextRule {
-  client: 'claude-code' | 'codex' | 'gemini' | 'unknown';
+  client: ClientId | 'unknown';
   model?: string;
   window: number | null;
   windowSource: Provenance;

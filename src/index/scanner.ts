@@ -20,7 +20,8 @@ import { type Discovery, STAT_PENDING, type Unit, type UnitKind, discover, finge
 import type { FullText } from './fulltext.js';
 import { relink } from './join.js';
 import { type Awaitable, type RefreshPlan, isPromiseLike } from './source.js';
-import { type ImportContext, importClaude, importCodex, importGemini } from './importers.js';
+import { CLIENT_READERS } from './clients.js';
+import type { ImportContext } from './importers.js';
 import type { PayloadRecord, UnitResult } from './record.js';
 import { type RootRow, type Roots, isInsidePath } from './roots.js';
 import { isS3Path } from './s3.js';
@@ -449,14 +450,8 @@ export class Scanner {
   private readUnit(unit: Unit, yielder: Yielder): Awaitable<UnitResult> {
     if (unit.kind === 'spillway') return readSpillwayUnit(this.core.source, unit, this.buffers);
     const ctx: ImportContext = { source: this.core.source, yielder, resolveSpill: (p) => this.resolveSpill(p) };
-    switch (unit.kind) {
-      case 'claude-code':
-        return importClaude(ctx, unit);
-      case 'codex':
-        return importCodex(ctx, unit);
-      case 'gemini':
-        return importGemini(ctx, unit);
-    }
+    // unit.kind is a ClientId here: the table has a reader for every one (clients.ts), checked by the compiler.
+    return CLIENT_READERS[unit.kind].import(ctx, unit);
   }
 
   /** The Spillway payload a message in a transcript names, if it is one inside a registered root (see import-link.ts). */

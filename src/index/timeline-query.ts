@@ -7,11 +7,11 @@ import type { IndexCore } from './core.js';
 import type { PayloadContent } from './queries.js';
 import type { ContextRule, PayloadLedger, Prices, ReplayResult, ReplayScenario, TimelineData, TimelineRequest } from './rows.js';
 import { type LedgerDbRow, ledgerOfRow, spilledRemainder } from './ledger.js';
-import { type GuardLookup, type PayloadLink, type ReplaySeries, DEFAULT_PRICES, buildTimeline, contextRule, observedTrigger, replay, scenarioLabel } from './timeline.js';
+import { type GuardLookup, type PayloadLink, type ReplaySeries, buildTimeline, contextRule, observedTrigger, replay, scenarioLabel } from './timeline.js';
 import { OfflineGuard, guardAnswer, reGuardable, settingsOf, GUARD_CANDIDATE_SHARE, type GuardTarget } from './timeline-guard.js';
-import { rulesOf } from '../agents/index.js';
 import { BUSY_TIMEOUT_MS } from './db.js';
-import { claudeToolTokensAt } from './turns-claude.js';
+import { readerOf } from './clients.js';
+import { UNKNOWN_CLIENT_PRICES, adapterOf, isClientId, rulesOf } from '../agents/index.js';
 import { estimateText, type CompactionRecord, type TurnRecord, type TurnTool, type TurnToolAt } from './turns.js';
 import { Yielder } from './yielder.js';
 import { profileOfMessage } from '../pipeline/index.js';
@@ -63,7 +63,7 @@ interface TurnRow {
 }
 
 function clientOf(kind: string): ContextRule['client'] {
-  return kind === 'claude-code' || kind === 'codex' || kind === 'gemini' ? kind : 'unknown';
+  return isClientId(kind) ? kind : 'unknown';
 }
 
 /** Which tools' results Spillway's guard can reach in this client (its adapter says; an unknown client: every tool). */
@@ -209,7 +209,7 @@ export class TimelineQueries {
     }
     guardable.sort((a, b) => b.tokens - a.tokens);
     const rule = contextRule(client, turns, { ...req, observed: observedTrigger(turns, compactions) });
-    const prices: Prices = { ...DEFAULT_PRICES[client === 'codex' ? 'openai' : client === 'gemini' ? 'gemini' : 'claude'], ...req.prices };
+    const prices: Prices = { ...(adapterOf(client)?.prices ?? UNKNOWN_CLIENT_PRICES), ...req.prices };
     const { data, series } = buildTimeline(
       { sessionId: session.id, client, turns, compactions, baselineTokens: src.find((s) => s.baseline_tokens !== null)?.baseline_tokens ?? undefined, notes, payloads, rule, prices, guardReaches: reaches },
       [],
@@ -309,7 +309,10 @@ export class TimelineQueries {
     // A closing index stops this at its next slice, even inside a huge line (IndexStopping).
     const yielder = new Yielder(undefined, undefined, () => this.core.stopping);
     for (const [sourceId, placed] of bySource) {
-      const file = (this.core.q('SELECT key FROM sources WHERE id = ?').get(sourceId) as { key: string } | undefined)?.key;
+      const src = this.core.q('SELECT key, kind FROM sources WHERE id = ?').get(sourceId) as { key: string; kind: string } | undefined;
+      const file = src?.key;
+      // Only a client whose turn reader places results (TurnTool.at) reads them back; another's stay lost.
+      const tokensAt = readerOf(src?.kind)?.toolTokensAt;
       // One transcript line per place, read in spans of neighbouring lines.
       const lines = new Map<number, Placed[]>();
       for (const p of placed) {
@@ -340,7 +343,7 @@ export class TimelineQueries {
           const ps = lines.get(o)!;
           const len = ps[0]!.tool.at.length;
           const line = bytes && o - start + len <= bytes.length ? bytes.subarray(o - start, o - start + len) : undefined;
-          const tokens = line ? await claudeToolTokensAt(line, ps.map((p) => p.tool), yielder) : ps.map(() => null);
+          const tokens = line && tokensAt ? await tokensAt(line, ps.map((p) => p.tool), yielder) : ps.map(() => null);
           ps.forEach((p, k) => {
             const n = tokens[k];
             if (n === null || n === undefined) return void lost++;

@@ -1,3 +1,4 @@
+import { ADAPTERS, CLIENT_IDS } from '../../agents/index.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
@@ -725,9 +726,8 @@ export class McpProxy {
 /** What an MCP client's `clientInfo.name` says it is, as the sidecar's `client`. */
 export function clientOfName(name: string | undefined): string | undefined {
   if (!name) return undefined;
-  if (name === 'claude-code') return 'claude-code';
-  if (name === 'codex-mcp-client' || name === 'codex') return 'codex';
-  return name.slice(0, 100);
+  const id = CLIENT_IDS.find((c) => ADAPTERS[c].mcp.names.includes(name));
+  return id ?? name.slice(0, 100);
 }
 
 /**
@@ -739,7 +739,10 @@ export function clientOfName(name: string | undefined): string | undefined {
 export function callOfRequest(params: Obj, clientName: string | undefined, cwd: string): ToolCallRef {
   const meta = isObj(params._meta) ? params._meta : {};
   const s = (v: unknown) => (typeof v === 'string' && v && v.length <= 512 ? v : undefined);
-  const toolCallId = s(meta['claudecode/toolUseId']) ?? s(meta.callId) ?? s(meta.toolCallId);
+  // Each client's own key (its adapter's `mcp.callIdKey`), then the generic one.
+  let toolCallId: string | undefined;
+  for (const id of CLIENT_IDS) toolCallId ??= ADAPTERS[id].mcp.callIdKey ? s(meta[ADAPTERS[id].mcp.callIdKey!]) : undefined;
+  toolCallId ??= s(meta.toolCallId);
   return { client: clientOfName(clientName), ...(toolCallId ? { toolCallId } : {}), ...(s(meta.sessionId) ? { clientSessionId: s(meta.sessionId) } : {}), cwd };
 }
 
