@@ -8,8 +8,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSummarizer, listProvidersProbed } from '../../src/summarize/index.js';
-import { probeLocal } from '../../src/summarize/providers/local.js';
+import { createSummarizer, listProvidersProbed, probeLocal } from '../../src/summarize/index.js';
 import { startFake, type FakeServer } from './wire.js';
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-local-'));

@@ -3,8 +3,7 @@
  * Without a price a default run reports no cost, and the experiments' budgets could not be kept.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MODELS, PRICING, costOf } from '../../src/summarize/summarizer.js';
-import { PROVIDER_NAMES } from '../../src/summarize/types.js';
+import { DEFAULT_MODELS, PRICING, PROVIDER_NAMES, costOf } from '../../src/summarize/index.js';
 
 describe('prices', () => {
   it('every cloud provider’s default model is in the price table', () => {

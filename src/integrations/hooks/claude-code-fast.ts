@@ -23,7 +23,7 @@ export const MAX_HOOK_INPUT_BYTES = 512 * 1024 * 1024;
 export const FAST_MCP_IMAGE_TOKENS = 1_600;
 /** The strategies and summarizer names the CLI accepts (tests hold them equal to ALL_STRATEGIES and PROVIDER_NAMES). */
 export const FAST_STRATEGIES: readonly string[] = ['chars4', 'craft-density', 'calibrated', 'o200k', 'cl100k', 'claude'];
-export const FAST_SUMMARIZERS: readonly string[] = ['structural', 'anthropic', 'openai', 'none', 'off'];
+export const FAST_SUMMARIZERS: readonly string[] = ['structural', 'anthropic', 'openai', 'local', 'none', 'off'];
 
 /** What the decision needs of the command line. */
 export interface FastHookOptions {

@@ -668,7 +668,11 @@ export class McpProxy {
    */
   /** A tool's name as the client names it, for the spill's sidecar and message (the server's own name stays for lookups). */
   private recordedName(tool: string): string {
-    return clientToolName(this.opts.client ?? 'generic', this.opts.serverName ?? this.serverName, tool);
+    // Without --server-name the client's config key is unknown (the server's own name from
+    // `initialize` is often not it: "secure-filesystem-server" behind a key "fs"), so the bare name
+    // is recorded rather than a guess; the index still joins the row to the client's call by its id.
+    if (!this.opts.serverName) return tool;
+    return clientToolName(this.opts.client ?? 'generic', this.opts.serverName, tool);
   }
 
   private fitsAsIs(line: Buffer): boolean {

@@ -54,8 +54,8 @@ export function lazyMkdir(dir: () => string): () => Promise<string> {
  *   with every character outside `[A-Za-z0-9_-]` made `_` as Claude Code does;
  * - `gemini`: `<server>__<tool>` (Gemini CLI 0.61.0's server-qualified name);
  * - `generic`: the bare tool name, since an unknown client's naming is unknown.
- * `server` is the name the client knows the server by (`--server-name`, which setup writes),
- * else the server's own name from `initialize`.
+ * `server` is the name the client knows the server by (`--server-name`, which setup writes); the
+ * proxy records the bare name when it was not given one.
  */
 export function clientToolName(client: 'claude-code' | 'codex' | 'gemini' | 'generic', server: string, tool: string): string {
   if (client === 'generic') return tool;
