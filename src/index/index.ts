@@ -147,7 +147,7 @@ export class SpillIndex {
       (p, limit, strategy, profile) => guardDecision(this.timelines.guard, p, settingsOf(limit, { strategy, profile })),
     );
     this.rowWriter = new RowWriter(this.core, this.runs, () => (this.fullText.mayBePending = true));
-    this.scanner = new Scanner(this.core, this.roots, this.rowWriter, this.fullText, (ids) => this.queries.totals(ids), opts.backgroundEstimates === false ? undefined : (ids) => void this.timelines.warm(ids));
+    this.scanner = new Scanner(this.core, this.roots, this.rowWriter, this.fullText, (ids) => this.queries.totals(ids), opts.backgroundEstimates === false ? undefined : (ids) => this.timelines.warm(ids));
     // Full text a previous process left unfinished fills in now.
     if (this.fullText.unsearched()) setImmediate(() => void this.fullText.fill());
   }

@@ -116,8 +116,10 @@ export class Scanner {
     private readonly fullText: FullText,
     private readonly totals: (rootIds: string[]) => Omit<IndexStats, 'seconds'>,
     /** Phase 3, in the background once the full text is in: the timeline's estimates of what was listed. */
-    private readonly afterSearch: (sessionIds: string[]) => void = () => undefined,
+    private readonly afterSearch: (sessionIds: string[]) => Promise<void> | void = () => undefined,
   ) {}
+  /** Phase 3 of the last listing that touched sessions: a scan that waits for the full text waits for it too. */
+  private phase3: Promise<void> = Promise.resolve();
 
   /** Both phases; with `waitForFullText` false, resolves once listed (full text fills in behind). */
   scan(opts: ScanOptions = {}, waitForFullText = true): Promise<ScanResult> {
@@ -164,7 +166,16 @@ export class Scanner {
       this.writer.commit();
       releaseCheckpoints();
       this.fullText.resume();
-      if (touched.size) void this.fullText.fill().then(() => this.afterSearch([...touched]), () => undefined);
+      if (touched.size) {
+        const previous = this.phase3;
+        this.phase3 = this.fullText.fill().then(
+          async () => {
+            await previous;
+            await this.afterSearch([...touched]);
+          },
+          () => undefined,
+        ).catch(() => undefined);
+      }
       else void this.fullText.fill();
     }
     Object.assign(res, this.totals(roots.map((r) => r.id)));
@@ -179,6 +190,8 @@ export class Scanner {
   /** Phase 2: wait for full-text search of what was listed. */
   private async search(res: ScanResult, t0: number): Promise<ScanResult> {
     res.writer = (await this.fullText.fill()).writer;
+    // The ledger's measured figures are part of the index: a scan asked for and waited on (reindex, `spillway index`) includes them.
+    await this.phase3;
     res.seconds = (performance.now() - t0) / 1000;
     return res;
   }

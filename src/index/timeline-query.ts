@@ -99,22 +99,28 @@ export class TimelineQueries {
   }
 
   /**
-   * Estimate, in the background, the tool results a listing of these sessions only placed (a third
-   * phase, after the listing and the full text): the listing stays cheap, and a timeline opened
-   * after it reads stored numbers. One pass at a time; sessions asked for during it join it.
+   * Estimate, in the background, the tool results a listing of these sessions only placed, and
+   * measure their ledgers (a third phase, after the listing and the full text): the listing stays
+   * cheap, and a timeline opened after it reads stored numbers. One pass at a time; sessions asked
+   * for during it join it. A scan that waits for the full text waits for this too (Scanner.search).
    */
   warm(sessionIds: Iterable<string>): Promise<void> {
     for (const id of sessionIds) this.toWarm.add(id);
     this.warming ??= (async () => {
       const check = this.core.q(`SELECT EXISTS(SELECT 1 FROM turns WHERE session_id = ? AND instr(tools_json, '"tokens":0,"at":') > 0) AS n`);
+      const hasTurns = this.core.q('SELECT EXISTS(SELECT 1 FROM turns WHERE session_id = ?) AS n');
       while (this.toWarm.size && !this.core.closed && !this.core.stopping) {
         const id = this.toWarm.values().next().value!;
         this.toWarm.delete(id);
         try {
           // A placed result is written `"tokens":0,"at":{…}` (turns-claude.ts): the check only picks candidates.
-          if (!(check.get(id) as { n: number }).n) continue;
-          const rows = this.turnRows(id);
-          await this.estimatePlaced(id, rows, rows.map((r) => ({ tools: JSON.parse(r.tools_json) as TurnTool[] })));
+          if ((check.get(id) as { n: number }).n) {
+            const rows = this.turnRows(id);
+            await this.estimatePlaced(id, rows, rows.map((r) => ({ tools: JSON.parse(r.tools_json) as TurnTool[] })));
+          }
+          // Then the ledger's "entered", measured from the API's usage, written on the rows once here
+          // (issue 29: one figure per result, from indexing on; the Timeline only reads it).
+          if ((hasTurns.get(id) as { n: number }).n && (await this.measure(id))) this.announce(id);
         } catch {
           /* the timeline request estimates them itself */
         }
@@ -129,6 +135,38 @@ export class TimelineQueries {
   }
 
   async timeline(req: TimelineRequest, o: TimelineOptions = {}): Promise<TimelineData | undefined> {
+    const built = await this.build(req);
+    if (!built) return undefined;
+    const { data, series, guardable, session } = built;
+    if (built.written) this.announce(session.id);
+    this.remember(session.id, this.keyOf(session.id, req), series, guardable);
+    data.replays = [data.replays[0]!, ...(await this.replayAll(series, guardable, req, o.guardBudgetMs ?? GUARD_BUDGET_MS))];
+    data.subagents = (this.core.q('SELECT id, name FROM sessions WHERE parent_id = ? ORDER BY name').all(session.id) as Array<{ id: string; name: string }>).map((s) => {
+      const r = this.core.q("SELECT count(*) AS n, coalesce(max(context), 0) AS peak FROM turns WHERE session_id = ?").get(s.id) as { n: number; peak: number };
+      return { sessionId: s.id, name: s.name, calls: r.n, peak: r.peak };
+    });
+    return data;
+  }
+
+  /**
+   * Measure the ledger's "entered" of a session's results and write it on their rows: the indexing's
+   * last phase (warm), so every view reads the measured figure from the start and opening the
+   * Timeline changes none. Returns how many rows it wrote.
+   */
+  async measure(sessionId: string): Promise<number> {
+    return (await this.build({ sessionId }))?.written ?? 0;
+  }
+
+  /** Tell the views that figures changed: this session's rows, and the spills joined to them (their own sessions). */
+  private announce(sessionId: string): void {
+    const joined = this.core
+      .q('SELECT DISTINCT j.session_id AS id FROM payloads p JOIN payloads j ON j.id = p.spill_id WHERE p.session_id = ?')
+      .all(sessionId) as Array<{ id: string }>;
+    this.core.emit({ event: 'onDidIndex', payload: { sessionIds: [sessionId, ...joined.map((j) => j.id)], added: 0, changed: 0, removed: 0 } });
+  }
+
+  /** The timeline without its replays: turns, results, the measured ledgers (written back when they changed). */
+  private async build(req: TimelineRequest): Promise<{ data: TimelineData; series: ReplaySeries; guardable: Guardable[]; session: { id: string }; written: number } | undefined> {
     const session = this.core.q('SELECT id, kind, name FROM sessions WHERE id = ?').get(req.sessionId) as { id: string; kind: string; name: string } | undefined;
     if (!session) return undefined;
     const rows = this.turnRows(session.id);
@@ -215,14 +253,8 @@ export class TimelineQueries {
       [],
     );
     if (guardProfile) series.guardProfile = data.guardProfile = guardProfile;
-    this.measureLedgers(data, ledgers, stored);
-    this.remember(session.id, this.keyOf(session.id, req), series, guardable);
-    data.replays = [data.replays[0]!, ...(await this.replayAll(series, guardable, req, o.guardBudgetMs ?? GUARD_BUDGET_MS))];
-    data.subagents = (this.core.q('SELECT id, name FROM sessions WHERE parent_id = ? ORDER BY name').all(session.id) as Array<{ id: string; name: string }>).map((s) => {
-      const r = this.core.q("SELECT count(*) AS n, coalesce(max(context), 0) AS peak FROM turns WHERE session_id = ?").get(s.id) as { n: number; peak: number };
-      return { sessionId: s.id, name: s.name, calls: r.n, peak: r.peak };
-    });
-    return data;
+    const written = this.measureLedgers(data, ledgers, stored);
+    return { data, series, guardable, session, written };
   }
 
   /**
@@ -231,7 +263,7 @@ export class TimelineQueries {
    * spill's), so the table, the sidebar, the payload's header and `spillway context` show this one
    * figure; each of the timeline's results carries its ledger. A call without usage leaves the estimate.
    */
-  private measureLedgers(data: TimelineData, ledgers: Map<string, PayloadLedger>, stored: Map<string, StoredEntered>): void {
+  private measureLedgers(data: TimelineData, ledgers: Map<string, PayloadLedger>, stored: Map<string, StoredEntered>): number {
     const measured: Array<[string, number]> = [];
     for (const t of data.turns) {
       const known = t.delta !== null && t.delta > 0;
@@ -249,7 +281,7 @@ export class TimelineQueries {
         x.ledger = l;
       }
     }
-    if (!measured.length || !this.core.db.open) return;
+    if (!measured.length || !this.core.db.open) return 0;
     const upd = this.core.q(
       "UPDATE payloads SET l_entered = ?, l_entered_how = 'measured' WHERE (id = ? OR id = (SELECT spill_id FROM payloads WHERE id = ?)) AND (l_entered IS NOT ? OR l_entered_how IS NOT 'measured')",
     );
@@ -261,8 +293,10 @@ export class TimelineQueries {
       db.transaction(() => {
         for (const [id, n] of measured) upd.run(n, id, id, n);
       })();
+      return measured.length;
     } catch {
       /* kept for this request only */
+      return 0;
     } finally {
       if (!own) db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
