@@ -78,9 +78,11 @@ export function guardAnswer(guard: OfflineGuard, c: GuardCandidate, s: GuardSett
 }
 
 /** The tuner's word for guardAnswer: a payload not re-guarded is decided by its size, as the replay does. */
-export function guardDecision(guard: OfflineGuard, c: GuardCandidate & { tokens: number; reached: boolean }, s: GuardSettings): 'spill' | 'pass' | 'pending' {
+export function guardDecision(guard: OfflineGuard, c: GuardCandidate & { tokens: number; reached: boolean; binary?: boolean }, s: GuardSettings): 'spill' | 'pass' | 'pending' {
   // Out of the guard's reach the client's own treatment stands at every limit (the replay's `unguarded`).
   if (!c.reached) return 'pass';
+  // Binary is saved at any size and any limit (the guard never lets raw bytes reach the model).
+  if (c.binary) return 'spill';
   const m = guardAnswer(guard, c, s);
   if (m === undefined) return c.guardable ? 'pending' : c.tokens > s.limit ? 'spill' : 'pass';
   return m === null ? 'pass' : 'spill';

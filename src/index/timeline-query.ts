@@ -212,7 +212,7 @@ export class TimelineQueries {
     const client = clientOf(session.kind);
     const reaches = guardReachOf(client);
     for (const p of this.core.q(
-      "SELECT id, tool, path, tokens, bytes, action, CASE WHEN action = 'spill' THEN message END AS message, binary, max(tokens, coalesce(t_chars4, 0), coalesce(t_craft_density, 0), coalesce(t_calibrated, 0), coalesce(t_o200k, 0), coalesce(t_cl100k, 0), coalesce(t_claude, 0)) AS most, coalesce(call_id, json_extract(source_json, '$.toolUseId')) AS tid, " +
+      "SELECT id, tool, path, tokens, bytes, action, CASE WHEN action = 'spill' THEN message END AS message, (binary = 1 OR kind = 'binary') AS binary, max(tokens, coalesce(t_chars4, 0), coalesce(t_craft_density, 0), coalesce(t_calibrated, 0), coalesce(t_o200k, 0), coalesce(t_cl100k, 0), coalesce(t_claude, 0)) AS most, coalesce(call_id, json_extract(source_json, '$.toolUseId')) AS tid, " +
         'l_full, l_client, l_client_rule, l_entered, l_entered_how, l_kept_assets, l_kept_bytes, l_kept_tokens, l_images, ' +
         // The joined spill's stored figure (in the proxy's or hook's own session), so a figure already written is not written again.
         "(SELECT j.l_entered || ':' || j.l_entered_how FROM payloads j WHERE j.id = payloads.spill_id) AS spill_entered, spill_id FROM payloads WHERE session_id = ?",
