@@ -60,7 +60,7 @@ export interface McpProxyOptions {
   localTools?: (session: () => Promise<string>, sessionDir: () => string) => LocalTools;
   /** JSON Schema validator factory (the SDK's Ajv provider by default). */
   validatorFor?: (schema: Record<string, unknown>) => Promise<Validate>;
-  /** Longest server line read into memory (default MAX_BUFFERED_LINE_BYTES); a longer response is streamed to a spill. For tests. */
+  /** Longest server line read into memory (default MAX_BUFFERED_LINE_BYTES); a longer response is streamed to a spill, never forwarded. For tests. */
   maxLineBytes?: number;
   input?: Readable;
   output?: Writable;
@@ -569,7 +569,7 @@ export class McpProxy {
     const work = big.spill!.then(
       (r) => {
         if (r.error !== undefined) this.log(`the sidecar of ${r.payloadPath} could not be written: ${errMessage(r.error)}`);
-        this.log(`spilled ${toolName} (${fmtBytes(r.bytes)}, streamed uninspected) to ${r.payloadPath}`);
+        this.log(`spilled ${toolName} (${fmtBytes(r.bytes)}, streamed to disk unread, not forwarded) to ${r.payloadPath}`);
         if (!pending) return;
         if (isTool) return this.toClient.writeLine(resultResponse(pending.id, this.streamedResult(toolName, r)));
         this.toClient.writeLine(
