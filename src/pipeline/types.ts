@@ -241,6 +241,14 @@ export interface GuardOptions {
   now?: () => Date;
   /** Which tools the model has to read a spilled payload with: the message's "Read more" advice names them. Default `generic`. */
   readMore?: ReadMoreTools;
+  /**
+   * With `readMore: 'drill-down'`: the names the drill-down tools are registered under, which the
+   * message (and the sidecar's copy of it) names. The MCP proxy lists them under a free suffix
+   * (`spillway_read_2`) when the wrapped server lists the canonical name itself, so a drill-down
+   * never goes to that server. Default: the canonical names. A name that is not a plain MCP tool
+   * name (1–128 of `A-Za-z0-9_-.`) is ignored.
+   */
+  drillDownNames?: DrillDownToolNames;
   /** The result handed to the guard is not the whole tool output: what is missing, said in the message and kept in the meta's errors. */
   incomplete?: string;
   /**
@@ -289,10 +297,19 @@ export interface GuardOptions {
 
 /**
  * The tools a model has for reading a spilled payload: `claude-code` (Read, and grep in Bash or the Grep
- * tool when it is offered), `drill-down` (the proxy's spillway_read / spillway_grep / spillway_query), `generic`
- * (names no tool: the library cannot know the agent's).
+ * tool when it is offered), `drill-down` (the proxy's spillway_read / spillway_grep / spillway_query, under
+ * the names of {@link GuardOptions.drillDownNames}), `files` (a file-reading tool; names no drill-down tool:
+ * the MCP proxy without them, where a server's tool of that name would answer), `generic` (a file-reading
+ * tool, or the drill-down tools when the proxy is connected: the library cannot know the agent's).
  */
-export type ReadMoreTools = 'claude-code' | 'drill-down' | 'generic';
+export type ReadMoreTools = 'claude-code' | 'drill-down' | 'files' | 'generic';
+
+/** The drill-down tools' names as the client lists them (see {@link GuardOptions.drillDownNames}). */
+export interface DrillDownToolNames {
+  read: string;
+  grep: string;
+  query: string;
+}
 
 export interface GuardResult {
   action: Exclude<GuardAction, 'pass'>;

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { DEFAULT_PROFILE, MAX_MESSAGE_CHARS, PREVIEW_CHARS, buildPreview, fmtBytes, mayCarryInlineAssets, readMoreAdvice, resolveLimit, spillStream, truncate } from '../../pipeline/index.js';
-import type { Estimate, StreamedSpillResult } from '../../pipeline/index.js';
+import type { DrillDownToolNames, Estimate, ReadMoreTools, StreamedSpillResult } from '../../pipeline/index.js';
 import type { GuardResult, SummarizeHook, ToolCallRef } from '../../pipeline/index.js';
 import { LineSplitter, LineWriter, MAX_BUFFERED_LINE_BYTES } from './lines.js';
 import { ChunkQueue, OversizedLine, previewText } from './oversized.js';
@@ -32,8 +32,8 @@ export interface LocalTools {
   call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>>;
   /** Told about each spill: the example sentence appended to the message. */
   hint?(g: GuardResult): string;
-  /** The message's "read more" sentence naming the tools as registered (replaces the guard's, which names the canonical ones). */
-  advice?(): string;
+  /** The tools' names as registered (the last list): every message names these, never the canonical ones a server may hold. */
+  names?(): DrillDownToolNames;
 }
 
 export interface McpProxyOptions {
@@ -60,7 +60,7 @@ export interface McpProxyOptions {
   localTools?: (session: () => Promise<string>, sessionDir: () => string) => LocalTools;
   /** JSON Schema validator factory (the SDK's Ajv provider by default). */
   validatorFor?: (schema: Record<string, unknown>) => Promise<Validate>;
-  /** Longest server line read into memory (default MAX_BUFFERED_LINE_BYTES); a longer response is streamed to a spill. For tests. */
+  /** Longest server line read into memory (default MAX_BUFFERED_LINE_BYTES); a longer response is streamed to a spill, never forwarded. For tests. */
   maxLineBytes?: number;
   input?: Readable;
   output?: Writable;
@@ -569,7 +569,7 @@ export class McpProxy {
     const work = big.spill!.then(
       (r) => {
         if (r.error !== undefined) this.log(`the sidecar of ${r.payloadPath} could not be written: ${errMessage(r.error)}`);
-        this.log(`spilled ${toolName} (${fmtBytes(r.bytes)}, streamed uninspected) to ${r.payloadPath}`);
+        this.log(`spilled ${toolName} (${fmtBytes(r.bytes)}, streamed to disk unread, not forwarded) to ${r.payloadPath}`);
         if (!pending) return;
         if (isTool) return this.toClient.writeLine(resultResponse(pending.id, this.streamedResult(toolName, r)));
         this.toClient.writeLine(
@@ -599,7 +599,7 @@ export class McpProxy {
     const rel = path.relative(w.sessionPath, w.payloadPath).split(path.sep).join('/');
     const finished = big.line.finished;
     const exact = !finished || finished.exact;
-    const advice = this.local ? (this.local.advice?.() ?? readMoreAdvice('drill-down')) : readMoreAdvice(this.opts.client === 'claude-code' ? 'claude-code' : 'generic');
+    const advice = readMoreAdvice(this.readMore, this.local?.names?.());
     const { text, json } = previewText(big.line.previewHead);
     const out = [
       `[spillway] The result of ${tool} is ${fmtBytes(w.bytes)} (~${w.estimate.tokens.toLocaleString('en-US')} tokens, chars4 estimate from its size), ` +
@@ -675,6 +675,16 @@ export class McpProxy {
     return clientToolName(this.opts.client ?? 'generic', this.opts.serverName, tool);
   }
 
+  /**
+   * The tools a spill message sends the model to. Behind the proxy the way in is the drill-down
+   * tools; without them (`--no-drill-down`) the client's own, and never a `spillway_*` name, since a
+   * tool of that name here would be the server's.
+   */
+  private get readMore(): ReadMoreTools {
+    if (this.local) return 'drill-down';
+    return this.opts.client === 'claude-code' ? 'claude-code' : 'files';
+  }
+
   private fitsAsIs(line: Buffer): boolean {
     return line.length <= this.fastPassBytes && !mayCarryInlineAssets(line);
   }
@@ -703,10 +713,9 @@ export class McpProxy {
         contextWindowTokens: this.opts.contextWindowTokens,
         summarize: this.summarize,
         client: this.opts.client,
-        // Behind the proxy the model's way in is the drill-down tools; without them, its own tools.
-        readMore: this.local ? 'drill-down' : this.opts.client === 'claude-code' ? 'claude-code' : 'generic',
+        readMore: this.readMore,
         drillDownHint: this.local?.hint ? (g) => this.local!.hint!(g) : undefined,
-        drillDownAdvice: this.local?.advice ? () => this.local!.advice!() : undefined,
+        drillDownNames: this.local?.names ? () => this.local!.names!() : undefined,
         log: (m) => this.log(m),
       });
       if (!replaced) return this.toClient.writeLine(line);

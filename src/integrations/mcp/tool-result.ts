@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { ADAPTERS, CLIENT_IDS, type ClientId } from '../../agents/index.js';
-import { buildPreview, MAX_MESSAGE_CHARS, PREVIEW_CHARS, readMoreAdvice, truncate } from '../../pipeline/index.js';
-import type { GuardOptions, GuardResult, Profile, ReadMoreTools, SummarizeHook, ToolCallRef } from '../../pipeline/index.js';
+import { buildPreview, MAX_MESSAGE_CHARS, PREVIEW_CHARS, truncate } from '../../pipeline/index.js';
+import type { DrillDownToolNames, GuardOptions, GuardResult, Profile, ReadMoreTools, SummarizeHook, ToolCallRef } from '../../pipeline/index.js';
 import { STRUCTURED_EXTRA_BUDGET_CHARS, shrinkStructured, type Validate } from './structured.js';
 import { mcpContentText } from '../../summarize/index.js';
 import { errMessage, isObj } from '../../pipeline/values.js';
@@ -85,8 +85,8 @@ export interface GuardDeps {
   summarize?: SummarizeHook;
   /** Sentence appended to the message telling the model how to drill down (empty: none). */
   drillDownHint?: (g: GuardResult) => string;
-  /** The "read more" sentence naming the drill-down tools as registered, in place of the guard's (which names the canonical ones). */
-  drillDownAdvice?: () => string;
+  /** The drill-down tools' names as registered (asked at each spill: a later tools/list may change them); the guard's message names these. */
+  drillDownNames?: () => DrillDownToolNames | undefined;
   log: (msg: string) => void;
   signal?: AbortSignal;
 }
@@ -148,6 +148,7 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
   let failure: string | undefined;
   try {
     const sessionPath = await deps.session();
+    const names = deps.readMore === 'drill-down' ? deps.drillDownNames?.() : undefined;
     const shown = shownText(result, deps.client ?? 'generic');
     g = await deps.guard(result, {
       sessionPath,
@@ -159,6 +160,7 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
       summarize: deps.summarize,
       signal: deps.signal,
       readMore: deps.readMore,
+      ...(names ? { drillDownNames: names } : {}),
       ...(ctx.call ? { call: ctx.call } : {}),
       ...(shown !== undefined ? { shown } : {}),
     });
@@ -171,14 +173,8 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
 
   let message: string;
   if (g) {
+    // The guard's message already names the drill-down tools as registered (drillDownNames), as its sidecar records it.
     message = g.message;
-    if (deps.readMore === 'drill-down' && deps.drillDownAdvice) {
-      // The guard's sentence comes before the preview, so the first occurrence is the guard's own, never the server's text.
-      const theirs = readMoreAdvice('drill-down');
-      const ours = deps.drillDownAdvice();
-      const at = message.indexOf(theirs);
-      if (at !== -1 && ours !== theirs) message = message.slice(0, at) + ours + message.slice(at + theirs.length);
-    }
     const hint = deps.drillDownHint?.(g);
     if (hint) message = `${message}\n${hint}`;
   } else {
