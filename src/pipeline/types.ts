@@ -58,16 +58,6 @@ export interface AssetRef {
   sniffed: boolean;
 }
 
-/** Shape of the reference object written into linked JSON in place of the asset. */
-export interface LinkedAssetRef {
-  $spillwayAsset: {
-    path: string;
-    mimeType: string;
-    bytes: number;
-    sha256: string;
-  };
-}
-
 export interface SummaryRequest {
   /** The payload (linked form: assets already replaced). */
   text: string;
