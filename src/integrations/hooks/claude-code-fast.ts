@@ -114,8 +114,6 @@ export function parseFastArgs(args: readonly string[]): FastHookOptions | undefi
   return out;
 }
 
-type Obj = Record<string, unknown>;
-
 function sizeOf(v: unknown): number {
   if (typeof v === 'string') return Buffer.byteLength(v);
   try {
