@@ -37,7 +37,6 @@ export const MAX_LIMIT_TOKENS = 100_000_000;
 const KINDS = ['json', 'ndjson', 'csv', 'log', 'html', 'xml', 'markdown', 'code', 'text', 'binary'] as const satisfies readonly ContentKind[];
 const ACTIONS = ['pass', 'spill', 'inline-assets'] as const satisfies readonly GuardAction[];
 
-// eslint-disable-next-line no-control-regex
 const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
 const id = z.string().min(1).max(MAX_ID_CHARS).regex(NO_CONTROL, 'must not contain control characters');
 const nonNegInt = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
