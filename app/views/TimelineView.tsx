@@ -117,8 +117,8 @@ function Chart({ t, rule, replayed, onPick, yTop }: { t: TimelineData; rule: Tim
       u.destroy();
       plot.current = null;
     };
-    // The replay redraws through setData below, not by building a new chart.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // The replay redraws through setData below, not by building a new chart (which would lose the hovered call).
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- rule and replayed: see above
   }, [t, keys]);
   useEffect(() => {
     plot.current?.setData(chartData(t, rule, keys, replayed));
@@ -251,7 +251,6 @@ export function TimelineView() {
       live = false;
     };
     // A new session only; the slider asks for replays alone.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [sessionId, api]);
 
   useEffect(() => {
