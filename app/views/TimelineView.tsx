@@ -6,6 +6,7 @@ import { useApp, useAppStore } from '../store/react.js';
 import { formatInt, formatTokens, formatUsd } from '../lib/format.js';
 import { loadReplaySettings, saveReplaySettings, type ReplaySettings } from './timeline-settings.js';
 import { errMessage } from '../../src/pipeline/values.js';
+import { STRATEGY_NAMES } from '../../src/pipeline/vocab.js';
 import { chartTop } from '../lib/timeline-scale.js';
 import { legendCall, ownShares } from '../lib/timeline-legend.js';
 import { scopeTitle } from '../lib/sessions.js';
@@ -18,7 +19,6 @@ const REPLAY_DEBOUNCE_MS = 60;
 const PRESETS = [2_000, 8_000, 12_000, 25_000];
 /** Replayed results whose guard message was not built in time are asked for again this soon. */
 const PENDING_RETRY_MS = 300;
-const STRATEGIES: readonly StrategyName[] = ['chars4', 'craft-density', 'calibrated', 'o200k', 'cl100k', 'claude'];
 const PROFILES: readonly Profile[] = ['o200k', 'cl100k', 'claude'];
 const PALETTE = ['#6c8ebf', '#82b366', '#d6b656', '#b85450', '#9673a6', '#d79b00', '#999999'];
 
@@ -184,7 +184,7 @@ function SettingsPanel({ client, guardProfile, s, onChange }: { client: ContextR
         Strategy{' '}
         <select aria-label="Replay strategy" value={s.strategy ?? ''} onChange={(e) => onChange({ ...s, strategy: (e.target.value || undefined) as StrategyName | undefined })}>
           <option value="">guard default</option>
-          {STRATEGIES.map((x) => <option key={x} value={x}>{x}</option>)}
+          {STRATEGY_NAMES.map((x) => <option key={x} value={x}>{x}</option>)}
         </select>
       </label>
       <label>
