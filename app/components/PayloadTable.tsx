@@ -8,6 +8,7 @@ import { ActionBadge, ClientBadge } from './common.js';
 import { NoSessions } from './NoSessions.js';
 import { guessHome, projectOf, rootLabel, sessionTitle, shortenHome } from '../lib/sessions.js';
 import { summarizeProgress } from '../lib/progress.js';
+import { CONTENT_KINDS } from '../../src/pipeline/vocab.js';
 import type { PayloadFilters } from '../store/slices/payloads.js';
 
 const filtersActive = (f: PayloadFilters) => Boolean(f.query.trim() || f.tool || f.action || f.kind || f.minTokens != null);
@@ -29,7 +30,6 @@ const COLUMNS: Array<{ id: string; label: string; sort?: PayloadSortField; class
 ];
 
 const ACTIONS: GuardAction[] = ['spill', 'inline-assets', 'pass'];
-const KINDS: ContentKind[] = ['json', 'ndjson', 'csv', 'log', 'html', 'xml', 'markdown', 'code', 'text', 'binary'];
 
 /** What the table shows: one session (as people know it), one folder, or everything. */
 export function ScopeBar() {
@@ -102,7 +102,7 @@ export function PayloadFilterBar() {
       </select>
       <select aria-label="Kind" value={filters.kind} onChange={(e) => setFilters({ kind: e.target.value as ContentKind | '' })}>
         <option value="">Any kind</option>
-        {KINDS.map((k) => <option key={k} value={k}>{k}</option>)}
+        {CONTENT_KINDS.map((k) => <option key={k} value={k}>{k}</option>)}
       </select>
       </div>
       <PartialNotice />

@@ -21,16 +21,6 @@ export function ClientBadge({ s }: { s: Pick<SessionInfo, 'kind' | 'client'> }) 
   );
 }
 
-export function Kbd({ keys }: { keys: string[] }) {
-  return (
-    <span className="kbd-combo">
-      {keys.map((k, i) => (
-        <kbd key={i}>{k}</kbd>
-      ))}
-    </span>
-  );
-}
-
 export const isMac = () => typeof navigator !== 'undefined' && /Mac|iPhone|iPad/.test(navigator.platform || navigator.userAgent);
 export const modKey = () => (isMac() ? '⌘' : 'Ctrl');
 

@@ -18,7 +18,7 @@ import type { IndexCore } from './core.js';
 import { readImportedText } from './importers.js';
 import type { SourceLocation } from './record.js';
 import type { IndexProgressEvent } from './rows.js';
-import { BulkWriter, type BulkRows } from './bulk.js';
+import { BulkWriter } from './bulk.js';
 import { FTS_GAP, countLinesIn, ftsWindow, stripAndScanBase64 } from './text.js';
 import { ReadBuffers, readWindow } from './window.js';
 import { IndexStopping, Yielder } from './yielder.js';

@@ -205,7 +205,6 @@ function scaledParts(t: TurnRecord, delta: number | null, baseline: number | und
 
 export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): { data: TimelineData; series: ReplaySeries } {
   const { line, carried } = mainLine(input.turns);
-  const seqIndex = new Map(line.map((t, i) => [t.seq, i]));
   const comps: TimelineCompaction[] = [];
   for (const c of input.compactions) {
     // The first main call at or after the compaction's position.

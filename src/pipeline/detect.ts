@@ -29,10 +29,8 @@ const JSON_CONFIRM_MAX_CHARS = 1024 * 1024;
 
 // Control characters that do not occur in text. Allowed: \t \n \v \f \r, \b (overstrike), ESC (ANSI),
 // and BEL, which ends terminal title sequences (ESC ] 0 ; title BEL) in shell output captured from a PTY.
-// eslint-disable-next-line no-control-regex
 const BAD_CONTROL_RE = /[\x00-\x06\x0e-\x1a\x1c-\x1f\x7f]/g;
 const NON_LATIN1_RE = /[^\x00-\xff]/;
-// eslint-disable-next-line no-control-regex
 const ANY_BAD_CONTROL_RE = /[\x00-\x06\x0e-\x1a\x1c-\x1f\x7f]/;
 
 export const KIND_INFO: Record<ContentKind, { mimeType: string; ext: string }> = {

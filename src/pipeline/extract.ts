@@ -76,7 +76,6 @@ const BINARY_TYPES = new Set(['image', 'audio', 'base64', 'blob']);
 /** Longest sibling value remembered for context (MIME types and `type` values are short). */
 const MAX_SIBLING_CHARS = 256;
 
-// eslint-disable-next-line no-control-regex
 const JSON_SPECIAL_RE = /["\\\x00-\x1f\u2028\u2029]/;
 const DATA_URL_PREFIX_RE =
   /data:((?:[a-z0-9!#$&^_.+-]+(?:\\?\/)[a-z0-9!#$&^_.+-]+)?)((?:;[a-z0-9!#$&^_.+-]+=[^;,\s"'()<>\\]*)*);base64,/giy;

@@ -29,8 +29,6 @@ export const MIN_BASE64_ASSET_CHARS = 256;
  * separator, a control character named in a config) more often than a file.
  */
 export const MIN_BINARY_STRING_CHARS = 32;
-/** Smallest raw binary (bytes) saved as an asset: any size, since the model cannot read bytes as text. */
-export const MIN_BINARY_ASSET_BYTES = 1;
 /**
  * Smallest asset (decoded bytes) cut out of a result that fits the limit: below it, base64 costs
  * about as many tokens as the reference that would replace it (~40). Above the limit every

@@ -1,4 +1,5 @@
 import type { SpillStore } from './store/seam.js';
+import type { ContentKind, StrategyName } from './vocab.js';
 
 /**
  * Shared types of the guard. Everything under src/ may import these; the renderer may import
@@ -11,8 +12,8 @@ export type ToolResult = string | Uint8Array | ArrayBuffer | unknown;
 export type Profile = 'o200k' | 'cl100k' | 'claude';
 export const PROFILES: readonly Profile[] = ['o200k', 'cl100k', 'claude'];
 
-/** Named estimation strategies. `o200k`, `cl100k`, `claude` are exact tokenizer counts. */
-export type StrategyName = 'chars4' | 'craft-density' | 'calibrated' | 'o200k' | 'cl100k' | 'claude';
+/** Strategy names and content kinds are lists in vocab.ts; their types are re-exported here with the other shared words. */
+export type { ContentKind, StrategyName } from './vocab.js';
 
 export interface Estimate {
   tokens: number;
@@ -57,16 +58,6 @@ export interface AssetRef {
   source: 'binary' | 'binary-string' | 'base64' | 'base64url' | 'data-url' | 'mcp-image' | 'mcp-audio' | 'mcp-blob';
   /** True when the type came from magic bytes (file-type); false when only declared or guessed. */
   sniffed: boolean;
-}
-
-/** Shape of the reference object written into linked JSON in place of the asset. */
-export interface LinkedAssetRef {
-  $spillwayAsset: {
-    path: string;
-    mimeType: string;
-    bytes: number;
-    sha256: string;
-  };
 }
 
 export interface SummaryRequest {
@@ -119,8 +110,6 @@ export interface SummaryRun extends SummaryOutput {
   status: 'ok' | 'error' | 'timeout' | 'fallback';
   error?: string;
 }
-
-export type ContentKind = 'json' | 'ndjson' | 'csv' | 'log' | 'html' | 'xml' | 'markdown' | 'code' | 'text' | 'binary';
 
 /** The `.meta.json` sidecar. Version it: the indexer reads old ones. */
 export interface PayloadMeta {

@@ -4,7 +4,6 @@
  * base64 dump the hook spilled with its image cut out, a Bash output Claude Code persisted itself,
  * an MCP read and a Grep.
  */
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HOOK_LIMIT, writeLedgerSession } from './ledger-fixture.js';
 import { tmpDir, tmpIndex } from './helpers.js';

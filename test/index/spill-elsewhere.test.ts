@@ -46,7 +46,7 @@ describe('a transcript call the guard spilled, with the spill not in any open fo
     }
     const pass = rows.find((r) => r.action === 'pass')!;
     expect((await index.getPayload(pass.id))!.source!.spilledTo).toBeUndefined();
-    index.close();
+    await index.close();
   });
 });
 
