@@ -16,7 +16,7 @@
  * (line readers, the sources, the yielder), so it is the index's half of the adapter: one entry per
  * client in `src/index/clients.ts`, also keyed by `ClientId`.
  */
-import type { ClientId, ClientMeta } from './clients.js';
+import type { ClientMeta } from './clients.js';
 import type { Profile } from '../pipeline/types.js';
 import type { Provider } from './media.js';
 import type { ClientRules } from './rules.js';

@@ -345,7 +345,6 @@ const enum St {
 }
 
 /** What binary leaves in a JSON literal: a raw NUL or U+FFFD, or the escape of a low control or of U+FFFD. */
-// eslint-disable-next-line no-control-regex
 const BINARY_MARK_RE = /[\x00\uFFFD]|\\u00[01][0-9a-fA-F]|\\u[fF]{3}[dD]/g;
 
 /** A character that cannot appear in a JSON string holding only (possibly wrapped) base64. */
