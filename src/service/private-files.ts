@@ -22,6 +22,7 @@
  * | `ensurePrivateDir(Sync)` | app data and its own folders: created 0700, or checked when they exist |
  * | `checkPrivate`           | one existing file or folder: the caller's, not writable by others      |
  * | `preparePrivateDbFile`   | the index database before SQLite opens it                              |
+ * | `checkPrivateDb`         | an index database that may exist, before a command touches it (prune)  |
  * | `privatizeTree`          | a tree Spillway has just written (a scratch session)                   |
  * | `writePrivateFileSync`   | a small file of ours, atomically, 0600                                 |
  */
@@ -176,14 +177,25 @@ export function preparePrivateDbFile(dbPath: string): void {
       fs.closeSync(fd);
     }
   }
+  checkPrivateDb(dbPath);
+}
+
+/**
+ * An index database that may exist (and its -wal, -shm and -journal files): each one there must be
+ * the caller's ({@link checkPrivate}). Creates nothing. Returns whether the database itself exists.
+ */
+export function checkPrivateDb(dbPath: string): boolean {
+  if (dbPath === ':memory:') return false;
+  let exists = false;
   for (const [f, what] of [
     [dbPath, 'index database'],
     [`${dbPath}-wal`, 'index database journal'],
     [`${dbPath}-shm`, 'index database shared memory'],
     [`${dbPath}-journal`, 'index database journal'],
   ] as const) {
-    checkPrivate(f, what);
+    if (checkPrivate(f, what) && f === dbPath) exists = true;
   }
+  return exists;
 }
 
 /**
