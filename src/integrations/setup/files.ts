@@ -88,9 +88,18 @@ export function readJsonObject(file: string): { text?: string; value: Obj } {
   return { text, value };
 }
 
-/** JSON as Claude Code writes its settings: two-space indent, a final newline. */
-export function jsonText(value: unknown): string {
-  return `${JSON.stringify(value, null, 2)}\n`;
+/**
+ * JSON as Claude Code writes its settings (two-space indent, a final newline), or, given the file's
+ * previous text laid out over several lines, in that text's own indent, line ends, final whitespace
+ * and byte order mark: so setup then `--remove` gives back the very bytes (issue 32). A one-line
+ * (compact) file gets the default: setup's entries would be unreadable on one line.
+ */
+export function jsonText(value: unknown, like?: string): string {
+  const m = like === undefined ? null : /^(\uFEFF?)\s*[{[][ \t]*\r?\n([ \t]+)\S/.exec(like);
+  if (!m) return `${JSON.stringify(value, null, 2)}\n`;
+  const crlf = /\r\n/.test(like!);
+  const body = JSON.stringify(value, null, m[2]); // a newline inside a JSON string is escaped: every \n here is a line end
+  return `${m[1]}${crlf ? body.replace(/\n/g, '\r\n') : body}${/\s*$/.exec(like!)![0]}`;
 }
 
 function stamp(now: Date): string {
