@@ -9,8 +9,10 @@ import { isObj } from '../../pipeline/values.js';
  * `$CODEX_HOME/config.toml` (default `~/.codex/config.toml`) that runs the server behind
  * `spillway mcp --client codex`. Without CMD, the existing server NAME is wrapped.
  *
- * The file is edited as text, so its comments and layout stay: only NAME's own tables
- * (`[mcp_servers.NAME]`, `[mcp_servers.NAME.env]`, …) are cut out and written anew at the end.
+ * The file is edited as text, so its comments and layout stay: setup's own tables for NAME
+ * (`[mcp_servers.NAME]`, `[mcp_servers.NAME.env]`, …) go at the end under a marker comment; the
+ * user's own tables for a server setup wraps stay where they are, as kept comment lines that
+ * `--remove` gives back, so setup then `--remove` returns the file's very bytes (issue 32).
  * smol-toml (a small, spec-compliant TOML 1.0 parser with no dependencies) checks the file before
  * (an invalid one is left untouched) and after (the result must parse, hold exactly the intended
  * server, and hold everything else unchanged), so a text edit can never produce a broken config.
