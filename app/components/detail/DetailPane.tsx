@@ -9,6 +9,7 @@ import { ParsedView } from '../viewer/ParsedView.js';
 import { EstimatesPanel } from './EstimatesPanel.js';
 import { SummariesPanel } from './SummariesPanel.js';
 import { AssetsGallery } from './AssetsGallery.js';
+import { ReadBacks } from './ReadBacks.js';
 import { enteredRule, provenanceText } from './ledger.js';
 import type { GuardAction, PayloadLedger } from '../../../src/service/contract.js';
 
@@ -84,6 +85,11 @@ export function DetailPane() {
     store.getState().selectSession(sessionId);
     await store.getState().openPayload(payloadId);
   };
+  /** A call that read this spill back: opened in its session (the table moves there only when it is another). */
+  const openReader = async (sessionId: string, payloadId: string) => {
+    if (store.getState().selectedSessionId !== sessionId) store.getState().selectSession(sessionId);
+    await store.getState().openPayload(payloadId);
+  };
   const copyPath = async () => {
     if (!detail) return;
     try {
@@ -147,6 +153,7 @@ export function DetailPane() {
           <code className="ellipsis" title={detail?.path}>{detail ? shortenHome(detail.path, home) : '…'}</code>
           <button className="btn ghost sm" onClick={() => void copyPath()} disabled={!detail}>Copy path</button>
         </div>
+        {detail?.readBacks?.length ? <ReadBacks list={detail.readBacks} onOpen={(rb) => void openReader(rb.sessionId, rb.readerId)} /> : null}
         {detail?.source?.spilledTo ? (
           <div className="note" data-testid="spilled-elsewhere">
             The guard spilled this result to <code title={detail.source.spilledTo}>{shortenHome(detail.source.spilledTo, home)}</code>, a folder this
