@@ -25,8 +25,9 @@ export function partText(p: ReadBackPart): string {
   switch (p.kind) {
     case 'whole':
       return 'the whole file';
+    // Line numbers as an editor shows them (no thousands separator), so "lines 1230–1240" can be typed into one.
     case 'lines':
-      return p.end === undefined ? `lines ${formatInt(p.start)}–end` : p.end === p.start ? `line ${formatInt(p.start)}` : `lines ${formatInt(p.start)}–${formatInt(p.end)}`;
+      return p.end === undefined ? `lines ${p.start}–end` : p.end === p.start ? `line ${p.start}` : `lines ${p.start}–${p.end}`;
     case 'tail':
       return `last ${plural(p.count, 'line')}`;
     case 'bytes':
@@ -78,7 +79,7 @@ export function readBackTitle(rb: ReadBack, at?: string): string {
   const p = rb.part;
   const lines =
     p.kind === 'grep' && p.matched?.length
-      ? `, matching line${p.matched.length === 1 ? '' : 's'} ${p.matched.slice(0, MAX_TITLE_LINES).map(formatInt).join(', ')}${p.matched.length > MAX_TITLE_LINES || (p.matchCount ?? 0) > p.matched.length ? ', …' : ''}`
+      ? `, matching line${p.matched.length === 1 ? '' : 's'} ${p.matched.slice(0, MAX_TITLE_LINES).join(', ')}${p.matched.length > MAX_TITLE_LINES || (p.matchCount ?? 0) > p.matched.length ? ', …' : ''}`
       : '';
   const cost = rb.entered !== undefined ? `${formatInt(rb.entered)} tokens entered the model's context (whole result ${formatInt(rb.tokens)})` : `${formatInt(rb.tokens)} tokens`;
   return `${rb.tool}${rb.toolUseId ? ` (${rb.toolUseId})` : ''}${at ? ` at ${at}` : ''} read ${partText(p)}${lines} of the spill, by ${VIA[rb.via]}: ${cost}.`;

@@ -513,10 +513,12 @@ function ReadBackCard({ reads, args, onPick, onOpen, onSpill }: { reads: ReadBac
                   )}
                 </td>
                 <td className="call-cell">
-                  <button type="button" className="link-btn mono" title={`${readBackTitle(rb)} Open this call.`} onClick={() => onOpen(rb.readerId)} data-testid="timeline-open-reader">{rb.tool}</button>{' '}
-                  <span className="dim mono call-args">{args.get(rb.readerId) ?? ''}</span>
+                  <span className="call-label">
+                    <button type="button" className="link-btn mono tool-name" title={`${readBackTitle(rb)} Open this call.`} onClick={() => onOpen(rb.readerId)} data-testid="timeline-open-reader">{rb.tool}</button>
+                    {args.get(rb.readerId) ? <span className="call-args dim mono" title={args.get(rb.readerId)}>{args.get(rb.readerId)}</span> : null}
+                  </span>
                 </td>
-                <td>
+                <td className="readback-what">
                   <button type="button" className="link-btn" title="Open the spill it read" onClick={() => onSpill(rb)} data-testid="timeline-readback-spill">
                     <span className="mono">{rb.spillTool ?? 'spill'}</span> {partText(rb.part)}
                   </button>
