@@ -7,6 +7,7 @@
  * | --- | --- |
  * | `linkReadBacks(core)` | rebuild the `read_backs` table from the payload rows (after every listing, inside its transaction: join.ts `relink`) |
  * | `readBacksOf(core, spillIds)` | the read-backs of these spills, oldest first |
+ * | `readBacksBy(core, readerId)` | the read-backs one call made (its own header's "reads back") |
  * | `readBacksIn(core, sessionIds?)` | every read-back of these sessions (a reader's or a spill's), oldest first |
  *
  * What a call reads is parsed per client (src/agents/<client>/readback.ts, the shared drill-down
@@ -246,6 +247,11 @@ export function readBacksOf(core: IndexCore, ids: string[]): ReadBack[] {
   const marks = ids.map(() => '?').join(',');
   const rows = core.q(`${SELECT_READ_BACKS} WHERE rb.spill_id IN (${marks}) ORDER BY rb.at, rb.reader_id, rb.n`).all(...ids) as ReadBackDbRow[];
   return rows.map(toReadBack);
+}
+
+/** The read-backs this call made (a call may read several parts, or several spills), in its order. */
+export function readBacksBy(core: IndexCore, readerId: string): ReadBack[] {
+  return (core.q(`${SELECT_READ_BACKS} WHERE rb.reader_id = ? ORDER BY rb.n`).all(readerId) as ReadBackDbRow[]).map(toReadBack);
 }
 
 /** Every read-back read in, or of a spill in, these sessions (all without), oldest first. */

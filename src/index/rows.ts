@@ -191,6 +191,8 @@ export interface PayloadDetail {
   ledger?: PayloadLedger;
   /** Later calls that read this spill back, oldest first (readback.ts); absent when none did. */
   readBacks?: ReadBack[];
+  /** What this call itself read back of earlier spills (it is the reader), in its order; absent when it read none. */
+  reads?: ReadBack[];
 }
 
 /**

@@ -39,7 +39,7 @@ export interface MemoryApiOptions {
   sessionList?: SessionInfo[];
   /**
    * Later calls that read a spill back, as the index links them: `getPayload` of the spill lists
-   * those of its id, `getTimeline` those read in the session or of its spills (not on replayOnly).
+   * those of its id (of a reader, those it made), `getTimeline` those read in the session or of its spills (not on replayOnly).
    */
   readBacks?: ReadBack[];
 }
@@ -107,6 +107,7 @@ export function createMemoryApi(opts: MemoryApiOptions = {}): MemoryApi {
     );
   let runSeq = 0;
   const readBacksOf = (spillId: string) => (opts.readBacks ?? []).filter((rb) => rb.spillId === spillId);
+  const readsBy = (readerId: string) => (opts.readBacks ?? []).filter((rb) => rb.readerId === readerId);
   const readBacksIn = (sessionId: string) =>
     (opts.readBacks ?? []).filter((rb) => rb.sessionId === sessionId || rows.find((r) => r.id === rb.spillId)?.sessionId === sessionId);
   const impl = {
@@ -162,6 +163,7 @@ export function createMemoryApi(opts: MemoryApiOptions = {}): MemoryApi {
         binary: false,
         readOnly: sessions.find((s) => s.id === row.sessionId)?.readOnly ?? false,
         ...(readBacksOf(id).length ? { readBacks: readBacksOf(id) } : {}),
+        ...(readsBy(id).length ? { reads: readsBy(id) } : {}),
       };
     },
     async readPayload(req: { id: string; start?: number; end?: number }) {

@@ -111,12 +111,28 @@ describe("the payload's header", () => {
     expect(store.getState().selectedSessionId).toBe('s1');
   });
 
+  it("the reading call's header names what it read back, each a link to the spill", async () => {
+    const api = createMemoryApi({ payloads: 12, sessions: 2, readBacks: inSessions(2) });
+    const store = await renderApp(api);
+    act(() => store.getState().selectSession('s1'));
+    await act(() => store.getState().openPayload('p3'));
+    const box = await screen.findByTestId('reads-back');
+    expect(within(box).getAllByTestId('reads-back-spill').map((b) => b.closest('li')!.textContent)).toEqual(['search_issueslines 120–180', 'search_issuesgrep `<b>ERROR</b>` (2 lines)']);
+    expect(box.querySelector('b')).toBeNull();
+    expect(screen.queryByTestId('read-backs')).toBeNull();
+    // The spill p2 is in s0: the table moves there.
+    fireEvent.click(within(box).getAllByTestId('reads-back-spill')[0]!);
+    await waitFor(() => expect(store.getState().detail?.row.id).toBe('p2'));
+    expect(store.getState().selectedSessionId).toBe('s0');
+  });
+
   it('says nothing for a payload nobody read back', async () => {
     const api = createMemoryApi({ payloads: 12, sessions: 2, readBacks: inSessions(2) });
     const store = await renderApp(api);
     await act(() => store.getState().openPayload('p10'));
     await waitFor(() => expect(store.getState().detail?.row.id).toBe('p10'));
     expect(screen.queryByTestId('read-backs')).toBeNull();
+    expect(screen.queryByTestId('reads-back')).toBeNull();
   });
 });
 

@@ -5,7 +5,8 @@
  * back by Read with an offset, a lockfile spill by grep in Bash, an MCP read's spill by spillway_read
  * and spillway_grep. At 1280×800 and 1920×1080 (docs/screenshots/readback-*.png):
  * - each spilled call's header says "Read back N×" with the parts the index linked, each link opening
- *   the reading call, whose tokens are the table's Entered for that call;
+ *   the reading call, whose tokens are the table's Entered for that call; the reader's header names
+ *   the spill it read and leads back;
  * - the Timeline marks the reading calls on the chart, lists them with the Timeline's tokens (the same
  *   figures), shows "reads back <spill tool> <part>" under the picked call, and its "open the spill"
  *   opens the call the spill answered, which lists the same read-back;
@@ -147,6 +148,12 @@ describe.each(SIZES)('read-backs of the realistic Claude Code session at $width�
       await page.locator(`.detail[data-payload-id="${first.readerId}"]`).waitFor({ timeout: 30_000 });
       const readerEntered = await page.locator(`.detail[data-payload-id="${first.readerId}"] [data-testid="entered"]`).getAttribute('data-entered');
       same("the first reader's header entered vs its read-back's", Number(readerEntered), first.entered);
+      // Its header names the spill it read, and leads back to the call the spill answered.
+      const back = page.locator(`.detail[data-payload-id="${first.readerId}"] [data-testid="reads-back-spill"]`);
+      same("the reader's reads-back", await back.count(), 1);
+      await shot(page, 'reader');
+      await back.click();
+      await page.locator(`.detail[data-payload-id="${first.spillCalledIn!.payloadId}"] [data-testid="read-backs"]`).waitFor({ timeout: 30_000 });
 
       // The Timeline: the readers marked on the chart, listed with the Timeline's tokens.
       await page.locator('button[aria-label="Context timeline"]').click();

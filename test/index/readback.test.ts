@@ -142,6 +142,8 @@ describe('what the views show beside a read-back', () => {
       // What the read cost in context is the table's Entered for that call, beside its whole result.
       expect(rb.entered).toBe(reader.entered);
       expect(rb.tokens).toBe(reader.tokens);
+      // The reader's own detail names what it read, the same link seen from the other end.
+      expect((await index.getPayload(rb.readerId)).reads?.map((x) => [x.spillId, x.part])).toEqual([[rb.spillId, rb.part]]);
     }
     await index.close();
   });

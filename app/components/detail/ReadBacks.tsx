@@ -44,3 +44,25 @@ export function ReadBacks({ list, onOpen }: { list: readonly ReadBack[]; onOpen:
     </div>
   );
 }
+
+/**
+ * On the reading call's own header: what it read back of earlier spills, each a link to the spill
+ * (the way back from a read-back link). `onOpen` gets the read-back; the caller picks where it goes.
+ */
+export function ReadsBack({ list, onOpen }: { list: readonly ReadBack[]; onOpen: (rb: ReadBack) => void }) {
+  return (
+    <div className="detail-readbacks" data-testid="reads-back" data-count={list.length}>
+      <span className="readback-head"><strong>Reads back</strong></span>
+      <ul className="readback-list">
+        {list.map((rb, i) => (
+          <li key={i}>
+            <span className="mono readback-by">{rb.spillTool ?? 'a spill'}</span>
+            <button type="button" className="link-btn readback-part mono" data-testid="reads-back-spill" data-spill-id={rb.spillId} onClick={() => onOpen(rb)} title={`${readBackTitle(rb, formatDateTime(rb.at))} Open the spill it read.`}>
+              {partText(rb.part)}
+            </button>
+          </li>
+        ))}
+      </ul>
+    </div>
+  );
+}
