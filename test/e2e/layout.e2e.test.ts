@@ -9,57 +9,36 @@
  * - the Timeline's header names the session as the sidebar does.
  * Screenshots go to docs/screenshots/ with the size in their name.
  */
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { generateSessionsRoot } from '../helpers/gen-sessions.js';
-import { ensureRendererBuilt, launchChromium, REPO_ROOT, startServe, type ServeProcess } from './helpers/serve.js';
+import { REPO_ROOT } from './helpers/serve.js';
+import { SHOTS, WALK_SIZES, serveSuite } from './helpers/suite.js';
 
 const TIMELINE_ROOT = path.join(REPO_ROOT, 'test', 'index', 'fixtures', 'timeline', 'claude-code-pct5');
-const SHOTS = path.join(REPO_ROOT, 'docs', 'screenshots');
 /** What "readable" means here: the payload pane, and each column of a two-column card. */
 const DETAIL_MIN_PX = 560;
 const COLUMN_MIN_PX = 400;
-const SIZES = [
-  { width: 1280, height: 800 },
-  { width: 1920, height: 1080 },
-] as const;
 
-let serve: ServeProcess;
-let browser: Browser;
-let tmp: string;
-
-beforeAll(async () => {
-  await ensureRendererBuilt();
-  fs.mkdirSync(SHOTS, { recursive: true });
-  // Not tmpDir: that is removed after each test, and the sessions must outlive the first.
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-layout-e2e-'));
+const suite = serveSuite('layout', async (tmp) => {
   const generated = path.join(tmp, 'sessions');
   await generateSessionsRoot(generated, { sessions: 1, payloads: 24, seed: 29 });
-  serve = await startServe({ roots: [generated, TIMELINE_ROOT], home: path.join(tmp, 'home'), extraArgs: ['--no-default-roots'] });
-  browser = await launchChromium();
-}, 240_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  return [generated, TIMELINE_ROOT];
 });
 
 const widthOf = async (page: Page, selector: string) => (await page.locator(selector).first().boundingBox())?.width ?? 0;
 
 async function open(size: { width: number; height: number }): Promise<Page> {
-  const context = await browser.newContext({ viewport: size, colorScheme: 'light' });
+  const context = await suite.browser.newContext({ viewport: size, colorScheme: 'light' });
   const page = await context.newPage();
-  await page.goto(await serve.freshUrl());
+  await page.goto(await suite.serve.freshUrl());
   await page.waitForSelector('.app[data-ready="true"]', { timeout: 60_000 });
   await page.locator('.session-row').first().waitFor({ timeout: 60_000 });
   return page;
 }
 
-describe.each(SIZES)('at $width×$height', (size) => {
+describe.each(WALK_SIZES)('at $width×$height', (size) => {
   const tag = `${size.width}x${size.height}`;
 
   it('the payload pane, "Model saw" and a summary comparison stay readable', async () => {

@@ -9,38 +9,20 @@
  * columns in a four-column grid (the ledger's Entered and Full columns came after the narrow layout),
  * so the action cell dropped to a hidden second row.
  */
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { generateSessionsRoot } from '../helpers/gen-sessions.js';
-import { ensureRendererBuilt, launchChromium, REPO_ROOT, startServe, type ServeProcess } from './helpers/serve.js';
+import { REPO_ROOT } from './helpers/serve.js';
+import { WALK_SIZES, serveSuite } from './helpers/suite.js';
 
 const TIMELINE_ROOT = path.join(REPO_ROOT, 'test', 'index', 'fixtures', 'timeline', 'claude-code-pct5');
-const SIZES = [
-  { width: 1280, height: 800 },
-  { width: 1920, height: 1080 },
-] as const;
 
-let serve: ServeProcess;
-let browser: Browser;
-let tmp: string;
-
-beforeAll(async () => {
-  await ensureRendererBuilt();
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-clip-e2e-'));
+const suite = serveSuite('clip', async (tmp) => {
   const generated = path.join(tmp, 'sessions');
   // Payloads of every action, so "inline-assets" (the widest badge) is among the rows.
   await generateSessionsRoot(generated, { sessions: 1, payloads: 24, seed: 7, imageShare: 0.3 });
-  serve = await startServe({ roots: [generated, TIMELINE_ROOT], home: path.join(tmp, 'home'), extraArgs: ['--no-default-roots'] });
-  browser = await launchChromium();
-}, 240_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  return [generated, TIMELINE_ROOT];
 });
 
 interface Clip {
@@ -92,12 +74,12 @@ async function clipped(page: Page, selector: string, paneSelector: string, opts:
   );
 }
 
-describe.each(SIZES)('at $width×$height', (size) => {
+describe.each(WALK_SIZES)('at $width×$height', (size) => {
   it('the action badges, the "≥ tokens" filter and the sidebar badges are whole', async () => {
-    const context = await browser.newContext({ viewport: size, colorScheme: 'light' });
+    const context = await suite.browser.newContext({ viewport: size, colorScheme: 'light' });
     const page = await context.newPage();
     try {
-      await page.goto(await serve.freshUrl());
+      await page.goto(await suite.serve.freshUrl());
       await page.waitForSelector('.app[data-ready="true"]', { timeout: 60_000 });
       await page.locator('.session-row').nth(1).waitFor({ timeout: 60_000 });
       // Both sessions' badges carry their payload figures once listed.

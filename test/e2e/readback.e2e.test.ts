@@ -13,66 +13,24 @@
  * - nothing of it is cut off at either size.
  * Every disagreement is listed before the test fails.
  */
-import fs from 'node:fs';
-import os from 'node:os';
+import type { Page } from 'playwright-core';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { PayloadRow, ReadBack, SessionInfo } from '../../src/service/contract.js';
-import { ensureRendererBuilt, launchChromium, REPO_ROOT, startServe, type ServeProcess } from './helpers/serve.js';
+import { REALISTIC_CLAUDE_ROOTS, SHOTS, WALK_SIZES, serveSuite, shortTokens as short } from './helpers/suite.js';
 
-const FIXTURE = path.join(REPO_ROOT, 'test', 'clients', 'fixtures', 'realistic', 'claude-code');
-const SHOTS = path.join(REPO_ROOT, 'docs', 'screenshots');
-const SIZES = [
-  { width: 1280, height: 800 },
-  { width: 1920, height: 1080 },
-] as const;
-
-let serve: ServeProcess;
-let browser: Browser;
-let tmp: string;
+// A scan asked for returns once the index is whole (read-backs are linked inside it).
+const suite = serveSuite('readback', () => REALISTIC_CLAUDE_ROOTS, { reindex: true });
 /** What the service says, to check the page against (never a number written here). */
 let session: SessionInfo;
 let rows: PayloadRow[];
 let readBacks: ReadBack[];
 
-async function call<T>(method: string, req: unknown): Promise<T> {
-  const r = await fetch(`${serve.origin}/api/${method}`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${serve.token}` }, body: JSON.stringify(req) });
-  expect(r.status).toBe(200);
-  return ((await r.json()) as { result: T }).result;
-}
-
 beforeAll(async () => {
-  await ensureRendererBuilt();
-  fs.mkdirSync(SHOTS, { recursive: true });
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-readback-e2e-'));
-  serve = await startServe({
-    roots: [path.join(FIXTURE, 'projects'), path.join(FIXTURE, 'spillway-sessions')],
-    home: path.join(tmp, 'home'),
-    extraArgs: ['--no-default-roots'],
-  });
-  // A scan asked for returns once the index is whole (read-backs are linked inside it).
-  await call('reindex', {});
-  session = (await call<SessionInfo[]>('listSessions', {})).find((s) => s.kind === 'claude-code')!;
-  rows = (await call<{ rows: PayloadRow[] }>('listPayloads', { sessionId: session.id, limit: 1000 })).rows;
-  readBacks = (await call<{ readBacks?: ReadBack[] }>('getTimeline', { sessionId: session.id })).readBacks ?? [];
-  browser = await launchChromium();
-}, 240_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+  session = (await suite.call<SessionInfo[]>('listSessions', {})).find((s) => s.kind === 'claude-code')!;
+  rows = (await suite.call<{ rows: PayloadRow[] }>('listPayloads', { sessionId: session.id, limit: 1000 })).rows;
+  readBacks = (await suite.call<{ readBacks?: ReadBack[] }>('getTimeline', { sessionId: session.id })).readBacks ?? [];
 });
-
-/** "12k", "4.5k", "690": the UI's short form (app/lib/format.ts formatTokens). */
-function short(n: number): string {
-  const a = Math.abs(n);
-  if (a < 1_000) return String(Math.round(n));
-  if (a < 10_000) return `${(n / 1_000).toFixed(1)}k`;
-  if (a < 1_000_000) return `${Math.round(n / 1_000)}k`;
-  return `${(n / 1_000_000).toFixed(1)}M`;
-}
 
 /** Elements under `selector` whose content is wider than their box, or that stick out of a box that clips. */
 function clipped(page: Page, selector: string): Promise<string[]> {
@@ -99,21 +57,21 @@ function clipped(page: Page, selector: string): Promise<string[]> {
   }, selector);
 }
 
-describe.each(SIZES)('read-backs of the realistic Claude Code session at $width×$height', (size) => {
+describe.each(WALK_SIZES)('read-backs of the realistic Claude Code session at $width×$height', (size) => {
   const tag = `${size.width}x${size.height}`;
   const shot = (page: Page, view: string) => page.screenshot({ path: path.join(SHOTS, `readback-${view}-${tag}.png`) });
 
   it('the header lists each read-back and opens its call; the Timeline marks the readers and opens the spill; nothing is cut off', async () => {
     // The index linked the four reads the run made (test/index/readback.test.ts checks which).
     expect(readBacks.map((r) => r.tool)).toEqual(['Read', 'Bash', 'mcp__fs__spillway_read', 'mcp__fs__spillway_grep']);
-    const context = await browser.newContext({ viewport: size, colorScheme: 'light' });
+    const context = await suite.browser.newContext({ viewport: size, colorScheme: 'light' });
     const page = await context.newPage();
     const disagree: string[] = [];
     const same = (what: string, a: unknown, b: unknown) => {
       if (a !== b) disagree.push(`${what}: ${String(a)} ≠ ${String(b)}`);
     };
     try {
-      await page.goto(await serve.freshUrl());
+      await page.goto(await suite.serve.freshUrl());
       await page.waitForSelector('.app[data-ready="true"]', { timeout: 60_000 });
       const sessionRow = page.locator('.session-row:has([data-testid="client-badge"]:text("Claude Code"))').first();
       await sessionRow.waitFor({ timeout: 90_000 });
@@ -161,7 +119,7 @@ describe.each(SIZES)('read-backs of the realistic Claude Code session at $width�
       await chart.waitFor({ timeout: 90_000 });
       const card = page.getByTestId('timeline-readbacks');
       await card.waitFor({ timeout: 30_000 });
-      const t = await call<{ turns: Array<{ tools: Array<{ payloadId?: string; tokens: number }> }> }>('getTimeline', { sessionId: session.id });
+      const t = await suite.call<{ turns: Array<{ tools: Array<{ payloadId?: string; tokens: number }> }> }>('getTimeline', { sessionId: session.id });
       const turnOf = (id: string) => t.turns.findIndex((x) => x.tools.some((y) => y.payloadId === id));
       same('chart marks', await chart.getAttribute('data-readback-calls'), [...new Set(readBacks.map((r) => turnOf(r.readerId)))].sort((a, b) => a - b).join(','));
       await shot(page, 'timeline');

@@ -15,56 +15,16 @@
  * - no binary result passed whole (binary never reaches the model raw).
  * Every disagreement is listed before the test fails, so one run says all that is wrong.
  */
-import fs from 'node:fs';
-import os from 'node:os';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { REALISTIC_CLAUDE_ROOTS, SHOTS, WALK_SIZES, serveSuite, shortTokens as short } from './helpers/suite.js';
 import path from 'node:path';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureRendererBuilt, launchChromium, REPO_ROOT, startServe, type ServeProcess } from './helpers/serve.js';
 
-const FIXTURE = path.join(REPO_ROOT, 'test', 'clients', 'fixtures', 'realistic', 'claude-code');
-const SHOTS = path.join(REPO_ROOT, 'docs', 'screenshots');
-const SIZES = [
-  { width: 1280, height: 800 },
-  { width: 1920, height: 1080 },
-] as const;
 /** The replay at the session's own settings reproduces what was measured within this share (issue 29). */
 const REPLAY_TOLERANCE = 0.02;
 
-let serve: ServeProcess;
-let browser: Browser;
-let tmp: string;
+const suite = serveSuite('walk', () => REALISTIC_CLAUDE_ROOTS, { reindex: true });
 
-beforeAll(async () => {
-  await ensureRendererBuilt();
-  fs.mkdirSync(SHOTS, { recursive: true });
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-walk-e2e-'));
-  serve = await startServe({
-    roots: [path.join(FIXTURE, 'projects'), path.join(FIXTURE, 'spillway-sessions')],
-    home: path.join(tmp, 'home'),
-    extraArgs: ['--no-default-roots'],
-  });
-  // A scan asked for returns once the index is whole, the ledger's measured figures included: the walk reads a finished index.
-  const r = await fetch(`${serve.origin}/api/reindex`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${serve.token}` }, body: '{}' });
-  expect(r.status).toBe(200);
-  browser = await launchChromium();
-}, 240_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await serve?.stop();
-  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
-});
-
-/** "12k", "4.5k", "1.2M", "690": the UI's short form (app/lib/format.ts formatTokens). */
-function short(n: number): string {
-  const a = Math.abs(n);
-  if (a < 1_000) return String(Math.round(n));
-  if (a < 10_000) return `${(n / 1_000).toFixed(1)}k`;
-  if (a < 1_000_000) return `${Math.round(n / 1_000)}k`;
-  if (a < 10_000_000) return `${(n / 1_000_000).toFixed(1)}M`;
-  return `${Math.round(n / 1_000_000)}M`;
-}
 /** A short figure back to a number (for a tolerance check): "1.2M" → 1,200,000. */
 function parseShort(s: string): number {
   const m = /^(-?[\d.,]+)\s*([kM]?)$/.exec(s.trim());
@@ -73,12 +33,12 @@ function parseShort(s: string): number {
 }
 const text = async (page: Page, selector: string) => ((await page.locator(selector).first().textContent()) ?? '').trim();
 
-describe.each(SIZES)('the realistic Claude Code session at $width×$height', (size) => {
+describe.each(WALK_SIZES)('the realistic Claude Code session at $width×$height', (size) => {
   const tag = `${size.width}x${size.height}`;
   const shot = (page: Page, view: string) => page.screenshot({ path: path.join(SHOTS, `realistic-${view}-${tag}.png`) });
 
   it('every view, and every figure agrees with every other', async () => {
-    const context = await browser.newContext({ viewport: size, colorScheme: 'light' });
+    const context = await suite.browser.newContext({ viewport: size, colorScheme: 'light' });
     const page = await context.newPage();
     const figures: Record<string, unknown> = {};
     /** Every disagreement, said once each: the test lists them all (and takes every screenshot) before failing. */
@@ -87,7 +47,7 @@ describe.each(SIZES)('the realistic Claude Code session at $width×$height', (si
       if (a !== b) disagree.push(`${what}: ${String(a)} ≠ ${String(b)}`);
     };
     try {
-      await page.goto(await serve.freshUrl());
+      await page.goto(await suite.serve.freshUrl());
       await page.waitForSelector('.app[data-ready="true"]', { timeout: 60_000 });
       const session = page.locator('.session-row:has([data-testid="client-badge"]:text("Claude Code"))').first();
       await session.waitFor({ timeout: 90_000 });
