@@ -1,0 +1,266 @@
+/**
+ * Scores without a judge: what a summary kept of a payload, measured by exact rules, no model
+ * asked. Pure functions over plain data: the caller reads the payload, the run and the read-backs
+ * (the index links those) and passes them in. docs/scores.md defines each score with examples.
+ *
+ * | export | for |
+ * | --- | --- |
+ * | `scoreSummary(input)` | every score of one summary run at once |
+ * | `readBackRecall(summary, readBacks)` | of the lines the agent later read back, the share the summary already held |
+ * | `anchorRecall(payload, summary, focus?)` | of the anchors in the payload's lines that match the focus, the share the summary holds |
+ * | `inventedAnchors(payload, summary)` | the summary's anchors that are nowhere in the payload |
+ * | `compression(payload, summary, opts)` | summary tokens ÷ payload tokens, with the estimator's strategy and profile named |
+ *
+ * A ratio whose denominator is empty (no anchors to recall, nothing read back) is `null`, never 0
+ * or 1: "nothing to measure" is not "kept everything". Every function takes any input and never throws.
+ */
+import { estimateTokens, DEFAULT_PROFILE } from '../pipeline/index.js';
+import type { Profile } from '../pipeline/types.js';
+import { anchorIndex, appearsIn, distinctAnchors, extractAnchors, type Anchor } from './anchors.js';
+import { focusTerms, matchMask } from './focus.js';
+
+/** Anchors (or lines) listed by name in a score's detail; the counts always cover all of them. */
+export const MAX_LISTED_ANCHORS = 20;
+
+/** One read-back as plain data: the lines of the payload it read, or null when they cannot be told. */
+export interface ReadBackEvidence {
+  /** How a person knows it: "lines 120–180", "grep ERROR". */
+  label: string;
+  /** The payload's lines it read (1-based `n`), or null: a whole-file read, a JSON query, a file that could not be read. */
+  lines: ReadonlyArray<{ n: number; text: string }> | null;
+}
+
+export interface ReadBackScore {
+  label: string;
+  /** Held lines ÷ read lines; null when it read no line that can be told (see `ReadBackEvidence.lines`). */
+  score: number | null;
+  lines: number;
+  held: number;
+  /** The first read lines the summary did not hold. */
+  missing: Array<{ n: number; text: string }>;
+}
+
+export interface ReadBackRecall {
+  /** Distinct read lines held ÷ distinct read lines (one line read twice counts once); null when none. */
+  score: number | null;
+  lines: number;
+  held: number;
+  /** The same, over the distinct anchors of the read lines; null when they hold none. */
+  anchorScore: number | null;
+  anchors: number;
+  anchorsHeld: number;
+  /** Read-backs whose lines could not be told (a whole-file read, a query): counted, not scored. */
+  unscored: number;
+  perReadBack: ReadBackScore[];
+}
+
+export interface AnchorRecall {
+  /** Distinct payload anchors in scope that the summary holds ÷ those anchors; null when the scope has none. */
+  score: number | null;
+  /** `focus`: only the lines that match a focus term; `whole`: every line (no focus, or it matched no line). */
+  scope: 'focus' | 'whole';
+  /** Lines in scope. */
+  lines: number;
+  anchors: number;
+  held: number;
+  missing: Anchor[];
+}
+
+export interface InventedAnchors {
+  count: number;
+  /** Invented ÷ the summary's distinct anchors; null when the summary has none. */
+  share: number | null;
+  summaryAnchors: number;
+  invented: Anchor[];
+}
+
+export interface Compression {
+  /** Summary tokens ÷ payload tokens (not clamped: a summary longer than its payload is over 1); null for an empty payload. */
+  ratio: number | null;
+  summaryTokens: number;
+  payloadTokens: number;
+  /** How the summary was counted: the cheap estimate's calibrated strategy, for this tokenizer profile. */
+  strategy: 'calibrated';
+  profile: Profile;
+  /** The payload's count: `given` by the caller (the guard's figure, same profile), or `calibrated` here like the summary's. */
+  payloadCount: 'given' | 'calibrated';
+}
+
+export interface CostAndLatency {
+  /** Dollars; null when the model has no price (the run's `costUsd` absent). */
+  usd: number | null;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  latencyMs: number | null;
+}
+
+export interface SummaryScores {
+  /** Null when no read-back was given: the payload was never read back, or the caller had none. */
+  readBackRecall: ReadBackRecall | null;
+  anchorRecall: AnchorRecall;
+  inventedAnchors: InventedAnchors;
+  compression: Compression;
+  cost: CostAndLatency;
+}
+
+/** What a summary run records that the scores read (a SummaryRun has these fields). */
+export interface RunFigures {
+  status?: string;
+  costUsd?: number;
+  inputTokens?: number;
+  outputTokens?: number;
+  ms?: number;
+}
+
+export interface ScoreInput {
+  /** The payload as summarized (the linked form when assets were cut out). */
+  payload: string;
+  summary: string;
+  /** The focus the anchor recall is taken over (the run's own, or one shared by runs being compared). */
+  focus?: string;
+  /** The read-backs of this payload; absent or empty: `readBackRecall` is null. */
+  readBacks?: readonly ReadBackEvidence[];
+  /** Token profile of both counts (default o200k). */
+  profile?: Profile;
+  /** The payload's token figure when the caller already has one (the guard's), counted with `profile`. */
+  payloadTokens?: number;
+  run?: RunFigures;
+}
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const finite = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : null);
+const ratio = (num: number, den: number): number | null => (den > 0 ? Math.min(1, Math.max(0, num / den)) : null);
+const squash = (s: string): string => s.replace(/\s+/g, ' ').trim().toLowerCase();
+
+/**
+ * A read line is held when the summary has it word for word (whitespace and case aside), or when
+ * the line has anchors and the summary has every one of them. A line with no anchor that the
+ * summary does not quote is not held: there is nothing exact to find it by.
+ */
+function lineHeld(text: string, summarySquashed: string, idx: ReturnType<typeof anchorIndex>): boolean {
+  const sq = squash(text);
+  if (sq && summarySquashed.includes(sq)) return true;
+  const anchors = distinctAnchors(extractAnchors(text));
+  return anchors.length > 0 && anchors.every((a) => appearsIn(a, idx));
+}
+
+export function readBackRecall(summary: string, readBacks: readonly ReadBackEvidence[] | undefined): ReadBackRecall | null {
+  const list = Array.isArray(readBacks) ? readBacks : [];
+  if (list.length === 0) return null;
+  const s = str(summary);
+  const idx = anchorIndex(s);
+  const sq = squash(s);
+  const heldByLine = new Map<number, boolean>();
+  const textByLine = new Map<number, string>();
+  const perReadBack: ReadBackScore[] = [];
+  let unscored = 0;
+  for (const rb of list) {
+    const label = str(rb?.label);
+    const lines = Array.isArray(rb?.lines) ? rb.lines.filter((l: { n: number; text: string }) => l && Number.isFinite(l.n) && str(l.text).trim() !== '') : null;
+    if (!lines) {
+      unscored++;
+      perReadBack.push({ label, score: null, lines: 0, held: 0, missing: [] });
+      continue;
+    }
+    let held = 0;
+    const missing: Array<{ n: number; text: string }> = [];
+    const seen = new Set<number>();
+    for (const l of lines) {
+      if (seen.has(l.n)) continue;
+      seen.add(l.n);
+      let h = heldByLine.get(l.n);
+      if (h === undefined) {
+        h = lineHeld(str(l.text), sq, idx);
+        heldByLine.set(l.n, h);
+        textByLine.set(l.n, str(l.text));
+      }
+      if (h) held++;
+      else if (missing.length < MAX_LISTED_ANCHORS) missing.push({ n: l.n, text: str(l.text) });
+    }
+    perReadBack.push({ label, score: ratio(held, seen.size), lines: seen.size, held, missing });
+  }
+  let held = 0;
+  for (const h of heldByLine.values()) if (h) held++;
+  const anchors = distinctAnchors([...textByLine.values()].flatMap((t) => extractAnchors(t)));
+  const anchorsHeld = anchors.filter((a) => appearsIn(a, idx)).length;
+  return {
+    score: ratio(held, heldByLine.size),
+    lines: heldByLine.size,
+    held,
+    anchorScore: ratio(anchorsHeld, anchors.length),
+    anchors: anchors.length,
+    anchorsHeld,
+    unscored,
+    perReadBack,
+  };
+}
+
+/** The payload's lines that match a focus term (substring of a stem, as the structural summary ranks them). */
+function focusScope(payload: string, focus: string | undefined): { text: string; scope: 'focus' | 'whole'; lines: number } {
+  const all = payload.split('\n');
+  const terms = focusTerms(str(focus));
+  if (terms.length) {
+    const hit = all.filter((l) => matchMask(l.toLowerCase(), terms) !== 0);
+    if (hit.length) return { text: hit.join('\n'), scope: 'focus', lines: hit.length };
+  }
+  return { text: payload, scope: 'whole', lines: payload ? all.length : 0 };
+}
+
+export function anchorRecall(payload: string, summary: string, focus?: string): AnchorRecall {
+  const { text, scope, lines } = focusScope(str(payload), focus);
+  const anchors = distinctAnchors(extractAnchors(text));
+  const idx = anchorIndex(str(summary));
+  let held = 0;
+  const missing: Anchor[] = [];
+  for (const a of anchors) {
+    if (appearsIn(a, idx)) held++;
+    else if (missing.length < MAX_LISTED_ANCHORS) missing.push(a);
+  }
+  return { score: ratio(held, anchors.length), scope, lines, anchors: anchors.length, held, missing };
+}
+
+export function inventedAnchors(payload: string, summary: string): InventedAnchors {
+  const anchors = distinctAnchors(extractAnchors(str(summary)));
+  if (anchors.length === 0) return { count: 0, share: null, summaryAnchors: 0, invented: [] };
+  const idx = anchorIndex(str(payload));
+  const invented = anchors.filter((a) => !appearsIn(a, idx));
+  return { count: invented.length, share: ratio(invented.length, anchors.length), summaryAnchors: anchors.length, invented: invented.slice(0, MAX_LISTED_ANCHORS) };
+}
+
+export function compression(payload: string, summary: string, opts: { profile?: Profile; payloadTokens?: number } = {}): Compression {
+  const profile = opts.profile ?? DEFAULT_PROFILE;
+  const count = (t: string) => (t ? estimateTokens(t, { profile, strategy: 'calibrated', bounded: true }).tokens : 0);
+  const given = finite(opts.payloadTokens);
+  const payloadTokens = given ?? count(str(payload));
+  const summaryTokens = count(str(summary));
+  return {
+    ratio: payloadTokens > 0 ? summaryTokens / payloadTokens : null,
+    summaryTokens,
+    payloadTokens,
+    strategy: 'calibrated',
+    profile,
+    payloadCount: given !== null ? 'given' : 'calibrated',
+  };
+}
+
+export function costAndLatency(run: RunFigures | undefined): CostAndLatency {
+  return {
+    usd: finite(run?.costUsd),
+    inputTokens: finite(run?.inputTokens),
+    outputTokens: finite(run?.outputTokens),
+    latencyMs: finite(run?.ms),
+  };
+}
+
+/** Every score of one run. A run that failed (no summary) scores like an empty summary: it kept nothing. */
+export function scoreSummary(input: ScoreInput): SummaryScores {
+  const payload = str(input?.payload);
+  const summary = str(input?.summary);
+  return {
+    readBackRecall: readBackRecall(summary, input?.readBacks),
+    anchorRecall: anchorRecall(payload, summary, input?.focus),
+    inventedAnchors: inventedAnchors(payload, summary),
+    compression: compression(payload, summary, { profile: input?.profile, payloadTokens: input?.payloadTokens }),
+    cost: costAndLatency(input?.run),
+  };
+}
