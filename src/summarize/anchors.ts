@@ -66,13 +66,6 @@ interface Rule {
   on(m: RegExpExecArray, emit: Emit): void;
 }
 
-/** Text of the match's group `g`, with its start (needs the `d` flag). */
-function group(m: RegExpExecArray, g: number): { text: string; start: number; end: number } | undefined {
-  const idx = m.indices?.[g];
-  if (!idx || m[g] === undefined) return undefined;
-  return { text: m[g], start: idx[0], end: idx[1] };
-}
-
 const httpKey = (code: string) => `HTTP ${code}`;
 
 /** Canonical number: separators and a leading `+` gone, no leading zeros, no trailing decimal zeros. */
@@ -88,10 +81,10 @@ export function numberKey(text: string): string {
 }
 
 /** The rules, in the order they claim text. */
-const RULES: Rule[] = [
+export const RULES: Rule[] = [
   // 1. URLs (any scheme://), trailing sentence punctuation and an unbalanced closing bracket left out.
   {
-    re: /\b[a-z][a-z0-9+.-]{1,15}:\/\/[^\s<>"'`]+/dgi,
+    re: /\b[a-z][a-z0-9+.-]{1,15}:\/\/[^\s<>"'`]+/gi,
     on(m, emit) {
       let text = m[0];
       for (;;) {
@@ -109,53 +102,37 @@ const RULES: Rule[] = [
   },
   // 2. IPv4 addresses, with a port.
   {
-    re: /(?<![\w.])(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?::\d{1,5})?(?![\w]|\.\d)/dg,
+    re: /(?<![\w.])(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})(?::\d{1,5})?(?![\w]|\.\d)/g,
     on(m, emit) {
       if ([1, 2, 3, 4].every((g) => Number(m[g]) <= 255)) emit('address', m.index, m.index + m[0].length);
     },
   },
   // 3. Dates and times: ISO dates (with a time), and clock times with seconds (`12:04:05`; `pool.ts:88` is not one).
   {
-    re: /(?<![\w.:-])(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?|\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?)(?![\w:]|[.,]\d)/dg,
+    re: /(?<![\w.:-])(?:\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?|\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?)(?![\w:]|[.,]\d)/g,
     on(m, emit) {
       emit('time', m.index, m.index + m[0].length);
     },
   },
   // 4. Test names. pytest node ids (`tests/test_x.py::TestA::test_b[1]`) and Rust's `tests::test_b`.
   {
-    re: /(?<![\w./-])(?:[\w./-]+\.py::[\w:[\].,=-]+|(?:\w+::)+test_\w+)/dg,
+    re: /(?<![\w./-])(?:[\w./-]+\.py::[\w:[\].,=-]+|(?:\w+::)+test_\w+)/g,
     on(m, emit) {
       const text = m[0].replace(/[.,:]+$/, '');
       emit('test', m.index, m.index + text.length);
     },
   },
-  // 5. A test runner's result line: the test's own name after the mark (the last ` > ` part), without a duration.
-  //    Only the mark is a pattern; the rest is cut in code (a regex over a hostile line of spaces would be quadratic).
+  // 5. Test functions by convention: `test_parse`, `TestParse` (Go), `testParse` (JUnit).
   {
-    re: /^\s*(?:[✓✔✗✘×✕●]|(?:FAIL|PASS|FAILED|PASSED|ERROR)\b:?|--- (?:FAIL|PASS):|(?:not )?ok \d+(?: -)?)[ \t]+/dg,
-    on(m, emit) {
-      const rest = m.input.slice(m.index + m[0].length);
-      if (rest.length > MAX_TEST_LINE_CHARS) return;
-      const trimmed = rest.trimEnd().replace(/\s*\(?\d+(?:\.\d+)?\s?m?s\)?$/, '');
-      const parts = trimmed.split(/ [>›] /);
-      const name = parts.at(-1)!.trim();
-      // A file alone (`FAIL src/a.test.ts`) names no test: the path rule takes it.
-      if (!name || /^[\w./\\-]+\.\w+$/.test(name) || name.length > MAX_ANCHOR_CHARS) return;
-      const start = m.index + m[0].length + trimmed.lastIndexOf(name);
-      emit('test', start, start + name.length);
-    },
-  },
-  // 6. Test functions by convention: `test_parse`, `TestParse` (Go), `testParse` (JUnit).
-  {
-    re: /(?<![\w$])(?:test_\w+|Test[A-Z_]\w*|test[A-Z]\w*)/dg,
+    re: /(?<![\w$])(?:test_\w+|Test[A-Z_]\w*|test[A-Z]\w*)/g,
     on(m, emit) {
       emit('test', m.index, m.index + m[0].length);
     },
   },
-  // 7. Paths: Windows (`C:\x\y`), absolute or home- or dot-relative POSIX (`/var/log`, `~/x`, `../a`),
+  // 6. Paths: Windows (`C:\x\y`), absolute or home- or dot-relative POSIX (`/var/log`, `~/x`, `../a`),
   //    relative with two slashes or a file extension (`src/a/b`, `src/a.ts`), and a bare file name with a known extension.
   {
-    re: /(?<![\w/\\:.-])(?:[A-Za-z]:\\[^\s\\:*?"<>|]+(?:\\[^\s\\:*?"<>|]+)*|(?:~|\.{1,2})?\/[\w.@+~-]+(?:\/[\w.@+~-]+)*\/?|[\w.@+-]+(?:\/[\w.@+~-]+)+\/?|[\w@+-]+(?:\.[\w-]+)*\.[A-Za-z0-9]{1,8})(?![\w/\\])/dg,
+    re: /(?<![\w/\\:.-])(?:[A-Za-z]:\\[^\s\\:*?"<>|]+(?:\\[^\s\\:*?"<>|]+)*|(?:~|\.{1,2})?\/[\w.@+~-]+(?:\/[\w.@+~-]+)*\/?|[\w.@+-]+(?:\/[\w.@+~-]+)+\/?|[\w@+-]+(?:\.[\w-]+)*\.[A-Za-z0-9]{1,8})(?![\w/\\])/g,
     on(m, emit) {
       let text = m[0];
       // A sentence's closing dot is not part of a path.
@@ -174,7 +151,7 @@ const RULES: Rule[] = [
       emit('path', m.index, m.index + text.length, text.replace(/\/+$/, ''));
     },
   },
-  // 8. Error codes: HTTP statuses (`HTTP 404`, `HTTP/1.1 502`, `status 500`, `404 Not Found`), exit codes,
+  // 7. Error codes: HTTP statuses (`HTTP 404`, `HTTP/1.1 502`, `status 500`, `404 Not Found`), exit codes,
   //    errno names (`ENOENT`), Node's `ERR_*`, signals, `E1234`/`TS2345`/`ORA-00942`/`CVE-2024-3094`, `…Error`/`…Exception` class names.
   {
     re: new RegExp(
@@ -182,7 +159,7 @@ const RULES: Rule[] = [
         String.raw`|\bexit(?:ed)?(?:\s+with)?\s+(?:code|status)\s*(?:[:=]\s*)?(\d{1,3})\b` +
         String.raw`|\bERR_[A-Z0-9_]+\b|\bE(?:2BIG|[A-Z]{2,}(?:_[A-Z]+)?)\b|\bSIG(?:HUP|INT|QUIT|ILL|TRAP|ABRT|BUS|FPE|KILL|USR1|SEGV|USR2|PIPE|ALRM|TERM|CHLD|CONT|STOP|TSTP)\b` +
         String.raw`|\bCVE-\d{4}-\d{4,7}\b|(?<![\w-])[A-Z]{1,6}-?\d{3,6}(?![\w]|\.\d)|\b[A-Z][A-Za-z0-9]*(?:Error|Exception)\b`,
-      'dg',
+      'g',
     ),
     on(m, emit) {
       const http = m[1] ?? m[2] ?? m[3];
@@ -193,10 +170,10 @@ const RULES: Rule[] = [
       emit('code', m.index, m.index + t.length);
     },
   },
-  // 9. Hashes: a hex run of at least MIN_HASH_CHARS with a digit and a letter (so neither `12345678` nor
+  // 8. Hashes: a hex run of at least MIN_HASH_CHARS with a digit and a letter (so neither `12345678` nor
   //    `deadbeef`), an optional `sha256:` prefix; UUIDs.
   {
-    re: /(?<![\w-])(?:(?:sha(?:1|224|256|384|512)|md5)[:-])?(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{7,})(?![\w-])/dgi,
+    re: /(?<![\w-])(?:(?:sha(?:1|224|256|384|512)|md5)[:-])?(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{7,})(?![\w-])/gi,
     on(m, emit) {
       const hex = m[0].replace(/^[a-z0-9]+[:-](?=[0-9a-f]{7})/i, '');
       const uuid = hex.includes('-');
@@ -204,29 +181,46 @@ const RULES: Rule[] = [
       emit('hash', m.index, m.index + m[0].length, hex.toLowerCase());
     },
   },
-  // 10. Versions: `v1.2`, `1.2.3`, `2.1.328`, `1.0.0-beta.1`, `1.2.3+build.5` (a plain `1.5` is a number).
+  // 9. Versions: `v1.2`, `1.2.3`, `2.1.328`, `1.0.0-beta.1`, `1.2.3+build.5` (a plain `1.5` is a number).
   {
-    re: /(?<![\w.])(v?)(\d+(?:\.\d+)+)(-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(\+[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(?![\w]|\.\d)/dg,
+    re: /(?<![\w.])(v?)(\d+(?:\.\d+)+)(-[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(\+[0-9A-Za-z]+(?:\.[0-9A-Za-z]+)*)?(?![\w]|\.\d)/g,
     on(m, emit) {
       const dots = (m[2]!.match(/\./g) ?? []).length;
       if (!m[1] && dots < 2 && !m[3]) return;
       emit('version', m.index, m.index + m[0].length, m[0].replace(/^v/, ''));
     },
   },
-  // 11. Numbers: integers and decimals, with thousands separators (`12,345`, `1_000`), a sign after a space,
+  // 10. Numbers: integers and decimals, with thousands separators (`12,345`, `1_000`), a sign after a space,
   //    a unit or `%` after (`120ms`, `42%`). A lone digit (0-9) is not an anchor: too common to tell kept from coincidence.
   {
-    re: /(?<![\w.]|[A-Za-z_]-)(?:-(?=\d))?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:_\d+)*)(?:\.\d+)?(?!\d|\.\d)/dg,
+    re: /(?<![\w.]|[A-Za-z_]-)(?:-(?=\d))?(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+(?:_\d+)*)(?:\.\d+)?(?!\d|\.\d)/g,
     on(m, emit) {
       const key = numberKey(m[0]);
       if (/^-?\d$/.test(key)) return;
       emit('number', m.index, m.index + m[0].length, key);
     },
   },
+  // 11. A test runner's result line: the test's own name after the mark (the last ` > ` part), without a duration,
+  //     when no earlier rule took part of it (it runs late: a log's `FAIL` line is no test when it holds a path or a code).
+  //     Only the mark is a pattern; the rest is cut in code (a regex over a hostile line of spaces would be quadratic).
+  {
+    re: /^\s*(?:[✓✔✗✘×✕●]|(?:FAIL|PASS|FAILED|PASSED)\b:?|--- (?:FAIL|PASS):|(?:not )?ok \d+(?: -)?)[ \t]+/g,
+    on(m, emit) {
+      const rest = m.input.slice(m.index + m[0].length);
+      if (rest.length > MAX_TEST_LINE_CHARS) return;
+      const trimmed = rest.trimEnd().replace(/\s*\(?\d+(?:\.\d+)?\s?m?s\)?$/, '');
+      const parts = trimmed.split(/ [>›] /);
+      const name = parts.at(-1)!.trim();
+      // A file alone (`FAIL src/a.test.ts`) names no test: the path rule takes it.
+      if (!name || /^[\w./\\-]+\.\w+$/.test(name) || name.length > MAX_ANCHOR_CHARS) return;
+      const start = m.index + m[0].length + trimmed.lastIndexOf(name);
+      emit('test', start, start + name.length);
+    },
+  },
   // 12. Identifiers: command-line flags (`--max-retries`), snake_case, camelCase and PascalCase with an inner
   //     capital, SCREAMING_CASE, names with letters and digits (`utf8`, `node18`), dotted names (`os.path.join`).
   {
-    re: /(?<![\w-])--[A-Za-z][\w-]*|(?<![\w$.])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*/dg,
+    re: /(?<![\w-])--[A-Za-z][\w-]*|(?<![\w$.])[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*/g,
     on(m, emit) {
       const t = m[0];
       if (t.startsWith('--')) return emit('identifier', m.index, m.index + t.length);

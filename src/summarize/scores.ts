@@ -195,36 +195,51 @@ export function readBackRecall(summary: string, readBacks: readonly ReadBackEvid
   };
 }
 
-/** The payload's lines that match a focus term (substring of a stem, as the structural summary ranks them). */
-function focusScope(payload: string, focus: string | undefined): { text: string; scope: 'focus' | 'whole'; lines: number } {
-  const all = payload.split('\n');
-  const terms = focusTerms(str(focus));
-  if (terms.length) {
-    const hit = all.filter((l) => matchMask(l.toLowerCase(), terms) !== 0);
-    if (hit.length) return { text: hit.join('\n'), scope: 'focus', lines: hit.length };
-  }
-  return { text: payload, scope: 'whole', lines: payload ? all.length : 0 };
+/** A payload read once: its lines and each line's anchors, shared by the scores that need them. */
+interface ReadPayload {
+  text: string;
+  lines: string[];
+  anchors: Anchor[][];
+}
+function readPayload(payload: string): ReadPayload {
+  const lines = payload ? payload.split('\n') : [];
+  return { text: payload, lines, anchors: lines.map((l) => extractAnchors(l)) };
 }
 
-export function anchorRecall(payload: string, summary: string, focus?: string): AnchorRecall {
-  const { text, scope, lines } = focusScope(str(payload), focus);
-  const anchors = distinctAnchors(extractAnchors(text));
-  const idx = anchorIndex(str(summary));
+function anchorRecallOf(p: ReadPayload, summary: string, focus: string | undefined): AnchorRecall {
+  // The parts that match the focus: lines holding a focus term's stem, as the structural summary ranks them.
+  const terms = focusTerms(str(focus));
+  let inScope = terms.length ? p.lines.map((l) => matchMask(l.toLowerCase(), terms) !== 0) : [];
+  let scope: AnchorRecall['scope'] = 'focus';
+  if (!inScope.some(Boolean)) {
+    inScope = p.lines.map(() => true);
+    scope = 'whole';
+  }
+  const anchors = distinctAnchors(p.anchors.filter((_, i) => inScope[i]).flat());
+  const idx = anchorIndex(summary);
   let held = 0;
   const missing: Anchor[] = [];
   for (const a of anchors) {
     if (appearsIn(a, idx)) held++;
     else if (missing.length < MAX_LISTED_ANCHORS) missing.push(a);
   }
-  return { score: ratio(held, anchors.length), scope, lines, anchors: anchors.length, held, missing };
+  return { score: ratio(held, anchors.length), scope, lines: inScope.filter(Boolean).length, anchors: anchors.length, held, missing };
+}
+
+function inventedAnchorsOf(p: ReadPayload, summary: string): InventedAnchors {
+  const anchors = distinctAnchors(extractAnchors(summary));
+  if (anchors.length === 0) return { count: 0, share: null, summaryAnchors: 0, invented: [] };
+  const idx = anchorIndex(p.text, p.anchors.flat());
+  const invented = anchors.filter((a) => !appearsIn(a, idx));
+  return { count: invented.length, share: ratio(invented.length, anchors.length), summaryAnchors: anchors.length, invented: invented.slice(0, MAX_LISTED_ANCHORS) };
+}
+
+export function anchorRecall(payload: string, summary: string, focus?: string): AnchorRecall {
+  return anchorRecallOf(readPayload(str(payload)), str(summary), focus);
 }
 
 export function inventedAnchors(payload: string, summary: string): InventedAnchors {
-  const anchors = distinctAnchors(extractAnchors(str(summary)));
-  if (anchors.length === 0) return { count: 0, share: null, summaryAnchors: 0, invented: [] };
-  const idx = anchorIndex(str(payload));
-  const invented = anchors.filter((a) => !appearsIn(a, idx));
-  return { count: invented.length, share: ratio(invented.length, anchors.length), summaryAnchors: anchors.length, invented: invented.slice(0, MAX_LISTED_ANCHORS) };
+  return inventedAnchorsOf(readPayload(str(payload)), str(summary));
 }
 
 export function compression(payload: string, summary: string, opts: { profile?: Profile; payloadTokens?: number } = {}): Compression {
@@ -256,10 +271,11 @@ export function costAndLatency(run: RunFigures | undefined): CostAndLatency {
 export function scoreSummary(input: ScoreInput): SummaryScores {
   const payload = str(input?.payload);
   const summary = str(input?.summary);
+  const read = readPayload(payload);
   return {
     readBackRecall: readBackRecall(summary, input?.readBacks),
-    anchorRecall: anchorRecall(payload, summary, input?.focus),
-    inventedAnchors: inventedAnchors(payload, summary),
+    anchorRecall: anchorRecallOf(read, summary, input?.focus),
+    inventedAnchors: inventedAnchorsOf(read, summary),
     compression: compression(payload, summary, { profile: input?.profile, payloadTokens: input?.payloadTokens }),
     cost: costAndLatency(input?.run),
   };
