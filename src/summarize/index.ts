@@ -25,6 +25,7 @@ export { probeLocal } from './providers/local.js';
 export { focusTerms, type FocusTerm } from './focus.js';
 export {
   scoreSummary,
+  scoreRuns,
   readBackRecall,
   anchorRecall,
   inventedAnchors,

@@ -6,6 +6,7 @@
  * | export | for |
  * | --- | --- |
  * | `scoreSummary(input)` | every score of one summary run at once |
+ * | `scoreRuns(input)` | the same for several runs of one payload (a comparison), the payload read once |
  * | `readBackRecall(summary, readBacks)` | of the lines the agent later read back, the share the summary already held |
  * | `anchorRecall(payload, summary, focus?)` | of the anchors in the payload's lines that match the focus, the share the summary holds |
  * | `inventedAnchors(payload, summary)` | the summary's anchors that are nowhere in the payload |
@@ -279,4 +280,25 @@ export function scoreSummary(input: ScoreInput): SummaryScores {
     compression: compression(payload, summary, { profile: input?.profile, payloadTokens: input?.payloadTokens }),
     cost: costAndLatency(input?.run),
   };
+}
+
+/** Several runs of one payload (a comparison): the payload is read once; each run has its own summary, focus and figures. */
+export function scoreRuns(input: Omit<ScoreInput, 'summary' | 'focus' | 'run'> & { runs: ReadonlyArray<{ summary: string; focus?: string; run?: RunFigures }> }): SummaryScores[] {
+  const runs = Array.isArray(input?.runs) ? input.runs : [];
+  if (runs.length === 0) return [];
+  const read = readPayload(str(input?.payload));
+  // The payload's count does not depend on the run: counted once.
+  const payloadTokens = finite(input?.payloadTokens) ?? undefined;
+  const counted = compression(read.text, '', { profile: input?.profile, payloadTokens });
+  return runs.map((r) => {
+    const summary = str(r?.summary);
+    const c = compression('', summary, { profile: input?.profile, payloadTokens: counted.payloadTokens });
+    return {
+      readBackRecall: readBackRecall(summary, input?.readBacks),
+      anchorRecall: anchorRecallOf(read, summary, r?.focus),
+      inventedAnchors: inventedAnchorsOf(read, summary),
+      compression: { ...c, ratio: counted.payloadTokens > 0 ? c.summaryTokens / counted.payloadTokens : null, payloadCount: counted.payloadCount },
+      cost: costAndLatency(r?.run),
+    };
+  });
 }

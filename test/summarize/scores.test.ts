@@ -7,6 +7,7 @@ import {
   costAndLatency,
   inventedAnchors,
   readBackRecall,
+  scoreRuns,
   scoreSummary,
   type ReadBackEvidence,
   type SummaryScores,
@@ -217,6 +218,18 @@ describe('scoreSummary: all at once, any input', () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  it('scoreRuns gives each run what scoreSummary gives it alone', () => {
+    fc.assert(
+      fc.property(anchorish, fc.array(fc.record({ summary: anchorish, focus: fc.option(fc.string({ maxLength: 20 }), { nil: undefined }) }), { maxLength: 3 }), fc.option(fc.nat(), { nil: undefined }), (payload, runs, payloadTokens) => {
+        const readBacks: ReadBackEvidence[] = [{ label: 'l1', lines: [{ n: 1, text: payload.split('\n')[0]! }] }];
+        const together = scoreRuns({ payload, runs, readBacks, payloadTokens, profile: 'claude' });
+        expect(together).toEqual(runs.map((r) => scoreSummary({ payload, summary: r.summary, focus: r.focus, readBacks, payloadTokens, profile: 'claude' })));
+      }),
+      { numRuns: 100 },
+    );
+    expect(scoreRuns({ payload: 'x', runs: [] })).toEqual([]);
   });
 
   it('hostile values where strings and lists belong: never throws', () => {
