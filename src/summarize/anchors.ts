@@ -152,7 +152,8 @@ export const RULES: Rule[] = [
     },
   },
   // 7. Error codes: HTTP statuses (`HTTP 404`, `HTTP/1.1 502`, `status 500`, `404 Not Found`), exit codes,
-  //    errno names (`ENOENT`), Node's `ERR_*`, signals, `E1234`/`TS2345`/`ORA-00942`/`CVE-2024-3094`, `…Error`/`…Exception` class names.
+  //    errno names (`ENOENT`), Node's `ERR_*`, signals, `E1234`/`TS2345`/`ORA-00942`/`CVE-2024-3094` (but not a line
+  //    reference `L120`), `…Error`/`…Exception` class names.
   {
     re: new RegExp(
       String.raw`\bHTTP(?:\/\d(?:\.\d)?)?\s+([1-5]\d\d)\b|\b(?:status(?:[ _]?code)?|statusCode)["']?\s*(?:[:=]\s*)?([1-5]\d\d)\b|\b([1-5]\d\d)\s+(?:${HTTP_REASONS})\b` +
@@ -167,6 +168,8 @@ export const RULES: Rule[] = [
       if (m[4] !== undefined) return emit('code', m.index, m.index + m[0].length, `exit ${Number(m[4])}`);
       const t = m[0];
       if (/^E(?:2BIG|[A-Z]{2,}(?:_[A-Z]+)?)$/.test(t) && !ERRNO.has(t)) return;
+      // `L120` is a line reference (a summary's `L120:`, a link's `#L120`), not a code.
+      if (/^L\d+$/.test(t)) return;
       emit('code', m.index, m.index + t.length);
     },
   },
@@ -225,7 +228,7 @@ export const RULES: Rule[] = [
       const t = m[0];
       if (t.startsWith('--')) return emit('identifier', m.index, m.index + t.length);
       const parts = t.split('.');
-      const ident = (p: string) => /[A-Za-z0-9]_[A-Za-z0-9]/.test(p) || /[a-z][A-Z]/.test(p) || /[A-Z]{2}[a-z]/.test(p) || (/^[A-Za-z]/.test(p) && /\d/.test(p) && p.length >= 3);
+      const ident = (p: string) => /[A-Za-z0-9]_[A-Za-z0-9]/.test(p) || /[a-z][A-Z]/.test(p) || /[A-Z]{2}[a-z]/.test(p) || (/^[A-Za-z]/.test(p) && /\d/.test(p) && p.length >= 3 && !/^L\d+$/.test(p));
       if (parts.length > 1 && parts.every((p) => p.length >= 2) && !t.endsWith('.')) return emit('identifier', m.index, m.index + t.length);
       let off = m.index;
       for (const p of parts) {

@@ -15,7 +15,7 @@
  * A ratio whose denominator is empty (no anchors to recall, nothing read back) is `null`, never 0
  * or 1: "nothing to measure" is not "kept everything". Every function takes any input and never throws.
  */
-import { estimateTokens, DEFAULT_PROFILE } from '../pipeline/index.js';
+import { ALL_STRATEGIES, estimateTokens, DEFAULT_PROFILE, PROFILES } from '../pipeline/index.js';
 import type { Profile } from '../pipeline/types.js';
 import { anchorIndex, appearsIn, distinctAnchors, extractAnchors, type Anchor } from './anchors.js';
 import { focusTerms, matchMask } from './focus.js';
@@ -68,11 +68,17 @@ export interface AnchorRecall {
 }
 
 export interface InventedAnchors {
+  /** Anchors of the summary found nowhere in the payload; a measure of the payload (`measured`) is not one. */
   count: number;
   /** Invented ÷ the summary's distinct anchors; null when the summary has none. */
   share: number | null;
   summaryAnchors: number;
   invented: Anchor[];
+  /**
+   * The summary's numbers that are a size of the payload, not in its text: its bytes, characters, lines or tokens
+   * (the given figure, or the calibrated estimate for the profile), as a summary's header states them (`164,309 bytes`).
+   */
+  measured: Anchor[];
 }
 
 export interface Compression {
@@ -227,20 +233,51 @@ function anchorRecallOf(p: ReadPayload, summary: string, focus: string | undefin
   return { score: ratio(held, anchors.length), scope, lines: inScope.filter(Boolean).length, anchors: anchors.length, held, missing };
 }
 
-function inventedAnchorsOf(p: ReadPayload, summary: string): InventedAnchors {
-  const anchors = distinctAnchors(extractAnchors(summary));
-  if (anchors.length === 0) return { count: 0, share: null, summaryAnchors: 0, invented: [] };
+/** The names Spillway gives its own counts (`o200k`, `calibrated`): a summary that states how it counted names them. */
+const COUNT_WORDS = new Set<string>([...PROFILES, ...ALL_STRATEGIES]);
+
+/** The sizes of a payload a summary may state: bytes, characters, lines, tokens. As number keys. */
+function measuresOf(p: ReadPayload, profile: Profile | undefined, payloadTokens: number | undefined): Set<string> {
+  const lines = p.lines.length && p.lines.at(-1) === '' ? p.lines.length - 1 : p.lines.length;
+  const out = [Buffer.byteLength(p.text, 'utf8'), p.text.length, lines];
+  if (payloadTokens !== undefined) out.push(payloadTokens);
+  if (p.text) out.push(estimateTokens(p.text, { profile: profile ?? DEFAULT_PROFILE, strategy: 'calibrated', bounded: true }).tokens);
+  return new Set(out.map(String));
+}
+
+function inventedAnchorsOf(p: ReadPayload, summary: string, measures: () => Set<string>): InventedAnchors {
+  const anchors = distinctAnchors(extractAnchors(summary)).filter((a) => !COUNT_WORDS.has(a.key));
+  if (anchors.length === 0) return { count: 0, share: null, summaryAnchors: 0, invented: [], measured: [] };
   const idx = anchorIndex(p.text, p.anchors.flat());
-  const invented = anchors.filter((a) => !appearsIn(a, idx));
-  return { count: invented.length, share: ratio(invented.length, anchors.length), summaryAnchors: anchors.length, invented: invented.slice(0, MAX_LISTED_ANCHORS) };
+  const invented: Anchor[] = [];
+  const measured: Anchor[] = [];
+  for (const a of anchors) {
+    if (appearsIn(a, idx)) continue;
+    if (a.kind === 'number' && measures().has(a.key)) measured.push(a);
+    else invented.push(a);
+  }
+  return {
+    count: invented.length,
+    share: ratio(invented.length, anchors.length),
+    summaryAnchors: anchors.length,
+    invented: invented.slice(0, MAX_LISTED_ANCHORS),
+    measured: measured.slice(0, MAX_LISTED_ANCHORS),
+  };
+}
+
+/** Computed once, on first need (most summaries state no size). */
+function lazy<T>(f: () => T): () => T {
+  let v: { value: T } | undefined;
+  return () => (v ??= { value: f() }).value;
 }
 
 export function anchorRecall(payload: string, summary: string, focus?: string): AnchorRecall {
   return anchorRecallOf(readPayload(str(payload)), str(summary), focus);
 }
 
-export function inventedAnchors(payload: string, summary: string): InventedAnchors {
-  return inventedAnchorsOf(readPayload(str(payload)), str(summary));
+export function inventedAnchors(payload: string, summary: string, opts: { profile?: Profile; payloadTokens?: number } = {}): InventedAnchors {
+  const read = readPayload(str(payload));
+  return inventedAnchorsOf(read, str(summary), lazy(() => measuresOf(read, opts.profile, finite(opts.payloadTokens) ?? undefined)));
 }
 
 export function compression(payload: string, summary: string, opts: { profile?: Profile; payloadTokens?: number } = {}): Compression {
@@ -276,7 +313,7 @@ export function scoreSummary(input: ScoreInput): SummaryScores {
   return {
     readBackRecall: readBackRecall(summary, input?.readBacks),
     anchorRecall: anchorRecallOf(read, summary, input?.focus),
-    inventedAnchors: inventedAnchorsOf(read, summary),
+    inventedAnchors: inventedAnchorsOf(read, summary, lazy(() => measuresOf(read, input?.profile, finite(input?.payloadTokens) ?? undefined))),
     compression: compression(payload, summary, { profile: input?.profile, payloadTokens: input?.payloadTokens }),
     cost: costAndLatency(input?.run),
   };
@@ -290,13 +327,14 @@ export function scoreRuns(input: Omit<ScoreInput, 'summary' | 'focus' | 'run'> &
   // The payload's count does not depend on the run: counted once.
   const payloadTokens = finite(input?.payloadTokens) ?? undefined;
   const counted = compression(read.text, '', { profile: input?.profile, payloadTokens });
+  const measures = lazy(() => measuresOf(read, input?.profile, payloadTokens));
   return runs.map((r) => {
     const summary = str(r?.summary);
     const c = compression('', summary, { profile: input?.profile, payloadTokens: counted.payloadTokens });
     return {
       readBackRecall: readBackRecall(summary, input?.readBacks),
       anchorRecall: anchorRecallOf(read, summary, r?.focus),
-      inventedAnchors: inventedAnchorsOf(read, summary),
+      inventedAnchors: inventedAnchorsOf(read, summary, measures),
       compression: { ...c, ratio: counted.payloadTokens > 0 ? c.summaryTokens / counted.payloadTokens : null, payloadCount: counted.payloadCount },
       cost: costAndLatency(r?.run),
     };

@@ -25,6 +25,7 @@ describe('extractAnchors: what counts (docs/scores.md, "What is an anchor")', ()
     ["a runner's result line: the test's own name, without its duration", ' × parser > handles empty input 12ms', ['test:handles empty input', 'number:12']],
     ['identifiers: backticks, snake, camel, Pascal with an inner capital, SCREAMING, dotted, flags, letters+digits', 'call `retries` getUserById HttpClient max_retries MAX_POOL_SIZE os.path.join --dry-run utf8', ['identifier:retries', 'identifier:getUserById', 'identifier:HttpClient', 'identifier:max_retries', 'identifier:MAX_POOL_SIZE', 'identifier:os.path.join', 'identifier:--dry-run', 'identifier:utf8']],
     ['not identifiers: plain words, e.g., capitalised words, ERROR', 'The Server said e.g. ERROR and Done', []],
+    ['line references are not codes nor identifiers', 'L120: see L7 and #L4521', []],
   ])('%s', (_what, text, expected) => {
     expect(show(text)).toEqual(expected);
   });

@@ -68,8 +68,19 @@ describe('invented anchors (fixture, counted by hand)', () => {
     expect(inventedAnchors('GET /users -> HTTP 404 Not Found', 'The users endpoint returned 404.').count).toBe(0);
   });
 
+  it("a size of the payload a summary states is measured, not invented; line references and the estimator's names are no anchors", () => {
+    // LOG: lines of 44, 106, 56 and 35 chars and 3 newlines: 244 chars, all ASCII so 244 bytes; the structural
+    // summary's header states such sizes.
+    expect(LOG.length).toBe(244);
+    const r = inventedAnchors(LOG, 'Log, 244 bytes, 4 lines, ~1,000 tokens (calibrated, o200k). L2: order 12,345; L3: 4,096 retries.', { payloadTokens: 1000 });
+    expect(r.measured.map((a) => a.text)).toEqual(['244', '1,000']);
+    expect(r.invented.map((a) => a.text)).toEqual(['4,096']);
+    // 244, 1000, 12345, 4096: `4` is a lone digit, L2/L3 line references, calibrated/o200k the estimator's words.
+    expect(r).toMatchObject({ count: 1, summaryAnchors: 4 });
+  });
+
   it('a summary without anchors invents none, and its share is null', () => {
-    expect(inventedAnchors(LOG, 'Payments failed.')).toEqual({ count: 0, share: null, summaryAnchors: 0, invented: [] });
+    expect(inventedAnchors(LOG, 'Payments failed.')).toEqual({ count: 0, share: null, summaryAnchors: 0, invented: [], measured: [] });
   });
 });
 
@@ -175,7 +186,7 @@ describe('scoreSummary: all at once, any input', () => {
     expect(scoreSummary({ payload: '', summary: '' })).toEqual({
       readBackRecall: null,
       anchorRecall: { score: null, scope: 'whole', lines: 0, anchors: 0, held: 0, missing: [] },
-      inventedAnchors: { count: 0, share: null, summaryAnchors: 0, invented: [] },
+      inventedAnchors: { count: 0, share: null, summaryAnchors: 0, invented: [], measured: [] },
       compression: { ratio: null, summaryTokens: 0, payloadTokens: 0, strategy: 'calibrated', profile: 'o200k', payloadCount: 'calibrated' },
       cost: { usd: null, inputTokens: null, outputTokens: null, latencyMs: null },
     });

@@ -44,7 +44,7 @@ export function ScoreCells({ scored }: { scored: RunScores | undefined }) {
       <td className="num mono" data-score="anchors" title={`${a.held} of ${a.anchors} anchors of ${a.scope === 'focus' ? `the ${a.lines} lines that match the focus` : 'the payload'}${a.missing.length ? `\nmissing: ${a.missing.map((m) => m.text).join(', ')}` : ''}`}>
         {pct(a.score)}
       </td>
-      <td className={`num mono${inv.count ? ' diff-del-text' : ''}`} data-score="invented" title={inv.count ? `not in the payload: ${inv.invented.map((m) => m.text).join(', ')}` : `${inv.summaryAnchors} anchors, all in the payload`}>
+      <td className={`num mono${inv.count ? ' diff-del-text' : ''}`} data-score="invented" title={`${inv.count ? `not in the payload: ${inv.invented.map((m) => m.text).join(', ')}` : `${inv.summaryAnchors} anchors, all in the payload`}${inv.measured.length ? `\nsizes of the payload: ${inv.measured.map((m) => m.text).join(', ')}` : ''}`}>
         {inv.summaryAnchors ? formatInt(inv.count) : '—'}
       </td>
       <td className="num mono" data-score="compression" title={`${formatInt(c.summaryTokens)} of ${formatInt(c.payloadTokens)} tokens (${c.strategy}, ${c.profile})`}>
