@@ -34,6 +34,7 @@ const PINNED_METHODS = [
   'estimate',
   'analyze',
   'summarize',
+  'scoreSummaries',
   'listProviders',
   'listTemplates',
   'saveTemplate',

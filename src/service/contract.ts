@@ -18,6 +18,10 @@ import type {
   SummaryRun,
   TemplateInfo,
 } from '../pipeline/types.js';
+import type { SummaryScores } from '../summarize/index.js';
+
+/** The scores of a summary run: src/summarize/scores.ts, re-exported for the UI. */
+export type { SummaryScores };
 
 export type {
   AssetRef,
@@ -203,6 +207,30 @@ export interface SummarizeRequest {
   template?: string;
 }
 
+/** The scores without a judge of every summary run of one payload (docs/scores.md). */
+export interface ScoreSummariesRequest {
+  payloadId: string;
+  /** One focus for every run's anchor recall, to compare runs on one yardstick (default: each run's own). */
+  focus?: string;
+}
+
+export interface RunScores {
+  runId: string;
+  /** Absent when the run failed (no summary to score) or the payload could not be scored here: `note` says which. */
+  scores?: SummaryScores;
+  note?: string;
+}
+
+export interface ScoreSummariesResponse {
+  runs: RunScores[];
+  /** The payload's read-backs (readBacks of getPayload) given to the read-back recall; 0: none, and it is absent. */
+  readBacks: number;
+  /** Chars of the payload scored. */
+  payloadChars: number;
+  /** Why no run was scored (a payload too big to score here), when so. */
+  note?: string;
+}
+
 
 
 export interface AppInfo {
@@ -231,6 +259,7 @@ export interface InspectorMethods {
   estimate(req: EstimateRequest): EstimateResponse;
   analyze(req: AnalyzeRequest): AnalyzeResponse;
   summarize(req: SummarizeRequest): SummaryRun;
+  scoreSummaries(req: ScoreSummariesRequest): ScoreSummariesResponse;
   listProviders(req: Record<string, never>): ProviderInfo[];
   listTemplates(req: Record<string, never>): TemplateInfo[];
   saveTemplate(req: { name: string; body: string }): TemplateInfo;
@@ -260,6 +289,7 @@ export const METHOD_NAMES = [
   'estimate',
   'analyze',
   'summarize',
+  'scoreSummaries',
   'listProviders',
   'listTemplates',
   'saveTemplate',

@@ -142,6 +142,7 @@ const schemas = {
     model: modelName.optional(),
     template: templateName.optional(),
   }),
+  scoreSummaries: z.strictObject({ payloadId: id, focus: z.string().max(MAX_FOCUS_CHARS).optional() }),
   listProviders: empty,
   listTemplates: empty,
   saveTemplate: z.strictObject({ name: templateName, body: z.string().max(MAX_TEMPLATE_BODY_CHARS) }),

@@ -23,5 +23,26 @@ export { ANTHROPIC_DEFAULT_MODEL } from './providers/anthropic.js';
 export { OPENAI_DEFAULT_MODEL } from './providers/openai.js';
 export { probeLocal } from './providers/local.js';
 export { focusTerms, type FocusTerm } from './focus.js';
+export {
+  scoreSummary,
+  scoreRuns,
+  readBackRecall,
+  anchorRecall,
+  inventedAnchors,
+  compression,
+  costAndLatency,
+  MAX_LISTED_ANCHORS,
+  type ScoreInput,
+  type SummaryScores,
+  type ReadBackEvidence,
+  type ReadBackRecall,
+  type ReadBackScore,
+  type AnchorRecall,
+  type InventedAnchors,
+  type Compression,
+  type CostAndLatency,
+  type RunFigures,
+} from './scores.js';
+export { extractAnchors, anchorIndex, appearsIn, distinctAnchors, numberKey, MAX_ANCHOR_CHARS, MIN_HASH_CHARS, type Anchor, type AnchorKind, type AnchorIndex } from './anchors.js';
 export * from './types.js';
 export * as summarizeLimits from './limits.js';

@@ -140,6 +140,37 @@ describe('the app shell', () => {
     expect(diff.querySelector('.diff-add')!.textContent).toContain('names');
   });
 
+  it('shows the scores without a judge of each run in the runs table and above each side of the comparison', async () => {
+    const api = createMemoryApi({ payloads: 4, sessions: 1 });
+    const store = await renderApp(api);
+    await act(() => store.getState().openPayload('p2'));
+    fireEvent.click(screen.getByRole('tab', { name: /Summaries/ }));
+    await waitFor(() => expect((screen.getByRole('button', { name: 'Run summary' }) as HTMLButtonElement).disabled).toBe(false));
+    fireEvent.change(await screen.findByLabelText('Focus'), { target: { value: 'line 3 of p2' } });
+    fireEvent.click(screen.getByRole('button', { name: 'Run summary' }));
+    await waitFor(() => expect(store.getState().detail?.summaryRuns).toHaveLength(1));
+    await waitFor(() => expect(api.calls.filter((c) => c.method === 'scoreSummaries')).toHaveLength(1));
+    // The payload's lines 2-3 ("tool": ..., "id": "p2") were read back; "Summary of p2 about line 3 of p2." quotes neither: 0%.
+    const cell = (name: string) => screen.getByTestId('runs').querySelector(`[data-score="${name}"]`)!;
+    await waitFor(() => expect(cell('read-back').textContent).toBe('0%'));
+    const scored = await api.scoreSummaries({ payloadId: 'p2' });
+    const s = scored.runs[0]!.scores!;
+    expect(cell('compression').textContent).toBe(`${(s.compression.ratio! * 100).toFixed(1)}%`);
+    expect(cell('compression').getAttribute('title')).toContain(`(calibrated, o200k)`);
+    fireEvent.change(screen.getByLabelText('Focus'), { target: { value: 'names' } });
+    await waitFor(() => expect((screen.getByRole('button', { name: 'Run summary' }) as HTMLButtonElement).disabled).toBe(false));
+    fireEvent.click(screen.getByRole('button', { name: 'Run summary' }));
+    await waitFor(() => expect(store.getState().detail?.summaryRuns).toHaveLength(2));
+    // A new run is scored again, with the others.
+    await waitFor(() => expect(api.calls.filter((c) => c.method === 'scoreSummaries').length).toBeGreaterThanOrEqual(2));
+    const boxes = within(screen.getByTestId('runs')).getAllByRole('checkbox');
+    fireEvent.click(boxes[0]!);
+    fireEvent.click(boxes[1]!);
+    const sides = await screen.findAllByTestId('run-scores');
+    expect(sides).toHaveLength(2);
+    await waitFor(() => expect(sides[0]!.textContent).toMatch(/^read-back 0% · anchors (\d+%|—) · invented \d+.* · size \d+\.\d%$/));
+  });
+
   it('moves the limit slider: the service replays at the new limit, and the config follows', async () => {
     const api = createMemoryApi({ payloads: 50, sessions: 1 });
     const store = await renderApp(api);

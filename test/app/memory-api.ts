@@ -17,6 +17,7 @@ import type {
 import { ApiError } from '../../app/transport/errors.js';
 import { ServiceError } from '../../src/service/contract.js';
 import { isMethodName, validateRequest } from '../../src/service/validate.js';
+import { scoreRuns } from '../../src/summarize/index.js';
 
 const TOOLS = ['read_file', 'fetch', 'search_issues', 'run_command', 'query_table'];
 
@@ -206,6 +207,14 @@ export function createMemoryApi(opts: MemoryApiOptions = {}): MemoryApi {
     },
     async saveTemplate(req: { name: string; body: string }) {
       return { ...req, builtIn: false };
+    },
+    /** The real scores of the runs over the payload's content, as if the agent had read back its lines 2–3. */
+    async scoreSummaries(req: { payloadId: string }) {
+      const text = contentOf(byId(req.payloadId));
+      const list = runs.get(req.payloadId) ?? [];
+      const lines = text.split('\n');
+      const scores = scoreRuns({ payload: text, readBacks: [{ label: 'lines 2–3', lines: [{ n: 2, text: lines[1]! }, { n: 3, text: lines[2]! }] }], runs: list.map((r) => ({ summary: r.summary, focus: r.focus, run: r })) });
+      return { runs: list.map((r, i) => ({ runId: r.id, scores: scores[i]! })), readBacks: 1, payloadChars: text.length };
     },
     async summarize(req: { payloadId: string; focus?: string }) {
       const run: SummaryRun = {

@@ -1,7 +1,7 @@
 import { diffLines, diffWordsWithSpace, type ChangeObject } from 'diff';
 import { useMemo } from 'react';
-import type { SummaryRun } from '../../../src/service/contract.js';
-import { formatMs, formatTime } from '../../lib/format.js';
+import type { RunScores, SummaryRun } from '../../../src/service/contract.js';
+import { formatMs, formatPercent, formatTime } from '../../lib/format.js';
 
 /** Word diffs above this many chars get slow; longer summaries fall back to a line diff. */
 const WORD_DIFF_MAX_CHARS = 40_000;
@@ -11,8 +11,22 @@ export function diffRuns(a: string, b: string): ChangeObject<string>[] {
   return diffWordsWithSpace(a, b);
 }
 
-/** Two summary runs side by side: removed words marked on the left, added words on the right. Text only. */
-export function RunDiff({ left, right }: { left: SummaryRun; right: SummaryRun }) {
+const pct = (v: number | null | undefined) => (v === null || v === undefined ? '—' : formatPercent(v, 0));
+
+/** One run's scores without a judge, in a line (docs/scores.md). */
+export function scoresLine(s: RunScores | undefined): string {
+  if (!s?.scores) return s?.note ?? '';
+  const { readBackRecall: rb, anchorRecall: a, inventedAnchors: inv, compression: c } = s.scores;
+  return [
+    `read-back ${rb ? pct(rb.score) : '—'}`,
+    `anchors ${pct(a.score)}`,
+    `invented ${inv.count}${inv.count ? ` (${inv.invented.map((x) => x.text).join(', ')})` : ''}`,
+    `size ${c.ratio === null ? '—' : formatPercent(c.ratio, 1)}`,
+  ].join(' · ');
+}
+
+/** Two summary runs side by side: removed words marked on the left, added words on the right, each run's scores above it. */
+export function RunDiff({ left, right, scoresOf }: { left: SummaryRun; right: SummaryRun; scoresOf?: (runId: string) => RunScores | undefined }) {
   const parts = useMemo(() => diffRuns(left.summary, right.summary), [left.summary, right.summary]);
   const stats = useMemo(() => {
     let added = 0;
@@ -42,6 +56,11 @@ export function RunDiff({ left, right }: { left: SummaryRun; right: SummaryRun }
               {run.template ? <span className="chip">template: {run.template}</span> : null}
               <span className="dim">{formatMs(run.ms)}</span>
             </div>
+            {scoresOf ? (
+              <div className="run-diff-scores dim mono" data-testid="run-scores">
+                {scoresLine(scoresOf(run.id))}
+              </div>
+            ) : null}
             <pre className="summary-text">
               {parts.map((p, i) =>
                 side === 0 ? (

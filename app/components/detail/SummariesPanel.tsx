@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'react';
-import type { SummaryRun } from '../../../src/service/contract.js';
-import { useApp } from '../../store/react.js';
-import { formatInt, formatMs, formatTime, formatUsd } from '../../lib/format.js';
+import type { RunScores, ScoreSummariesResponse, SummaryRun } from '../../../src/service/contract.js';
+import { useApp, useAppStore } from '../../store/react.js';
+import { formatInt, formatMs, formatPercent, formatTime, formatUsd } from '../../lib/format.js';
 import { Editor } from '../viewer/Editor.js';
 import { RunDiff } from './RunDiff.js';
 import { summaryRunsDir } from '../../lib/sessions.js';
@@ -16,6 +16,43 @@ function Elapsed({ since }: { since: number }) {
 }
 
 const STATUS_CLASS: Record<SummaryRun['status'], string> = { ok: 'ok', error: 'bad', timeout: 'bad', fallback: 'warn' };
+
+const pct = (v: number | null | undefined) => (v === null || v === undefined ? '—' : formatPercent(v, 0));
+
+/** A run's scores without a judge as table cells (docs/scores.md); a run not scored shows why in each cell's title. */
+export function ScoreCells({ scored }: { scored: RunScores | undefined }) {
+  const s = scored?.scores;
+  if (!s) {
+    const why = scored?.note ?? 'not scored yet';
+    return (
+      <>
+        {[0, 1, 2, 3].map((i) => (
+          <td key={i} className="num mono dim" title={why}>—</td>
+        ))}
+      </>
+    );
+  }
+  const rb = s.readBackRecall;
+  const a = s.anchorRecall;
+  const inv = s.inventedAnchors;
+  const c = s.compression;
+  return (
+    <>
+      <td className="num mono" data-score="read-back" title={rb ? `${rb.held} of ${rb.lines} lines read back were in the summary${rb.unscored ? ` (${rb.unscored} read-backs name no lines)` : ''}\n${rb.perReadBack.map((p) => `${p.label}: ${pct(p.score)}`).join('\n')}` : 'never read back'}>
+        {rb ? pct(rb.score) : '—'}
+      </td>
+      <td className="num mono" data-score="anchors" title={`${a.held} of ${a.anchors} anchors of ${a.scope === 'focus' ? `the ${a.lines} lines that match the focus` : 'the payload'}${a.missing.length ? `\nmissing: ${a.missing.map((m) => m.text).join(', ')}` : ''}`}>
+        {pct(a.score)}
+      </td>
+      <td className={`num mono${inv.count ? ' diff-del-text' : ''}`} data-score="invented" title={`${inv.count ? `not in the payload: ${inv.invented.map((m) => m.text).join(', ')}` : `${inv.summaryAnchors} anchors, all in the payload`}${inv.measured.length ? `\nsizes of the payload: ${inv.measured.map((m) => m.text).join(', ')}` : ''}`}>
+        {inv.summaryAnchors ? formatInt(inv.count) : '—'}
+      </td>
+      <td className="num mono" data-score="compression" title={`${formatInt(c.summaryTokens)} of ${formatInt(c.payloadTokens)} tokens (${c.strategy}, ${c.profile})`}>
+        {c.ratio === null ? '—' : formatPercent(c.ratio, 1)}
+      </td>
+    </>
+  );
+}
 
 /** The message the model got, the preview and the summary runs side by side; re-run and compare. */
 export function SummariesPanel() {
@@ -33,6 +70,24 @@ export function SummariesPanel() {
   const loadOptions = useApp((s) => s.loadSummaryOptions);
   const [editTemplate, setEditTemplate] = useState(false);
   const [selectedRun, setSelectedRun] = useState<string | null>(null);
+  const store = useAppStore();
+  const [scored, setScored] = useState<ScoreSummariesResponse | null>(null);
+  // Scored again when the payload or its runs change (a new run, another payload).
+  const runKey = detail ? `${detail.row.id}\0${detail.summaryRuns.map((r) => r.id).join(',')}` : '';
+  useEffect(() => {
+    setScored(null);
+    if (!detail || detail.summaryRuns.length === 0) return;
+    let live = true;
+    store.deps.api.scoreSummaries({ payloadId: detail.row.id }).then(
+      (r) => live && setScored(r),
+      (err: unknown) => live && setScored({ runs: [], readBacks: 0, payloadChars: 0, note: `not scored: ${(err as Error).message}` }),
+    );
+    return () => {
+      live = false;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- runKey names what the scores depend on
+  }, [runKey]);
+  const scoresOf = (id: string) => scored?.runs.find((r) => r.runId === id) ?? (scored?.note ? { runId: id, note: scored.note } : undefined);
 
   useEffect(() => {
     if (providers.length === 0) void loadOptions();
@@ -172,7 +227,10 @@ export function SummariesPanel() {
       <section className="card">
         <header className="card-head">
           <h3>Runs</h3>
-          <span className="dim">{runs.length ? 'Tick two runs to compare them.' : 'Every run is kept here.'}</span>
+          <span className="dim">
+            {runs.length ? 'Tick two runs to compare them.' : 'Every run is kept here.'}
+            {runs.length ? <> Scores without a judge: read-back and anchor recall, invented anchors, compression (see docs/scores.md).</> : null}
+          </span>
         </header>
         {runs.length === 0 ? (
           <div className="empty-inline">No runs yet.</div>
@@ -190,6 +248,10 @@ export function SummariesPanel() {
                 <th className="num">Latency</th>
                 <th className="num">Tokens in/out</th>
                 <th className="num">Cost</th>
+                <th className="num" title="Of the lines the agent later read back from the spill, the share the summary already held">Read-back</th>
+                <th className="num" title="Of the numbers, paths, identifiers, codes, URLs, hashes and test names in the lines that match the focus, the share the summary holds">Anchors</th>
+                <th className="num" title="Anchors in the summary that are nowhere in the payload">Invented</th>
+                <th className="num" title="Summary tokens ÷ payload tokens">Size</th>
               </tr>
             </thead>
             <tbody>
@@ -212,6 +274,7 @@ export function SummariesPanel() {
                   <td className="num mono">{formatMs(r.ms)}</td>
                   <td className="num mono">{formatInt(r.inputTokens)} / {formatInt(r.outputTokens)}</td>
                   <td className="num mono">{formatUsd(r.costUsd)}</td>
+                  <ScoreCells scored={scoresOf(r.id)} />
                 </tr>
               ))}
             </tbody>
@@ -219,7 +282,9 @@ export function SummariesPanel() {
           </div>
         )}
       </section>
-      {pair.length === 2 ? <RunDiff left={pair[0]!.createdAt <= pair[1]!.createdAt ? pair[0]! : pair[1]!} right={pair[0]!.createdAt <= pair[1]!.createdAt ? pair[1]! : pair[0]!} /> : null}
+      {pair.length === 2 ? (
+        <RunDiff left={pair[0]!.createdAt <= pair[1]!.createdAt ? pair[0]! : pair[1]!} right={pair[0]!.createdAt <= pair[1]!.createdAt ? pair[1]! : pair[0]!} scoresOf={scoresOf} />
+      ) : null}
     </div>
   );
 }

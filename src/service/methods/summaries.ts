@@ -1,4 +1,4 @@
-/** Summary runs and their templates: summarize, listProviders, listTemplates, saveTemplate, deleteTemplate. */
+/** Summary runs, their scores and their templates: summarize, scoreSummaries, listProviders, listTemplates, saveTemplate, deleteTemplate. */
 import crypto from 'node:crypto';
 import { appendSummaryRun, MAX_SUMMARY_OUTPUT_TOKENS, metaPathFor, stemTime } from '../../pipeline/index.js';
 import type { SummaryOutput, SummaryRun } from '../../pipeline/types.js';
@@ -10,7 +10,9 @@ import {
   listTemplates as listTemplateFiles,
   ProviderError,
   saveTemplate as saveTemplateFile,
+  scoreRuns,
 } from '../../summarize/index.js';
+import { readBackEvidence } from '../read-back-evidence.js';
 import { ServiceError, type PayloadDetail } from '../contract.js';
 import { toServiceError, type Handlers, type ServiceContext } from '../context.js';
 import { isS3Path } from '../s3-read.js';
@@ -26,7 +28,13 @@ export const SUMMARY_BACKSTOP_MS = 10 * 60_000;
 /** Summary provider when a request names none: offline, always available. */
 export const DEFAULT_SUMMARY_PROVIDER = 'structural';
 
-export type SummaryMethodName = 'summarize' | 'listProviders' | 'listTemplates' | 'saveTemplate' | 'deleteTemplate';
+export type SummaryMethodName = 'summarize' | 'scoreSummaries' | 'listProviders' | 'listTemplates' | 'saveTemplate' | 'deleteTemplate';
+
+/**
+ * Payloads longer than this (chars) are not scored by `scoreSummaries`: the anchor pass runs on the
+ * service's thread at about 3 MB/s, and a score over part of a payload would call what the rest holds invented.
+ */
+export const MAX_SCORED_PAYLOAD_CHARS = 4_000_000;
 
 /** The sidecar of a Spillway payload, derived from the payload's own file name (never from the sidecar's content). */
 function metaPathOf(d: PayloadDetail): string | undefined {
@@ -128,6 +136,37 @@ export function summaryMethods(ctx: ServiceContext): Handlers<SummaryMethodName>
       index.addSummaryRun(r.payloadId, run);
       ctx.emitter.emit('onDidSummarize', { payloadId: r.payloadId, run });
       return run;
+    },
+
+    async scoreSummaries({ payloadId, focus }) {
+      const index = await ctx.idx();
+      const detail = await index.getPayload(payloadId);
+      const readBacks = detail.readBacks?.length ?? 0;
+      if (detail.summaryRuns.length === 0) return { runs: [], readBacks, payloadChars: 0 };
+      const whole = await ctx.readWholeText(payloadId);
+      const tooBig = whole.readBytes < whole.totalBytes || whole.text.length > MAX_SCORED_PAYLOAD_CHARS;
+      if (detail.binary || tooBig) {
+        const note = detail.binary ? 'a binary payload has no anchors to score' : `the payload is over ${MAX_SCORED_PAYLOAD_CHARS.toLocaleString('en-US')} chars: not scored here`;
+        return { runs: detail.summaryRuns.map((r) => ({ runId: r.id, note })), readBacks, payloadChars: whole.text.length, note };
+      }
+      const ok = detail.summaryRuns.filter((r) => r.status === 'ok' || r.status === 'fallback');
+      const scored = scoreRuns({
+        payload: whole.text,
+        // The payload's one figure (the header's), so compression divides by the number shown everywhere.
+        payloadTokens: detail.figure.tokens,
+        profile: detail.figure.profile,
+        readBacks: readBackEvidence(detail.readBacks, whole.text),
+        runs: ok.map((r) => ({ summary: r.summary, focus: focus ?? r.focus, run: r })),
+      });
+      const byId = new Map(ok.map((r, i) => [r.id, scored[i]!]));
+      return {
+        runs: detail.summaryRuns.map((r) => {
+          const scores = byId.get(r.id);
+          return scores ? { runId: r.id, scores } : { runId: r.id, note: `the run ended ${r.status}: no summary to score` };
+        }),
+        readBacks,
+        payloadChars: whole.text.length,
+      };
     },
 
     async listProviders() {
