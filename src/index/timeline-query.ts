@@ -80,8 +80,13 @@ export function scenariosOf(req: TimelineRequest): ReplayScenario[] {
 
 export class TimelineQueries {
   private readonly series = new Map<string, { key: string; series: ReplaySeries; guardable: Guardable[] }>();
-  /** The tool result estimates of the last sessions asked, by place (estimatePlaced). */
-  private readonly estimates = new Map<string, Map<string, number>>();
+  /**
+   * The tool results of the last sessions asked (estimatePlaced), so a transcript listed again takes
+   * their estimates over: kept as the turns were read (their source and tools), and put in a map by
+   * place only when a request finds results to estimate. Most requests find none (the background
+   * phase estimated them): building 5,000 place keys each time cost more than the rest of the check.
+   */
+  private readonly estimates = new Map<string, { sources: number[]; tools: TurnTool[][] } | Map<string, number>>();
   /** The background pass (warm), and the sessions it has still to do. */
   private warming: Promise<void> | undefined;
   private readonly toWarm = new Set<string>();
@@ -211,6 +216,7 @@ export class TimelineQueries {
     const guardable: Guardable[] = [];
     const client = clientOf(session.kind);
     const reaches = guardReachOf(client);
+    const folders = new Map<string, string>();
     for (const p of this.core.q(
       "SELECT id, tool, path, tokens, bytes, action, CASE WHEN action = 'spill' THEN message END AS message, (binary = 1 OR kind = 'binary') AS binary, max(tokens, coalesce(t_chars4, 0), coalesce(t_craft_density, 0), coalesce(t_calibrated, 0), coalesce(t_o200k, 0), coalesce(t_cl100k, 0), coalesce(t_claude, 0)) AS most, coalesce(call_id, json_extract(source_json, '$.toolUseId')) AS tid, " +
         'l_full, l_client, l_client_rule, l_entered, l_entered_how, l_kept_assets, l_kept_bytes, l_kept_tokens, l_images, ' +
@@ -230,20 +236,21 @@ export class TimelineQueries {
       spill_id: string | null;
     }>) {
       if (!p.tid) continue;
-      payloads.set(p.tid, {
-        payloadId: p.id,
-        tokens: p.tokens,
-        action: p.action,
-        messageTokens: p.action === 'spill' && p.message ? estimateText(p.message, 'claude') : undefined,
-        ...(p.l_client !== null ? { clientTokens: p.l_client } : {}),
-        ...(p.l_kept_assets ? { keptAssets: p.l_kept_assets } : {}),
-      });
+      const link: PayloadLink = { payloadId: p.id, tokens: p.tokens, action: p.action, messageTokens: p.action === 'spill' && p.message ? estimateText(p.message, 'claude') : undefined };
+      if (p.l_client !== null) link.clientTokens = p.l_client;
+      if (p.l_kept_assets) link.keptAssets = p.l_kept_assets;
+      payloads.set(p.tid, link);
       const ledger = ledgerOfRow(p);
       if (ledger) ledgers.set(p.id, ledger);
       stored.set(p.id, { entered: p.l_entered_how === 'measured' ? p.l_entered : null, spill: p.spill_id === null ? undefined : p.spill_entered });
       if (guardProfile === undefined && p.action === 'spill' && p.message) guardProfile = profileOfMessage(p.message);
       // The one rule the tuner's decisions read too (timeline-guard.ts reGuardable).
-      if (reGuardable({ binary: p.binary === 1, images: p.l_images, action: p.action, reached: reaches(p.tool) })) guardable.push({ payloadId: p.id, tool: p.tool, sessionPath: sessionFolder(p.path), tokens: p.most });
+      if (reGuardable({ binary: p.binary === 1, images: p.l_images, action: p.action, reached: reaches(p.tool) })) {
+        // A session's results mostly share one path (its transcript): split it once.
+        let folder = folders.get(p.path);
+        if (folder === undefined) folders.set(p.path, (folder = sessionFolder(p.path)));
+        guardable.push({ payloadId: p.id, tool: p.tool, sessionPath: folder, tokens: p.most });
+      }
     }
     guardable.sort((a, b) => b.tokens - a.tokens);
     const rule = contextRule(client, turns, { ...req, observed: observedTrigger(turns, compactions) });
@@ -312,8 +319,23 @@ export class TimelineQueries {
    */
   private async estimatePlaced(sessionId: string, rows: TurnRow[], turns: Pick<TurnRecord, 'tools'>[]): Promise<number> {
     type Placed = { turn: number; tool: TurnTool & { at: TurnToolAt } };
-    const known = this.estimates.get(sessionId) ?? new Map<string, number>();
     const placeOf = (sourceId: number, x: TurnTool & { at: TurnToolAt }) => `${sourceId}:${x.at.offset}:${x.at.length}:${x.at.block}:${x.id}`;
+    const last = this.estimates.get(sessionId);
+    this.estimates.delete(sessionId);
+    // Kept as read (the numbers are on the tools); a request that has results to estimate makes the map.
+    this.estimates.set(sessionId, { sources: rows.map((r) => r.source_id), tools: turns.map((t) => t.tools) });
+    while (this.estimates.size > KEEP_SERIES) this.estimates.delete(this.estimates.keys().next().value!);
+    if (!turns.some((t) => t.tools.some((x) => x.at && x.tokens <= 0))) return 0;
+    /** The numbers of the places this session's last timeline saw (estimated then, or read from its rows). */
+    let known: Map<string, number>;
+    if (last instanceof Map) known = last;
+    else {
+      known = new Map();
+      last?.tools.forEach((tools, i) => {
+        for (const x of tools) if (x.at && x.tokens > 0) known.set(placeOf(last.sources[i]!, x as Placed['tool']), x.tokens);
+      });
+    }
+    this.estimates.set(sessionId, known);
     const bySource = new Map<number, Placed[]>();
     const done = new Set<number>();
     turns.forEach((t, turn) => {
@@ -336,9 +358,6 @@ export class TimelineQueries {
         list.push({ turn, tool: tool as Placed['tool'] });
       }
     });
-    this.estimates.delete(sessionId);
-    this.estimates.set(sessionId, known);
-    while (this.estimates.size > KEEP_SERIES) this.estimates.delete(this.estimates.keys().next().value!);
     let lost = 0;
     // A closing index stops this at its next slice, even inside a huge line (IndexStopping).
     const yielder = new Yielder(undefined, undefined, () => this.core.stopping);
