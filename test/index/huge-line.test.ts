@@ -83,7 +83,7 @@ describe('the sliced decoder', () => {
 
   it('merges the blocks past its budget: texts joined as readers join them, other blocks kept as written, tool results kept', async () => {
     const n = MAX_BUILT_BLOCKS_PER_LINE + 30_000;
-    const blocks = Array.from({ length: n }, (_, i) => (i % 1000 === 999 ? { type: 'image', n: i } : i === n - 5 ? { type: 'tool_result', tool_use_id: 'late' } : { type: 'text', text: `t${i}` }));
+    const blocks = Array.from({ length: n }, (_, i) => (i % 1000 === 999 ? { type: 'resource', n: i } : i === n - 5 ? { type: 'tool_result', tool_use_id: 'late' } : i === n - 7 ? { type: 'image', source: { data: 'AAAA' } } : { type: 'text', text: `t${i}` }));
     const line = Buffer.from(JSON.stringify({ message: { content: blocks } }));
     const d = await decodeSliced(line, new Yielder());
     const content = (d.value as { message: { content: unknown[] } }).message.content;
@@ -91,13 +91,55 @@ describe('the sliced decoder', () => {
     expect(content.length).toBeLessThan(MAX_BUILT_BLOCKS_PER_LINE + 200);
     expect(content.some((b) => isMergedBlock(b))).toBe(true);
     expect(content).toContainEqual({ type: 'tool_result', tool_use_id: 'late' });
+    // An image stays a block: readers count it by its pixels, never its base64.
+    expect(content).toContainEqual({ type: 'image', source: { data: 'AAAA' } });
     // Every text is still there, in order, and the JSON of the whole comes back as written, modulo the merged texts.
     const texts = content.flatMap((b) => ((b as { type: string }).type === 'text' ? [(b as { text: string }).text] : [])).join('\n');
     expect(texts).toBe(blocks.flatMap((b) => (b.type === 'text' ? [b.text as string] : [])).join('\n'));
-    const images = JSON.parse(jsonOf(content)).filter((b: { type: string }) => b.type === 'image');
-    expect(images).toHaveLength(blocks.filter((b) => b.type === 'image').length);
+    const others = JSON.parse(jsonOf(content)).filter((b: { type: string }) => b.type === 'resource');
+    expect(others).toStrictEqual(blocks.filter((b) => b.type === 'resource'));
     // An ordinary line is one JSON.parse, unchanged.
     expect((await decodeLine(Buffer.from('{"a":[1]}'))).value).toStrictEqual({ a: [1] });
+  });
+});
+
+describe('the sliced decoder past its budget', () => {
+  /** A line whose element `el` comes after MAX_BUILT_BLOCKS_PER_LINE blocks, where elements are merged. */
+  const past = (el: string) => `{"content":[${'{},'.repeat(MAX_BUILT_BLOCKS_PER_LINE + 10)}${el},{}]}`;
+
+  it('checks every merged element as JSON.parse does (without building it)', async () => {
+    const bad = ['{"a" 1}', '{"a":01}', '{"a":1.}', '{"a":"\u0001"}', '{"a":"\\q"}', '{"a":tru}', '{"a":[1,]}', '{,}', '{"a":1,}', '[1 2]', '"\\u12G4"', '-', '1e', '{"a":1]', '[1}', '{"a":nul}', '{"a":-}', "{'a':1}", '{"a":1}}', 'x'];
+    for (const el of bad) {
+      const line = past(el);
+      expect(() => JSON.parse(line), el).toThrow(SyntaxError);
+      await expect(decodeSliced(Buffer.from(line)), el).rejects.toThrow(SyntaxError);
+    }
+    const good = ['{"a":-0.5e+3,"b":[true,false,null,{}],"c":"\\u00e9\\n\\"\\\\"}', '"s"', '0', '-12.5E-2', '[]', ' { "a" : [ ] } ', '{"type":"resource","n":[{"type":"text","text":"deep"}]}'];
+    for (const el of good) {
+      const line = past(el);
+      const d = await decodeSliced(Buffer.from(line));
+      expect(d.merged, el).toBeGreaterThan(0);
+      // Kept as the JSON the transcript wrote: written back, it is the line's value.
+      expect(JSON.parse(jsonOf(d.value)), el).toStrictEqual(JSON.parse(line));
+    }
+  });
+
+  it('keeps a run of millions of {} as the JSON it was, and text runs of each type (Codex input_text) apart', async () => {
+    const n = 1_000_000;
+    const line = `{"content":[${Array.from({ length: n }, () => '{}').join(',')}]}`;
+    const d = await decodeSliced(Buffer.from(line), new Yielder());
+    const content = (d.value as { content: unknown[] }).content;
+    expect(d.merged).toBe(n - MAX_BUILT_BLOCKS_PER_LINE);
+    expect(content.length).toBe(MAX_BUILT_BLOCKS_PER_LINE + 1);
+    expect(isMergedBlock(content[content.length - 1])).toBe(true);
+    expect(jsonOf(d.value)).toBe(line);
+    // Texts of a type other than `text`, and a text type written with an escape, are joined as their own runs.
+    const texts = `{"output":[${'{},'.repeat(MAX_BUILT_BLOCKS_PER_LINE)}{"type":"input_text","text":"a"},{"type":"input_t\\u0065xt","text":"b"},{"type":"text","text":"c"}]}`;
+    const t = ((await decodeSliced(Buffer.from(texts))).value as { output: unknown[] }).output;
+    expect(t.slice(-2)).toStrictEqual([
+      { type: 'input_text', text: 'a\nb' },
+      { type: 'text', text: 'c' },
+    ]);
   });
 });
 
