@@ -42,7 +42,7 @@ function jsonlReread(pick: (source: SessionSource, loc: SourceLocation, line: Re
     if (loc.offset === undefined || loc.length === undefined) return null;
     let o: unknown;
     try {
-      o = (await decodeLine(await readRange(source, loc.transcript, loc.offset, loc.length), yielder)).value;
+      o = (await decodeLine(await readRange(source, loc.transcript, loc.offset, loc.length, yielder), yielder)).value;
     } catch (err) {
       if (err instanceof IndexStopping) throw err;
       return null;

@@ -17,11 +17,13 @@
  * turn (the caller's Yielder), into the same value JSON.parse gives, with one difference: once
  * MAX_BUILT_BLOCKS_PER_LINE array elements have been built, an array's further elements are
  * parsed in batches and kept as runs:
- * - consecutive text blocks (`{"type":"text","text":…}`) become one text block, their texts joined
- *   by `\n` (what every reader of content blocks joins them with);
+ * - consecutive text blocks of one type (`{"type":"text","text":…}`, Codex's `input_text` and
+ *   `output_text`) become one block of that type, their texts joined by `\n` (what every reader of
+ *   content blocks joins them with);
  * - any other consecutive elements become one merged block (`isMergedBlock`), holding their JSON as
  *   the transcript wrote it, which `jsonOf` writes back in place;
- * - a `tool_use` or `tool_result` block stays a block of its own (each is a record), up to
+ * - a `tool_use` or `tool_result` block stays a block of its own (each is a record), and so does an
+ *   image (`image`, `input_image`: readers count it by its pixels, never by its base64), up to
  *   MAX_KEPT_BLOCKS_PER_LINE of them; past that they are merged too.
  * `merged` in the result counts the blocks merged, so a reader can say its estimate of them was
  * made in bulk. The work per line is then a byte scan plus native JSON.parse of bounded batches,
@@ -33,7 +35,7 @@ import type { Yielder } from './yielder.js';
 export const SLICED_LINE_BYTES = 1024 * 1024;
 /** Array elements built as values per line; past this, further elements are merged into runs. */
 export const MAX_BUILT_BLOCKS_PER_LINE = 20_000;
-/** tool_use / tool_result blocks kept as blocks of their own past that budget, per line. */
+/** tool_use / tool_result / image blocks kept as blocks of their own past that budget, per line. */
 export const MAX_KEPT_BLOCKS_PER_LINE = 10_000;
 /** Merged elements are parsed in batches of about this many bytes (one JSON.parse each). */
 const MERGE_BATCH_BYTES = 256 * 1024;
@@ -95,10 +97,22 @@ const bad = (what: string, at: number) => new SyntaxError(`${what} at byte ${at}
 
 const isWs = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 
+/** Block types whose consecutive blocks are joined into one block of the type (their `text`s joined by `\n`). */
+const TEXT_TYPES: ReadonlySet<unknown> = new Set(['text', 'input_text', 'output_text']);
+/** Block types kept as blocks of their own while the line's budget lasts: records (tool calls and results) and images. */
+const KEPT_TYPES: ReadonlySet<unknown> = new Set(['tool_use', 'tool_result', 'image', 'input_image']);
+
 interface Run {
-  text: boolean;
+  /** The text type of a run of text blocks; undefined for a run of other blocks kept as JSON. */
+  text: string | undefined;
   parts: string[];
   blocks: number;
+  /**
+   * A stretch of the line not yet in `parts`, [from, to): consecutive batches kept as written are
+   * adjacent in the line (a comma apart), so a run of them is decoded once when it ends, not per batch.
+   */
+  from: number;
+  to: number;
 }
 
 interface Frame {
@@ -109,6 +123,8 @@ interface Frame {
   batchStart: number;
   batchEnd: number;
   batchCount: number;
+  /** Whether an element of the pending batch may be a text or kept block (else the batch needs no JSON.parse). */
+  batchLooks: boolean;
   run: Run | undefined;
 }
 
@@ -166,7 +182,7 @@ class LineDecoder {
         const c = b[i]!;
         if (c === 0x7b || c === 0x5b) {
           this.i++;
-          stack.push({ arr: c === 0x5b, value: c === 0x5b ? [] : {}, key: undefined, batchStart: -1, batchEnd: -1, batchCount: 0, run: undefined });
+          stack.push({ arr: c === 0x5b, value: c === 0x5b ? [] : {}, key: undefined, batchStart: -1, batchEnd: -1, batchCount: 0, batchLooks: false, run: undefined });
           this.ws();
           if (c === 0x5b && b[this.i] === 0x5d) {
             this.i++;
@@ -257,83 +273,183 @@ class LineDecoder {
     return f.value;
   }
 
-  /** Add the element at `i` to the array's batch of merged elements; false when it is too big to merge (then it is built). */
+  /**
+   * Add the element at `i`, and the elements after it, to the array's batch of merged elements
+   * (one call per batch, not per element: a block of `{}` is 3 bytes); false when the element at `i`
+   * is too big to merge (then it is built). Stops before the comma of an element too big to merge,
+   * at the end of the array, at a full batch, or when the event loop is due a turn.
+   */
   private mergeElement(f: Frame): boolean {
-    const end = this.skip(this.i);
+    const b = this.b;
+    let end = this.scanElement(this.i);
     if (end < 0) {
       this.flushBatch(f);
       this.endRun(f);
       return false;
     }
-    if (f.batchStart < 0) f.batchStart = this.i;
-    f.batchEnd = end;
-    f.batchCount++;
-    this.i = end;
-    if (f.batchEnd - f.batchStart >= MERGE_BATCH_BYTES) {
-      this.flushBatch(f);
-      // Look at the clock at the next step.
-      this.steps = CHECK_EVERY_STEPS;
+    for (;;) {
+      if (f.batchStart < 0) f.batchStart = this.i;
+      f.batchEnd = end;
+      f.batchCount++;
+      if (this.looks) f.batchLooks = true;
+      this.i = end;
+      if (f.batchEnd - f.batchStart >= MERGE_BATCH_BYTES) {
+        this.flushBatch(f);
+        // Look at the clock at the next step.
+        this.steps = CHECK_EVERY_STEPS;
+        return true;
+      }
+      let j = end;
+      while (j < b.length && isWs(b[j]!)) j++;
+      if (b[j] !== 0x2c) return true;
+      if (this.due()) {
+        // The main loop looks at the clock first thing, and yields.
+        this.steps = CHECK_EVERY_STEPS;
+        return true;
+      }
+      j++;
+      while (j < b.length && isWs(b[j]!)) j++;
+      end = this.scanElement(j);
+      // Too big to merge: the main loop reads the comma, then builds it.
+      if (end < 0) return true;
+      this.i = j;
     }
-    return true;
   }
 
-  /** End of the JSON value at `i`, or -1 when it runs past MERGE_ELEMENT_MAX_BYTES (or the line). */
-  private skip(i: number): number {
+  /** Whether the element scanElement last read is an object whose `type` may make it a text or kept block. */
+  private looks = false;
+  /** Open containers of the element being scanned: 1 an object, 2 an array. */
+  private kinds = new Uint8Array(64);
+
+  /**
+   * End of the JSON value at `i`, checked as JSON.parse would check it (a SyntaxError where it
+   * fails), without building it: one pass over its bytes. -1 when it runs past
+   * MERGE_ELEMENT_MAX_BYTES or the line (it is then decoded as a value of its own, which says where
+   * it fails). Sets `looks` when the value is an object whose `type` is one of TEXT_TYPES or
+   * KEPT_TYPES (or is written with an escape): only such a batch is parsed into values. So a run of
+   * millions of `{}` costs a byte scan, not an object per block.
+   */
+  private scanElement(i: number): number {
     const b = this.b;
     const stop = Math.min(b.length, i + MERGE_ELEMENT_MAX_BYTES);
-    const c0 = b[i];
-    if (c0 !== 0x7b && c0 !== 0x5b && c0 !== 0x22) {
-      // A number or a literal: up to the next delimiter (JSON.parse of the batch checks it).
-      while (i < stop && b[i] !== 0x2c && b[i] !== 0x5d && !isWs(b[i]!)) i++;
-      return i < stop ? i : -1;
-    }
     let depth = 0;
-    while (i < stop) {
+    /** The next value is the element's `type` (a key `type` at depth 1). */
+    let typeNext = false;
+    this.looks = false;
+    for (;;) {
+      // A value.
+      while (i < stop && isWs(b[i]!)) i++;
+      if (i >= stop) return -1;
       const c = b[i]!;
-      if (c === 0x22) {
-        const e = stringEnd(b, i);
-        if (e < 0 || e >= stop) return -1;
-        i = e + 1;
+      if (c === 0x7b || c === 0x5b) {
+        i++;
+        if (++depth >= this.kinds.length) {
+          const k = new Uint8Array(this.kinds.length * 2);
+          k.set(this.kinds);
+          this.kinds = k;
+        }
+        this.kinds[depth] = c === 0x7b ? 1 : 2;
+        while (i < stop && isWs(b[i]!)) i++;
+        if (i >= stop) return -1;
+        if (b[i] === (c === 0x7b ? 0x7d : 0x5d)) {
+          i++;
+          depth--;
+        } else if (c === 0x7b) {
+          const k = this.scanKey(i, stop, depth);
+          if (k < 0) return -1;
+          typeNext = this.keyIsType;
+          i = k;
+          continue;
+        } else continue;
+      } else if (c === 0x22) {
+        const e = scanString(b, i, stop);
+        if (e < 0) return -1;
+        if (typeNext && depth === 1 && looksKept(b, i + 1, e - 1)) this.looks = true;
+        i = e;
+      } else {
+        i = scanScalar(b, i, stop);
+        if (i < 0) return -1;
+      }
+      typeNext = false;
+      // After a value: the end of the element, a comma, or the end of its container.
+      for (;;) {
         if (depth === 0) return i;
-        continue;
-      }
-      if (c === 0x7b || c === 0x5b) depth++;
-      else if (c === 0x7d || c === 0x5d) {
+        while (i < stop && isWs(b[i]!)) i++;
+        if (i >= stop) return -1;
+        const d = b[i]!;
+        const obj = this.kinds[depth] === 1;
+        if (d === 0x2c) {
+          i++;
+          if (obj) {
+            while (i < stop && isWs(b[i]!)) i++;
+            const k = this.scanKey(i, stop, depth);
+            if (k < 0) return -1;
+            typeNext = this.keyIsType;
+            i = k;
+          }
+          break;
+        }
+        if (d !== (obj ? 0x7d : 0x5d)) throw bad(`unexpected ${JSON.stringify(String.fromCharCode(d))}`, i);
+        i++;
         depth--;
-        if (depth === 0) return i + 1;
       }
-      i++;
     }
-    return -1;
+  }
+
+  /** Whether the key scanKey last read is `type` at depth 1 (or written with an escape there, to be safe). */
+  private keyIsType = false;
+
+  /** A key at `i` and its colon; returns where its value begins, -1 past `stop`. */
+  private scanKey(i: number, stop: number, depth: number): number {
+    const b = this.b;
+    if (i >= stop) return -1;
+    if (b[i] !== 0x22) throw bad('expected a key', i);
+    const e = scanString(b, i, stop);
+    if (e < 0) return -1;
+    this.keyIsType = depth === 1 && (e - i === 6 ? b[i + 1] === 0x74 && b[i + 2] === 0x79 && b[i + 3] === 0x70 && b[i + 4] === 0x65 : hasBackslash(b, i, e));
+    i = e;
+    while (i < stop && isWs(b[i]!)) i++;
+    if (i >= stop) return -1;
+    if (b[i] !== 0x3a) throw bad('expected ":"', i);
+    return i + 1;
   }
 
   /** Parse the pending batch of merged elements into runs (or kept blocks). */
   private flushBatch(f: Frame): void {
     if (f.batchStart < 0) return;
-    const raw = this.b.toString('utf8', f.batchStart, f.batchEnd);
+    const start = f.batchStart;
+    const end = f.batchEnd;
     const count = f.batchCount;
+    const looks = f.batchLooks;
     f.batchStart = f.batchEnd = -1;
     f.batchCount = 0;
-    const items = JSON.parse(`[${raw}]`) as unknown[];
+    f.batchLooks = false;
     this.merged += count;
+    if (!looks) {
+      // Checked by scanElement, and no element is a text or kept block: one stretch of the run, as written.
+      this.appendStretch(f, start, end, count);
+      return;
+    }
+    const raw = this.b.toString('utf8', start, end);
+    const items = JSON.parse(`[${raw}]`) as unknown[];
     let allOther = true;
-    for (const e of items) if (isTextBlock(e) || this.keeps(e)) allOther = false;
+    for (const e of items) if (textType(e) !== undefined || this.keeps(e)) allOther = false;
     if (allOther) {
       // Nothing to look into: the batch is one stretch of the run, as written.
-      this.append(f, false, raw, count);
+      this.appendStretch(f, start, end, count);
       return;
     }
     // Consecutive texts (or JSONs) of the batch are joined here, so a run holds a string per batch,
     // not one per block (millions of small strings would make every garbage collection long).
     let pending: string[] = [];
-    let pendingText = false;
+    let pendingText: string | undefined;
     const put = () => {
-      if (pending.length) this.append(f, pendingText, pending.join(pendingText ? '\n' : ','), pending.length);
+      if (pending.length) this.append(f, pendingText, pending.join(pendingText !== undefined ? '\n' : ','), pending.length);
       pending = [];
     };
     for (const e of items) {
-      const text = isTextBlock(e);
-      if (!text && this.keeps(e)) {
+      const text = textType(e);
+      if (text === undefined && this.keeps(e)) {
         put();
         this.endRun(f);
         this.merged--;
@@ -343,29 +459,62 @@ class LineDecoder {
       }
       if (text !== pendingText) put();
       pendingText = text;
-      pending.push(text ? e.text : (JSON.stringify(e) ?? 'null'));
+      pending.push(text !== undefined ? (e as { text: string }).text : (JSON.stringify(e) ?? 'null'));
     }
     put();
   }
 
-  /** A tool_use or tool_result block is a record of its own, while the line's budget for them lasts. */
+  /** A tool_use, tool_result or image block is a block of its own, while the line's budget for them lasts. */
   private keeps(e: unknown): boolean {
-    return this.kept < MAX_KEPT_BLOCKS_PER_LINE && typeof e === 'object' && e !== null && ((e as { type?: unknown }).type === 'tool_result' || (e as { type?: unknown }).type === 'tool_use');
+    return this.kept < MAX_KEPT_BLOCKS_PER_LINE && typeof e === 'object' && e !== null && KEPT_TYPES.has((e as { type?: unknown }).type);
   }
 
-  private append(f: Frame, text: boolean, part: string, blocks: number): void {
+  private append(f: Frame, text: string | undefined, part: string, blocks: number): void {
     if (f.run && f.run.text !== text) this.endRun(f);
-    f.run ??= { text, parts: [], blocks: 0 };
+    f.run ??= { text, parts: [], blocks: 0, from: -1, to: -1 };
+    this.decodeStretch(f.run);
     f.run.parts.push(part);
     f.run.blocks += blocks;
+  }
+
+  /** A stretch [start, end) of elements kept as written, joined to the run's pending stretch when only a comma (and spaces) lies between. */
+  private appendStretch(f: Frame, start: number, end: number, blocks: number): void {
+    if (f.run && f.run.text !== undefined) this.endRun(f);
+    const r = (f.run ??= { text: undefined, parts: [], blocks: 0, from: -1, to: -1 });
+    r.blocks += blocks;
+    if (r.from >= 0 && this.onlyComma(r.to, start)) {
+      r.to = end;
+      return;
+    }
+    this.decodeStretch(r);
+    r.from = start;
+    r.to = end;
+  }
+
+  /** Whether the bytes [from, to) are one comma and white space. */
+  private onlyComma(from: number, to: number): boolean {
+    let commas = 0;
+    for (let i = from; i < to; i++) {
+      const c = this.b[i]!;
+      if (c === 0x2c) commas++;
+      else if (!isWs(c)) return false;
+    }
+    return commas === 1;
+  }
+
+  private decodeStretch(r: Run): void {
+    if (r.from < 0) return;
+    r.parts.push(this.b.toString('utf8', r.from, r.to));
+    r.from = r.to = -1;
   }
 
   private endRun(f: Frame): void {
     const r = f.run;
     if (!r) return;
     f.run = undefined;
-    if (r.text) {
-      (f.value as unknown[]).push({ type: 'text', text: r.parts.join('\n') });
+    this.decodeStretch(r);
+    if (r.text !== undefined) {
+      (f.value as unknown[]).push({ type: r.text, text: r.parts.join('\n') });
       return;
     }
     const block: MergedBlock = { type: MERGED_BLOCK_TYPE, blocks: r.blocks, json: r.parts.join(',') };
@@ -413,8 +562,83 @@ class LineDecoder {
   }
 }
 
-function isTextBlock(e: unknown): e is { type: 'text'; text: string } {
-  return typeof e === 'object' && e !== null && (e as { type?: unknown }).type === 'text' && typeof (e as { text?: unknown }).text === 'string';
+/** The type of a text block (one of TEXT_TYPES, with a string `text`), else undefined. */
+function textType(e: unknown): string | undefined {
+  if (typeof e !== 'object' || e === null || typeof (e as { text?: unknown }).text !== 'string') return undefined;
+  const t = (e as { type?: unknown }).type;
+  return TEXT_TYPES.has(t) ? (t as string) : undefined;
+}
+
+/** The JSON escapes after a backslash, other than `u`: " \\ / b f n r t. */
+const ESCAPES = new Set([0x22, 0x5c, 0x2f, 0x62, 0x66, 0x6e, 0x72, 0x74]);
+const isHex = (c: number | undefined) => c !== undefined && ((c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66));
+const isDigit = (c: number | undefined) => c !== undefined && c >= 0x30 && c <= 0x39;
+
+/** Past the string opened at `i` (its closing quote), checked as JSON.parse checks it; -1 when it runs past `stop`. */
+function scanString(b: Buffer, i: number, stop: number): number {
+  let j = i + 1;
+  while (j < stop) {
+    const c = b[j]!;
+    if (c === 0x22) return j + 1;
+    if (c === 0x5c) {
+      const x = b[j + 1];
+      if (j + 1 >= stop) return -1;
+      if (x === 0x75) {
+        if (j + 5 >= stop) return -1;
+        if (!(isHex(b[j + 2]) && isHex(b[j + 3]) && isHex(b[j + 4]) && isHex(b[j + 5]))) throw bad('bad unicode escape', j);
+        j += 6;
+      } else if (ESCAPES.has(x!)) j += 2;
+      else throw bad('bad escape', j);
+      continue;
+    }
+    if (c < 0x20) throw bad('control character in a string', j);
+    j++;
+  }
+  return -1;
+}
+
+/** Past the number or literal at `i`, checked as JSON.parse checks it; -1 when it runs past `stop`. */
+function scanScalar(b: Buffer, i: number, stop: number): number {
+  const c = b[i]!;
+  for (const lit of LITERALS) {
+    if (c !== lit[0]) continue;
+    if (i + lit.length > stop) return -1;
+    for (let k = 1; k < lit.length; k++) if (b[i + k] !== lit[k]) throw bad('expected a value', i);
+    return i + lit.length;
+  }
+  let j = i;
+  if (b[j] === 0x2d) j++;
+  if (j >= stop) return -1;
+  if (b[j] === 0x30) j++;
+  else if (isDigit(b[j]) && b[j] !== 0x30) while (j < stop && isDigit(b[j])) j++;
+  else throw bad('expected a value', i);
+  if (b[j] === 0x2e) {
+    j++;
+    if (!isDigit(b[j])) throw bad('expected a digit', j);
+    while (j < stop && isDigit(b[j])) j++;
+  }
+  if (b[j] === 0x65 || b[j] === 0x45) {
+    j++;
+    if (b[j] === 0x2b || b[j] === 0x2d) j++;
+    if (!isDigit(b[j])) throw bad('expected a digit', j);
+    while (j < stop && isDigit(b[j])) j++;
+  }
+  return j >= stop ? -1 : j;
+}
+const LITERALS = ['true', 'false', 'null'].map((w) => Buffer.from(w));
+
+/** Whether a `type` value's bytes [from, to) may name a text or kept block (an escape in it: maybe). */
+function looksKept(b: Buffer, from: number, to: number): boolean {
+  if (hasBackslash(b, from, to)) return true;
+  if (to - from > 16) return false;
+  const v = b.toString('latin1', from, to);
+  return TEXT_TYPES.has(v) || KEPT_TYPES.has(v);
+}
+
+/** Whether a backslash lies in [from, to) (a loop: indexOf would look past `to`, to the end of the line). */
+function hasBackslash(b: Buffer, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (b[i] === 0x5c) return true;
+  return false;
 }
 
 /** Index of the quote closing the string opened at `i`, or -1. */

@@ -307,6 +307,8 @@ export async function importClaude(ctx: ImportContext, unit: Unit): Promise<Unit
       if (d.merged) {
         t.mergedLines++;
         t.mergedBlocks += d.merged;
+        // Said where the figures are shown: the session's notes.
+        if (forTurns) turns.merged();
       }
     } catch (err) {
       if (!(err instanceof SyntaxError)) throw err;

@@ -16,6 +16,7 @@
 import type { Unit } from './discover.js';
 import { type Call, MAX_FACT_LINES, factsComplete, importedPayloadId, isoOr, parseMaybeJson, str, titleOf } from './import-common.js';
 import { type ImportContext, spilledOrImported } from './import-link.js';
+import { MAX_BUILT_BLOCKS_PER_LINE, decodeLine, jsonOf } from './huge-line.js';
 import { forEachLine } from './lines.js';
 import type { PayloadRecord, SessionFacts, SourceLocation, UnitResult } from './record.js';
 import { CodexTurns } from './turns-codex.js';
@@ -28,7 +29,8 @@ function outputText(output: unknown): string {
     if (texts.every((t) => t !== null)) return texts.join('\n');
   }
   if (isObj(output) && typeof output.content === 'string') return output.content;
-  return output === undefined ? '' : JSON.stringify(output);
+  // Blocks a huge line merged into runs are written back as the rollout had them (huge-line.ts).
+  return output === undefined ? '' : jsonOf(output);
 }
 
 /** The response item of a rollout line: wrapped (`{type:'response_item', payload}`) since 2025, bare before. */
@@ -131,19 +133,19 @@ class Rollout {
   readonly fuller = new Map<string, { text: string; at: Output['at'] }>();
   readonly facts: SessionFacts = {};
   badLines = 0;
+  /** Lines whose content blocks were merged into runs (huge-line.ts), and how many blocks. */
+  mergedLines = 0;
+  mergedBlocks = 0;
 
   constructor(private readonly fallbackTime: string) {}
 
-  line(buf: Buffer, index: number, offset: number): void {
+  /** Whether a line is to be decoded for the calls and outputs, or the session's facts. */
+  wants(buf: Buffer, index: number): boolean {
     const relevant = buf.includes('"call_id"') || buf.includes('"item_completed"');
-    if (!relevant && (index >= MAX_FACT_LINES || factsComplete(this.facts))) return;
-    let o: unknown;
-    try {
-      o = JSON.parse(buf.toString('utf8'));
-    } catch {
-      this.badLines++;
-      return;
-    }
+    return relevant || (index < MAX_FACT_LINES && !factsComplete(this.facts));
+  }
+
+  take(o: unknown, index: number, offset: number, buf: Buffer): void {
     if (!isObj(o)) return;
     noteFacts(o, this.facts);
     const at = { line: index, offset, length: buf.length };
@@ -191,13 +193,40 @@ export async function importCodex(ctx: ImportContext, unit: Unit): Promise<UnitR
   const transcript = unit.key;
   const r = new Rollout(new Date(unit.files[0]?.mtimeMs ?? 0).toISOString());
   const turns = new CodexTurns();
-  const scan = await forEachLine(ctx.source, transcript, ctx.yielder, (buf, index, offset) => {
-    turns.line(buf, index);
-    r.line(buf, index, offset);
+  const scan = await forEachLine(ctx.source, transcript, ctx.yielder, async (buf, index, offset) => {
+    // The outputs and the turns read the same lines: each line is decoded once, for both; a long
+    // one in slices, its blocks past a budget merged (huge-line.ts), so one line of millions of
+    // blocks neither stalls the process nor builds an object per block.
+    turns.seen(index);
+    const forTurns = turns.wants(buf);
+    const forCalls = r.wants(buf, index);
+    if (!forTurns && !forCalls) return;
+    let o: unknown;
+    try {
+      const d = await decodeLine(buf, ctx.yielder);
+      o = d.value;
+      if (d.merged) {
+        r.mergedLines++;
+        r.mergedBlocks += d.merged;
+        if (forTurns) turns.merged();
+      }
+    } catch (err) {
+      if (!(err instanceof SyntaxError)) throw err;
+      if (forTurns) turns.unparsable(index);
+      if (forCalls) r.badLines++;
+      return;
+    }
+    if (forTurns) turns.take(o, index);
+    if (forCalls) r.take(o, index, offset, buf);
   });
   const payloads: PayloadRecord[] = [];
   for (const out of r.outputs.values()) payloads.push(await outputRecord(ctx, transcript, r, out));
   const warnings = r.badLines ? [`${transcript}: ${r.badLines} unparsable line(s) skipped`] : [];
+  if (r.mergedLines) {
+    warnings.push(
+      `${transcript}: ${r.mergedLines} line(s) with more than ${MAX_BUILT_BLOCKS_PER_LINE.toLocaleString('en-US')} content blocks: ${r.mergedBlocks.toLocaleString('en-US')} block(s) past that were merged into runs and estimated in bulk`,
+    );
+  }
   return { payloads, hash: scan.hash, warnings, session: r.facts, turns: turns.result() };
 }
 

@@ -87,7 +87,26 @@ export async function forEachLine(
   return { hash: hash.digest('hex'), lines: index, bytes: pos, skippedLongLines };
 }
 
-/** Read `length` bytes at `offset` (one transcript line, to re-extract a payload's text). */
-export async function readRange(source: SessionSource, file: string, offset: number, length: number): Promise<Buffer> {
-  return (await source.readRange(file, offset, length)).bytes;
+/** A read longer than this is made in pieces of this size, with a turn for the event loop between. */
+const READ_PIECE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Read `length` bytes at `offset` (one transcript line, to re-extract a payload's text). The local
+ * source reads synchronously: a 100 MB line read at once held the process for seconds on a busy
+ * machine, so a long range is read in pieces into one buffer, giving the event loop a turn between.
+ */
+export async function readRange(source: SessionSource, file: string, offset: number, length: number, yielder?: Yielder): Promise<Buffer> {
+  if (length <= READ_PIECE_BYTES || !yielder) return (await source.readRange(file, offset, length)).bytes;
+  const out = Buffer.allocUnsafe(length);
+  let got = 0;
+  while (got < length) {
+    const n = Math.min(READ_PIECE_BYTES, length - got);
+    // Straight into `out` where the source reads into a given buffer (the local one does); else copied.
+    const piece = (await source.readRange(file, offset + got, n, out.subarray(got, got + n))).bytes;
+    if (piece.length === 0) break;
+    if (piece.buffer !== out.buffer || piece.byteOffset !== out.byteOffset + got) piece.copy(out, got);
+    got += piece.length;
+    await yielder.maybe();
+  }
+  return out.subarray(0, got);
 }

@@ -13,7 +13,8 @@ import { BUSY_TIMEOUT_MS } from './db.js';
 import { readerOf } from './clients.js';
 import { UNKNOWN_CLIENT_PRICES, adapterOf, isClientId, rulesOf } from '../agents/index.js';
 import { estimateText, type CompactionRecord, type TurnRecord, type TurnTool, type TurnToolAt } from './turns.js';
-import { Yielder } from './yielder.js';
+import { IndexStopping, Yielder } from './yielder.js';
+import { readRange } from './lines.js';
 import { profileOfMessage } from '../pipeline/index.js';
 import type { Profile } from '../pipeline/types.js';
 
@@ -388,8 +389,10 @@ export class TimelineQueries {
         }
         let bytes: Buffer | undefined;
         try {
-          if (file !== undefined) bytes = (await this.core.source.readRange(file, start, end - start)).bytes;
-        } catch {
+          // In pieces when long (a line of millions of blocks), with turns for the event loop (lines.ts).
+          if (file !== undefined) bytes = await readRange(this.core.source, file, start, end - start, yielder);
+        } catch (err) {
+          if (err instanceof IndexStopping) throw err;
           /* gone since it was listed */
         }
         for (const o of offsets.slice(i, j)) {

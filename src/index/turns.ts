@@ -9,6 +9,7 @@
  * Spillway's own estimator on the text as the model saw it; the timeline later scales them to
  * the API's delta (timeline.ts), so the estimate only splits a measured number.
  */
+import { MAX_BUILT_BLOCKS_PER_LINE } from './huge-line.js';
 import { estimateTokens } from '../pipeline/estimate/index.js';
 import type { Profile } from '../pipeline/types.js';
 import { isObj } from '../pipeline/values.js';
@@ -156,6 +157,11 @@ export abstract class JsonlTurnReader {
   unparsable(index: number): void {
     this.lastBad = index;
     this.notes.add('unparsable line skipped');
+  }
+
+  /** A line whose content blocks past a budget were merged into runs (huge-line.ts): its parts are estimated in bulk. */
+  merged(): void {
+    this.notes.add(`a line of more than ${MAX_BUILT_BLOCKS_PER_LINE.toLocaleString('en-US')} content blocks: the blocks past that were merged into runs and estimated in bulk`);
   }
 
   /** `at`: where the line is, so a reader may note a part's place instead of estimating it now (TurnTool.at). */
