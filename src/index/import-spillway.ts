@@ -4,7 +4,7 @@ import type { AssetRef, ContentKind, PayloadMeta, StrategyName, SummaryRun } fro
 import type { Unit } from './discover.js';
 import type { PayloadRecord, UnitResult } from './record.js';
 import { type FileStat, fillStat } from './discover.js';
-import { type Awaitable, type RangeRead, type SessionSource, type SourceStat, isPromiseLike } from './source.js';
+import { type Awaitable, type RangeRead, type ReadOptions, type SessionSource, type SourceStat, isPromiseLike } from './source.js';
 import { canonicalS3Root, isS3Path } from './s3.js';
 import {
   MAX_ESTIMATE_READ_BYTES,
@@ -49,6 +49,8 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 /** A sidecar's id or path field: a short non-empty string, else nothing (a hand-edited sidecar may hold anything). */
 const boundedStr = (v: unknown): string | undefined => (typeof v === 'string' && v && v.length <= 4096 ? v : undefined);
 
+const LISTED: ReadOptions = { listed: true };
+
 /** Sidecars up to this size are read into the scan's reused buffer (the guard's are a few KB). */
 const META_SCRATCH_BYTES = 64 * 1024;
 
@@ -65,10 +67,10 @@ export interface MetaRead {
  * ranged read; with `hash`, the raw bytes are fed to it too. A promise only when the source
  * answers with one.
  */
-export function readSidecar(source: SessionSource, file: string, o: { hash?: UnitHash; buffers?: ReadBuffers } = {}): Awaitable<MetaRead> {
+export function readSidecar(source: SessionSource, file: string, o: { hash?: UnitHash; buffers?: ReadBuffers; listed?: boolean } = {}): Awaitable<MetaRead> {
   let r: Awaitable<RangeRead>;
   try {
-    r = source.readRange(file, 0, MAX_META_BYTES, o.buffers?.headOf(META_SCRATCH_BYTES));
+    r = source.readRange(file, 0, MAX_META_BYTES, o.buffers?.headOf(META_SCRATCH_BYTES), o.listed ? LISTED : undefined);
   } catch (err) {
     return { meta: null, error: (err as Error).message };
   }
@@ -226,7 +228,8 @@ export function readSpillwayUnit(source: SessionSource, unit: Unit, buffers?: Re
   const s: StemRead = { source, unit, buffers, files: stemFiles(unit.files), longResponses: path.dirname(unit.key), hash: new UnitHash(), warnings: [] };
   const metaStat = s.files.meta;
   if (!metaStat) return withMeta(s, null);
-  const r = readSidecar(source, inDir(s.longResponses, metaStat.name), { hash: s.hash, buffers });
+  // A unit's files were listed as regular files by the walk (discover.ts), or stat'ed as such (the scanner's resolveSpill).
+  const r = readSidecar(source, inDir(s.longResponses, metaStat.name), { hash: s.hash, buffers, listed: true });
   return isPromiseLike(r) ? r.then((read) => withMeta(s, read)) : withMeta(s, r);
 }
 

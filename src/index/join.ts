@@ -19,7 +19,7 @@
  * an id or inferred join keeps the transcript's own text in its full-text row, not the spill's.
  */
 import { type IndexCore } from './core.js';
-import { linkReadBacks } from './readback.js';
+import { linkReadBackSteps } from './readback.js';
 import { stableId } from './text.js';
 
 /** The transcript's result is written after the spill: by this much at most, for an inferred join. */
@@ -61,8 +61,28 @@ const SPILL_FACT_COLUMNS = ['bytes', 'tokens', 'kind', 'action', 'asset_count', 
  * join: a few passes over the payloads table, no per-row work for a root of spills only.
  */
 export function relink(core: IndexCore): void {
+  const steps = relinkSteps(core);
+  while (!steps.next().done);
+}
+
+/**
+ * The same in steps, with `pause()` awaited between them (a scan's yield to the event loop): each
+ * step is one statement or a bounded run of rows, so a listing of 10,000 payloads never holds the
+ * event loop for the whole of it. The transaction stays open across the pauses: a half-done
+ * relink is never committed.
+ */
+export async function relinkSliced(core: IndexCore, pause: () => Promise<void>): Promise<void> {
+  const steps = relinkSteps(core);
+  while (!steps.next().done) await pause();
+}
+
+/** Rows a step of a relink handles before it lets the caller pause. */
+const RELINK_STEP_ROWS = 256;
+
+function* relinkSteps(core: IndexCore): Generator<void, void, void> {
   // A spill that went away: its id or inferred join goes with it (a path join goes when the transcript is re-read).
   core.q("UPDATE payloads SET spill_id = NULL, join_how = NULL WHERE join_how IN ('id', 'inferred') AND spill_id NOT IN (SELECT id FROM payloads)").run();
+  yield;
   core
     .q(
       `UPDATE payloads AS t SET spill_id = s.id, join_how = 'id'
@@ -71,19 +91,24 @@ export function relink(core: IndexCore): void {
           AND s.call_id = t.call_id AND s.source_json IS NULL AND s.rowid != t.rowid`,
     )
     .run();
-  inferJoins(core);
+  yield;
+  yield* inferJoins(core);
   const set = SPILL_FACT_COLUMNS.map((c) => `${c} = s.${c}`).join(', ');
   const differs = SPILL_FACT_COLUMNS.map((c) => `t.${c} IS NOT s.${c}`).join(' OR ');
   core.q(`UPDATE payloads AS t SET ${set} FROM payloads AS s WHERE t.join_how IN ('id', 'inferred') AND s.id = t.spill_id AND (${differs})`).run();
+  yield;
   core.q('UPDATE payloads SET covered = 1 WHERE covered = 0 AND id IN (SELECT spill_id FROM payloads WHERE spill_id IS NOT NULL)').run();
+  yield;
   core.q('UPDATE payloads SET covered = 0 WHERE covered = 1 AND id NOT IN (SELECT spill_id FROM payloads WHERE spill_id IS NOT NULL)').run();
+  yield;
   joinSessions(core);
+  yield;
   // Read-backs name spills by file and transcript rows by id: rebuilt with the joins, from the same rows.
-  linkReadBacks(core);
+  yield* linkReadBackSteps(core);
 }
 
 /** Spills whose client sent no id, each joined with the nearest later transcript result of the same tool and arguments. */
-function inferJoins(core: IndexCore): void {
+function* inferJoins(core: IndexCore): Generator<void, void, void> {
   const spills = core
     .q("SELECT id, tool, input_hash, created_at FROM payloads WHERE source_json IS NULL AND call_id IS NULL AND call_client IS NOT NULL AND input_hash IS NOT NULL AND covered = 0")
     .all() as Array<{ id: string; tool: string; input_hash: string; created_at: string }>;
@@ -95,7 +120,9 @@ function inferJoins(core: IndexCore): void {
       ORDER BY created_at`,
   );
   const link = core.q("UPDATE payloads SET spill_id = ?, join_how = 'inferred' WHERE rowid = ? AND spill_id IS NULL");
+  let n = 0;
   for (const s of spills.sort((a, b) => a.created_at.localeCompare(b.created_at))) {
+    if (++n % RELINK_STEP_ROWS === 0) yield;
     const at = Date.parse(s.created_at);
     if (Number.isNaN(at)) continue;
     const rows = find.all(s.input_hash, new Date(at - INFERRED_JOIN_BEFORE_MS).toISOString(), new Date(at + INFERRED_JOIN_AFTER_MS).toISOString()) as Array<{ rowid: number; tool: string; created_at: string }>;
@@ -104,6 +131,7 @@ function inferJoins(core: IndexCore): void {
     taken.add(best.rowid);
     link.run(s.id, best.rowid);
   }
+  yield;
 }
 
 /** Each Spillway session's transcript session: the one most of its joined spills were called in. */

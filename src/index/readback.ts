@@ -5,7 +5,7 @@
  *
  * | export | for |
  * | --- | --- |
- * | `linkReadBacks(core)` | rebuild the `read_backs` table from the payload rows (after every listing, inside its transaction: join.ts `relink`) |
+ * | `linkReadBacks(core)`, `linkReadBackSteps(core)` | rebuild the `read_backs` table from the payload rows (after every listing, inside its transaction: join.ts `relink`, in steps for a scan) |
  * | `readBacksOf(core, spillIds)` | the read-backs of these spills, oldest first |
  * | `readBacksBy(core, readerId)` | the read-backs one call made (its own header's "reads back") |
  * | `readBacksIn(core, sessionIds?)` | every read-back of these sessions (a reader's or a spill's), oldest first |
@@ -128,7 +128,20 @@ function resolvePart(part: ReadPart, lines: string[] | null): ReadBackPart {
 
 /** Rebuild every read-back from the rows (called with the scan's transaction open). */
 export function linkReadBacks(core: IndexCore): void {
+  const steps = linkReadBackSteps(core);
+  while (!steps.next().done);
+}
+
+/** Readers handled (each may read its spill's file for a grep) between two of linkReadBackSteps' pauses. */
+const READERS_PER_STEP = 64;
+
+/** The same in steps (join.ts `relinkSliced` pauses between them). */
+export function* linkReadBackSteps(core: IndexCore): Generator<void, void, void> {
   core.q('DELETE FROM read_backs').run();
+  // Only a transcript's tool call can read a spill back: a root of spills alone has none, and
+  // then nothing below is worth its pass over every spill's path.
+  if (!(core.q('SELECT EXISTS(SELECT 1 FROM payloads WHERE input_json IS NOT NULL AND source_json IS NOT NULL) AS n').get() as { n: number }).n) return;
+  yield;
   const spills = core
     .q(
       `SELECT id, session_id, path, linked_path, meta_path, created_at FROM payloads
@@ -136,6 +149,7 @@ export function linkReadBacks(core: IndexCore): void {
     )
     .all() as SpillRow[];
   if (!spills.length) return;
+  yield;
   const byStem = new Map<string, SpillRow[]>();
   const dirs = new Set<string>();
   for (const s of spills) {
@@ -164,7 +178,9 @@ export function linkReadBacks(core: IndexCore): void {
   const linesOf = linesReader();
   // A handle from an earlier query's answer, to the spill that query read (a later query may give only the handle).
   const handles: Array<{ session: string; message: string; spill: SpillRow }> = [];
+  let done = 0;
   for (const r of readers) {
+    if (++done % READERS_PER_STEP === 0) yield;
     let input: unknown;
     try {
       input = JSON.parse(r.input_json);

@@ -15,7 +15,7 @@
  */
 // The S3 front door loads the AWS SDK only when a bucket is first opened (openBucket).
 import { S3Source, formatS3Url, isS3Path, openBucket, parseS3Url, splitS3Path } from '../pipeline/store/s3/index.js';
-import { type RangeRead, type RefreshOptions, type RefreshPlan, type SessionSource, type SourceEntry, type SourceStat, localSource } from './source.js';
+import { type RangeRead, type ReadOptions, type RefreshOptions, type RefreshPlan, type SessionSource, type SourceEntry, type SourceStat, localSource } from './source.js';
 
 export { isS3Path };
 
@@ -155,8 +155,8 @@ export class RoutedSource implements SessionSource {
     return this.of(file).then((s) => s.stat(file));
   }
 
-  readRange(file: string, offset: number, length: number, into?: Buffer): RangeRead | Promise<RangeRead> {
-    if (!isS3Path(file)) return this.local.readRange(file, offset, length, into);
+  readRange(file: string, offset: number, length: number, into?: Buffer, o?: ReadOptions): RangeRead | Promise<RangeRead> {
+    if (!isS3Path(file)) return this.local.readRange(file, offset, length, into, o);
     return this.of(file).then((s) => s.readRange(file, offset, length));
   }
 

@@ -18,7 +18,7 @@ import { LINKED_SUFFIX, META_SUFFIX, classifyLongResponseFile } from '../pipelin
 import type { IndexCore } from './core.js';
 import { type Discovery, STAT_PENDING, type Unit, type UnitKind, discover, fingerprint } from './discover.js';
 import type { FullText } from './fulltext.js';
-import { relink } from './join.js';
+import { relinkSliced } from './join.js';
 import { type Awaitable, type RefreshPlan, isPromiseLike } from './source.js';
 import { CLIENT_READERS } from './clients.js';
 import type { ImportContext } from './importers.js';
@@ -88,6 +88,8 @@ interface Pass {
  * fifth off a first listing of 10,000 payloads).
  */
 const LIST_BATCH_UNITS = 256;
+/** Milliseconds to write one new unit's rows, until the listing has measured it (about 25 µs for a spill). */
+const WRITE_MS_GUESS = 0.05;
 /** A first open's newest sessions (RefreshPlan.inOrder): the first batch, then twice as many each time, up to the last. */
 const IN_ORDER_FIRST_BATCH = 4;
 const IN_ORDER_MAX_BATCH = 32;
@@ -157,9 +159,13 @@ export class Scanner {
     try {
       for (const root of roots) await this.listRoot(root, opts, res, touched, fresh);
       if (res.added || res.changed || res.removed) {
-        // Across roots: a hook's spills are in app data, its transcript under ~/.claude.
+        // Across roots: a hook's spills are in app data, its transcript under ~/.claude. In steps,
+        // each its own turn of the event loop; neither committed nor stopped half-way (a close
+        // waits the few steps out), so a relink is whole or not at all.
+        const relinking = new Yielder();
+        await relinking.now();
         this.writer.begin();
-        relink(this.core);
+        await relinkSliced(this.core, () => relinking.maybe());
       }
     } finally {
       // A failed scan keeps what it finished: every unit's rows were replaced in one synchronous step.
@@ -308,15 +314,16 @@ export class Scanner {
     }
     pass.total = disc.units.length;
     this.progress(pass, opts);
-    this.writer.begin();
     const liveSessions = new Set<string>();
     for (const s of disc.sessions.values()) {
+      this.writer.begin();
       const id = this.writer.upsertSession(root.id, s);
       liveSessions.add(id);
       pass.sessionIds.set(s.path, id);
+      if (pass.yielder.due) await pass.yielder.now();
     }
     await this.listUnits(pass, disc.units, known);
-    if (!additive) this.dropGone(pass, known, disc, liveSessions);
+    if (!additive) await this.dropGone(pass, known, disc, liveSessions);
     this.core.q('UPDATE roots SET last_scan_at = ? WHERE id = ?').run(new Date().toISOString(), root.id);
     this.writer.commit();
     this.progress(pass, opts);
@@ -361,17 +368,22 @@ export class Scanner {
   private async listNew(pass: Pass, units: Unit[]): Promise<void> {
     units.sort(byKey);
     const batch: Array<[Unit, UnitResult]> = [];
+    // The batch's writes belong to the slice that read it: reading stops while the slice still
+    // has room for them, at the write cost per unit measured so far.
+    let writeMs = WRITE_MS_GUESS;
     for (let i = 0; i < units.length; ) {
-      while (i < units.length && batch.length < LIST_BATCH_UNITS && !pass.yielder.due) {
+      while (i < units.length && batch.length < LIST_BATCH_UNITS && (batch.length === 0 || pass.yielder.left > (batch.length + 1) * writeMs)) {
         const unit = units[i++]!;
         pass.done++;
         const read = this.readCounted(unit, pass);
         const result = isPromiseLike(read) ? await read : read;
         if (result) batch.push([unit, result]);
       }
+      const t0 = performance.now();
       for (const [unit, result] of batch) this.write(pass, unit, this.sessionId(pass, unit), fingerprint(unit.files), result, undefined);
+      if (batch.length) writeMs = Math.max(writeMs * 0.5, (performance.now() - t0) / batch.length);
       batch.length = 0;
-      if (pass.yielder.due) await pass.yielder.now();
+      if (pass.yielder.due || pass.yielder.left <= writeMs) await pass.yielder.now();
     }
   }
 
@@ -423,13 +435,16 @@ export class Scanner {
   }
 
   /** Whatever was known in this scope and not seen is gone, and so are sessions no longer found. */
-  private dropGone(pass: Pass, known: Map<string, Known>, disc: Discovery, liveSessions: Set<string>): void {
+  private async dropGone(pass: Pass, known: Map<string, Known>, disc: Discovery, liveSessions: Set<string>): Promise<void> {
     const seen = new Set(disc.units.map((u) => u.key));
     for (const [key, ex] of known) {
       if (seen.has(key)) continue;
+      this.writer.begin();
       pass.res.removed += this.writer.dropSource(ex.id);
       pass.touched.add(ex.session_id);
+      if (pass.yielder.due) await pass.yielder.now();
     }
+    this.writer.begin();
     const sessions = this.core.q('SELECT id, path FROM sessions WHERE root_id = ?').all(pass.root.id) as Array<{ id: string; path: string }>;
     for (const s of sessions) {
       if (liveSessions.has(s.id) || !pass.inScope(s.path)) continue;

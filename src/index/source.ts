@@ -59,13 +59,21 @@ export interface SessionSource {
    * Bytes [offset, offset + length) of a regular file, with the file's total size and time.
    * Throws when the file cannot be read. `into` is a buffer the caller reuses: a source may fill
    * it and return a view of it (valid until the next call with the same buffer), or ignore it.
+   * `o.listed`: this source's `list` gave the file as `type: 'file'` moments ago (a listing's read
+   * of a unit's sidecar); the local source then skips its own pre-open type check (safe-open.ts
+   * `listedAsFile`).
    */
-  readRange(file: string, offset: number, length: number, into?: Buffer): Awaitable<RangeRead>;
+  readRange(file: string, offset: number, length: number, into?: Buffer, o?: ReadOptions): Awaitable<RangeRead>;
   /**
    * Called at the start of each scan of a root: a source that lists ahead (S3) lists it anew
    * here, or says which parts of the root changed (see RefreshPlan).
    */
   refresh?(root: string, o?: RefreshOptions): Awaitable<void | RefreshPlan>;
+}
+
+export interface ReadOptions {
+  /** The file was listed as a regular file by this source just before (see `readRange`). */
+  listed?: boolean;
 }
 
 export interface RefreshOptions {
@@ -101,6 +109,10 @@ export interface RefreshPlan {
   inOrder?: boolean;
 }
 
+
+/** Every path under a root is link-free (roots are registered by their real path): `/` as the root confines it. */
+const CONFINED = { root: '/' } as const;
+const LISTED = { root: '/', listedAsFile: true } as const;
 
 function readFully(fd: number, buf: Buffer, position: number): number {
   let off = 0;
@@ -138,8 +150,8 @@ export const localSource: SessionSource = {
       return null;
     }
   },
-  readRange(file, offset, length, into) {
-    const { fd, stat: st } = openUntrustedSync(file, { root: '/' });
+  readRange(file, offset, length, into, o) {
+    const { fd, stat: st } = openUntrustedSync(file, o?.listed ? LISTED : CONFINED);
     try {
       const want = Math.max(0, Math.min(length, st.size - offset));
       const buf = into && into.length >= want ? into.subarray(0, want) : Buffer.allocUnsafe(want);

@@ -31,6 +31,11 @@ export class Yielder {
     return performance.now() - this.sliceStart >= this.sliceMs;
   }
 
+  /** Milliseconds left in the current slice (negative once it is overdue). */
+  get left(): number {
+    return this.sliceMs - (performance.now() - this.sliceStart);
+  }
+
   /** Yield if the slice is used up; cheap to call often. */
   async maybe(): Promise<void> {
     if (this.due) await this.now();

@@ -46,6 +46,32 @@ describe('openUntrusted: one way to open a file the user did not write', () => {
     });
   }
 
+  for (const kind of HOSTILE_KINDS) {
+    it(`refuses a ${kind} put in place after a listing said "regular file" (listedAsFile skips the lstat), without blocking`, async () => {
+      const root = tmp();
+      const f = path.join(root, 'x.txt');
+      fs.writeFileSync(f, 'listed');
+      expect(fs.readdirSync(root, { withFileTypes: true })[0]!.isFile()).toBe(true);
+      await plant(f, kind);
+      // A FIFO opened for reading without O_NONBLOCK would hang here (the test's timeout).
+      expect(await codeOf(openUntrusted(f, { root, listedAsFile: true }))).toBe(EXPECTED[kind]);
+      expect(await codeOf(() => openUntrustedSync(f, { root, listedAsFile: true }))).toBe(EXPECTED[kind]);
+    });
+  }
+
+  it('listedAsFile still refuses a file reached through a linked folder, and reads a regular one', async () => {
+    const root = tmp();
+    const secret = outsideSecret();
+    fs.mkdirSync(path.join(root, 'proj'));
+    fs.symlinkSync(path.dirname(secret.file), path.join(root, 'proj', 'sid'));
+    expect(await codeOf(() => openUntrustedSync(path.join(root, 'proj', 'sid', 'secret.txt'), { root: '/', listedAsFile: true }))).toBe('OUTSIDE');
+    const ok = path.join(root, 'proj', 'ok.txt');
+    fs.writeFileSync(ok, 'ok');
+    const { fd, stat } = openUntrustedSync(ok, { root: '/', listedAsFile: true });
+    fs.closeSync(fd);
+    expect(stat.size).toBe(2);
+  });
+
   it('without a root (a path the user typed) a hard link is fine, a FIFO still is not', async () => {
     const root = tmp();
     const f = path.join(root, 'x.txt');
