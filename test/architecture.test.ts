@@ -30,7 +30,10 @@ const LAYERS: Record<string, Layer> = {
   'src/summarize': { may: ['src/pipeline'] },
   'src/compress': { may: ['src/pipeline'] },
   // One folder per agent client (its own caps on tool results, the image rule of its provider): just above the pipeline.
-  'src/agents': { may: ['src/pipeline'] },
+  'src/agents': {
+    may: ['src/pipeline', 'src/integrations'],
+    why: { 'src/integrations': "an adapter's setup and hook are built on the setup plumbing and guard options every client shares (OpenCode's plugin and setup)" },
+  },
   'src/index': {
     may: ['src/pipeline', 'src/agents'],
     why: { 'src/agents': "the ledger, written at indexing and replayed by the timeline, prices each result as its client would give it (the client's own caps, images by pixels)" },
@@ -45,8 +48,9 @@ const LAYERS: Record<string, Layer> = {
   'src/service': { may: ['src/pipeline', 'src/index', 'src/summarize', 'src/compress', 'src/version'] },
   'src/server': { may: ['src/service', 'src/pipeline'] },
   'src/cli': {
-    may: ['src/service', 'src/pipeline', 'src/integrations', 'src/server', 'src/version'],
+    may: ['src/service', 'src/pipeline', 'src/integrations', 'src/server', 'src/version', 'src/agents'],
     why: {
+      'src/agents': "the hook and setup verbs run a client's own (OpenCode's), until the registry carries them",
       'src/integrations': 'the mcp, hook and setup verbs start the proxy, the hook and the client set-up',
       'src/server': 'the serve verb starts the HTTP server over the service',
     },
@@ -90,7 +94,10 @@ const PUBLIC: Record<string, { modules: string[]; why?: string }> = {
     why: 'index.ts is the pipeline\'s named door for the layers above (the package root, src/index.ts, picks the public few from it); the other layers may also take the shared words (types, layout, limits, config, detect, prompt), the estimator\'s two doors (its four verbs, and the words they take: strategies, defaults, the Claude correction), the S3 store\'s face (restore, sync and bucket roots; a door of its own so the package root stays the guard\'s API, and it loads the AWS SDK only when a bucket is opened) and values (isObj, errMessage: a leaf every layer may take) and the fast path\'s checks (quick: the limit, base64 and binary scans, without loading the guard, for the hook that runs on every tool call), never its internals or the guard\'s phases',
   },
   'src/index': { modules: ['src/index/index', 'src/index/rows'] },
-  'src/agents': { modules: ['src/agents/index'], why: 'the registry is the one door: a client is one entry in it' },
+  'src/agents': {
+    modules: ['src/agents/index', 'src/agents/opencode/plugin', 'src/agents/opencode/setup'],
+    why: "the registry is the one door: a client is one entry in it; OpenCode's hook and setup are doors of their own until the registry carries each client's",
+  },
   'src/summarize': { modules: ['src/summarize/index'] },
   'src/compress': { modules: ['src/compress/index'] },
   'src/service': {

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { addGuardOptions, type GuardCliOptions } from '../../integrations/options.js';
 import { HOOK_DEFAULT_PROFILE, runHook } from '../../integrations/hooks/claude-code-run.js';
+import { runOpenCodeHook } from '../../agents/opencode/plugin.js';
 
 export function register(program: Command): void {
   const hook = program.command('hook').description('agent hooks that spill oversized tool results (see `spillway hook claude-code`)');
@@ -17,4 +18,7 @@ export function register(program: Command): void {
         'Spills go to <app data>/sessions/claude-code_<session_id>/ unless --session is given.',
     )
     .action((opts: GuardCliOptions) => runHook(opts));
+  addGuardOptions(hook.command('opencode').description("OpenCode tool.execute.after, piped by Spillway's plugin: reads the event JSON on stdin; for an oversized result, spills it and prints {\"output\": <message>}"))
+    .addHelpText('after', '\nInstall it with `spillway setup opencode` (writes the plugin into OpenCode\'s plugins folder; --remove undoes it).')
+    .action((opts: GuardCliOptions) => runOpenCodeHook(opts));
 }
