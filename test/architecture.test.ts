@@ -39,8 +39,9 @@ const LAYERS: Record<string, Layer> = {
     why: { 'src/agents': "the ledger, written at indexing and replayed by the timeline, prices each result as its client would give it (the client's own caps, images by pixels)" },
   },
   'src/integrations': {
-    may: ['src/pipeline', 'src/summarize', 'src/compress'],
+    may: ['src/pipeline', 'src/summarize', 'src/compress', 'src/agents'],
     why: {
+      'src/agents': "the proxy asks the client's adapter what it shows its model of an MCP result, its names and its tokenizer",
       'src/summarize': 'the proxy and the hook write the summary in the message with the configured provider',
       'src/compress': 'the proxy answers spillway_read/grep/query from the saved payload with the drill-down queries',
     },
@@ -60,10 +61,12 @@ const LAYERS: Record<string, Layer> = {
     why: { 'src/pipeline/values': 'the one error-message helper; a leaf that imports nothing' },
   },
   app: {
-    may: ['src/service/contract', 'src/pipeline/values'],
+    may: ['src/service/contract', 'src/pipeline/values', 'src/pipeline/vocab', 'src/agents/clients'],
     typeOnly: true,
     values: {
+      'src/agents/clients': "the clients' ids, labels, badges and default folders as plain data, written once for the index and the UI: a leaf that imports nothing (checked below)",
       'src/pipeline/values': 'isObj and errMessage, written once for every layer: a leaf that imports nothing (checked below)',
+      'src/pipeline/vocab': "the strategy names and content kinds the menus offer are the service's own lists: a leaf that imports nothing (checked below)",
       'src/service/contract':
         'the contract is data: its method and event lists and window caps are plain constants, and it imports nothing at run time (checked below), so the renderer and the service cannot drift',
     },
@@ -90,13 +93,14 @@ const PUBLIC: Record<string, { modules: string[]; why?: string }> = {
       'src/pipeline/store/s3/index',
       'src/pipeline/quick',
       'src/pipeline/values',
+      'src/pipeline/vocab',
     ],
-    why: 'index.ts is the pipeline\'s named door for the layers above (the package root, src/index.ts, picks the public few from it); the other layers may also take the shared words (types, layout, limits, config, detect, prompt), the estimator\'s two doors (its four verbs, and the words they take: strategies, defaults, the Claude correction), the S3 store\'s face (restore, sync and bucket roots; a door of its own so the package root stays the guard\'s API, and it loads the AWS SDK only when a bucket is opened) and values (isObj, errMessage: a leaf every layer may take) and the fast path\'s checks (quick: the limit, base64 and binary scans, without loading the guard, for the hook that runs on every tool call), never its internals or the guard\'s phases',
+    why: 'index.ts is the pipeline\'s named door for the layers above (the package root, src/index.ts, picks the public few from it); the other layers may also take the shared words (types, layout, limits, config, detect, prompt), the estimator\'s two doors (its four verbs, and the words they take: strategies, defaults, the Claude correction), the S3 store\'s face (restore, sync and bucket roots; a door of its own so the package root stays the guard\'s API, and it loads the AWS SDK only when a bucket is opened) and values (isObj, errMessage: a leaf every layer may take) and vocab (the strategy and kind lists, a leaf likewise) and the fast path\'s checks (quick: the limit, base64 and binary scans, without loading the guard, for the hook that runs on every tool call), never its internals or the guard\'s phases',
   },
   'src/index': { modules: ['src/index/index', 'src/index/rows'] },
   'src/agents': {
-    modules: ['src/agents/index', 'src/agents/opencode/plugin', 'src/agents/opencode/setup'],
-    why: "the registry is the one door: a client is one entry in it; OpenCode's hook and setup are doors of their own until the registry carries each client's",
+    modules: ['src/agents/index', 'src/agents/clients', 'src/agents/opencode/plugin', 'src/agents/opencode/setup'],
+    why: "the registry is the one door: a client is one entry in it; clients.ts is its plain-data half, for the renderer and the row types; OpenCode's hook and setup are doors of their own until the registry carries each client's",
   },
   'src/summarize': { modules: ['src/summarize/index'] },
   'src/compress': { modules: ['src/compress/index'] },

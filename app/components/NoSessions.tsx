@@ -1,6 +1,10 @@
 import { useMemo } from 'react';
 import { useApp } from '../store/react.js';
+import { CLIENTS, type ClientMeta } from '../../src/agents/clients.js';
 import { guessHome, rootLabel, shortenHome } from '../lib/sessions.js';
+
+/** Every client's default folder, as the hint shows it (`~/.codex/sessions`). */
+const DEFAULT_FOLDERS = Object.values(CLIENTS).map((c: ClientMeta) => ({ label: c.label, path: `~/${c.homeSuffix.join('/')}` }));
 
 /**
  * No session anywhere: say where Spillway looked (every registered folder, the ones opened by
@@ -28,11 +32,18 @@ export function NoSessions() {
       </ul>
       {anyAuto ? null : (
         <span className="dim">
-          No agent folder was opened by default: none of <code>~/.claude/projects</code>, <code>~/.codex/sessions</code>, <code>~/.gemini/tmp</code> exists,
+          No agent folder was opened by default: none of{' '}
+          {DEFAULT_FOLDERS.map((f, i) => (
+            <span key={f.path}>
+              {i ? ', ' : ''}
+              <code>{f.path}</code>
+            </span>
+          ))}{' '}
+          exists,
           or it was started with <code>--no-default-roots</code>.
         </span>
       )}
-      <span>Add a folder of sessions (a Claude Code <code>projects</code> folder, Codex <code>sessions</code>, or Spillway's):</span>
+      <span>Add a folder of sessions (an agent's, as {DEFAULT_FOLDERS.map((f) => f.label).join(', ')} keep them, or Spillway's):</span>
       <ul className="how-to-add">
         <li><code>spillway index DIR</code>{desktop ? null : <span className="dim">, then Reindex here</span>}</li>
         <li><code>npm start -- DIR</code> <span className="dim">or</span> <code>spillway serve --root DIR</code></li>

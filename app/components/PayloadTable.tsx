@@ -8,6 +8,7 @@ import { ActionBadge, ClientBadge } from './common.js';
 import { NoSessions } from './NoSessions.js';
 import { guessHome, projectOf, rootLabel, sessionTitle, shortenHome } from '../lib/sessions.js';
 import { summarizeProgress } from '../lib/progress.js';
+import { CONTENT_KINDS } from '../../src/pipeline/vocab.js';
 import type { PayloadFilters } from '../store/slices/payloads.js';
 
 const filtersActive = (f: PayloadFilters) => Boolean(f.query.trim() || f.tool || f.action || f.kind || f.minTokens != null);
@@ -29,7 +30,6 @@ const COLUMNS: Array<{ id: string; label: string; sort?: PayloadSortField; class
 ];
 
 const ACTIONS: GuardAction[] = ['spill', 'inline-assets', 'pass'];
-const KINDS: ContentKind[] = ['json', 'ndjson', 'csv', 'log', 'html', 'xml', 'markdown', 'code', 'text', 'binary'];
 
 /** What the table shows: one session (as people know it), one folder, or everything. */
 export function ScopeBar() {
@@ -74,24 +74,12 @@ export function PayloadFilterBar() {
         className="filter-search"
         type="search"
         aria-label="Search payloads"
-        placeholder="Search text and summaries…"
+        placeholder="Search text, summaries…"
+        title="Search the payloads' text and their summaries"
         value={filters.query}
         onChange={(e) => setFilters({ query: e.target.value })}
       />
-      <span className="filter-count dim mono" aria-live="polite" data-testid="payload-count">
-        {loading ? '…' : `${formatInt(total)} ${total === 1 ? 'payload' : 'payloads'}`}
-      </span>
-      </div>
-      <div className="filter-row">
-      <input className="filter-tool" aria-label="Tool" placeholder="Tool name (exact)" value={filters.tool} onChange={(e) => setFilters({ tool: e.target.value })} />
-      <select aria-label="Action" value={filters.action} onChange={(e) => setFilters({ action: e.target.value as GuardAction | '' })}>
-        <option value="">Any action</option>
-        {ACTIONS.map((a) => <option key={a} value={a}>{a}</option>)}
-      </select>
-      <select aria-label="Kind" value={filters.kind} onChange={(e) => setFilters({ kind: e.target.value as ContentKind | '' })}>
-        <option value="">Any kind</option>
-        {KINDS.map((k) => <option key={k} value={k}>{k}</option>)}
-      </select>
+      {/* Beside the search, so the row below keeps room for the tool, action and kind at a 1280 px window. */}
       <input
         className="filter-min"
         type="number"
@@ -102,6 +90,20 @@ export function PayloadFilterBar() {
         value={filters.minTokens ?? ''}
         onChange={(e) => setFilters({ minTokens: e.target.value === '' ? null : Math.max(0, Number(e.target.value)) })}
       />
+      <span className="filter-count dim mono" aria-live="polite" data-testid="payload-count">
+        {loading ? '…' : `${formatInt(total)} ${total === 1 ? 'payload' : 'payloads'}`}
+      </span>
+      </div>
+      <div className="filter-row wraps">
+      <input className="filter-tool" aria-label="Tool" placeholder="Tool name (exact)" value={filters.tool} onChange={(e) => setFilters({ tool: e.target.value })} />
+      <select aria-label="Action" value={filters.action} onChange={(e) => setFilters({ action: e.target.value as GuardAction | '' })}>
+        <option value="">Any action</option>
+        {ACTIONS.map((a) => <option key={a} value={a}>{a}</option>)}
+      </select>
+      <select aria-label="Kind" value={filters.kind} onChange={(e) => setFilters({ kind: e.target.value as ContentKind | '' })}>
+        <option value="">Any kind</option>
+        {CONTENT_KINDS.map((k) => <option key={k} value={k}>{k}</option>)}
+      </select>
       </div>
       <PartialNotice />
     </div>

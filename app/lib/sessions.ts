@@ -1,7 +1,7 @@
 /**
  * How sessions are labelled and grouped in the sidebar: the way people know them (the project
  * they worked in, the client that wrote them, the first thing they asked), not the folder names
- * the clients invent (`-Users-gray-Projects-claude-bug`, `rollout-2026-12-01T08-12-21-…`).
+ * the clients invent (dashed working directories, `rollout-2026-12-01T08-12-21-…`).
  *
  * | call            | for                                                              |
  * | --------------- | ---------------------------------------------------------------- |
@@ -11,25 +11,27 @@
  * | sessionTitle    | the first prompt, one line; a readable fallback without one      |
  * | scopeTitle      | what a view's header calls what it shows (a session by sessionTitle) |
  * | groupSessions   | one root's sessions: by project, sub-agents under their parent   |
- * | rootLabel       | what to call a root (Claude Code, Codex, Spillway sessions, …)   |
+ * | rootLabel       | what to call a root (a client's name, Spillway sessions, …)      |
  *
  * Pure functions over contract rows: no React, no store.
  */
+import { CLIENTS, type ClientMeta, isClientId } from '../../src/agents/clients.js';
 import type { AppInfo, RootInfo, SessionInfo, SessionKind } from '../../src/service/contract.js';
 import { basename, formatDateTime, formatInt } from './format.js';
 
-/** The client badge, by session kind. The exact client and version (`Claude Code 2.1.328`) goes in its tooltip. */
-export const CLIENT_LABEL: Record<SessionKind, string> = {
-  'claude-code': 'Claude Code',
-  codex: 'Codex',
-  gemini: 'Gemini',
+/** The badge of a session kind that is no agent client's. */
+const OTHER_KINDS: Record<Exclude<SessionKind, keyof typeof CLIENTS>, string> = {
   spillway: 'Spillway',
   scratch: 'Dropped file',
 };
 
+/** The client badge, by session kind (the client's from src/agents/clients.ts). The exact client and version (`Claude Code 2.1.328`) goes in its tooltip. */
 export function clientLabel(kind: SessionKind): string {
-  return CLIENT_LABEL[kind] ?? kind;
+  return isClientId(kind) ? CLIENTS[kind].badge : (OTHER_KINDS[kind] ?? kind);
 }
+
+/** The client a session kind is, or undefined for Spillway's own kinds. */
+const metaOf = (kind: string): ClientMeta | undefined => (isClientId(kind) ? CLIENTS[kind] : undefined);
 
 /**
  * The badge of a session: its client. A session the hook or the proxy made names the client it
@@ -44,12 +46,8 @@ export function sessionBadge(s: Pick<SessionInfo, 'kind' | 'client'>): string {
   return name ? `${name}${how ? ` · ${how}` : ''}` : how ? `Spillway ${how}` : clientLabel(s.kind);
 }
 
-/** Where each agent keeps its sessions under a home folder (src/index/roots.ts opens these by default). */
-const AGENT_HOME_SUFFIXES = [
-  { suffix: ['.claude', 'projects'], label: 'Claude Code' },
-  { suffix: ['.codex', 'sessions'], label: 'Codex' },
-  { suffix: ['.gemini', 'tmp'], label: 'Gemini CLI' },
-] as const;
+/** Where each agent keeps its sessions under a home folder (the index opens these by default). */
+const AGENT_HOME_SUFFIXES = Object.values(CLIENTS).map((c: ClientMeta) => ({ suffix: c.homeSuffix, label: c.label }));
 
 const splitPath = (p: string) => p.split(/[\\/]+/);
 const sepOf = (p: string) => (p.includes('/') || !p.includes('\\') ? '/' : '\\');
@@ -109,26 +107,14 @@ function labelFor(p: string, approximate: boolean): ProjectLabel {
   return { path: trimmed, leaf: trimmed.slice(i + 1) || sep, parent: trimmed.slice(0, i + 1), approximate };
 }
 
-/**
- * Claude Code names a project's folder after its working directory with every character that is
- * not a letter or digit turned into `-`. Decoding is a guess (see ProjectLabel.approximate): used
- * only when the transcript recorded no `cwd`.
- */
-export function decodeClaudeProjectFolder(folder: string): string | undefined {
-  if (!/^-[A-Za-z0-9]/.test(folder)) {
-    // Windows: `C--Users-gray-app` from `C:\Users\gray\app`.
-    const m = /^([A-Za-z])--(.+)$/.exec(folder);
-    return m ? `${m[1]}:\\${m[2]!.replace(/-/g, '\\')}` : undefined;
-  }
-  return folder.replace(/-/g, '/');
-}
-
 /** The project a session belongs to, home shortened; undefined when neither recorded nor decodable. */
 export function projectOf(s: SessionInfo, home: string | undefined): ProjectLabel | undefined {
   if (s.project) return labelFor(shortenHome(s.project, home), false);
-  if (s.kind === 'claude-code') {
+  // A client that names its project folders after the working directory (see ProjectLabel.approximate).
+  const decode = metaOf(s.kind)?.projectOfFolder;
+  if (decode) {
     const folder = splitPath(s.name)[0];
-    const decoded = folder ? decodeClaudeProjectFolder(folder) : undefined;
+    const decoded = folder ? decode(folder) : undefined;
     if (decoded) return labelFor(shortenHome(decoded, home), true);
   }
   return undefined;
@@ -145,8 +131,8 @@ export function sessionTitle(s: SessionInfo): { text: string; fromPrompt: boolea
   const t = s.title ? oneLine(s.title) : '';
   if (t) return { text: t, fromPrompt: true };
   const leaf = basename(s.name).replace(/\.(jsonl?|json)$/i, '');
-  if (s.kind === 'codex') return { text: leaf.replace(/^rollout-/, ''), fromPrompt: false };
-  if (s.kind === 'gemini') return { text: leaf.replace(/^session-/, ''), fromPrompt: false };
+  const prefix = metaOf(s.kind)?.titlePrefix;
+  if (prefix) return { text: leaf.startsWith(prefix) ? leaf.slice(prefix.length) : leaf, fromPrompt: false };
   // A dropped file's scratch session is named `<UTC time>_<file name>_<random>` (src/service/methods/analysis.ts).
   const scratch = s.kind === 'scratch' ? /^\d{8}T\d{9}Z_(.+)_[0-9a-f]{6}$/.exec(leaf) : null;
   if (scratch) return { text: scratch[1]!, fromPrompt: false };

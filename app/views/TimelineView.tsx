@@ -6,6 +6,7 @@ import { useApp, useAppStore } from '../store/react.js';
 import { formatInt, formatTokens, formatUsd } from '../lib/format.js';
 import { loadReplaySettings, saveReplaySettings, type ReplaySettings } from './timeline-settings.js';
 import { errMessage } from '../../src/pipeline/values.js';
+import { STRATEGY_NAMES } from '../../src/pipeline/vocab.js';
 import { chartTop } from '../lib/timeline-scale.js';
 import { legendCall, ownShares } from '../lib/timeline-legend.js';
 import { scopeTitle } from '../lib/sessions.js';
@@ -18,7 +19,6 @@ const REPLAY_DEBOUNCE_MS = 60;
 const PRESETS = [2_000, 8_000, 12_000, 25_000];
 /** Replayed results whose guard message was not built in time are asked for again this soon. */
 const PENDING_RETRY_MS = 300;
-const STRATEGIES: readonly StrategyName[] = ['chars4', 'craft-density', 'calibrated', 'o200k', 'cl100k', 'claude'];
 const PROFILES: readonly Profile[] = ['o200k', 'cl100k', 'claude'];
 const PALETTE = ['#6c8ebf', '#82b366', '#d6b656', '#b85450', '#9673a6', '#d79b00', '#999999'];
 
@@ -117,8 +117,8 @@ function Chart({ t, rule, replayed, onPick, yTop }: { t: TimelineData; rule: Tim
       u.destroy();
       plot.current = null;
     };
-    // The replay redraws through setData below, not by building a new chart.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // The replay redraws through setData below, not by building a new chart (which would lose the hovered call).
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- rule and replayed: see above
   }, [t, keys]);
   useEffect(() => {
     plot.current?.setData(chartData(t, rule, keys, replayed));
@@ -184,7 +184,7 @@ function SettingsPanel({ client, guardProfile, s, onChange }: { client: ContextR
         Strategy{' '}
         <select aria-label="Replay strategy" value={s.strategy ?? ''} onChange={(e) => onChange({ ...s, strategy: (e.target.value || undefined) as StrategyName | undefined })}>
           <option value="">guard default</option>
-          {STRATEGIES.map((x) => <option key={x} value={x}>{x}</option>)}
+          {STRATEGY_NAMES.map((x) => <option key={x} value={x}>{x}</option>)}
         </select>
       </label>
       <label>
@@ -251,7 +251,6 @@ export function TimelineView() {
       live = false;
     };
     // A new session only; the slider asks for replays alone.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [sessionId, api]);
 
   useEffect(() => {

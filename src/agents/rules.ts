@@ -48,6 +48,12 @@ export interface ClientRule {
 
 export interface ClientRules {
   client: string;
+  /**
+   * Whether Spillway's guard can reach this tool's results in the client at all: through a hook
+   * (every tool), or else only through the MCP proxy (MCP tools). A guard replay leaves the rest as
+   * the client gave them, so replaying a session at its own limit reproduces what was measured.
+   */
+  guardReaches: (tool: string) => boolean;
   /** First rule that applies wins; the last one applies to every tool. */
   rules: readonly ClientRule[];
 }

@@ -24,7 +24,7 @@ export class PathSyntaxError extends Error {
   }
 }
 
-const IDENT = /[A-Za-z0-9_$@\-]/;
+const IDENT = /[A-Za-z0-9_$@-]/;
 /** Longest path accepted (chars). */
 export const MAX_PATH_CHARS = 1_000;
 

@@ -29,11 +29,6 @@ export interface BulkStatements {
   setup?: string[];
 }
 
-interface Pending<T> {
-  tag: T;
-  resolve: () => void;
-}
-
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 let db;

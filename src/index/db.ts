@@ -240,6 +240,29 @@ export const MIGRATIONS: ReadonlyArray<(db: DB) => void> = [
       UPDATE sources SET fingerprint = '', hash = NULL;
     `);
   },
+  // 11: read-backs (readback.ts): each later call that read a spill, the spill, the part it read
+  //     (lines, bytes, a grep and its matched lines, a jq path, a query) and what the call cost.
+  //     Rebuilt after every listing that changed something; transcripts re-read so the first is one.
+  (db) => {
+    db.exec(`
+      CREATE TABLE read_backs (
+        reader_id TEXT NOT NULL,
+        n INTEGER NOT NULL,
+        spill_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        call_id TEXT,
+        tool TEXT NOT NULL,
+        at TEXT NOT NULL,
+        via TEXT NOT NULL,
+        path TEXT NOT NULL,
+        part_json TEXT NOT NULL,
+        tokens INTEGER NOT NULL,
+        PRIMARY KEY (reader_id, n)
+      ) WITHOUT ROWID;
+      CREATE INDEX read_backs_spill ON read_backs(spill_id);
+      UPDATE sources SET fingerprint = '', hash = NULL WHERE kind != 'spillway';
+    `);
+  },
 ];
 
 /**

@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { ADAPTERS, GUARDED_HOMES, type ClientAdapter, type ClientId, adapterOf, recogniseTranscript } from '../agents/index.js';
 import { LINKED_SUFFIX, LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile, isInside, openUntrustedSync, sessionPaths } from '../pipeline/index.js';
 import type { RootInfo, SessionKind } from './rows.js';
 import type { SessionSource, SourceEntry } from './source.js';
@@ -16,20 +17,23 @@ export const SNIFF_BYTES = 64 * 1024;
 /** Folders never walked into: they hold no sessions and can be huge. */
 const SKIP_DIRS = new Set(['node_modules', '.git', 'tool-results']);
 /**
- * In Gemini CLI's home only `tmp/<project hash>/chats/` holds chats; the rest is settings and
- * credentials (`oauth_creds.json`), which the walker must not even open to sniff.
+ * A client's home where only some folders hold chats (the adapter's `guardedHome`): the rest is
+ * settings and credentials, which the walker must not even open to sniff.
  */
-const GEMINI_HOME_DIRS = new Set(['tmp']);
+const guardedHome = (dirName: string) => GUARDED_HOMES.find((h) => h.dir === dirName);
 
-/** A path inside a `.gemini` folder but outside the parts of it that hold chats. */
-function outsideGeminiChats(p: string): boolean {
+/** A path inside a guarded client home but outside the parts of it that hold chats. */
+function outsideChats(p: string): boolean {
   const segs = p.split(path.sep);
-  const i = segs.lastIndexOf('.gemini');
-  return i !== -1 && i < segs.length - 1 && !GEMINI_HOME_DIRS.has(segs[i + 1]!);
+  for (const h of GUARDED_HOMES) {
+    const i = segs.lastIndexOf(h.dir);
+    if (i !== -1 && i < segs.length - 1 && !h.chatDirs.includes(segs[i + 1]!)) return true;
+  }
+  return false;
 }
 
 type RootKind = RootInfo['kind'];
-export type UnitKind = 'spillway' | 'claude-code' | 'codex' | 'gemini';
+export type UnitKind = 'spillway' | ClientId;
 
 export interface FileStat {
   path: string;
@@ -60,7 +64,7 @@ export interface Unit {
   files: FileStat[];
   /** Spillway: the stem. */
   stem?: string;
-  /** Claude Code: the folder holding this session's spill files (`tool-results/`). */
+  /** The folder of whole results beside the transcript (the adapter's `around`: Claude Code's `tool-results/`). */
   toolResultsDir?: string;
 }
 
@@ -105,26 +109,15 @@ export function anchorOf(files: FileStat[]): FileStat | undefined {
   return files.find((f) => f.path.endsWith(META_SUFFIX)) ?? files.find((f) => !f.path.endsWith(LINKED_SUFFIX)) ?? files[0];
 }
 
-/** Which agent wrote a transcript, from its name and first bytes; null when none we know. */
-export function sniffHead(name: string, head: string): Exclude<UnitKind, 'spillway'> | null {
-  if (name.endsWith('.jsonl')) {
-    // Gemini CLI 0.61's chat log opens with {"sessionId", "projectHash", …}: before the Claude Code test, which `sessionId` would pass.
-    if (name.startsWith('session-') && /^\s*\{[^\n]*"projectHash"\s*:/.test(head)) return 'gemini';
-    if (/"type"\s*:\s*"(session_meta|response_item|turn_context|event_msg)"/.test(head)) return 'codex';
-    if (name.startsWith('rollout-') && /"(record_type|call_id|instructions)"/.test(head)) return 'codex';
-    if (/"(parentUuid|sessionId|leafUuid)"\s*:/.test(head) || /"type"\s*:\s*"(summary|file-history-snapshot)"/.test(head)) {
-      return 'claude-code';
-    }
-    return null;
-  }
-  if (name.endsWith('.json') && /^\s*\{/.test(head) && /"sessionId"\s*:/.test(head) && /"messages"\s*:/.test(head)) return 'gemini';
-  return null;
+/** Which agent wrote a transcript, from its name and first bytes; null when none we know (the registry asks each adapter). */
+export function sniffHead(name: string, head: string): ClientId | null {
+  return recogniseTranscript(name, head);
 }
 
 const isTranscriptName = (name: string) => name.endsWith('.jsonl') || name.endsWith('.json');
 
 /** Sniff a file through a source (the walker). */
-async function sniff(source: SessionSource, p: string): Promise<Exclude<UnitKind, 'spillway'> | null> {
+async function sniff(source: SessionSource, p: string): Promise<ClientId | null> {
   if (!isTranscriptName(p)) return null;
   try {
     const r = await source.readRange(p, 0, SNIFF_BYTES);
@@ -145,7 +138,7 @@ export function detectRootKind(p: string): RootKind {
   if (st.isFile()) {
     if (path.basename(path.dirname(p)) === LONG_RESPONSES_DIR && classifyLongResponseFile(path.basename(p))) return 'file';
     if (isTranscriptName(p) && sniffHead(path.basename(p), readHeadSync(p))) return 'file';
-    throw new Error(`not a session file (a payload in long_responses/, a Claude Code or Codex .jsonl, or a Gemini chat .json): ${p}`);
+    throw new Error(`not a session file (a payload in long_responses/, or a transcript of an agent client Spillway reads): ${p}`);
   }
   if (!st.isDirectory()) throw new Error(`root is neither a folder nor a file: ${p}`);
   if (isDirSync(path.join(p, LONG_RESPONSES_DIR))) return 'session';
@@ -196,19 +189,15 @@ function looksLikeClaudeProjects(p: string): boolean {
   return hits > 0 && hits >= dirs.length / 2;
 }
 
-/** Where Claude Code keeps a transcript's spill files (`<project>/<session id>/tool-results/`; sub-agents share their session's). */
-export function claudeToolResultsDir(transcript: string): string {
-  const dir = path.dirname(transcript);
-  if (path.basename(dir) === 'subagents') return path.join(path.dirname(dir), 'tool-results');
-  return path.join(dir, path.basename(transcript, '.jsonl'), 'tool-results');
-}
-
-/** A sub-agent transcript's parent (`<project>/<session>/subagents/x.jsonl` → `<project>/<session>.jsonl`). */
-function claudeParentTranscript(transcript: string): string | undefined {
-  const dir = path.dirname(transcript);
-  if (path.basename(dir) !== 'subagents') return undefined;
-  const sessionDir = path.dirname(dir);
-  return `${sessionDir}.jsonl`;
+/**
+ * The folders of whole results a transcript given as a root may point into (Claude Code's `tool-results/`),
+ * from every adapter that keeps one: the root's file was recognised, but the grant is decided before it is read.
+ */
+export function sideFilesDirsOf(transcript: string): string[] {
+  return Object.values(ADAPTERS).flatMap((a: ClientAdapter) => {
+    const d = a.files.around?.(transcript).sideFilesDir;
+    return d ? [d] : [];
+  });
 }
 
 function posixRel(from: string, to: string): string {
@@ -264,7 +253,7 @@ class Walk {
   }
 
   private async scope(scope: string): Promise<void> {
-    if (outsideGeminiChats(scope)) return;
+    if (outsideChats(scope)) return;
     const depth = posixRel(this.o.root, scope).split('/').filter(Boolean).length;
     const entries = await this.src.list(scope);
     if (entries) await this.walk(scope, depth, entries);
@@ -287,28 +276,28 @@ class Walk {
     if (entries.some((e) => e.type === 'dir' && e.name === LONG_RESPONSES_DIR)) {
       await this.spillwaySession(dir, posixRel(this.o.root, dir) || path.basename(dir));
     }
-    const geminiHome = path.basename(dir) === '.gemini';
+    const guarded = guardedHome(path.basename(dir));
     for (const e of entries) {
       if (e.name.startsWith('.')) continue;
       const p = path.join(dir, e.name);
       if (e.type === 'dir') {
-        if (e.name === LONG_RESPONSES_DIR || SKIP_DIRS.has(e.name) || (geminiHome && !GEMINI_HOME_DIRS.has(e.name))) continue;
+        if (e.name === LONG_RESPONSES_DIR || SKIP_DIRS.has(e.name) || (guarded && !guarded.chatDirs.includes(e.name))) continue;
         if (depth < MAX_WALK_DEPTH) await this.walk(p, depth + 1);
-      } else if (e.type === 'file' && isTranscriptName(e.name) && !geminiHome) {
+      } else if (e.type === 'file' && isTranscriptName(e.name) && !guarded) {
         await this.maybeTranscript(p, this.nameOf(p));
       }
     }
   }
 
-  private async transcript(p: string, kind: Exclude<UnitKind, 'spillway'>, name: string): Promise<void> {
+  private async transcript(p: string, kind: ClientId, name: string): Promise<void> {
     const st = await this.src.stat(p);
     if (!st) return;
     const session: SessionRef = { path: p, name, kind, readOnly: true };
     const files: FileStat[] = [{ path: p, name: path.basename(p), size: st.size, mtimeMs: st.mtimeMs }];
-    let toolResultsDir: string | undefined;
-    if (kind === 'claude-code') {
-      session.parentPath = claudeParentTranscript(p);
-      toolResultsDir = claudeToolResultsDir(p);
+    const around = adapterOf(kind)?.files.around?.(p);
+    const toolResultsDir = around?.sideFilesDir;
+    if (around?.parent) session.parentPath = around.parent;
+    if (toolResultsDir) {
       // Every spill file, whatever its name (`<tool_use_id>.txt`, Bash's `b1x2y3z4.txt`, MCP's `mcp-…-<id>.txt`).
       for (const e of (await this.src.list(toolResultsDir)) ?? []) {
         if (e.type !== 'file' || e.name.startsWith('.')) continue;

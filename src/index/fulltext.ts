@@ -18,7 +18,7 @@ import type { IndexCore } from './core.js';
 import { readImportedText } from './importers.js';
 import type { SourceLocation } from './record.js';
 import type { IndexProgressEvent } from './rows.js';
-import { BulkWriter, type BulkRows } from './bulk.js';
+import { BulkWriter } from './bulk.js';
 import { FTS_GAP, countLinesIn, ftsWindow, stripAndScanBase64 } from './text.js';
 import { ReadBuffers, readWindow } from './window.js';
 import { IndexStopping, Yielder } from './yielder.js';
@@ -69,6 +69,8 @@ interface PendingRow {
   input_excerpt: string | null;
   path: string;
   source_json: string | null;
+  /** The session's kind: which client's reader reads the result again. */
+  client: string;
 }
 
 /** One row's full-text write: [fts args, done args]. */
@@ -198,7 +200,7 @@ export class FullText {
     if (this.bulk) this.current.writer = 'worker';
     const yielder = new Yielder(undefined, undefined, () => this.stopped);
     const select = this.core.q(
-      'SELECT rowid, fts_pending AS token, tool, input_excerpt, path, source_json FROM payloads WHERE root_id = ? AND fts_pending > 0 AND rowid > ? ORDER BY rowid LIMIT ?',
+      'SELECT rowid, fts_pending AS token, tool, input_excerpt, path, source_json, (SELECT kind FROM sessions WHERE sessions.id = payloads.session_id) AS client FROM payloads WHERE root_id = ? AND fts_pending > 0 AND rowid > ? ORDER BY rowid LIMIT ?',
     );
     let after = 0;
     try {
@@ -232,7 +234,7 @@ export class FullText {
     try {
       const loc = r.source_json ? (JSON.parse(r.source_json) as SourceLocation) : undefined;
       if (loc && !loc.persistedPath) {
-        const text = await readImportedText(this.core.source, loc, yielder);
+        const text = await readImportedText(this.core.source, loc, r.client, yielder);
         body = text === null ? '' : ftsWindow(text);
       } else {
         const win = await readWindow(this.core.source, loc?.persistedPath ?? r.path, { buffers: this.buffers });

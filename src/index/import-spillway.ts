@@ -18,14 +18,14 @@ import {
 import { type FileWindow, type ReadBuffers, UnitHash, readWindow } from './window.js';
 import { assetSizes } from './ledger.js';
 import { isObj } from '../pipeline/values.js';
+import { CONTENT_KINDS, STRATEGY_NAMES } from '../pipeline/vocab.js';
 
 /** Largest sidecar read; a bigger one is not something the guard wrote. */
 export const MAX_META_BYTES = 16 * 1024 * 1024;
 
-const KINDS: ReadonlySet<string> = new Set<ContentKind>(['json', 'ndjson', 'csv', 'log', 'html', 'xml', 'markdown', 'code', 'text', 'binary']);
+const KINDS: ReadonlySet<string> = new Set<ContentKind>(CONTENT_KINDS);
 /** A tokenizer's number (an exact count, or one counted until the limit was crossed and extrapolated). */
 const EXACT_NAMES: ReadonlySet<string> = new Set<StrategyName>(['o200k', 'cl100k', 'claude']);
-const STRATEGY_NAMES: readonly StrategyName[] = ['chars4', 'craft-density', 'calibrated', 'o200k', 'cl100k', 'claude'];
 const INLINE_SOURCES: ReadonlySet<string> = new Set(['base64', 'base64url', 'data-url', 'mcp-image', 'mcp-audio', 'mcp-blob']);
 
 const ISO_UTC_RE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;

@@ -33,9 +33,11 @@ import type { SummaryRun } from '../pipeline/types.js';
 import { IndexCore, type IndexEvent } from './core.js';
 import { FullText, BULK_MIN_ROWS, type WriterMode } from './fulltext.js';
 import { type PayloadContent, Queries } from './queries.js';
+import { readBacksIn } from './readback.js';
 import { Reports } from './reports.js';
 import { type AddRootOptions, Roots } from './roots.js';
 import type {
+  ReadBack,
   TimelineData,
   TimelineRequest,
   IndexStats,
@@ -53,17 +55,17 @@ import { type ScanOptions, type ScanResult, Scanner } from './scanner.js';
 import type { SessionSource } from './source.js';
 import { RoutedSource, S3Poller, S3_POLL_MS, isS3Path } from './s3.js';
 import { SummaryRuns } from './summaries.js';
-import { GUARD_CANDIDATE_SHARE, TimelineQueries, type TimelineOptions } from './timeline-query.js';
-import { settingsOf } from './timeline-guard.js';
+import { TimelineQueries, type TimelineOptions } from './timeline-query.js';
+import { guardDecision, settingsOf } from './timeline-guard.js';
 import { Watcher } from './watch.js';
 import { RowWriter } from './writer.js';
 
 export { IndexError, type IndexErrorCode, type IndexEvent } from './core.js';
 export { FTS_HEAD_BYTES, FTS_TAIL_BYTES, ESTIMATED_SPILL_MESSAGE_TOKENS, stripBase64 } from './text.js';
 export { SCHEMA_VERSION, MIGRATIONS } from './db.js';
-export { DEFAULT_PRICES, replay, scenarioLabel, type ReplaySeries } from './timeline.js';
+export { replay, scenarioLabel, type ReplaySeries } from './timeline.js';
 export { calibrateClaude, type Calibration, type CalibrationFit, type CalibrationSample } from './calibrate.js';
-export { claudeToolResultsDir, detectRootKind } from './discover.js';
+export { detectRootKind, sideFilesDirsOf } from './discover.js';
 export { BULK_MIN_ROWS } from './fulltext.js';
 export { DEFAULT_PAGE_ROWS, MAX_PAGE_ROWS, type PayloadContent } from './queries.js';
 export { DEFAULT_TUNER_BUCKETS, MAX_TUNER_SESSIONS_PER_PAGE, MAX_TUNER_SIZES, WASTE_BIGGEST_ROWS, logHistogram } from './reports.js';
@@ -142,17 +144,10 @@ export class SpillIndex {
     this.reports = new Reports(
       this.core,
       (req, o) => this.timeline(req, o),
-      (p, limit, strategy, profile) => {
-        // The decision the replay reads (timeline-query.ts replayAll): far below the limit by every
-        // estimate the guard passes it; a binary payload is not re-guarded (its size decides); else the real guard's, once built.
-        if (p.binary) return p.tokens > limit ? 'spill' : 'pass';
-        if (p.most < limit * GUARD_CANDIDATE_SHARE) return 'pass';
-        const m = this.timelines.guard.known(p.id, settingsOf(limit, { strategy, profile }));
-        return m === undefined ? 'pending' : m === null ? 'pass' : 'spill';
-      },
+      (p, limit, strategy, profile) => guardDecision(this.timelines.guard, p, settingsOf(limit, { strategy, profile })),
     );
     this.rowWriter = new RowWriter(this.core, this.runs, () => (this.fullText.mayBePending = true));
-    this.scanner = new Scanner(this.core, this.roots, this.rowWriter, this.fullText, (ids) => this.queries.totals(ids), opts.backgroundEstimates === false ? undefined : (ids) => void this.timelines.warm(ids));
+    this.scanner = new Scanner(this.core, this.roots, this.rowWriter, this.fullText, (ids) => this.queries.totals(ids), opts.backgroundEstimates === false ? undefined : (ids) => this.timelines.warm(ids));
     // Full text a previous process left unfinished fills in now.
     if (this.fullText.unsearched()) setImmediate(() => void this.fullText.fill());
   }
@@ -280,6 +275,11 @@ export class SpillIndex {
 
   getPayload(id: string): Promise<PayloadDetail> {
     return this.queries.getPayload(id);
+  }
+
+  /** Every read-back read in, or of a spill of, these sessions (all sessions without), oldest first (readback.ts). */
+  readBacks(sessionIds?: string[]): ReadBack[] {
+    return readBacksIn(this.core, sessionIds);
   }
 
   payloadContent(id: string): Promise<PayloadContent> {

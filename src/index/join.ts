@@ -19,6 +19,7 @@
  * an id or inferred join keeps the transcript's own text in its full-text row, not the spill's.
  */
 import { type IndexCore } from './core.js';
+import { linkReadBacks } from './readback.js';
 import { stableId } from './text.js';
 
 /** The transcript's result is written after the spill: by this much at most, for an inferred join. */
@@ -77,6 +78,8 @@ export function relink(core: IndexCore): void {
   core.q('UPDATE payloads SET covered = 1 WHERE covered = 0 AND id IN (SELECT spill_id FROM payloads WHERE spill_id IS NOT NULL)').run();
   core.q('UPDATE payloads SET covered = 0 WHERE covered = 1 AND id NOT IN (SELECT spill_id FROM payloads WHERE spill_id IS NOT NULL)').run();
   joinSessions(core);
+  // Read-backs name spills by file and transcript rows by id: rebuilt with the joins, from the same rows.
+  linkReadBacks(core);
 }
 
 /** Spills whose client sent no id, each joined with the nearest later transcript result of the same tool and arguments. */

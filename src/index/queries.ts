@@ -3,6 +3,8 @@
  * detail and where its content is, and totals. Every query is bounded (paged, capped); requests
  * come validated from the service, so only defaults are applied here.
  */
+import { readBacksOf } from './readback.js';
+import { CLIENT_IDS, clientName } from '../agents/index.js';
 import fs from 'node:fs';
 import { DEFAULT_PROFILE, DEFAULT_STRATEGY, buildPreview } from '../pipeline/index.js';
 import type { AssetRef, PayloadMeta, StrategyName } from '../pipeline/types.js';
@@ -204,8 +206,6 @@ function toSession(r: SessionDbRow): SessionInfo {
 /** A proxy session's folder: `<UTC start time>_<server name>` (src/integrations/mcp/session.ts). */
 const PROXY_SESSION_RE = /^\d{8}T\d{9}Z_(.+)$/;
 
-const CLIENT_NAMES: Record<string, string> = { 'claude-code': 'Claude Code', codex: 'Codex', gemini: 'Gemini CLI' };
-
 /**
  * A session the hook or the proxy made, named the way people know it: by the client session its
  * spills were joined with (its project, first prompt, client), else by what the sidecars recorded
@@ -214,8 +214,8 @@ const CLIENT_NAMES: Record<string, string> = { 'claude-code': 'Claude Code', cod
 function nameSpillSession(s: SessionInfo, r: SessionDbRow): void {
   if (r.joined_id) s.joinedSessionId = r.joined_id;
   const proxy = PROXY_SESSION_RE.exec(r.name);
-  const via = proxy ? `Spillway MCP proxy (${proxy[1]})` : r.name.startsWith('claude-code_') ? 'Spillway hook' : undefined;
-  const client = r.j_client ?? (r.spill_client ? (CLIENT_NAMES[r.spill_client] ?? r.spill_client) : undefined);
+  const via = proxy ? `Spillway MCP proxy (${proxy[1]})` : CLIENT_IDS.some((id) => r.name.startsWith(`${id}_`)) ? 'Spillway hook' : undefined;
+  const client = r.j_client ?? (r.spill_client ? clientName(r.spill_client) : undefined);
   if (client || via) s.client = [client, via].filter(Boolean).join(' · ');
   s.project ??= r.j_project ?? r.spill_cwd ?? undefined;
   s.title ??= r.j_title ?? undefined;
@@ -386,6 +386,9 @@ export class Queries {
     const linked = r.linked_path ?? sp?.linked_path;
     if (linked) detail.linkedPath = linked;
     if (sp && r.join_how) detail.spill = { payloadId: sp.id, sessionId: sp.session_id, how: r.join_how };
+    // A read names the spill's file; the transcript's row that joined it shows the same call.
+    const readBacks = readBacksOf(this.core, sp ? [r.id, sp.id] : [r.id]);
+    if (readBacks.length) detail.readBacks = readBacks;
     if (r.joined_to) {
       const t = this.core.q('SELECT id, session_id FROM payloads WHERE id = ?').get(r.joined_to) as { id: string; session_id: string } | undefined;
       if (t) detail.calledIn = { payloadId: t.id, sessionId: t.session_id };
@@ -482,7 +485,8 @@ export class Queries {
       if (!st) throw new IndexError('NOT_FOUND', `payload file is gone: ${p}`);
       return { type: 'file', path: p, bytes: st.size };
     }
-    const text = await readImportedText(this.core.source, source);
+    const kind = (this.core.q('SELECT kind FROM sessions WHERE id = ?').get(r.session_id) as { kind: string } | undefined)?.kind ?? '';
+    const text = await readImportedText(this.core.source, source, kind);
     if (text === null) throw new IndexError('NOT_FOUND', `payload no longer found in ${source.transcript}; re-scan`);
     return { type: 'text', text, bytes: Buffer.byteLength(text) };
   }

@@ -27,7 +27,8 @@ import type {
   WasteReport,
   WasteReportRequest,
 } from './rows.js';
-import type { TimelineOptions } from './timeline-query.js';
+import { guardReachOf, type TimelineOptions } from './timeline-query.js';
+import { reGuardable, type GuardCandidate } from './timeline-guard.js';
 import { Yielder } from './yielder.js';
 
 /** `limitTunerData` returns at most this many per-payload sizes. */
@@ -48,7 +49,7 @@ export const TUNER_GUARD_BUDGET_MS = 100;
 export const MAX_TUNER_CALL_ROWS = 200;
 
 /** The real guard's decision for a payload at the replay's settings, as the replay reads it (timeline-query.ts). */
-export type GuardDecision = (payload: { id: string; most: number; tokens: number; binary: boolean }, limit: number, strategy: StrategyName | undefined, profile: Profile) => 'spill' | 'pass' | 'pending';
+export type GuardDecision = (payload: GuardCandidate & { tokens: number; reached: boolean; binary?: boolean }, limit: number, strategy: StrategyName | undefined, profile: Profile) => 'spill' | 'pass' | 'pending';
 
 /** Log-spaced buckets from 1 token to the largest size; every value lands in exactly one bucket. */
 export function logHistogram(values: number[], buckets: number, max: number): LimitTunerResponse['histogram'] {
@@ -110,6 +111,7 @@ interface PayloadInfo {
   most: number;
   binary: number;
   action: string;
+  l_images: number | null;
   input_excerpt: string | null;
 }
 
@@ -133,7 +135,7 @@ export class Reports {
   private payloadInfo(sessionId: string): Map<string, PayloadInfo> {
     const rows = this.core
       .q(
-        'SELECT id, tool, tokens, binary, action, input_excerpt, max(tokens, coalesce(t_chars4, 0), coalesce(t_craft_density, 0), coalesce(t_calibrated, 0), coalesce(t_o200k, 0), coalesce(t_cl100k, 0), coalesce(t_claude, 0)) AS most FROM payloads WHERE session_id = ?',
+        "SELECT id, tool, tokens, (binary = 1 OR kind = 'binary') AS binary, action, l_images, input_excerpt, max(tokens, coalesce(t_chars4, 0), coalesce(t_craft_density, 0), coalesce(t_calibrated, 0), coalesce(t_o200k, 0), coalesce(t_cl100k, 0), coalesce(t_claude, 0)) AS most FROM payloads WHERE session_id = ?",
       )
       .all(sessionId) as PayloadInfo[];
     return new Map(rows.map((r) => [r.id, r]));
@@ -163,6 +165,7 @@ export class Reports {
     };
     if (meta.title) view.title = meta.title;
     const info = this.payloadInfo(meta.id);
+    const reaches = guardReachOf(t.rule.client);
     const calls = t.topCosts.map((c): CallRow => {
       const p = c.payloadId ? info.get(c.payloadId) : undefined;
       const row: CallRow = {
@@ -179,7 +182,11 @@ export class Reports {
         if (p.input_excerpt) row.args = p.input_excerpt;
         row.fullTokens = p.tokens;
         row.action = p.action;
-        row.atLimit = this.decide({ id: p.id, most: p.most, tokens: p.tokens, binary: p.binary === 1 }, limit, o.strategy, profile);
+        const reached = reaches(p.tool);
+        const guardable = reGuardable({ binary: p.binary === 1, images: p.l_images ?? 0, action: p.action, reached });
+        // Sized as the replay sizes it (timeline.ts buildTimeline `full`): a result that passed by what entered, measured (an image Read by its pixels, not its base64).
+        const size = p.action === 'pass' && c.tokens > 0 ? c.tokens : p.tokens;
+        row.atLimit = this.decide({ payloadId: p.id, most: p.most, tokens: size, guardable, reached, binary: p.binary === 1 }, limit, o.strategy, profile);
       }
       return row;
     });

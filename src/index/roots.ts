@@ -2,6 +2,7 @@
  * Registered roots: the folders (or single files) the index covers, and the agents' own session
  * folders a user has in $HOME, which the inspector opens by default (read-only, marked auto).
  */
+import { type AgentEnv, agentHomeFolders } from '../agents/index.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { type IndexCore, IndexError } from './core.js';
@@ -43,21 +44,14 @@ function isDir(p: string): boolean {
 }
 
 /**
- * The agents' own session folders under a home folder, where they exist: Claude Code's
- * `projects` (under `$CLAUDE_CONFIG_DIR`, default `~/.claude`), Codex's `sessions` (under
- * `$CODEX_HOME`, default `~/.codex`) and Gemini CLI's `~/.gemini/tmp` (its chats; the rest of
- * `~/.gemini` is settings and credentials, which a root would let the inspector read). Hidden
+ * The agents' own session folders under a home folder, where they exist: each adapter's
+ * `files.homeRoots` (src/agents), e.g. Claude Code's `projects` under `$CLAUDE_CONFIG_DIR`. Hidden
  * folders are never walked into inside a root; these are roots of their own, so they are.
  */
-export function agentHomeRoots(env: { HOME?: string; USERPROFILE?: string; CLAUDE_CONFIG_DIR?: string; CODEX_HOME?: string }): string[] {
+export function agentHomeRoots(env: AgentEnv & { HOME?: string; USERPROFILE?: string }): string[] {
   const home = env.HOME || env.USERPROFILE;
   if (!home) return [];
-  const candidates = [
-    path.join(env.CLAUDE_CONFIG_DIR ? path.resolve(env.CLAUDE_CONFIG_DIR) : path.join(home, '.claude'), 'projects'),
-    path.join(env.CODEX_HOME ? path.resolve(env.CODEX_HOME) : path.join(home, '.codex'), 'sessions'),
-    path.join(home, '.gemini', 'tmp'),
-  ];
-  return candidates.filter(isDir);
+  return agentHomeFolders(home, env).filter(isDir);
 }
 
 const ROOT_COLUMNS = 'id, path, kind, added_at, read_only, auto';

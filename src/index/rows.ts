@@ -4,9 +4,10 @@
  * types from the pipeline, so the index and the service can both depend on it without the
  * index reaching up into the service.
  */
+import type { ClientId } from '../agents/clients.js';
 import type { AssetRef, ContentKind, GuardAction, PayloadMeta, Profile, StrategyName, SummaryRun } from '../pipeline/types.js';
 
-export type SessionKind = 'spillway' | 'claude-code' | 'codex' | 'gemini' | 'scratch';
+export type SessionKind = 'spillway' | ClientId | 'scratch';
 
 export interface RootInfo {
   id: string;
@@ -188,6 +189,41 @@ export interface PayloadDetail {
   calledIn?: { payloadId: string; sessionId: string };
   /** The result's ledger (absent on a row indexed before it existed: re-scan). */
   ledger?: PayloadLedger;
+  /** Later calls that read this spill back, oldest first (readback.ts); absent when none did. */
+  readBacks?: ReadBack[];
+}
+
+/**
+ * The part of a spill a read-back read (src/agents/readback.ts ReadPart, as stored): lines are
+ * 1-based and inclusive; a grep carries the lines it matched in the spill's file when it could be read.
+ */
+export type ReadBackPart =
+  | { kind: 'whole' }
+  | { kind: 'lines'; start: number; end?: number }
+  | { kind: 'tail'; count: number }
+  | { kind: 'bytes'; start: number; end?: number }
+  | { kind: 'chars'; start: number; end?: number }
+  | { kind: 'grep'; pattern: string; regex: 'fixed' | 'basic' | 'extended'; ignoreCase: boolean; matched?: number[]; matchCount?: number }
+  | { kind: 'json'; path: string }
+  | { kind: 'query'; query: string; handle?: string };
+
+/** A later tool call that read a spill back: the evidence of what the agent needed (src/index/readback.ts). */
+export interface ReadBack {
+  /** The reading call's payload row. */
+  readerId: string;
+  /** The reading call's id in its transcript (Claude Code's tool_use id, Codex's call_id). */
+  toolUseId?: string;
+  sessionId: string;
+  tool: string;
+  at: string;
+  via: 'drill-down' | 'read' | 'search' | 'shell';
+  /** The file as the call named it. */
+  path: string;
+  /** The spill's payload row. */
+  spillId: string;
+  part: ReadBackPart;
+  /** Tokens of the reading call's result: what the read-back cost. */
+  tokens: number;
 }
 
 export interface LimitTunerRequest {
@@ -357,7 +393,7 @@ export type Provenance = 'measured' | 'read' | 'inferred' | 'estimated' | 'simul
 
 /** The window and auto-compact trigger of a session, by its client's rule. */
 export interface ContextRule {
-  client: 'claude-code' | 'codex' | 'gemini' | 'unknown';
+  client: ClientId | 'unknown';
   model?: string;
   window: number | null;
   windowSource: Provenance;

@@ -20,7 +20,8 @@ import { type Discovery, STAT_PENDING, type Unit, type UnitKind, discover, finge
 import type { FullText } from './fulltext.js';
 import { relink } from './join.js';
 import { type Awaitable, type RefreshPlan, isPromiseLike } from './source.js';
-import { type ImportContext, importClaude, importCodex, importGemini } from './importers.js';
+import { CLIENT_READERS } from './clients.js';
+import type { ImportContext } from './importers.js';
 import type { PayloadRecord, UnitResult } from './record.js';
 import { type RootRow, type Roots, isInsidePath } from './roots.js';
 import { isS3Path } from './s3.js';
@@ -115,8 +116,10 @@ export class Scanner {
     private readonly fullText: FullText,
     private readonly totals: (rootIds: string[]) => Omit<IndexStats, 'seconds'>,
     /** Phase 3, in the background once the full text is in: the timeline's estimates of what was listed. */
-    private readonly afterSearch: (sessionIds: string[]) => void = () => undefined,
+    private readonly afterSearch: (sessionIds: string[]) => Promise<void> | void = () => undefined,
   ) {}
+  /** Phase 3 of the last listing that touched sessions: a scan that waits for the full text waits for it too. */
+  private phase3: Promise<void> = Promise.resolve();
 
   /** Both phases; with `waitForFullText` false, resolves once listed (full text fills in behind). */
   scan(opts: ScanOptions = {}, waitForFullText = true): Promise<ScanResult> {
@@ -163,7 +166,16 @@ export class Scanner {
       this.writer.commit();
       releaseCheckpoints();
       this.fullText.resume();
-      if (touched.size) void this.fullText.fill().then(() => this.afterSearch([...touched]), () => undefined);
+      if (touched.size) {
+        const previous = this.phase3;
+        this.phase3 = this.fullText.fill().then(
+          async () => {
+            await previous;
+            await this.afterSearch([...touched]);
+          },
+          () => undefined,
+        ).catch(() => undefined);
+      }
       else void this.fullText.fill();
     }
     Object.assign(res, this.totals(roots.map((r) => r.id)));
@@ -178,6 +190,8 @@ export class Scanner {
   /** Phase 2: wait for full-text search of what was listed. */
   private async search(res: ScanResult, t0: number): Promise<ScanResult> {
     res.writer = (await this.fullText.fill()).writer;
+    // The ledger's measured figures are part of the index: a scan asked for and waited on (reindex, `spillway index`) includes them.
+    await this.phase3;
     res.seconds = (performance.now() - t0) / 1000;
     return res;
   }
@@ -449,14 +463,8 @@ export class Scanner {
   private readUnit(unit: Unit, yielder: Yielder): Awaitable<UnitResult> {
     if (unit.kind === 'spillway') return readSpillwayUnit(this.core.source, unit, this.buffers);
     const ctx: ImportContext = { source: this.core.source, yielder, resolveSpill: (p) => this.resolveSpill(p) };
-    switch (unit.kind) {
-      case 'claude-code':
-        return importClaude(ctx, unit);
-      case 'codex':
-        return importCodex(ctx, unit);
-      case 'gemini':
-        return importGemini(ctx, unit);
-    }
+    // unit.kind is a ClientId here: the table has a reader for every one (clients.ts), checked by the compiler.
+    return CLIENT_READERS[unit.kind].import(ctx, unit);
   }
 
   /** The Spillway payload a message in a transcript names, if it is one inside a registered root (see import-link.ts). */

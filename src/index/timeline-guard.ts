@@ -43,6 +43,51 @@ export interface GuardSettings {
  */
 export type GuardMessage = { tokens: number; passed?: boolean } | null;
 
+/** A result is handed to the guard when some estimate of it comes this close to the limit (the guard decides, not the index). */
+export const GUARD_CANDIDATE_SHARE = 0.8;
+
+/** What the replay knows of a payload to decide whether the real guard is asked about it. */
+export interface GuardCandidate {
+  payloadId: string;
+  /** The largest of the index's estimates of the whole payload. */
+  most: number;
+  /**
+   * Whether its text can be replayed through the guard: not a binary payload (read back as text it
+   * is not what the guard saw; its saved message stands), not a result whose images reached the model
+   * as images (its base64 as text is not what the guard measured), and one Spillway's guard can
+   * reach in its client at all (reGuardable).
+   */
+  guardable: boolean;
+}
+
+/** The one rule for which saved payloads the replay re-guards (see GuardCandidate.guardable). */
+export function reGuardable(p: { binary: boolean; images: number; action: string; reached: boolean }): boolean {
+  return p.reached && !p.binary && !(p.images > 0 && p.action === 'pass');
+}
+
+/**
+ * The real guard's answer for a payload at these settings, as every replay reads it (the Timeline's
+ * scenarios, the tuner's decisions): undefined when it is not re-guarded (its size and saved message
+ * decide) or not built yet; null when every estimate is far below the limit (the guard passes it
+ * whole; the units of the API's deltas may differ, the guard decides in its own); else its message.
+ */
+export function guardAnswer(guard: OfflineGuard, c: GuardCandidate, s: GuardSettings): GuardMessage | undefined {
+  if (!c.guardable) return undefined;
+  if (c.most < s.limit * GUARD_CANDIDATE_SHARE) return null;
+  return guard.known(c.payloadId, s);
+}
+
+/** The tuner's word for guardAnswer: a payload not re-guarded is decided by its size, as the replay does. */
+export function guardDecision(guard: OfflineGuard, c: GuardCandidate & { tokens: number; reached: boolean; binary?: boolean }, s: GuardSettings): 'spill' | 'pass' | 'pending' {
+  // Out of the guard's reach the client's own treatment stands at every limit (the replay's `unguarded`).
+  if (!c.reached) return 'pass';
+  // Binary is saved at any size and any limit (the guard never lets raw bytes reach the model).
+  if (c.binary) return 'spill';
+  const m = guardAnswer(guard, c, s);
+  if (m === undefined) return c.guardable ? 'pending' : c.tokens > s.limit ? 'spill' : 'pass';
+  return m === null ? 'pass' : 'spill';
+}
+
 export function settingsOf(limit: number, o: { strategy?: StrategyName; profile?: Profile }): GuardSettings {
   return { limit, strategy: o.strategy ?? DEFAULT_STRATEGY, profile: o.profile ?? DEFAULT_PROFILE };
 }

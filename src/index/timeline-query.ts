@@ -7,10 +7,11 @@ import type { IndexCore } from './core.js';
 import type { PayloadContent } from './queries.js';
 import type { ContextRule, PayloadLedger, Prices, ReplayResult, ReplayScenario, TimelineData, TimelineRequest } from './rows.js';
 import { type LedgerDbRow, ledgerOfRow, spilledRemainder } from './ledger.js';
-import { type GuardLookup, type PayloadLink, type ReplaySeries, DEFAULT_PRICES, buildTimeline, contextRule, observedTrigger, replay, scenarioLabel } from './timeline.js';
-import { OfflineGuard, settingsOf, type GuardTarget } from './timeline-guard.js';
+import { type GuardLookup, type PayloadLink, type ReplaySeries, buildTimeline, contextRule, observedTrigger, replay, scenarioLabel } from './timeline.js';
+import { OfflineGuard, guardAnswer, reGuardable, settingsOf, GUARD_CANDIDATE_SHARE, type GuardTarget } from './timeline-guard.js';
 import { BUSY_TIMEOUT_MS } from './db.js';
-import { claudeToolTokensAt } from './turns-claude.js';
+import { readerOf } from './clients.js';
+import { UNKNOWN_CLIENT_PRICES, adapterOf, isClientId, rulesOf } from '../agents/index.js';
 import { estimateText, type CompactionRecord, type TurnRecord, type TurnTool, type TurnToolAt } from './turns.js';
 import { Yielder } from './yielder.js';
 import { profileOfMessage } from '../pipeline/index.js';
@@ -20,8 +21,6 @@ const KEEP_SERIES = 8;
 /** Time a full request may spend building the guard's messages offline; a slider move, less (it asks again for the rest). */
 const GUARD_BUDGET_MS = 250;
 const GUARD_BUDGET_REPLAY_MS = 100;
-/** A result is handed to the guard when some estimate of it comes this close to the limit (the guard decides, not the index). */
-export const GUARD_CANDIDATE_SHARE = 0.8;
 /** Re-reading the lines of results a listing only placed (TurnTool.at): at most this many bytes a read, lines this close read together. */
 const REREAD_SPAN_BYTES = 8 * 1024 * 1024;
 const REREAD_GAP_BYTES = 64 * 1024;
@@ -37,6 +36,13 @@ export interface TimelineOptions {
 interface Guardable extends GuardTarget {
   /** The largest of the index's estimates of the whole payload. */
   tokens: number;
+}
+
+interface StoredEntered {
+  /** The row's "entered" when it is measured already, else null. */
+  entered: number | null;
+  /** The joined spill's `<tokens>:<how>` (null when unset); undefined when the payload has no joined spill. */
+  spill?: string | null;
 }
 
 interface TurnRow {
@@ -57,7 +63,12 @@ interface TurnRow {
 }
 
 function clientOf(kind: string): ContextRule['client'] {
-  return kind === 'claude-code' || kind === 'codex' || kind === 'gemini' ? kind : 'unknown';
+  return isClientId(kind) ? kind : 'unknown';
+}
+
+/** Which tools' results Spillway's guard can reach in this client (its adapter says; an unknown client: every tool). */
+export function guardReachOf(client: string): (tool: string) => boolean {
+  return rulesOf(client)?.guardReaches ?? (() => true);
 }
 
 export function scenariosOf(req: TimelineRequest): ReplayScenario[] {
@@ -88,22 +99,28 @@ export class TimelineQueries {
   }
 
   /**
-   * Estimate, in the background, the tool results a listing of these sessions only placed (a third
-   * phase, after the listing and the full text): the listing stays cheap, and a timeline opened
-   * after it reads stored numbers. One pass at a time; sessions asked for during it join it.
+   * Estimate, in the background, the tool results a listing of these sessions only placed, and
+   * measure their ledgers (a third phase, after the listing and the full text): the listing stays
+   * cheap, and a timeline opened after it reads stored numbers. One pass at a time; sessions asked
+   * for during it join it. A scan that waits for the full text waits for this too (Scanner.search).
    */
   warm(sessionIds: Iterable<string>): Promise<void> {
     for (const id of sessionIds) this.toWarm.add(id);
     this.warming ??= (async () => {
       const check = this.core.q(`SELECT EXISTS(SELECT 1 FROM turns WHERE session_id = ? AND instr(tools_json, '"tokens":0,"at":') > 0) AS n`);
+      const hasTurns = this.core.q('SELECT EXISTS(SELECT 1 FROM turns WHERE session_id = ?) AS n');
       while (this.toWarm.size && !this.core.closed && !this.core.stopping) {
         const id = this.toWarm.values().next().value!;
         this.toWarm.delete(id);
         try {
           // A placed result is written `"tokens":0,"at":{…}` (turns-claude.ts): the check only picks candidates.
-          if (!(check.get(id) as { n: number }).n) continue;
-          const rows = this.turnRows(id);
-          await this.estimatePlaced(id, rows, rows.map((r) => ({ tools: JSON.parse(r.tools_json) as TurnTool[] })));
+          if ((check.get(id) as { n: number }).n) {
+            const rows = this.turnRows(id);
+            await this.estimatePlaced(id, rows, rows.map((r) => ({ tools: JSON.parse(r.tools_json) as TurnTool[] })));
+          }
+          // Then the ledger's "entered", measured from the API's usage, written on the rows once here
+          // (issue 29: one figure per result, from indexing on; the Timeline only reads it).
+          if ((hasTurns.get(id) as { n: number }).n && (await this.measure(id))) this.announce(id);
         } catch {
           /* the timeline request estimates them itself */
         }
@@ -118,6 +135,38 @@ export class TimelineQueries {
   }
 
   async timeline(req: TimelineRequest, o: TimelineOptions = {}): Promise<TimelineData | undefined> {
+    const built = await this.build(req);
+    if (!built) return undefined;
+    const { data, series, guardable, session } = built;
+    if (built.written) this.announce(session.id);
+    this.remember(session.id, this.keyOf(session.id, req), series, guardable);
+    data.replays = [data.replays[0]!, ...(await this.replayAll(series, guardable, req, o.guardBudgetMs ?? GUARD_BUDGET_MS))];
+    data.subagents = (this.core.q('SELECT id, name FROM sessions WHERE parent_id = ? ORDER BY name').all(session.id) as Array<{ id: string; name: string }>).map((s) => {
+      const r = this.core.q("SELECT count(*) AS n, coalesce(max(context), 0) AS peak FROM turns WHERE session_id = ?").get(s.id) as { n: number; peak: number };
+      return { sessionId: s.id, name: s.name, calls: r.n, peak: r.peak };
+    });
+    return data;
+  }
+
+  /**
+   * Measure the ledger's "entered" of a session's results and write it on their rows: the indexing's
+   * last phase (warm), so every view reads the measured figure from the start and opening the
+   * Timeline changes none. Returns how many rows it wrote.
+   */
+  async measure(sessionId: string): Promise<number> {
+    return (await this.build({ sessionId }))?.written ?? 0;
+  }
+
+  /** Tell the views that figures changed: this session's rows, and the spills joined to them (their own sessions). */
+  private announce(sessionId: string): void {
+    const joined = this.core
+      .q('SELECT DISTINCT j.session_id AS id FROM payloads p JOIN payloads j ON j.id = p.spill_id WHERE p.session_id = ?')
+      .all(sessionId) as Array<{ id: string }>;
+    this.core.emit({ event: 'onDidIndex', payload: { sessionIds: [sessionId, ...joined.map((j) => j.id)], added: 0, changed: 0, removed: 0 } });
+  }
+
+  /** The timeline without its replays: turns, results, the measured ledgers (written back when they changed). */
+  private async build(req: TimelineRequest): Promise<{ data: TimelineData; series: ReplaySeries; guardable: Guardable[]; session: { id: string }; written: number } | undefined> {
     const session = this.core.q('SELECT id, kind, name FROM sessions WHERE id = ?').get(req.sessionId) as { id: string; kind: string; name: string } | undefined;
     if (!session) return undefined;
     const rows = this.turnRows(session.id);
@@ -156,11 +205,17 @@ export class TimelineQueries {
     if (!src.length) notes.push('no turns indexed for this session (not a transcript of a known client, or indexed before turns were)');
     const payloads = new Map<string, PayloadLink>();
     const ledgers = new Map<string, PayloadLedger>();
+    /** What the rows hold already: a measured "entered" (and the joined spill's, `<tokens>:<how>`), so measureLedgers writes only what changed. */
+    const stored = new Map<string, StoredEntered>();
     let guardProfile: Profile | undefined;
     const guardable: Guardable[] = [];
+    const client = clientOf(session.kind);
+    const reaches = guardReachOf(client);
     for (const p of this.core.q(
-      "SELECT id, tool, path, tokens, bytes, action, CASE WHEN action = 'spill' THEN message END AS message, binary, max(tokens, coalesce(t_chars4, 0), coalesce(t_craft_density, 0), coalesce(t_calibrated, 0), coalesce(t_o200k, 0), coalesce(t_cl100k, 0), coalesce(t_claude, 0)) AS most, coalesce(call_id, json_extract(source_json, '$.toolUseId')) AS tid, " +
-        'l_full, l_client, l_client_rule, l_entered, l_entered_how, l_kept_assets, l_kept_bytes, l_kept_tokens, l_images FROM payloads WHERE session_id = ?',
+      "SELECT id, tool, path, tokens, bytes, action, CASE WHEN action = 'spill' THEN message END AS message, (binary = 1 OR kind = 'binary') AS binary, max(tokens, coalesce(t_chars4, 0), coalesce(t_craft_density, 0), coalesce(t_calibrated, 0), coalesce(t_o200k, 0), coalesce(t_cl100k, 0), coalesce(t_claude, 0)) AS most, coalesce(call_id, json_extract(source_json, '$.toolUseId')) AS tid, " +
+        'l_full, l_client, l_client_rule, l_entered, l_entered_how, l_kept_assets, l_kept_bytes, l_kept_tokens, l_images, ' +
+        // The joined spill's stored figure (in the proxy's or hook's own session), so a figure already written is not written again.
+        "(SELECT j.l_entered || ':' || j.l_entered_how FROM payloads j WHERE j.id = payloads.spill_id) AS spill_entered, spill_id FROM payloads WHERE session_id = ?",
     ).all(session.id) as Array<LedgerDbRow & {
       id: string;
       tool: string;
@@ -171,6 +226,8 @@ export class TimelineQueries {
       binary: number;
       most: number;
       tid: string | null;
+      spill_entered: string | null;
+      spill_id: string | null;
     }>) {
       if (!p.tid) continue;
       payloads.set(p.tid, {
@@ -183,29 +240,21 @@ export class TimelineQueries {
       });
       const ledger = ledgerOfRow(p);
       if (ledger) ledgers.set(p.id, ledger);
+      stored.set(p.id, { entered: p.l_entered_how === 'measured' ? p.l_entered : null, spill: p.spill_id === null ? undefined : p.spill_entered });
       if (guardProfile === undefined && p.action === 'spill' && p.message) guardProfile = profileOfMessage(p.message);
-      // Binary payloads keep their saved message: read back as text they would not be what the guard saw.
-      // A result whose images reached the model as images (a Read of a PNG the session's guard let
-      // through) is replayed as it entered: its base64 read back as text is not what the guard measured.
-      if (!p.binary && !(p.l_images > 0 && p.action === 'pass')) guardable.push({ payloadId: p.id, tool: p.tool, sessionPath: sessionFolder(p.path), tokens: p.most });
+      // The one rule the tuner's decisions read too (timeline-guard.ts reGuardable).
+      if (reGuardable({ binary: p.binary === 1, images: p.l_images, action: p.action, reached: reaches(p.tool) })) guardable.push({ payloadId: p.id, tool: p.tool, sessionPath: sessionFolder(p.path), tokens: p.most });
     }
     guardable.sort((a, b) => b.tokens - a.tokens);
-    const client = clientOf(session.kind);
     const rule = contextRule(client, turns, { ...req, observed: observedTrigger(turns, compactions) });
-    const prices: Prices = { ...DEFAULT_PRICES[client === 'codex' ? 'openai' : client === 'gemini' ? 'gemini' : 'claude'], ...req.prices };
+    const prices: Prices = { ...(adapterOf(client)?.prices ?? UNKNOWN_CLIENT_PRICES), ...req.prices };
     const { data, series } = buildTimeline(
-      { sessionId: session.id, client, turns, compactions, baselineTokens: src.find((s) => s.baseline_tokens !== null)?.baseline_tokens ?? undefined, notes, payloads, rule, prices },
+      { sessionId: session.id, client, turns, compactions, baselineTokens: src.find((s) => s.baseline_tokens !== null)?.baseline_tokens ?? undefined, notes, payloads, rule, prices, guardReaches: reaches },
       [],
     );
     if (guardProfile) series.guardProfile = data.guardProfile = guardProfile;
-    this.measureLedgers(data, ledgers);
-    this.remember(session.id, this.keyOf(session.id, req), series, guardable);
-    data.replays = [data.replays[0]!, ...(await this.replayAll(series, guardable, req, o.guardBudgetMs ?? GUARD_BUDGET_MS))];
-    data.subagents = (this.core.q('SELECT id, name FROM sessions WHERE parent_id = ? ORDER BY name').all(session.id) as Array<{ id: string; name: string }>).map((s) => {
-      const r = this.core.q("SELECT count(*) AS n, coalesce(max(context), 0) AS peak FROM turns WHERE session_id = ?").get(s.id) as { n: number; peak: number };
-      return { sessionId: s.id, name: s.name, calls: r.n, peak: r.peak };
-    });
-    return data;
+    const written = this.measureLedgers(data, ledgers, stored);
+    return { data, series, guardable, session, written };
   }
 
   /**
@@ -214,7 +263,7 @@ export class TimelineQueries {
    * spill's), so the table, the sidebar, the payload's header and `spillway context` show this one
    * figure; each of the timeline's results carries its ledger. A call without usage leaves the estimate.
    */
-  private measureLedgers(data: TimelineData, ledgers: Map<string, PayloadLedger>): void {
+  private measureLedgers(data: TimelineData, ledgers: Map<string, PayloadLedger>, stored: Map<string, StoredEntered>): number {
     const measured: Array<[string, number]> = [];
     for (const t of data.turns) {
       const known = t.delta !== null && t.delta > 0;
@@ -225,12 +274,14 @@ export class TimelineQueries {
         if (known) {
           l.entered = { tokens: x.tokens, provenance: 'measured' };
           l.keptOut.spilled = spilledRemainder({ full: l.full.tokens, entered: x.tokens, keptTokens: l.keptOut.assetTokens });
-          measured.push([x.payloadId, x.tokens]);
+          // Written once: when first measured, or when the figure changed (a transcript that grew, a new calibration).
+          const was = stored.get(x.payloadId);
+          if (!was || was.entered !== x.tokens || (was.spill !== undefined && was.spill !== `${x.tokens}:measured`)) measured.push([x.payloadId, x.tokens]);
         }
         x.ledger = l;
       }
     }
-    if (!measured.length || !this.core.db.open) return;
+    if (!measured.length || !this.core.db.open) return 0;
     const upd = this.core.q(
       "UPDATE payloads SET l_entered = ?, l_entered_how = 'measured' WHERE (id = ? OR id = (SELECT spill_id FROM payloads WHERE id = ?)) AND (l_entered IS NOT ? OR l_entered_how IS NOT 'measured')",
     );
@@ -242,8 +293,10 @@ export class TimelineQueries {
       db.transaction(() => {
         for (const [id, n] of measured) upd.run(n, id, id, n);
       })();
+      return measured.length;
     } catch {
       /* kept for this request only */
+      return 0;
     } finally {
       if (!own) db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
     }
@@ -290,7 +343,10 @@ export class TimelineQueries {
     // A closing index stops this at its next slice, even inside a huge line (IndexStopping).
     const yielder = new Yielder(undefined, undefined, () => this.core.stopping);
     for (const [sourceId, placed] of bySource) {
-      const file = (this.core.q('SELECT key FROM sources WHERE id = ?').get(sourceId) as { key: string } | undefined)?.key;
+      const src = this.core.q('SELECT key, kind FROM sources WHERE id = ?').get(sourceId) as { key: string; kind: string } | undefined;
+      const file = src?.key;
+      // Only a client whose turn reader places results (TurnTool.at) reads them back; another's stay lost.
+      const tokensAt = readerOf(src?.kind)?.toolTokensAt;
       // One transcript line per place, read in spans of neighbouring lines.
       const lines = new Map<number, Placed[]>();
       for (const p of placed) {
@@ -321,7 +377,7 @@ export class TimelineQueries {
           const ps = lines.get(o)!;
           const len = ps[0]!.tool.at.length;
           const line = bytes && o - start + len <= bytes.length ? bytes.subarray(o - start, o - start + len) : undefined;
-          const tokens = line ? await claudeToolTokensAt(line, ps.map((p) => p.tool), yielder) : ps.map(() => null);
+          const tokens = line && tokensAt ? await tokensAt(line, ps.map((p) => p.tool), yielder) : ps.map(() => null);
           ps.forEach((p, k) => {
             const n = tokens[k];
             if (n === null || n === undefined) return void lost++;
@@ -384,10 +440,12 @@ export class TimelineQueries {
       const settings = settingsOf(s.limit, { strategy: req.strategy, profile: req.profile ?? series.guardProfile });
       const targets = guardable.filter((g) => g.tokens >= s.limit! * GUARD_CANDIDATE_SHARE);
       const pending = await this.guard.build(targets, settings, Math.max(0, budgetMs - (performance.now() - start)));
-      const asked = new Set(targets.map((g) => g.payloadId));
-      const readable = new Set(guardable.map((g) => g.payloadId));
-      // Far below the limit by every estimate the index has: the guard passes it (the units of the API's deltas may differ; the guard decides in its own).
-      const lookup: GuardLookup = (payloadId) => (asked.has(payloadId) ? this.guard.known(payloadId, settings) : readable.has(payloadId) ? null : undefined);
+      const byId = new Map(guardable.map((g) => [g.payloadId, g]));
+      // The one rule (timeline-guard.ts guardAnswer), as the tuner's decisions read it.
+      const lookup: GuardLookup = (payloadId) => {
+        const g = byId.get(payloadId);
+        return g ? guardAnswer(this.guard, { payloadId, most: g.tokens, guardable: true }, settings) : undefined;
+      };
       const r = replay(series, s, scenarioLabel(s), lookup);
       if (pending) r.pending = pending;
       out.push(r);

@@ -15,18 +15,11 @@ import type {
   TimelineTurn,
   ToolCost,
 } from './rows.js';
+import { adapterOf, unknownContext } from '../agents/index.js';
 import type { Profile } from '../pipeline/types.js';
 import { ESTIMATED_SPILL_MESSAGE_TOKENS } from './text.js';
 import type { CompactionRecord, TurnRecord, TurnTool } from './turns.js';
 
-/** Claude Code keeps this much below the effective window (observed: 980,000 → 967,000 with 2.1.328). */
-export const CLAUDE_AUTOCOMPACT_BUFFER = 13_000;
-/** Claude Code's effective window is the model's less this output reserve (observed 1,000,000 → 980,000). */
-export const CLAUDE_OUTPUT_RESERVE = 20_000;
-/** Codex compacts at 90% of the raw window when `model_auto_compact_token_limit` is not set. */
-export const CODEX_DEFAULT_COMPACT_SHARE = 0.9;
-/** Codex reports `model_context_window` as 95% of the model's raw window (codex-rs effective_context_window_percent). */
-export const CODEX_EFFECTIVE_SHARE = 0.95;
 /** Tokens of the guard's message when the saved payload's message is not known. */
 export const GUARD_MESSAGE_TOKENS_DEFAULT = ESTIMATED_SPILL_MESSAGE_TOKENS;
 /** Bounds on the estimate→API factor applied to text the API never saw (a plausible tokenizer correction, not a double's inflation). */
@@ -38,13 +31,6 @@ export const MASKED_RESULT_TOKENS = 12;
 export const SUMMARY_TOKENS_DEFAULT = 3_000;
 /** Sessions within this share of their trigger are flagged in the session list. */
 export const NEAR_TRIGGER_SHARE = 0.1;
-
-/** List prices (USD per million tokens) used until the user edits them; editable because they change. */
-export const DEFAULT_PRICES: Record<'claude' | 'openai' | 'gemini', Prices> = {
-  claude: { input: 5, cacheWrite: 6.25, cacheRead: 0.5, output: 25 },
-  openai: { input: 1.25, cacheWrite: 1.25, cacheRead: 0.125, output: 10 },
-  gemini: { input: 1.25, cacheWrite: 1.25, cacheRead: 0.31, output: 10 },
-};
 
 export interface RuleOptions {
   autoCompactPct?: number;
@@ -77,66 +63,11 @@ export function observedTrigger(turns: Pick<TurnRecord, 'seq' | 'kind' | 'contex
   return atMost > above ? { above, atMost, count: auto.length } : undefined;
 }
 
-/** The window and the auto-compact trigger of a session, by its client's rule (docs/timeline.md says which parts were seen in a run). */
+/** The window and the auto-compact trigger of a session, by its client's rule (the adapter's `context`, src/agents; docs/timeline.md says which parts were seen in a run). */
 export function contextRule(client: ContextRule['client'], turns: Pick<TurnRecord, 'model' | 'window'>[], o: RuleOptions = {}): ContextRule {
   const model = turns.find((t) => t.model)?.model;
-  if (client === 'claude-code') {
-    const m = model ?? '';
-    const big = /\[1m\]|-1m\b/i.test(m) || /^claude-opus-5/.test(m);
-    const window = big ? 1_000_000 : 200_000;
-    const effective = window - CLAUDE_OUTPUT_RESERVE;
-    let trigger: number | null = effective - CLAUDE_AUTOCOMPACT_BUFFER;
-    let how = `effective window ${effective.toLocaleString('en-US')} (window less a ${CLAUDE_OUTPUT_RESERVE.toLocaleString('en-US')} output reserve) less ${CLAUDE_AUTOCOMPACT_BUFFER.toLocaleString('en-US')}`;
-    let triggerSource: ContextRule['triggerSource'] = 'inferred';
-    if (o.autoCompactPct !== undefined && o.autoCompactPct > 0 && o.autoCompactPct < 100) {
-      // The override only ever lowers the trigger.
-      const byPct = Math.floor((effective * o.autoCompactPct) / 100);
-      if (byPct < trigger) {
-        trigger = byPct;
-        how += `, lowered to ${o.autoCompactPct}% of the effective window by CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`;
-      }
-      triggerSource = 'read';
-    }
-    if (o.autoCompactLimit !== undefined) {
-      trigger = Math.min(trigger, o.autoCompactLimit);
-      how += `, autoCompactWindow ${o.autoCompactLimit}`;
-      triggerSource = 'read';
-    }
-    const given = o.autoCompactPct !== undefined || o.autoCompactLimit !== undefined || o.autoCompactDisabled;
-    if (!given && o.observed && trigger !== null && o.observed.atMost < trigger) {
-      // It compacted by itself below the default trigger: a lower one was set (the transcript does not
-      // record CLAUDE_AUTOCOMPACT_PCT_OVERRIDE). The smallest whole percentage the compactions allow.
-      const { above, atMost, count } = o.observed;
-      let pct: number | undefined;
-      for (let p = 1; p < 100 && pct === undefined; p++) {
-        const t = Math.floor((effective * p) / 100);
-        if (t > above && t <= atMost) pct = p;
-      }
-      const seen = `${count} auto compaction${count === 1 ? '' : 's'} at ${atMost.toLocaleString('en-US')} tokens, below the default ${trigger.toLocaleString('en-US')}`;
-      if (pct !== undefined) {
-        trigger = Math.floor((effective * pct) / 100);
-        how = `${pct}% of the effective window ${effective.toLocaleString('en-US')}: the session's ${seen} (CLAUDE_AUTOCOMPACT_PCT_OVERRIDE=${pct} fits them; set it below if it was another setting)`;
-      } else {
-        trigger = atMost;
-        how = `the session's ${seen}; no whole CLAUDE_AUTOCOMPACT_PCT_OVERRIDE fits them (autoCompactWindow?)`;
-      }
-    }
-    if (o.autoCompactDisabled) {
-      trigger = null;
-      how = 'DISABLE_AUTO_COMPACT: never compacts by itself';
-      triggerSource = 'read';
-    }
-    return { client, model, window, windowSource: 'inferred', trigger, triggerSource, when: 'before-call', how };
-  }
-  if (client === 'codex') {
-    const window = turns.find((t) => t.window)?.window ?? null;
-    if (o.autoCompactLimit !== undefined) {
-      return { client, model, window, windowSource: window ? 'read' : 'inferred', trigger: o.autoCompactLimit, triggerSource: 'read', when: 'before-call', how: 'model_auto_compact_token_limit' };
-    }
-    const trigger = window ? Math.floor((window / CODEX_EFFECTIVE_SHARE) * CODEX_DEFAULT_COMPACT_SHARE) : null;
-    return { client, model, window, windowSource: window ? 'read' : 'inferred', trigger, triggerSource: 'inferred', when: 'before-call', how: '90% of the raw window (model_auto_compact_token_limit not known)' };
-  }
-  return { client, model, window: null, windowSource: 'inferred', trigger: o.autoCompactLimit ?? null, triggerSource: o.autoCompactLimit ? 'read' : 'inferred', when: 'after-call', how: 'no rule known for this client' };
+  const ins = turns.map((t) => ({ model: t.model ?? undefined, window: t.window ?? undefined }));
+  return { client, model, ...(adapterOf(client)?.context ?? unknownContext)(model, ins, o) };
 }
 
 export function toolGroup(name: string): string {
@@ -166,6 +97,8 @@ export interface BuildInput {
   payloads: Map<string, PayloadLink>;
   rule: ContextRule;
   prices: Prices;
+  /** Whether Spillway's guard can reach a tool's results in this client (its adapter's `guardReaches`); default every tool. */
+  guardReaches?: (tool: string) => boolean;
 }
 
 /**
@@ -208,6 +141,8 @@ export interface ReplayTool {
   payloadId?: string;
   /** Assets the session's guard cut out of it: a guard that passes the rest cuts them again (its message stands). */
   keptAssets?: number;
+  /** Spillway's guard cannot reach it in this client (no hook: only MCP results pass the proxy): every limit leaves it as the client gave it. */
+  unguarded?: true;
 }
 
 /** The replay's input: per call, what entered (measured) and the tool results with what would enter instead. */
@@ -270,7 +205,6 @@ function scaledParts(t: TurnRecord, delta: number | null, baseline: number | und
 
 export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): { data: TimelineData; series: ReplaySeries } {
   const { line, carried } = mainLine(input.turns);
-  const seqIndex = new Map(line.map((t, i) => [t.seq, i]));
   const comps: TimelineCompaction[] = [];
   for (const c of input.compactions) {
     // The first main call at or after the compaction's position.
@@ -336,7 +270,7 @@ export function buildTimeline(input: BuildInput, scenarios: ReplayScenario[]): {
       // so a replay that spills it again puts back exactly that, not its estimate at another scale
       // (which drew the replay above the measured context for a session that changed nothing).
       const message = saved && !passedWhole && x.tokens > 0 ? x.tokens : Math.round((saved ? link.messageTokens! : GUARD_MESSAGE_TOKENS_DEFAULT) * medianScale);
-      series.tools[i]!.push({ seen: x.tokens, full: Math.max(full, x.tokens), client, message, messageFrom: saved ? 'saved' : 'fixed', payloadId: x.payloadId, ...(link?.keptAssets ? { keptAssets: link.keptAssets } : {}) });
+      series.tools[i]!.push({ seen: x.tokens, full: Math.max(full, x.tokens), client, message, messageFrom: saved ? 'saved' : 'fixed', payloadId: x.payloadId, ...(link?.keptAssets ? { keptAssets: link.keptAssets } : {}), ...(input.guardReaches && !input.guardReaches(x.name) ? { unguarded: true as const } : {}) });
       let end = turns.length;
       for (const c of series.realCompactions) if (c > i) { end = c; break; }
       const n = end - i;
@@ -503,7 +437,8 @@ export function replay(series: ReplaySeries, s: ReplayScenario, label = scenario
     for (const r of series.tools[i]!) {
       let enters = r.seen;
       const client = r.client ?? r.full;
-      if (s.noGuard) enters = client;
+      // A result the guard cannot reach in this client enters at any limit as it would with no guard.
+      if (s.noGuard || (s.limit !== undefined && r.unguarded)) enters = client;
       else if (s.limit !== undefined) {
         const built = r.payloadId !== undefined && guard ? guard(r.payloadId, s.limit) : undefined;
         // The guard passes it: the client's own caps apply to it as they would without Spillway.

@@ -11,6 +11,7 @@
  *   call is the summarisation call itself.
  */
 import { str } from './import-common.js';
+import { imageSizeOfBase64, imageTokens } from '../agents/index.js';
 import { type CompactionRecord, JsonlTurnReader, type PartName, type TurnRecord, type TurnTool, type TurnsResult, addPart, estimateText, numOr } from './turns.js';
 import { isObj } from '../pipeline/values.js';
 
@@ -22,6 +23,24 @@ function outputText(output: unknown): string {
   if (Array.isArray(output)) return output.map((p) => (isObj(p) && typeof p.text === 'string' ? p.text : '')).join('\n');
   if (isObj(output) && typeof output.content === 'string') return output.content;
   return output === undefined ? '' : JSON.stringify(output);
+}
+
+/**
+ * Spillway's estimate of a tool output as the model was shown it: its text, and its images
+ * (`input_image` parts, e.g. view_image's) by their pixels under OpenAI's rule, never as their base64
+ * (counted as 0, the call's whole growth went to the assistant's part and the image's "entered" was 0).
+ */
+function outputTokens(output: unknown): number {
+  let images = 0;
+  if (Array.isArray(output)) {
+    for (const p of output) {
+      if (!isObj(p) || p.type !== 'input_image') continue;
+      const url = str(p.image_url) ?? '';
+      const comma = url.startsWith('data:') ? url.indexOf(',') : -1;
+      images += imageTokens('openai', comma > 0 ? imageSizeOfBase64(url.slice(comma + 1)) : undefined);
+    }
+  }
+  return estimateText(outputText(output), PROFILE) + images;
 }
 
 function contentText(c: unknown): string {
@@ -151,7 +170,7 @@ export class CodexTurns extends JsonlTurnReader {
       case 'custom_tool_call_output':
       case 'local_shell_call_output': {
         const id = str(p.call_id) ?? '';
-        this.pendingTools.push({ id, name: this.names.get(id) ?? 'unknown', tokens: estimateText(outputText(p.output), PROFILE) });
+        this.pendingTools.push({ id, name: this.names.get(id) ?? 'unknown', tokens: outputTokens(p.output) });
         return;
       }
     }

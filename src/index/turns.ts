@@ -16,7 +16,6 @@ import { isObj } from '../pipeline/values.js';
 
 /** Which part of the context a piece of text is. Tool results are kept per result (TurnTool). */
 export type PartName = 'baseline' | 'user' | 'assistant' | 'thinking' | 'summary' | 'other';
-export const PART_NAMES: readonly PartName[] = ['baseline', 'user', 'assistant', 'thinking', 'summary', 'other'];
 
 /** One tool result that entered the context with a call: its id links it to the payload row. */
 export interface TurnTool {

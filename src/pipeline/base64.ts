@@ -34,7 +34,8 @@ export function encodeBase64(bytes: Uint8Array, enc: AssetEncoding): string {
 /** The exact text of a span from the asset bytes and its encoding. */
 export function encodeSpan(bytes: Uint8Array, enc: AssetEncoding): string | Buffer {
   if (enc.kind === 'raw') return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes);
-  const inner = (enc.prefix ?? '') + encodeBase64(bytes, enc);
+  const b = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const inner = enc.kind === 'text' ? b.toString(enc.charset === 'utf8' ? 'utf8' : 'latin1') : (enc.prefix ?? '') + encodeBase64(bytes, enc);
   if (!enc.json) return inner;
   const lit = JSON.stringify(inner);
   return enc.escapeSlash ? lit.replace(/\//g, '\\/') : lit;

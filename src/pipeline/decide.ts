@@ -8,6 +8,7 @@ import { errText } from './errors.js';
 import { jsonShape, serializeValue } from './serialize.js';
 import { extractAssets, type ExtractResult, type FoundAsset } from './extract.js';
 import { hasBase64Run, hasBase64RunBytes } from './base64.js';
+import { mayHoldBinaryString } from './detect.js';
 
 /**
  * The guard's decision: pass a result, or spill it, and everything the later phases need to know
@@ -128,6 +129,11 @@ function fitsByLength(text: string, limit: number): { fits: boolean; textBytes?:
 export { mayCarryInlineAssets } from './quick.js';
 
 const isMedia = (a: FoundAsset) => a.source === 'mcp-image' || a.source === 'mcp-audio';
+/** A JSON string that is binary read as text: cut at any size past the extractor's minimum (the model cannot read it). */
+const isBinaryString = (a: FoundAsset) => a.source === 'binary-string';
+
+/** May a text that fits hold an asset to cut: a long base64-alphabet run, or the marks of a binary string. */
+const mayHoldAssets = (text: string) => hasBase64Run(text, MIN_INLINE_ASSET_RUN_CHARS) || mayHoldBinaryString(text);
 
 /**
  * The assets to cut out of a result that fits the limit: every one of MIN_INLINE_ASSET_BYTES or
@@ -136,9 +142,9 @@ const isMedia = (a: FoundAsset) => a.source === 'mcp-image' || a.source === 'mcp
  * base64 again, so the media blocks go too. Empty: nothing to cut, pass the result.
  */
 export function inlineCuts(assets: FoundAsset[], cutMediaBlocks = false): FoundAsset[] {
-  const worthIt = (a: FoundAsset) => a.bytes.byteLength >= MIN_INLINE_ASSET_BYTES && (cutMediaBlocks || !isMedia(a));
+  const worthIt = (a: FoundAsset) => isBinaryString(a) || (a.bytes.byteLength >= MIN_INLINE_ASSET_BYTES && (cutMediaBlocks || !isMedia(a)));
   if (!assets.some(worthIt)) return [];
-  return assets.filter((a) => isMedia(a) || a.bytes.byteLength >= MIN_INLINE_ASSET_BYTES);
+  return assets.filter((a) => isMedia(a) || isBinaryString(a) || a.bytes.byteLength >= MIN_INLINE_ASSET_BYTES);
 }
 
 /**
@@ -147,7 +153,7 @@ export function inlineCuts(assets: FoundAsset[], cutMediaBlocks = false): FoundA
  * `measured` is its estimate when the decision already made one.
  */
 async function inlineCheck(text: string, ctx: DecideContext, measured?: Spill, textBytes?: number): Promise<Spill | null> {
-  if (!hasBase64Run(text, MIN_INLINE_ASSET_RUN_CHARS)) return null;
+  if (!mayHoldAssets(text)) return null;
   let found: ExtractResult;
   let cut: FoundAsset[];
   try {
@@ -178,7 +184,7 @@ async function decideBytes(subject: Extract<Subject, { bytes: Buffer }>, ctx: De
   // Only valid UTF-8 can have spans cut out and rebuilt exactly.
   const exact = isUtf8(b);
   if (b.byteLength <= ctx.limit && !force) {
-    return exact && hasBase64RunBytes(b, MIN_INLINE_ASSET_RUN_CHARS) ? inlineCheck(b.toString('utf8'), ctx) : null;
+    return exact && (hasBase64RunBytes(b, MIN_INLINE_ASSET_RUN_CHARS) || mayHoldBinaryString(b)) ? inlineCheck(b.toString('utf8'), ctx) : null;
   }
   const spill = await measure(b.toString('utf8'), ctx);
   if (force || spill.estimate.tokens > ctx.limit) return spill;
@@ -199,6 +205,18 @@ function cutsIn(text: string, ctx: DecideContext): ExtractResult | undefined {
 const withNote = (spill: Spill | null, note: string | undefined): Spill | null => (spill && note ? { ...spill, notes: [note, ...spill.notes] } : spill);
 
 /**
+ * A value whose part shown fits but reads as binary (a text block of a file's bytes, shown as is):
+ * the binary strings of the whole value are cut out, or null when the whole has none.
+ */
+async function binaryInWhole(value: unknown, ctx: DecideContext): Promise<Spill | null> {
+  const { text, note } = serializeValue(value);
+  const found = cutsIn(text, ctx);
+  if (!found?.assets.some(isBinaryString)) return null;
+  const m = await measure(text, ctx);
+  return { ...m, reason: 'inline-assets', found, notes: note ? [note, ...m.notes] : m.notes };
+}
+
+/**
  * The common case, decided without a promise: a subject that fits by size alone and holds no run
  * base64 could be made of passes. False: ask {@link decide}.
  */
@@ -208,15 +226,16 @@ export function passesAtOnce(subject: Subject, ctx: DecideContext): boolean {
       const quick = fitsByLength(subject.text, ctx.limit);
       // kept for decide: counting a 100 MB string's UTF-8 twice was ~10 ms
       subject.textBytes ??= quick.textBytes;
-      return quick.fits && !hasBase64Run(subject.text, MIN_INLINE_ASSET_RUN_CHARS);
+      return quick.fits && !mayHoldAssets(subject.text);
     }
     case 'bytes':
-      return !subject.binary && subject.bytes.byteLength <= ctx.limit && !hasBase64RunBytes(subject.bytes, MIN_INLINE_ASSET_RUN_CHARS);
+      return !subject.binary && subject.bytes.byteLength <= ctx.limit && !hasBase64RunBytes(subject.bytes, MIN_INLINE_ASSET_RUN_CHARS) && !mayHoldBinaryString(subject.bytes);
     case 'latin1-string':
     case 'decoded-string':
       return false;
     case 'json-value':
-      if (ctx.shown !== undefined) return fitsByLength(ctx.shown, ctx.limit).fits && !hasBase64Run(ctx.shown, MIN_INLINE_ASSET_RUN_CHARS);
+      // The part shown may be clean while the whole holds binary elsewhere: that is decided in the whole.
+      if (ctx.shown !== undefined) return fitsByLength(ctx.shown, ctx.limit).fits && !mayHoldAssets(ctx.shown);
       try {
         const shape = jsonShape(subject.value, ctx.limit, MIN_INLINE_ASSET_RUN_CHARS);
         return shape.bytes <= ctx.limit && !shape.longRun;
@@ -243,7 +262,7 @@ export async function decide(subject: Subject, ctx: DecideContext): Promise<Spil
         // The client shows the model only part of the value: decide on that part, but save (and cut
         // assets out of) the whole value.
         const seen = await decideText(ctx.shown, ctx);
-        if (!seen) return null;
+        if (!seen) return mayHoldBinaryString(ctx.shown) ? binaryInWhole(subject.value, ctx) : null;
         const { text, note } = serializeValue(subject.value);
         // The assets found in the part shown lie elsewhere in the whole: what to cut is chosen in the whole.
         const found = seen.reason === 'inline-assets' ? cutsIn(text, ctx) : undefined;

@@ -29,10 +29,8 @@ const JSON_CONFIRM_MAX_CHARS = 1024 * 1024;
 
 // Control characters that do not occur in text. Allowed: \t \n \v \f \r, \b (overstrike), ESC (ANSI),
 // and BEL, which ends terminal title sequences (ESC ] 0 ; title BEL) in shell output captured from a PTY.
-// eslint-disable-next-line no-control-regex
 const BAD_CONTROL_RE = /[\x00-\x06\x0e-\x1a\x1c-\x1f\x7f]/g;
 const NON_LATIN1_RE = /[^\x00-\xff]/;
-// eslint-disable-next-line no-control-regex
 const ANY_BAD_CONTROL_RE = /[\x00-\x06\x0e-\x1a\x1c-\x1f\x7f]/;
 
 export const KIND_INFO: Record<ContentKind, { mimeType: string; ext: string }> = {
@@ -167,6 +165,35 @@ export type BinaryStringForm = 'latin1' | 'decoded';
 /** A string that is binary, in either form ({@link binaryStringForm}): the model cannot read it as text. */
 export function isBinaryString(s: string): boolean {
   return binaryStringForm(s) !== undefined;
+}
+
+/** The marks binary leaves in a text or in the JSON that quotes it: a NUL, or the escapes of low controls and of U+FFFD. */
+const BINARY_HINTS = ['\0', '\\u000', '\\u001', '\\ufffd', '\\uFFFD'];
+const BINARY_HINT_BYTES = BINARY_HINTS.map((h) => Buffer.from(h, 'latin1'));
+const REPLACEMENT_BYTES = Buffer.from('\uFFFD', 'utf8');
+
+/** Whether `needle` occurs at least `n` times in `hay` (native searches, stops at the n-th). */
+function occursAtLeast(hay: string | Buffer, needle: string | Buffer, n: number): boolean {
+  let at = -1;
+  for (let k = 0; k < n; k++) {
+    at = typeof hay === 'string' ? hay.indexOf(needle as string, at + 1) : hay.indexOf(needle as Buffer, at + 1);
+    if (at === -1) return false;
+  }
+  return true;
+}
+
+/**
+ * May this text or these bytes (UTF-8, e.g. a JSON-RPC line) hold a string that is binary, as
+ * itself or quoted in JSON (`"\u0000…"`)? A few native searches, no decoding; false means no
+ * binary string can be in it. U+FFFD counts from MIN_REPLACEMENT_CHARS on (one bad byte in a log is
+ * text). ANSI colours quoted in JSON (`\u001b`) say yes too: the full check tells them apart.
+ */
+export function mayHoldBinaryString(raw: string | Uint8Array): boolean {
+  if (typeof raw === 'string') {
+    return BINARY_HINTS.some((h) => raw.indexOf(h) !== -1) || occursAtLeast(raw, '\uFFFD', MIN_REPLACEMENT_CHARS) || hasTextLikeBinaryMagic(raw) || raw.indexOf('"%PDF-') !== -1;
+  }
+  const b = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  return BINARY_HINT_BYTES.some((h) => b.indexOf(h) !== -1) || occursAtLeast(b, REPLACEMENT_BYTES, MIN_REPLACEMENT_CHARS) || b.indexOf('"%PDF-') !== -1 || hasTextLikeBinaryMagic(b);
 }
 
 /** U+FFFD, what a UTF-8 decoder puts where bytes were not UTF-8. */

@@ -1,9 +1,9 @@
 import crypto from 'node:crypto';
 import type { AssetEncoding, AssetRef, PayloadLink } from './types.js';
-import { MIN_BASE64_ASSET_CHARS, MIN_DECLARED_BASE64_ASSET_CHARS, TEXT_SLICE_CHARS } from './limits.js';
+import { MIN_BASE64_ASSET_CHARS, MIN_BINARY_STRING_CHARS, MIN_DECLARED_BASE64_ASSET_CHARS, TEXT_SLICE_CHARS } from './limits.js';
 import { textSlices } from './normalize.js';
 import { base64Statistics, encodeSpan, hasBase64RunIn, parseBase64 } from './base64.js';
-import { extForMime, isBinaryBytes, isValidMime, preloadSniffer, sniffBinary } from './detect.js';
+import { binaryStringForm, extForMime, isBinaryBytes, isValidMime, preloadSniffer, sniffBinary } from './detect.js';
 
 /**
  * Assets in a tool result: finding them, then linking them (saved as files, replaced by references).
@@ -76,7 +76,6 @@ const BINARY_TYPES = new Set(['image', 'audio', 'base64', 'blob']);
 /** Longest sibling value remembered for context (MIME types and `type` values are short). */
 const MAX_SIBLING_CHARS = 256;
 
-// eslint-disable-next-line no-control-regex
 const JSON_SPECIAL_RE = /["\\\x00-\x1f\u2028\u2029]/;
 const DATA_URL_PREFIX_RE =
   /data:((?:[a-z0-9!#$&^_.+-]+(?:\\?\/)[a-z0-9!#$&^_.+-]+)?)((?:;[a-z0-9!#$&^_.+-]+=[^;,\s"'()<>\\]*)*);base64,/giy;
@@ -292,6 +291,36 @@ function scanText(text: string, from: number, to: number, inJsonString: boolean,
   for (const f of found) out.push(f);
 }
 
+/**
+ * A JSON string literal `text[start:end]` whose value is binary read as text (a server that put a
+ * file's bytes in a string: NULs, control characters, runs of U+FFFD), as an asset, or null. The
+ * bytes are the value read back as latin-1 (one char per byte: exact) or, when it has chars above
+ * 0xFF (a lossy UTF-8 decode), as UTF-8. The span must be re-created exactly: when the literal is not
+ * JSON.stringify's spelling of the value (other escapes), the literal's own UTF-8 is the asset.
+ */
+const LONE_SURROGATE_RE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function binaryLiteral(text: string, start: number, end: number, value: string, jsonPath: string): FoundAsset | null {
+  if (value.length < MIN_BINARY_STRING_CHARS) return null;
+  const form = binaryStringForm(value);
+  if (!form) return null;
+  const literal = text.slice(start, end);
+  const charset = form === 'latin1' ? 'latin1' : 'utf8';
+  const bytes = Buffer.from(value, charset);
+  let encoding: AssetEncoding = { kind: 'text', charset, json: true };
+  let asset = bytes;
+  if (encodeSpan(bytes, encoding) !== literal) {
+    if (encodeSpan(bytes, { ...encoding, escapeSlash: true }) === literal) encoding = { ...encoding, escapeSlash: true };
+    // A literal with lone surrogates has no UTF-8 to restore it from: leave it (the spill keeps it whole).
+    else if (LONE_SURROGATE_RE.test(literal)) return null;
+    else {
+      encoding = { kind: 'raw' };
+      asset = Buffer.from(literal, 'utf8');
+    }
+  }
+  return { start, end, bytes: asset, encoding, source: 'binary-string', jsonPath, jsonValue: true };
+}
+
 const IDENT_RE = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 function pathSegment(key: string): string {
   return IDENT_RE.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
@@ -314,6 +343,9 @@ const enum St {
   CommaOrEnd,
   Done,
 }
+
+/** What binary leaves in a JSON literal: a raw NUL or U+FFFD, or the escape of a low control or of U+FFFD. */
+const BINARY_MARK_RE = /[\x00\uFFFD]|\\u00[01][0-9a-fA-F]|\\u[fF]{3}[dD]/g;
 
 /** A character that cannot appear in a JSON string holding only (possibly wrapped) base64. */
 const NOT_B64_VALUE_RE = /[^A-Za-z0-9+/=_\\-]/;
@@ -341,6 +373,8 @@ class JsonAssetWalker {
   private st: St = St.Value;
   private i = 0;
   private nextBackslash = -2;
+  /** Next index of a mark binary leaves in a literal (BINARY_MARK_RE), or n + 1: found once per walk, like nextBackslash. */
+  private nextBinaryMark = -2;
 
   /** Assets found that {@link onFound} has seen. */
   private seen = 0;
@@ -570,12 +604,33 @@ class JsonAssetWalker {
     return true;
   }
 
+  /** May `text[s:e]` spell a binary value (a NUL, a control or U+FFFD, raw or escaped; a PDF's head)? */
+  private binaryMarkIn(s: number, e: number): boolean {
+    if (this.nextBinaryMark < s) {
+      BINARY_MARK_RE.lastIndex = s;
+      const m = BINARY_MARK_RE.exec(this.text);
+      this.nextBinaryMark = m ? m.index : this.n + 1;
+    }
+    return this.nextBinaryMark < e || this.text.startsWith('"%PDF-', s);
+  }
+
   private stringValue(): boolean {
     const i = this.i;
     const e = this.stringEnd();
     if (e === -1) return false;
     const len = e - i - 2;
     const top = this.stack[this.stack.length - 1];
+    // Binary as characters: cut out whatever key holds it (a `data` slot that held it was no base64 either).
+    if (len >= MIN_BINARY_STRING_CHARS && this.binaryMarkIn(i, e)) {
+      const v = this.decodeLiteral(i, e, this.hasEscapeIn(i, e));
+      const a = v === null ? null : binaryLiteral(this.text, i, e, v, this.pathNow());
+      if (a) {
+        this.add(a);
+        this.i = e;
+        this.afterValue();
+        return true;
+      }
+    }
     if (top?.obj && (MIME_KEYS.has(top.key) || top.key === 'type') && len < MAX_SIBLING_CHARS) {
       const v = this.decodeLiteral(i, e, this.hasEscapeIn(i, e));
       if (v !== null) (top.sib ??= new Map()).set(top.key, v);

@@ -94,7 +94,7 @@ function emergencyMessage(o: NormalizedGuardOptions, why: string, bytes: number 
   return capMessage(
     `[spillway] The tool result${o.toolName ? ` of \`${o.toolName}\`` : ''} was withheld because the guard hit an internal error (${why}).` +
       (bytes !== undefined ? ` It was ${fmtInt(bytes)} bytes.` : '') +
-      (saved ? ` The raw result was saved to ${saved}. ${readMoreAdvice(o.readMore)}` : ' It could not be saved.'),
+      (saved ? ` The raw result was saved to ${saved}. ${readMoreAdvice(o.readMore, o.drillDownNames)}` : ' It could not be saved.'),
   );
 }
 

@@ -34,7 +34,7 @@ import { resolveLimit } from './quick.js';
 export interface HandleLargeResponseArgs {
   text: string;
   sessionPath: string;
-  context?: Pick<GuardOptions, 'call' | 'toolName' | 'toolInput' | 'intent' | 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy' | 'claudeCorrection' | 'readMore' | 'incomplete' | 'localCopy' | 'cutMediaBlocks'>;
+  context?: Pick<GuardOptions, 'call' | 'toolName' | 'toolInput' | 'intent' | 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy' | 'claudeCorrection' | 'readMore' | 'drillDownNames' | 'incomplete' | 'localCopy' | 'cutMediaBlocks'>;
   summarize?: GuardOptions['summarize'];
   summaryTimeoutMs?: number;
   signal?: AbortSignal;

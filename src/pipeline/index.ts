@@ -8,6 +8,7 @@
 export {
   PROFILES,
   type AssetRef,
+  type DrillDownToolNames,
   type Estimate,
   type GuardOptions,
   type GuardResult,
@@ -68,7 +69,7 @@ export { safeStringify, jsonBytesUpperBound } from './serialize.js';
 export { mayCarryInlineAssets } from './decide.js';
 export { restorePayload, restoreToFile, restoreFromStore, readMeta, appendSummaryRun, metaPathFor, RestoreError } from './restore.js';
 export { buildPreview } from './preview.js';
-export { profileOfMessage, readMoreAdvice } from './message.js';
+export { CANONICAL_DRILL_DOWN_NAMES, profileOfMessage, readMoreAdvice } from './message.js';
 export { detectContent, detectTextKind, detectTextFormat, unwrapText, isBinaryBytes, isBinaryString, sniffBinary } from './detect.js';
 export { extractAssets } from './extract.js';
 export { parseBase64, encodeSpan } from './base64.js';

@@ -23,8 +23,12 @@ export const PREVIEW_CHARS = 2_000;
 
 /** Smallest base64 run (chars) that may be extracted as an asset. */
 export const MIN_BASE64_ASSET_CHARS = 256;
-/** Smallest raw binary (bytes) saved as an asset: any size, since the model cannot read bytes as text. */
-export const MIN_BINARY_ASSET_BYTES = 1;
+/**
+ * Shortest JSON string value (chars, decoded) that is cut out when it is binary (NULs, control
+ * characters, U+FFFD runs: bytes decoded as text). Shorter ones are a field's own value (a NUL
+ * separator, a control character named in a config) more often than a file.
+ */
+export const MIN_BINARY_STRING_CHARS = 32;
 /**
  * Smallest asset (decoded bytes) cut out of a result that fits the limit: below it, base64 costs
  * about as many tokens as the reference that would replace it (~40). Above the limit every

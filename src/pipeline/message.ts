@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { AssetRef, ContentKind, Estimate, Profile, ReadMoreTools, SummaryRun } from './types.js';
+import type { AssetRef, ContentKind, DrillDownToolNames, Estimate, Profile, ReadMoreTools, SummaryRun } from './types.js';
 import { MAX_MESSAGE_CHARS } from './limits.js';
 import { fmtBytes, fmtInt, safeCut, toWellFormed } from './text.js';
 
@@ -38,6 +38,8 @@ export interface MessageParts {
   failure?: string;
   /** The tools the model reads the payload with (default `generic`). */
   readMore?: ReadMoreTools;
+  /** With `drill-down`: the tools' names as registered (default the canonical ones). */
+  drillDownNames?: DrillDownToolNames;
   /** What the saved payload lacks, when the guard did not get the whole tool output. */
   incomplete?: string;
   /** A local copy of the payload, for an agent that reads files; `payloadPath` is then the durable copy (a bucket URL). */
@@ -54,6 +56,9 @@ export interface MessageParts {
 export const LOSSY_MESSAGE =
   'The client had already decoded these bytes as UTF-8, lossily (U+FFFD where bytes were not UTF-8), so the original bytes are lost: what was saved is the text as received.';
 
+/** The drill-down tools' own names (the MCP proxy's `spillway_read`, `spillway_grep`, `spillway_query`). */
+export const CANONICAL_DRILL_DOWN_NAMES: Readonly<DrillDownToolNames> = Object.freeze({ read: 'spillway_read', grep: 'spillway_grep', query: 'spillway_query' });
+
 /**
  * How the model can read more of a spilled payload, naming only tools it has: a message that sends
  * a model to a tool it lacks wastes a turn (Codex has no Read or Grep; behind the proxy the way in
@@ -62,7 +67,7 @@ export const LOSSY_MESSAGE =
  * which tools the session has: so the advice leads with Read and `grep` in Bash, which hold either
  * way, and names Grep only as "if you have it".
  */
-export function readMoreAdvice(tools: ReadMoreTools = 'generic'): string {
+export function readMoreAdvice(tools: ReadMoreTools = 'generic', names: DrillDownToolNames = CANONICAL_DRILL_DOWN_NAMES): string {
   switch (tools) {
     case 'claude-code':
       return (
@@ -70,10 +75,13 @@ export function readMoreAdvice(tools: ReadMoreTools = 'generic'): string {
         '`grep -n "<pattern>" <path>` with Bash (or use the Grep tool, if you have it).'
       );
     case 'drill-down':
+      // The names as registered: behind a server that lists its own spillway_read, ours is another.
       return (
-        'Read more with your spillway_read (a range of lines), spillway_grep (matching lines with context) and ' +
-        'spillway_query (rows: filter, sort, group) tools: give them the absolute path.'
+        `Read more with your ${names.read} (a range of lines), ${names.grep} (matching lines with context) and ` +
+        `${names.query} (rows: filter, sort, group) tools: give them the absolute path.`
       );
+    case 'files':
+      return 'Read more: open the absolute path with a file-reading tool, a range at a time, or search it.';
     default:
       return (
         'Read more: open the absolute path with a file-reading tool, a range at a time, or search it; ' +
@@ -169,7 +177,7 @@ export function buildMessage(p: MessageParts): string {
     out.push(...assetLines(p.assets));
   }
   if (p.payloadPath && p.action !== 'failed') {
-    out.push(readMoreAdvice(p.readMore));
+    out.push(readMoreAdvice(p.readMore, p.drillDownNames));
     out.push(
       `\`spillway restore ${p.payloadPath} -o <file>\` rebuilds ${p.incomplete ? 'exactly the bytes that were saved' : p.lossy ? 'exactly the text as received' : 'the exact original bytes'}.`,
     );

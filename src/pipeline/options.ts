@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { GuardOptions, PayloadMeta, Profile, ReadMoreTools, StrategyName, SummarizeHook } from './types.js';
+import type { DrillDownToolNames, GuardOptions, PayloadMeta, Profile, ReadMoreTools, StrategyName, SummarizeHook } from './types.js';
 import { DEFAULT_LIMIT_TOKENS, STORE_CALL_TIMEOUT_MS } from './limits.js';
 import { claudeCorrectionFromEnv, DEFAULT_PROFILE, DEFAULT_STRATEGY, parseClaudeCorrection } from './estimate/options.js';
 import type { SpillStore } from './store/seam.js';
@@ -48,6 +48,8 @@ export interface NormalizedGuardOptions {
   readonly signal?: AbortSignal;
   readonly now: () => Date;
   readonly readMore?: ReadMoreTools;
+  /** Checked plain tool names, or undefined (the canonical ones). */
+  readonly drillDownNames?: DrillDownToolNames;
   readonly incomplete?: string;
   /** The primary store, then the fallback (if any), each bounded by the store deadline; made on first use. */
   readonly stores: () => SpillStore[];
@@ -111,6 +113,18 @@ function correctionOf(given: unknown, env: GuardOptions['env']): number | undefi
   return claudeCorrectionFromEnv(env);
 }
 
+/** An MCP tool name as the spec allows it: it goes into the model's message as it is. */
+const TOOL_NAME_RE = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/** Drill-down names given as an option: all three plain tool names, else none (the canonical ones are named). */
+function drillDownNamesOf(given: unknown): DrillDownToolNames | undefined {
+  if (typeof given !== 'object' || given === null) return undefined;
+  const n = given as Record<string, unknown>;
+  const names = { read: read(() => n.read), grep: read(() => n.grep), query: read(() => n.query) };
+  const ok = (v: unknown): v is string => typeof v === 'string' && TOOL_NAME_RE.test(v);
+  return ok(names.read) && ok(names.grep) && ok(names.query) ? { read: names.read, grep: names.grep, query: names.query } : undefined;
+}
+
 /** The options every phase of the guard reads. Given options already normalised, returns them as they are. */
 export function normalizeGuardOptions(options: GuardOptionsInput | undefined): NormalizedGuardOptions {
   if (isNormalized(options)) return options;
@@ -145,6 +159,7 @@ export function normalizeGuardOptions(options: GuardOptionsInput | undefined): N
     signal: read(() => o.signal),
     now: typeof now === 'function' ? now : () => new Date(),
     readMore: read(() => o.readMore),
+    drillDownNames: drillDownNamesOf(read(() => o.drillDownNames)),
     incomplete: str(read(() => o.incomplete)) || undefined,
   };
   let limit = DEFAULT_LIMIT_TOKENS;

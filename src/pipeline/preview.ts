@@ -238,7 +238,6 @@ function lineCount(s: string): number {
 }
 
 function clean(s: string): string {
-  // eslint-disable-next-line no-control-regex
   return maskBase64(cleanTerminalText(s)).replace(/[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/g, '\uFFFD');
 }
 

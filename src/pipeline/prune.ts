@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ASSETS_DIR, LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile, parseStem } from './layout.js';
+import { ASSETS_DIR, LONG_RESPONSES_DIR, classifyLongResponseFile, parseStem } from './layout.js';
 
 /**
  * Retention: remove spills older than a cutoff, from a local session folder (here) or a bucket
@@ -184,6 +184,3 @@ export function pruneLocalSession(sessionDir: string, o: PruneOptions): PruneRep
   }
   return r;
 }
-
-/** The stem of a sidecar name. */
-export const sidecarStem = (name: string): string => name.slice(0, -META_SUFFIX.length);

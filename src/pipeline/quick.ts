@@ -1,7 +1,9 @@
 import { DEFAULT_LIMIT_TOKENS, MIN_INLINE_ASSET_RUN_CHARS, limitForContextWindow } from './limits.js';
 import { hasBase64Run, hasBase64RunBytes } from './base64.js';
 
-export { isBinaryString } from './detect.js';
+import { mayHoldBinaryString } from './detect.js';
+
+export { isBinaryString, mayHoldBinaryString } from './detect.js';
 
 /**
  * The checks a caller's fast path makes before it decides to call the guard, in a module that
@@ -17,9 +19,11 @@ export function resolveLimit(o: { limitTokens?: number; contextWindowTokens?: nu
 
 /**
  * For a caller that passes results by size without calling the guard: false means a result of
- * this text or these bytes (UTF-8, e.g. a JSON-RPC line) holds no base64 the guard would cut,
+ * this text or these bytes (UTF-8, e.g. a JSON-RPC line) holds no base64 or binary string the guard would cut,
  * so the size alone decides. True: call the guard. One cheap linear scan.
  */
 export function mayCarryInlineAssets(raw: string | Uint8Array): boolean {
+  // A binary string (NULs, U+FFFD, as characters or JSON escapes) is cut out at any size too.
+  if (mayHoldBinaryString(raw)) return true;
   return typeof raw === 'string' ? hasBase64Run(raw, MIN_INLINE_ASSET_RUN_CHARS) : hasBase64RunBytes(raw, MIN_INLINE_ASSET_RUN_CHARS);
 }

@@ -101,7 +101,7 @@ export function recordOf({ placed, payload, spill, shown, storeNote, parts, esti
       action, toolName: o.toolName, estimate: spill.estimate, estimateSampled: spill.sampled !== undefined, limitTokens: o.limit, kind,
       bytes: payload.byteLength, ...(o.shown !== undefined ? { shownBytes: Buffer.byteLength(o.shown) } : {}), sessionPath: store.location, payloadPath: store.describe(c.key), assets, summary: shown.summary,
       preview: shown.preview, inlineText: action === 'inline-assets' ? linked?.text : undefined, inlineTokens: placed.inlineTokens, storeNote,
-      reason: placed.shownAs, readMore: o.readMore, incomplete: o.incomplete, ...(payload.lossy ? { lossy: true } : {}),
+      reason: placed.shownAs, readMore: o.readMore, drillDownNames: o.drillDownNames, incomplete: o.incomplete, ...(payload.lossy ? { lossy: true } : {}),
       ...(local ? { localPath: local } : {}), ...(copyNote ? { storeNote: [storeNote, copyNote].filter(Boolean).join('\n') } : {}),
     });
     const meta: PayloadMeta = {

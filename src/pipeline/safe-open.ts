@@ -65,8 +65,29 @@ interface Plan {
   refuseHardLinks: boolean;
 }
 
+/**
+ * An absolute POSIX path that path.resolve would return unchanged (no empty, `.` or `..` segment,
+ * no trailing slash): with root `/`, its expected descriptor path is itself.
+ */
+function isPlainAbsolute(p: string): boolean {
+  return (
+    path.sep === '/' &&
+    p.length > 1 &&
+    p.charCodeAt(0) === 47 &&
+    p.charCodeAt(p.length - 1) !== 47 &&
+    !p.includes('//') &&
+    !p.includes('/./') &&
+    !p.includes('/../') &&
+    !p.endsWith('/.') &&
+    !p.endsWith('/..')
+  );
+}
+
 function plan(p: string, o: UntrustedOpenOptions, rootReal: (root: string) => string): Plan {
   if (typeof p !== 'string' || p === '' || p.includes('\0')) throw new UntrustedFileError('NOT_FOUND', String(p), 'is not a file name');
+  // The scan's case (every read of a listing, 10,000 per first index): root `/`, whose realpath is
+  // itself, and a path already normalized. No resolve, relative, join or realpath call per file.
+  if (o.root === '/' && isPlainAbsolute(p)) return { abs: p, expected: p, refuseHardLinks: o.hardLinks !== 'allow' };
   const abs = path.resolve(p);
   let expected: string | undefined;
   if (o.root !== undefined) {

@@ -1,5 +1,7 @@
 import { errText } from './errors.js';
 import { hasBase64Run } from './base64.js';
+import { binaryStringForm } from './detect.js';
+import { MIN_BINARY_STRING_CHARS } from './limits.js';
 
 /**
  * JSON for the guard: a size bound that never builds the string, and serializers that never throw.
@@ -23,7 +25,7 @@ export function jsonBytesUpperBound(value: unknown, cap: number): number {
 
 /**
  * {@link jsonBytesUpperBound}, and whether a string value holds a run of `runChars` chars base64
- * could be made of (see hasBase64Run), found on the same walk. `longRun` is only complete when
+ * could be made of (see hasBase64Run) or is binary read as text (asked only with `runChars`), found on the same walk. `longRun` is only complete when
  * `bytes` is within `cap` (the walk stops past it).
  */
 export function jsonShape(value: unknown, cap: number, runChars = Infinity): { bytes: number; longRun: boolean } {
@@ -38,6 +40,8 @@ export function jsonShape(value: unknown, cap: number, runChars = Infinity): { b
     if (t === 'string') {
       total += plainJsonChars(v as string) + 2;
       if (!longRun && (v as string).length >= runChars) longRun = hasBase64Run(v as string, runChars);
+      // A string that is binary read as text is cut out at any size (extract.ts binaryLiteral).
+      if (!longRun && runChars !== Infinity && (v as string).length >= MIN_BINARY_STRING_CHARS) longRun = binaryStringForm(v as string) !== undefined;
     }
     else if (t === 'number') total += numberChars(v as number);
     else if (t === 'boolean') total += 5;

@@ -17,7 +17,6 @@
 import { isUtf8 } from 'node:buffer';
 
 // C0 except tab and newline, DEL, C1, a carriage return not ending a line, and the bidi controls.
-// eslint-disable-next-line no-control-regex
 const UNSAFE_TEXT_RE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|\r(?!\n)/g;
 // What JSON.stringify leaves unescaped among those (it escapes all of C0 itself).
 const UNSAFE_JSON_RE = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;

@@ -36,10 +36,8 @@ export function truncate(s: string, max: number, ellipsis = '…'): string {
 }
 
 // CSI / OSC / single-char escape sequences, per ECMA-48.
-// eslint-disable-next-line no-control-regex
 const ANSI_RE = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])/g;
 // man-page overstrike: `c\bc` (bold) and `_\bc` (underline) keep the last character.
-// eslint-disable-next-line no-control-regex
 const OVERSTRIKE_RE = /[^\n\b]\x08/g;
 
 /** Text as a terminal would show it: colour codes and overstrike removed, CRLF as LF. */

@@ -1,4 +1,5 @@
 import type { SpillStore } from './store/seam.js';
+import type { ContentKind, StrategyName } from './vocab.js';
 
 /**
  * Shared types of the guard. Everything under src/ may import these; the renderer may import
@@ -11,8 +12,8 @@ export type ToolResult = string | Uint8Array | ArrayBuffer | unknown;
 export type Profile = 'o200k' | 'cl100k' | 'claude';
 export const PROFILES: readonly Profile[] = ['o200k', 'cl100k', 'claude'];
 
-/** Named estimation strategies. `o200k`, `cl100k`, `claude` are exact tokenizer counts. */
-export type StrategyName = 'chars4' | 'craft-density' | 'calibrated' | 'o200k' | 'cl100k' | 'claude';
+/** Strategy names and content kinds are lists in vocab.ts; their types are re-exported here with the other shared words. */
+export type { ContentKind, StrategyName } from './vocab.js';
 
 export interface Estimate {
   tokens: number;
@@ -53,19 +54,10 @@ export interface AssetRef {
   /** Where it was found: a JSON path (`$.content[0].data`) or `text[<start>:<end>]` for spans in text. */
   jsonPath: string;
   /** How it was encoded where it was found. */
-  source: 'binary' | 'base64' | 'base64url' | 'data-url' | 'mcp-image' | 'mcp-audio' | 'mcp-blob';
+  /** `binary-string`: a JSON string value that is bytes decoded as text (latin-1, or UTF-8 with U+FFFD). */
+  source: 'binary' | 'binary-string' | 'base64' | 'base64url' | 'data-url' | 'mcp-image' | 'mcp-audio' | 'mcp-blob';
   /** True when the type came from magic bytes (file-type); false when only declared or guessed. */
   sniffed: boolean;
-}
-
-/** Shape of the reference object written into linked JSON in place of the asset. */
-export interface LinkedAssetRef {
-  $spillwayAsset: {
-    path: string;
-    mimeType: string;
-    bytes: number;
-    sha256: string;
-  };
 }
 
 export interface SummaryRequest {
@@ -118,8 +110,6 @@ export interface SummaryRun extends SummaryOutput {
   status: 'ok' | 'error' | 'timeout' | 'fallback';
   error?: string;
 }
-
-export type ContentKind = 'json' | 'ndjson' | 'csv' | 'log' | 'html' | 'xml' | 'markdown' | 'code' | 'text' | 'binary';
 
 /** The `.meta.json` sidecar. Version it: the indexer reads old ones. */
 export interface PayloadMeta {
@@ -174,8 +164,13 @@ export type PayloadOrigin = 'string' | 'bytes' | 'json-value' | 'latin1-string';
 
 /** How an asset was written where it was found: enough to re-create the exact original span. */
 export interface AssetEncoding {
-  /** `raw`: the span is the bytes themselves; `base64`: text. */
-  kind: 'raw' | 'base64';
+  /**
+   * `raw`: the span is the bytes themselves; `base64`: text; `text`: the bytes read as `charset`
+   * (a JSON string that held binary as characters: with `json`, the literal JSON.stringify makes of it).
+   */
+  kind: 'raw' | 'base64' | 'text';
+  /** For `text`: `latin1` (one char per byte, exact) or `utf8` (what a lossy decode left, U+FFFD included). */
+  charset?: 'latin1' | 'utf8';
   alphabet?: 'std' | 'url';
   /** `=` padding present. */
   pad?: boolean;
@@ -235,6 +230,14 @@ export interface GuardOptions {
   now?: () => Date;
   /** Which tools the model has to read a spilled payload with: the message's "Read more" advice names them. Default `generic`. */
   readMore?: ReadMoreTools;
+  /**
+   * With `readMore: 'drill-down'`: the names the drill-down tools are registered under, which the
+   * message (and the sidecar's copy of it) names. The MCP proxy lists them under a free suffix
+   * (`spillway_read_2`) when the wrapped server lists the canonical name itself, so a drill-down
+   * never goes to that server. Default: the canonical names. A name that is not a plain MCP tool
+   * name (1–128 of `A-Za-z0-9_-.`) is ignored.
+   */
+  drillDownNames?: DrillDownToolNames;
   /** The result handed to the guard is not the whole tool output: what is missing, said in the message and kept in the meta's errors. */
   incomplete?: string;
   /**
@@ -283,10 +286,19 @@ export interface GuardOptions {
 
 /**
  * The tools a model has for reading a spilled payload: `claude-code` (Read, and grep in Bash or the Grep
- * tool when it is offered), `drill-down` (the proxy's spillway_read / spillway_grep / spillway_query), `generic`
- * (names no tool: the library cannot know the agent's).
+ * tool when it is offered), `drill-down` (the proxy's spillway_read / spillway_grep / spillway_query, under
+ * the names of {@link GuardOptions.drillDownNames}), `files` (a file-reading tool; names no drill-down tool:
+ * the MCP proxy without them, where a server's tool of that name would answer), `generic` (a file-reading
+ * tool, or the drill-down tools when the proxy is connected: the library cannot know the agent's).
  */
-export type ReadMoreTools = 'claude-code' | 'drill-down' | 'generic';
+export type ReadMoreTools = 'claude-code' | 'drill-down' | 'files' | 'generic';
+
+/** The drill-down tools' names as the client lists them (see {@link GuardOptions.drillDownNames}). */
+export interface DrillDownToolNames {
+  read: string;
+  grep: string;
+  query: string;
+}
 
 export interface GuardResult {
   action: Exclude<GuardAction, 'pass'>;

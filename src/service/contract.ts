@@ -46,6 +46,8 @@ export type {
   PayloadDetail,
   PayloadLedger,
   PayloadRow,
+  ReadBack,
+  ReadBackPart,
   ReplayTotals,
   SessionReplay,
   PayloadSortField,

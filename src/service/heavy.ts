@@ -22,7 +22,7 @@ import {
   UntrustedFileError,
   type OpenedUntrusted,
 } from '../pipeline/index.js';
-import type { AssetRef, ContentKind, GuardResult, Profile, StrategyName, SummaryOutput, SummaryRequest } from '../pipeline/types.js';
+import type { AssetRef, ContentKind, GuardResult, Profile, SummaryOutput, SummaryRequest } from '../pipeline/types.js';
 import { createSummarizer } from '../summarize/index.js';
 import { ServiceError, type AnalyzeResponse, type EstimateResponse } from './contract.js';
 

@@ -30,8 +30,8 @@ import {
   type ProjectionStats,
   type ProjectionSuggestion,
 } from '../compress/index.js';
-import { createSummarizer, isProviderName, listProviders, listTemplates, mcpContentValue, PROVIDER_NAMES } from '../summarize/index.js';
-import type { IndexProgressEvent, IndexStats, ProviderInfo, TemplateInfo, TimelineData, TimelineRequest } from './contract.js';
+import { createSummarizer, isProviderName, listProvidersProbed, listTemplates, mcpContentValue, PROVIDER_NAMES } from '../summarize/index.js';
+import type { IndexProgressEvent, IndexStats, ProviderInfo, ReadBack, TemplateInfo, TimelineData, TimelineRequest } from './contract.js';
 import { ensurePrivateDirSync, preparePrivateDbFile, PRIVATE_FILE_MODE } from './private-files.js';
 import { checkRoot, rootConsents } from './roots-policy.js';
 
@@ -148,7 +148,7 @@ export async function summarizeText(o: SummarizeTextOptions): Promise<SummaryOut
   );
 }
 
-export const listSummaryProviders = (env: NodeJS.ProcessEnv): ProviderInfo[] => listProviders(env);
+export const listSummaryProviders = (env: NodeJS.ProcessEnv): Promise<ProviderInfo[]> => listProvidersProbed(env);
 export const listSummaryTemplates = (dir: string): TemplateInfo[] => listTemplates(dir);
 
 // ------------------------------------------------------------------------------- projection
@@ -236,7 +236,10 @@ export function calibrateClaudeCorrection(target: string, o: { current?: number 
 /** The guard's messages of a big session take seconds to build; a command should not give up on them sooner. */
 const CLI_GUARD_BUDGET_MS = 120_000;
 
-export async function contextTimeline(o: ContextTimelineOptions): Promise<TimelineData> {
+/** A session's timeline, and the read-backs read in it or of its spills (src/index/readback.ts): what `spillway context --json` prints. */
+export type ContextTimeline = TimelineData & { readBacks: ReadBack[] };
+
+export async function contextTimeline(o: ContextTimelineOptions): Promise<ContextTimeline> {
   const paths = appPaths(o.env);
   const dbPath = path.resolve(o.dbPath ?? paths.db);
   ensurePrivateDirSync(paths.root);
@@ -261,7 +264,7 @@ export async function contextTimeline(o: ContextTimelineOptions): Promise<Timeli
     // A command waits for every guard message (the view asks again for those still pending instead).
     const t = await index.timeline({ ...o.request, sessionId }, { guardBudgetMs: CLI_GUARD_BUDGET_MS });
     if (!t) throw new Error(`no session ${JSON.stringify(o.target)}`);
-    return t;
+    return { ...t, readBacks: index.readBacks([sessionId]) };
   } finally {
     await index.close();
   }

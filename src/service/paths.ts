@@ -16,7 +16,6 @@ import { ServiceError } from './contract.js';
 export const MAX_PATH_CHARS = 4096;
 
 /** C0/C1 controls and DEL: never legitimate in a path a user picks. */
-// eslint-disable-next-line no-control-regex
 const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f]/;
 /**
  * Bidi controls and invisible format characters: they make `evil‮gpj.exe` look like

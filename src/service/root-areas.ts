@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { ASSETS_DIR, LINKED_SUFFIX, LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile } from '../pipeline/index.js';
-import { claudeToolResultsDir, isS3Path } from '../index/index.js';
+import { isS3Path, sideFilesDirsOf } from '../index/index.js';
 import type { RootInfo } from './contract.js';
 import type { PathGuard } from './paths.js';
 import { hardRootRefusal, rootNeedsConsent, type RootConsents, type RootPolicyContext } from './roots-policy.js';
@@ -48,7 +48,7 @@ export function createRootAreas(guard: PathGuard, s3: S3Reads, policy: RootPolic
       guard.allowFile(path.join(dir, c.stem + LINKED_SUFFIX), 'root linked form');
       guard.allowDir(path.join(dir, ASSETS_DIR), 'root assets');
     } else if (root.path.endsWith('.jsonl')) {
-      guard.allowDir(claudeToolResultsDir(root.path), 'transcript tool results');
+      for (const d of sideFilesDirsOf(root.path)) guard.allowDir(d, 'transcript tool results');
     }
   };
 

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { ALL_STRATEGIES } from '../pipeline/estimate/options.js';
 import { PROFILES } from '../pipeline/types.js';
+import { CONTENT_KINDS } from '../pipeline/vocab.js';
 // The index pages at most this many rows; a bigger request is refused here rather than cut there.
 import { MAX_PAGE_ROWS, MAX_TUNER_SESSIONS_PER_PAGE } from '../index/index.js';
-import type { ContentKind, GuardAction, StrategyName } from '../pipeline/types.js';
+import type { GuardAction, StrategyName } from '../pipeline/types.js';
 import {
   MAX_READ_WINDOW_BYTES,
   MAX_READ_WINDOW_LINES,
@@ -34,10 +35,8 @@ export const MAX_TUNER_BUCKETS = 200;
 /** Largest limit anyone could mean (tokens). */
 export const MAX_LIMIT_TOKENS = 100_000_000;
 
-const KINDS = ['json', 'ndjson', 'csv', 'log', 'html', 'xml', 'markdown', 'code', 'text', 'binary'] as const satisfies readonly ContentKind[];
 const ACTIONS = ['pass', 'spill', 'inline-assets'] as const satisfies readonly GuardAction[];
 
-// eslint-disable-next-line no-control-regex
 const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
 const id = z.string().min(1).max(MAX_ID_CHARS).regex(NO_CONTROL, 'must not contain control characters');
 const nonNegInt = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
@@ -74,7 +73,7 @@ const schemas = {
       query: z.string().max(1_000).optional(),
       tool: z.string().min(1).max(256).optional(),
       action: z.enum(ACTIONS).optional(),
-      kind: z.enum(KINDS).optional(),
+      kind: z.enum(CONTENT_KINDS).optional(),
       minTokens: nonNegInt.optional(),
       maxTokens: nonNegInt.optional(),
       sort: z

@@ -3,7 +3,7 @@
  * providers behind one Summarizer interface (src/pipeline/types.ts), prompt templates, map-reduce
  * for payloads larger than a model's window.
  */
-export { createSummarizer, listProviders, chunkText, isProviderName, DEFAULT_MODELS, PRICING } from './summarizer.js';
+export { createSummarizer, listProviders, listProvidersProbed, chunkText, isProviderName, DEFAULT_MODELS, PRICING, costOf } from './summarizer.js';
 export { structuralSummary, type StructuralOptions } from './structural/index.js';
 export { defaultProviderName, defaultSummarizer } from './default.js';
 export { isMcpEnvelope, mcpContentText, mcpContentValue } from './mcp.js';
@@ -21,6 +21,7 @@ export { renderPrompt, SYSTEM_PROMPT, type BuiltPrompt, type PromptVars } from '
 export { ProviderError, retryAfterMs, type ProviderErrorKind } from './providers/http.js';
 export { ANTHROPIC_DEFAULT_MODEL } from './providers/anthropic.js';
 export { OPENAI_DEFAULT_MODEL } from './providers/openai.js';
+export { probeLocal } from './providers/local.js';
 export { focusTerms, type FocusTerm } from './focus.js';
 export * from './types.js';
 export * as summarizeLimits from './limits.js';

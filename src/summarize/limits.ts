@@ -26,8 +26,6 @@ export const MAX_LOG_TEMPLATES = 5_000;
 /** Sentences ranked for prose; beyond this only the focus and the opening are considered. */
 export const MAX_RANKED_SENTENCES = 200_000;
 
-/** Default time for one provider call, all retries included. */
-export const PROVIDER_TIMEOUT_MS = 60_000;
 /** Retries after the first attempt (429, 5xx, connection errors). */
 export const PROVIDER_MAX_RETRIES = 2;
 /** First backoff step; doubles each retry, with jitter. */

@@ -13,6 +13,7 @@ import { renderPrompt } from './prompt.js';
 import { ANTHROPIC_DEFAULT_MODEL, ANTHROPIC_MODELS, anthropicComplete } from './providers/anthropic.js';
 import { ProviderError, withRetries } from './providers/http.js';
 import { OPENAI_DEFAULT_MODEL, OPENAI_MODELS, openaiComplete } from './providers/openai.js';
+import { LOCAL_DEFAULT_BASE_URL, localUnavailable, probeLocal } from './providers/local.js';
 import type { Completion, CompletionRequest } from './providers/types.js';
 import { detectTextKind } from '../pipeline/detect.js';
 import { estimateLargeTokens, structuralSummary } from './structural/index.js';
@@ -24,10 +25,19 @@ export const DEFAULT_MODELS: Record<ProviderName, string> = {
   structural: 'structural',
   anthropic: ANTHROPIC_DEFAULT_MODEL,
   openai: OPENAI_DEFAULT_MODEL,
+  // The server's first listed model unless SPILLWAY_LOCAL_MODEL or --model names one.
+  local: '',
 };
 
-/** Published list prices, dollars per million tokens, for cost per run. Unknown models get no cost (pass `pricing`). */
+/**
+ * Published list prices, dollars per million tokens, for cost per run. Unknown models get no cost (pass `pricing`).
+ * Every default model has one (a test holds that): Anthropic's model pages (Haiku 5.5: $0.10/$0.50 up to a
+ * 100,000-token prompt, $0.50/$2.50 over it; Sonnet 5.5 $2/$10; Opus 5.5 $4/$20), OpenAI's pricing page for the rest.
+ */
 export const PRICING: Readonly<Record<string, Pricing>> = {
+  'claude-haiku-5-5': { inputPerMTok: 0.1, outputPerMTok: 0.5, longPrompt: { overTokens: 100_000, inputPerMTok: 0.5, outputPerMTok: 2.5 } },
+  'claude-sonnet-5-5': { inputPerMTok: 2, outputPerMTok: 10 },
+  'claude-opus-5-5': { inputPerMTok: 4, outputPerMTok: 20 },
   'claude-haiku-4-5': { inputPerMTok: 1, outputPerMTok: 5 },
   'claude-haiku-4-5-20251001': { inputPerMTok: 1, outputPerMTok: 5 },
   'claude-sonnet-4-5': { inputPerMTok: 3, outputPerMTok: 15 },
@@ -36,6 +46,8 @@ export const PRICING: Readonly<Record<string, Pricing>> = {
   'gpt-4.1-mini': { inputPerMTok: 0.4, outputPerMTok: 1.6 },
   'gpt-4o-mini': { inputPerMTok: 0.15, outputPerMTok: 0.6 },
 };
+
+const LOCAL_PRICING: Pricing = { inputPerMTok: 0, outputPerMTok: 0 };
 
 /** Tokens the template and fences add around a chunk; keeps each call inside the window. */
 const PROMPT_OVERHEAD_TOKENS = 1_500;
@@ -68,6 +80,13 @@ function resolve(provider: ProviderName, opts: Partial<SummarizerOptions>, env: 
       model: nonEmpty(opts.model, env.SPILLWAY_OPENAI_MODEL) ?? OPENAI_DEFAULT_MODEL,
     };
   }
+  if (provider === 'local') {
+    return {
+      apiKey: nonEmpty(opts.apiKey, env.SPILLWAY_LOCAL_API_KEY),
+      baseURL: nonEmpty(opts.baseURL, env.SPILLWAY_LOCAL_BASE_URL) ?? LOCAL_DEFAULT_BASE_URL,
+      model: nonEmpty(opts.model, env.SPILLWAY_LOCAL_MODEL) ?? '',
+    };
+  }
   return { model: 'structural' };
 }
 
@@ -75,6 +94,7 @@ function resolve(provider: ProviderName, opts: Partial<SummarizerOptions>, env: 
 export function listProviders(env: NodeJS.ProcessEnv): ProviderInfo[] {
   const a = resolve('anthropic', {}, env);
   const o = resolve('openai', {}, env);
+  const l = resolve('local', {}, env);
   return [
     { name: 'structural', models: ['structural'], defaultModel: 'structural', available: true },
     {
@@ -91,12 +111,37 @@ export function listProviders(env: NodeJS.ProcessEnv): ProviderInfo[] {
       available: Boolean(o.apiKey || o.baseURL),
       ...(o.apiKey || o.baseURL ? {} : { reason: 'OPENAI_API_KEY or OPENAI_BASE_URL is not set' }),
     },
+    // Not probed here (this list is synchronous): listProvidersProbed asks the server.
+    { name: 'local', models: l.model ? [l.model] : [], defaultModel: l.model, available: false, reason: `not probed yet (${l.baseURL})` },
   ];
 }
 
-function costOf(pricing: Pricing | undefined, inTok: number, outTok: number): number | undefined {
+/** listProviders, with the local server asked for its models: available when it answers, else why not. */
+export async function listProvidersProbed(env: NodeJS.ProcessEnv): Promise<ProviderInfo[]> {
+  const l = resolve('local', {}, env);
+  const probe = await probeLocal(l.baseURL!, l.apiKey);
+  return listProviders(env).map((p) =>
+    p.name !== 'local'
+      ? p
+      : {
+          name: 'local',
+          models: [...new Set([...(l.model ? [l.model] : []), ...probe.models])],
+          defaultModel: l.model || probe.models[0] || '',
+          available: probe.ok,
+          ...(probe.ok ? {} : { reason: `${l.baseURL}: ${probe.reason}` }),
+        },
+  );
+}
+
+/** Dollars for the run's calls, each at the rate its own prompt size bills at (a long prompt's tier is per request). */
+export function costOf(pricing: Pricing | undefined, calls: ReadonlyArray<{ inputTokens: number; outputTokens: number }>): number | undefined {
   if (!pricing) return undefined;
-  return Math.round(((inTok * pricing.inputPerMTok + outTok * pricing.outputPerMTok) / 1e6) * 1e6) / 1e6;
+  let usd = 0;
+  for (const c of calls) {
+    const rate = pricing.longPrompt && c.inputTokens > pricing.longPrompt.overTokens ? pricing.longPrompt : pricing;
+    usd += (c.inputTokens * rate.inputPerMTok + c.outputTokens * rate.outputPerMTok) / 1e6;
+  }
+  return Math.round(usd * 1e6) / 1e6;
 }
 
 /**
@@ -139,7 +184,13 @@ export function createSummarizer(opts: SummarizerOptions): Summarizer {
           costUsd: 0,
         };
       }
-      const model = req.model?.trim() || resolved.model;
+      let model = req.model?.trim() || resolved.model;
+      if (provider === 'local' && !model) {
+        // No model named: the server's first, as Ollama's own CLI would need one named; a down server says so here.
+        const probe = await probeLocal(resolved.baseURL!, resolved.apiKey);
+        if (!probe.ok) throw localUnavailable(probe);
+        model = probe.models[0]!;
+      }
       const templateName = req.template ?? opts.template ?? DEFAULT_TEMPLATE;
       const template = loadTemplate(templateName, templatesDir);
       const deadline = Date.now() + timeoutMs;
@@ -150,6 +201,7 @@ export function createSummarizer(opts: SummarizerOptions): Summarizer {
       const complete = provider === 'anthropic' ? anthropicComplete : openaiComplete;
       let inTok = 0;
       let outTok = 0;
+      const calls: Array<{ inputTokens: number; outputTokens: number }> = [];
       const call = async (system: string, user: string, maxTokens: number): Promise<Completion> => {
         const res = await withRetries(
           () => {
@@ -171,8 +223,10 @@ export function createSummarizer(opts: SummarizerOptions): Summarizer {
           },
           { maxRetries: opts.maxRetries ?? PROVIDER_MAX_RETRIES, deadline, signal: run.signal },
         );
-        inTok += res.inputTokens ?? estimateTokens(system + user).tokens;
-        outTok += res.outputTokens ?? estimateTokens(res.text).tokens;
+        const c = { inputTokens: res.inputTokens ?? estimateTokens(system + user).tokens, outputTokens: res.outputTokens ?? estimateTokens(res.text).tokens };
+        calls.push(c);
+        inTok += c.inputTokens;
+        outTok += c.outputTokens;
         return res;
       };
       try {
@@ -205,7 +259,8 @@ export function createSummarizer(opts: SummarizerOptions): Summarizer {
           finalModel = mr.model ?? model;
         }
         if (!summary.trim()) throw new ProviderError('provider returned an empty summary', 'bad-reply');
-        const pricing = opts.pricing ?? PRICING[finalModel] ?? PRICING[model];
+        // A local model costs no API money; its price is the user's own hardware, not ours to guess.
+        const pricing = opts.pricing ?? (provider === 'local' ? LOCAL_PRICING : PRICING[finalModel] ?? PRICING[model]);
         return {
           summary,
           provider,
@@ -215,9 +270,15 @@ export function createSummarizer(opts: SummarizerOptions): Summarizer {
           inputTokens: inTok,
           outputTokens: outTok,
           ms: Math.round(performance.now() - started),
-          costUsd: costOf(pricing, inTok, outTok),
+          costUsd: costOf(pricing, calls),
           ...(chunks ? { chunks } : {}),
         };
+      } catch (err) {
+        // "provider unreachable" says nothing about where; for a local server, say where it looked and what to start.
+        if (provider === 'local' && err instanceof ProviderError && err.kind === 'network') {
+          throw localUnavailable({ baseURL: resolved.baseURL!, ok: false, models: [], reason: err.message });
+        }
+        throw err;
       } finally {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);

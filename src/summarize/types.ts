@@ -3,8 +3,8 @@ import type { ProviderInfo, TemplateInfo } from '../pipeline/types.js';
 
 export type { ProviderInfo, TemplateInfo };
 
-export type ProviderName = 'structural' | 'anthropic' | 'openai';
-export const PROVIDER_NAMES: readonly ProviderName[] = ['structural', 'anthropic', 'openai'];
+export type ProviderName = 'structural' | 'anthropic' | 'openai' | 'local';
+export const PROVIDER_NAMES: readonly ProviderName[] = ['structural', 'anthropic', 'openai', 'local'];
 
 
 
@@ -12,6 +12,8 @@ export const PROVIDER_NAMES: readonly ProviderName[] = ['structural', 'anthropic
 export interface Pricing {
   inputPerMTok: number;
   outputPerMTok: number;
+  /** A higher rate for a request whose prompt is over `overTokens` (Claude Haiku 5.5 bills those at 5×). Per request, not per run. */
+  longPrompt?: { overTokens: number; inputPerMTok: number; outputPerMTok: number };
 }
 
 export interface SummarizerOptions {

@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest';
 import type { AppInfo, RootInfo, SessionInfo } from '../../src/service/contract.js';
 import {
   clientLabel,
-  decodeClaudeProjectFolder,
   groupSessions,
   guessHome,
   projectOf,
@@ -14,6 +13,9 @@ import {
   shortenHome,
   summaryRunsDir,
 } from '../../app/lib/sessions.js';
+import { CLIENTS } from '../../src/agents/clients.js';
+
+const decodeProjectFolder = (f: string) => CLIENTS['claude-code'].projectOfFolder(f);
 import { summarizeProgress } from '../../app/lib/progress.js';
 import { formatAgo } from '../../app/lib/format.js';
 
@@ -77,9 +79,9 @@ describe('project paths', () => {
   });
 
   it("decodes Claude Code's folder name only when no cwd was recorded, and says it is a guess", () => {
-    expect(decodeClaudeProjectFolder('-Users-gray-Projects-claude-bug')).toBe('/Users/gray/Projects/claude/bug');
-    expect(decodeClaudeProjectFolder('C--Users-gray-app')).toBe('C:\\Users\\gray\\app');
-    expect(decodeClaudeProjectFolder('session-000')).toBeUndefined();
+    expect(decodeProjectFolder('-Users-gray-Projects-claude-bug')).toBe('/Users/gray/Projects/claude/bug');
+    expect(decodeProjectFolder('C--Users-gray-app')).toBe('C:\\Users\\gray\\app');
+    expect(decodeProjectFolder('session-000')).toBeUndefined();
     const p = projectOf(session({ name: '-Users-gray-Projects-app/0b1c' }), '/Users/gray')!;
     expect(p).toMatchObject({ path: '~/Projects/app', approximate: true });
     // Other clients' folder names are never decoded.
@@ -98,7 +100,7 @@ describe('titles and badges', () => {
   });
 
   it('names each client the way people do', () => {
-    expect(['claude-code', 'codex', 'gemini', 'spillway', 'scratch'].map((k) => clientLabel(k as SessionInfo['kind']))).toEqual(['Claude Code', 'Codex', 'Gemini', 'Spillway', 'Dropped file']);
+    expect(['claude-code', 'codex', 'gemini', 'spillway', 'scratch'].map((k) => clientLabel(k as SessionInfo['kind']))).toEqual(['Claude Code', 'Codex', 'Gemini CLI', 'Spillway', 'Dropped file']);
   });
 
   it('names roots: the agents, Spillway sessions, dropped files, else the folder', () => {

@@ -21,6 +21,8 @@ export interface CodexRunOptions {
   keepConfig?: boolean;
   env?: Record<string, string>;
   timeoutMs?: number;
+  /** More `codex exec` flags, before the prompt (e.g. `--dangerously-bypass-hook-trust`). */
+  execArgs?: string[];
 }
 
 export interface CodexRun extends RunResult {
@@ -80,7 +82,7 @@ export async function runCodex(o: CodexRunOptions): Promise<CodexRun> {
   fs.mkdirSync(path.join(home, 'tmp'), { recursive: true });
   if (!o.keepConfig) fs.writeFileSync(path.join(codexHome, 'config.toml'), codexConfig(o.baseUrl) + (o.configToml ? `\n${o.configToml}\n` : ''));
   const before = new Set(listFiles(path.join(codexHome, 'sessions')));
-  const args = ['exec', '--json', '--skip-git-repo-check', '--cd', o.cwd, o.prompt];
+  const args = ['exec', '--json', '--skip-git-repo-check', ...(o.execArgs ?? []), '--cd', o.cwd, o.prompt];
   const r = await runClient({ command: codexBinary(), args, cwd: o.cwd, env: codexEnv(home, codexHome, o.env), home, timeoutMs: o.timeoutMs });
   const rollouts = listFiles(path.join(codexHome, 'sessions'))
     .filter((f) => !before.has(f) && f.endsWith('.jsonl'))

@@ -16,8 +16,8 @@ import { textFile } from './timeline-runs.js';
 
 const RUN_MS = 300_000;
 const indexes: SpillIndex[] = [];
-afterAll(() => {
-  for (const i of indexes.splice(0)) i.close();
+afterAll(async () => {
+  for (const i of indexes.splice(0)) await i.close();
 });
 
 describe(`Gemini CLI ${GEMINI_CLI_VERSION}, re-run`, () => {

@@ -90,7 +90,7 @@ describe('importing what the real clients wrote', () => {
   }, RUN_MS + 60_000);
 
   afterAll(async () => {
-    for (const i of indexes) i.close();
+    for (const i of indexes) await i.close();
     await anthropic?.close();
     await responses?.close();
   });

@@ -125,7 +125,7 @@ describe('one row per tool call: real Claude Code (hook + proxy) and real Codex 
   }, RUN_MS + 60_000);
 
   afterAll(async () => {
-    for (const i of indexes) i.close();
+    for (const i of indexes) await i.close();
     await anthropic?.close();
     await responses?.close();
   });

@@ -62,7 +62,7 @@ describe('spillway setup, proven in the real clients', () => {
     expect(JSON.stringify(read.block.content)).toContain('[spillway] The result of `Read`');
     const mcp = d.toolResults().find((t) => t.block.tool_use_id === 'toolu_01setupmcp')!;
     const mcpText = JSON.stringify(mcp.block.content);
-    expect(mcpText).toContain('[spillway] The result of `read_text_file`');
+    expect(mcpText).toContain('[spillway] The result of `mcp__fs__read_text_file`');
     expect(mcpText).toContain('spillway_read');
     expect(mcpText.length).toBeLessThan(20_000);
   }, RUN_MS + 60_000);
@@ -96,7 +96,7 @@ describe('spillway setup, proven in the real clients', () => {
     expect(run.code, run.stderr.slice(-2000)).toBe(0);
     const outs = d.toolOutputs();
     const out = outs.at(-1)!.item.output as string;
-    expect(out).toMatch(/Output:\n\{"content":"\[spillway\] The result of `read_text_file`/);
+    expect(out).toMatch(/Output:\n\{"content":"\[spillway\] The result of `mcp__fs__read_text_file`/);
     expect(out).toContain('Summary (structural');
     expect(out.length).toBeLessThan(20_000);
   }, RUN_MS + 60_000);
@@ -136,7 +136,7 @@ describe('spillway setup, proven in the real clients', () => {
       return { readOut: outs[WAITS] ?? '', log: run.stdout + run.stderr };
     };
     const [slowOk, slowLost] = await Promise.all([runOnce(true), runOnce(false)]);
-    expect(slowOk.readOut).toContain('[spillway] The result of `read_text_file`');
+    expect(slowOk.readOut).toContain('[spillway] The result of `mcp__fs__read_text_file`');
     // Without it, Codex says nothing of the timeout; the model's call is just unknown.
     expect(slowLost.readOut).toContain('unsupported call: mcp__fsread_text_file');
     expect(slowLost.readOut).not.toContain('[spillway]');

@@ -31,8 +31,8 @@ const RUN_MS = 420_000;
 const CALLS = 22;
 
 const indexes: SpillIndex[] = [];
-afterAll(() => {
-  for (const i of indexes.splice(0)) i.close();
+afterAll(async () => {
+  for (const i of indexes.splice(0)) await i.close();
 });
 
 async function timelineOf(root: string): Promise<{ index: SpillIndex; main: TimelineData; all: TimelineData[] }> {

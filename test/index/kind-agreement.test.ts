@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { detectRootKind, discover } from '../../src/index/discover.js';
-import { type ImportContext, importClaude, importCodex, importGemini, readImportedText } from '../../src/index/importers.js';
+import { readerOf } from '../../src/index/clients.js';
+import { type ImportContext, readImportedText } from '../../src/index/importers.js';
 import { localSource } from '../../src/index/source.js';
 import { Yielder } from '../../src/index/yielder.js';
 import type { ContentKind } from '../../src/pipeline/types.js';
@@ -30,11 +31,11 @@ async function importAll(): Promise<Result[]> {
   const found = await discover({ source: localSource, root: FIXTURES, kind: detectRootKind(FIXTURES), yielder });
   const out: Result[] = [];
   for (const unit of found.units) {
-    const importer = { 'claude-code': importClaude, codex: importCodex, gemini: importGemini }[unit.kind as string];
-    if (!importer) continue;
-    const { payloads } = await importer(ctx, unit);
+    const reader = readerOf(unit.kind);
+    if (!reader) continue;
+    const { payloads } = await reader.import(ctx, unit);
     for (const p of payloads) {
-      const text = await readImportedText(localSource, p.source!);
+      const text = await readImportedText(localSource, p.source!, unit.kind);
       expect(text, `${unit.key} ${p.tool}`).not.toBeNull();
       out.push({ tool: p.tool, input: p.input, indexKind: p.kind, text: text! });
     }

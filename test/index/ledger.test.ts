@@ -4,7 +4,6 @@
  * base64 dump the hook spilled with its image cut out, a Bash output Claude Code persisted itself,
  * an MCP read and a Grep.
  */
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HOOK_LIMIT, writeLedgerSession } from './ledger-fixture.js';
 import { tmpDir, tmpIndex } from './helpers.js';
@@ -26,11 +25,13 @@ describe('the ledger, written at indexing', () => {
     const { fx, index, rows } = await indexed();
     const read = rows.find((r) => r.tool === 'Read')!;
     expect(read.full).toBe(fx.imageTokens);
-    expect(read.entered).toBe(fx.imageTokens);
+    // Entered is measured at indexing (the usage delta of its call, split): the pixels' price and the block's wrapping.
+    expect(read.enteredHow).toBe('measured');
+    expect(Math.abs(read.entered! - fx.imageTokens) / fx.imageTokens).toBeLessThan(0.01);
     // The base64 text would have been ~100x that.
     expect(read.tokens).toBeGreaterThan(20 * fx.imageTokens);
     const d = await index.getPayload(read.id);
-    expect(d.ledger).toMatchObject({ full: { tokens: fx.imageTokens, images: 1 }, asClient: { tokens: fx.imageTokens, rule: 'claude-code.read' }, entered: { tokens: fx.imageTokens, provenance: 'estimated' } });
+    expect(d.ledger).toMatchObject({ full: { tokens: fx.imageTokens, images: 1 }, asClient: { tokens: fx.imageTokens, rule: 'claude-code.read' }, entered: { tokens: read.entered, provenance: 'measured' } });
   });
 
   it("a Bash output Claude Code persisted: full is the whole output, as the client its preview, entered the stub", async () => {

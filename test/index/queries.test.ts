@@ -1,7 +1,7 @@
 import path from 'node:path';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ESTIMATED_SPILL_MESSAGE_TOKENS, type SpillIndex, logHistogram, openIndex } from '../../src/index/index.js';
+import { type SpillIndex, logHistogram, openIndex } from '../../src/index/index.js';
 import type { SummaryRun } from '../../src/pipeline/types.js';
 import { type GeneratedRoot, generateSessionsRoot } from '../helpers/gen-sessions.js';
 import { CLAUDE_PROJECTS } from './helpers.js';

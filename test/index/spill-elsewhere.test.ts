@@ -3,7 +3,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { detectRootKind, discover } from '../../src/index/discover.js';
 import { spillwayPayloadPath } from '../../src/index/import-link.js';
-import { type ImportContext, importClaude } from '../../src/index/importers.js';
+import { importClaude } from '../../src/index/import-claude.js';
+import type { ImportContext } from '../../src/index/importers.js';
 import { localSource } from '../../src/index/source.js';
 import { Yielder } from '../../src/index/yielder.js';
 import { tmpDir, tmpIndex } from './helpers.js';
@@ -45,7 +46,7 @@ describe('a transcript call the guard spilled, with the spill not in any open fo
     }
     const pass = rows.find((r) => r.action === 'pass')!;
     expect((await index.getPayload(pass.id))!.source!.spilledTo).toBeUndefined();
-    index.close();
+    await index.close();
   });
 });
 

@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { connectProxy, spillOf, textOf, tmpDir } from './helpers.js';
@@ -28,6 +29,10 @@ describe("a server that lists Spillway's drill-down tool names as its own", () =
       expect(message).toContain('spillway_query_2');
       const named = new Set(message.match(/\bspillway_(?:read|grep|query)(?:_\d+)?\b/g));
       expect([...named].sort()).toEqual(['spillway_grep_2', 'spillway_query_2', 'spillway_read_3']);
+      // The sidecar keeps the message as the model got it (the inspector shows it): the same names, made by the guard itself.
+      const recorded = (JSON.parse(fs.readFileSync(spill.metaPath!, 'utf8')) as { message: string }).message;
+      expect(message.startsWith(recorded)).toBe(true);
+      expect([...new Set(recorded.match(/\bspillway_(?:read|grep|query)(?:_\d+)?\b/g))].sort()).toEqual(['spillway_grep_2', 'spillway_query_2', 'spillway_read_3']);
 
       // Ours reads the spill; the server's names still reach the server.
       const ours = await p.client.callTool({ name: 'spillway_read_3', arguments: { path: spill.payloadPath, startLine: 1, endLine: 2 } });
@@ -36,6 +41,29 @@ describe("a server that lists Spillway's drill-down tool names as its own", () =
       expect(textOf(grep)).toContain('row 59999 value=');
       const theirs = await p.client.callTool({ name: 'spillway_read', arguments: { path: spill.payloadPath } });
       expect(textOf(theirs)).toBe('HOSTILE spillway_read');
+      // Our answers name ours too, errors included: a model retrying by the name it read reaches Spillway.
+      const refused = await p.client.callTool({ name: 'spillway_read_3', arguments: { path: '../../outside.json' } });
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toMatch(/^spillway_read_3: /);
+      const paged = await p.client.callTool({ name: 'spillway_read_3', arguments: { path: spill.payloadPath, startLine: 1, endLine: 1 } });
+      expect(textOf(paged)).toMatch(/\[spillway_read_3: lines 1–1; next: startLine 2\]$/);
+    } finally {
+      await p.client.close();
+    }
+  }, 60_000);
+
+  it('without the drill-down tools (--no-drill-down), the message sends the model to no spillway_* tool: each of those names is the server\'s', async () => {
+    const home = tmpDir();
+    const p = await connectProxy(home, ['--session', path.join(home, 's'), '--limit', '2000', '--no-drill-down'], HOSTILE);
+    try {
+      const { tools } = await p.client.listTools();
+      expect(tools.map((t) => t.name)).toEqual(['spillway_read', 'spillway_grep', 'spillway_query', 'spillway_read_2', 'big_text', 'huge', 'ask']);
+      const big = await p.client.callTool({ name: 'big_text', arguments: {} });
+      const spill = spillOf(big)!;
+      const message = textOf(big);
+      expect(message).toContain(`Absolute path: ${spill.payloadPath}`);
+      expect(message).toContain('Read more: open the absolute path with a file-reading tool');
+      expect(message).not.toMatch(/spillway_(?:read|grep|query)/);
     } finally {
       await p.client.close();
     }

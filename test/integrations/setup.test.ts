@@ -107,7 +107,7 @@ describe('spillway setup claude-code', () => {
     expect(mcp.mcpServers.fs).toEqual({
       type: 'stdio',
       command: process.execPath,
-      args: [BIN, 'mcp', '--client', 'claude-code', '--', ...SERVER],
+      args: [BIN, 'mcp', '--client', 'claude-code', '--server-name', 'fs', '--', ...SERVER],
       env: { SET_UP_BY_SPILLWAY: 'added' },
     });
     expect(setupClaudeCode({ env, projectDir: project, mcp: { name: 'fs', server: SERVER } }).map((c) => c.action)).toEqual(['unchanged', 'unchanged']);
@@ -153,7 +153,7 @@ describe('spillway setup claude-code', () => {
     setupClaudeCode({ env, projectDir: project, mcp: { name: 'git', server: [] } });
     const wrapped = JSON.parse(fs.readFileSync(path.join(project, '.mcp.json'), 'utf8')).mcpServers;
     expect(wrapped.other).toEqual({ command: 'x' });
-    expect(wrapped.git.args).toEqual([BIN, 'mcp', '--client', 'claude-code', '--', 'uvx', 'mcp-server-git', '--repository', '.']);
+    expect(wrapped.git.args).toEqual([BIN, 'mcp', '--client', 'claude-code', '--server-name', 'git', '--', 'uvx', 'mcp-server-git', '--repository', '.']);
     expect(wrapped.git.env).toEqual({ GIT_TOKEN: 'x', SET_UP_BY_SPILLWAY: 'wrapped' });
     setupClaudeCode({ env, projectDir: project, mcp: { name: 'git', server: [] }, remove: true });
     const back = JSON.parse(fs.readFileSync(path.join(project, '.mcp.json'), 'utf8')).mcpServers;
@@ -232,7 +232,7 @@ describe('spillway setup codex', () => {
     const doc = parse(text) as any;
     expect(doc.mcp_servers.fs).toEqual({
       command: process.execPath,
-      args: [BIN, 'mcp', '--client', 'codex', '--', ...SERVER],
+      args: [BIN, 'mcp', '--client', 'codex', '--server-name', 'fs', '--', ...SERVER],
       env: { SET_UP_BY_SPILLWAY: 'added' },
       startup_timeout_sec: STARTUP_TIMEOUT_S,
     });
@@ -247,7 +247,7 @@ describe('spillway setup codex', () => {
     const { env, file } = codexEnv(CODEX_CONFIG);
     setupCodex({ env, mcp: { name: 'git', server: [] } });
     const wrapped = (parse(fs.readFileSync(file, 'utf8')) as any).mcp_servers.git;
-    expect(wrapped.args).toEqual([BIN, 'mcp', '--client', 'codex', '--', 'uvx', 'mcp-server-git']);
+    expect(wrapped.args).toEqual([BIN, 'mcp', '--client', 'codex', '--server-name', 'git', '--', 'uvx', 'mcp-server-git']);
     expect(wrapped.env).toEqual({ GIT_TOKEN: 'secret', SET_UP_BY_SPILLWAY: 'wrapped' });
     expect(wrapped).not.toHaveProperty('startup_timeout_sec');
     const text = fs.readFileSync(file, 'utf8');
@@ -529,7 +529,7 @@ describe('spillway setup claude-code --no-hook: the proxy only', () => {
     expect(add.code, add.stderr).toBe(0);
     expect(add.stdout).not.toMatch(/PostToolUse/);
     const server = JSON.parse(fs.readFileSync(path.join(repo, '.mcp.json'), 'utf8')).mcpServers.fs;
-    expect(server.args).toEqual([BIN, 'mcp', '--client', 'claude-code', '--', ...SERVER]);
+    expect(server.args).toEqual([BIN, 'mcp', '--client', 'claude-code', '--server-name', 'fs', '--', ...SERVER]);
     // The project's approval is the only thing in its settings: no hook.
     expect(JSON.parse(fs.readFileSync(localSettings, 'utf8'))).toEqual({ enabledMcpjsonServers: ['fs'] });
     expect(fs.existsSync(userSettings)).toBe(false);

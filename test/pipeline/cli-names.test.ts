@@ -23,7 +23,6 @@ const TITLE = '\x1b]0;T\x07';
 const CLEAR = '\x1b[2J';
 const C1_CSI = '\u009b2J';
 /** What a terminal acts on: ESC, BEL and the rest of C0 but tab/newline/CR, DEL, C1, bidi controls. */
-// eslint-disable-next-line no-control-regex
 const RAW_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 const HAS_SCRIPT = spawnSync('script', ['--version']).status === 0;

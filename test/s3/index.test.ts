@@ -1,7 +1,5 @@
 import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { guardLargeResult } from '../../src/pipeline/index.js';

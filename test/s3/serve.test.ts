@@ -1,7 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { guardLargeResult } from '../../src/pipeline/index.js';
@@ -135,7 +133,7 @@ s3Suite('the inspector on a bucket root', () => {
     });
     const u = new URL(url);
     const call = async (m: string, body: unknown) =>
-      (await (await fetch(new URL(`/api/${m}`, u), { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(body) })).json()) as { result: any; error?: { code: string; message: string } }; // eslint-disable-line @typescript-eslint/no-explicit-any
+      (await (await fetch(new URL(`/api/${m}`, u), { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(body) })).json()) as { result: any; error?: { code: string; message: string } };
     const roots = (await call('listRoots', {})).result as Array<{ path: string; readOnly: boolean; id: string }>;
     const r = roots.find((x) => x.path === store)!;
     expect(r.readOnly).toBe(true);

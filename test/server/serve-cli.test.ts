@@ -63,7 +63,7 @@ describe('spillway serve', () => {
         headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
         body: JSON.stringify(body),
       });
-      return (await r.json()) as { result: any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+      return (await r.json()) as { result: any };
     };
     const info = (await call('getInfo', {})).result;
     expect(info.dbPath).toBe(db);

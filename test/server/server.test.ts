@@ -26,7 +26,7 @@ interface Res {
   status: number;
   headers: http.IncomingHttpHeaders;
   body: Buffer;
-  json: () => any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  json: () => any;
 }
 
 function request(

@@ -17,7 +17,6 @@ const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-tty-'));
 afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 /** What a terminal acts on: C0 but tab/newline, DEL, C1, bidi controls. */
-// eslint-disable-next-line no-control-regex
 const RAW_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
 
 const HYPERLINK = '\x1b]8;;https://evil.example/\x1b\\click me\x1b]8;;\x1b\\';

@@ -58,7 +58,7 @@ describe('spillway summarize', () => {
 
   it('--list-providers and --list-templates', async () => {
     const p = JSON.parse((await spillway(['summarize', '--list-providers', '--json'], dir)).stdout);
-    expect(p.map((x: { name: string }) => x.name)).toEqual(['structural', 'anthropic', 'openai']);
+    expect(p.map((x: { name: string }) => x.name)).toEqual(['structural', 'anthropic', 'openai', 'local']);
     const t = (await spillway(['summarize', '--list-templates'], dir)).stdout;
     expect(t).toMatch(/^default\s+built-in$/m);
   });

@@ -208,7 +208,7 @@ for (const api of ['anthropic', 'openai'] as const) {
 describe('listProviders', () => {
   it('reports what is usable from the environment', () => {
     const none = listProviders({});
-    expect(none.map((p) => p.name)).toEqual(['structural', 'anthropic', 'openai']);
+    expect(none.map((p) => p.name)).toEqual(['structural', 'anthropic', 'openai', 'local']);
     expect(none[0]!.available).toBe(true);
     expect(none[1]!.available).toBe(false);
     expect(none[1]!.reason).toMatch(/ANTHROPIC_API_KEY/);

@@ -33,7 +33,11 @@ export interface FakeServer {
   close(): Promise<void>;
 }
 
-export async function startFake(api: 'anthropic' | 'openai'): Promise<FakeServer> {
+/**
+ * `models`: an Ollama-style OpenAI-compatible server also answers GET /v1/models with these ids
+ * (Ollama's shape: object "list", each `{ id, object: "model", created, owned_by: "library" }`).
+ */
+export async function startFake(api: 'anthropic' | 'openai', opts: { models?: string[] } = {}): Promise<FakeServer> {
   const requests: Recorded[] = [];
   let queue: Behaviour[] = [{ kind: 'ok', text: 'ok' }];
   const sockets = new Set<import('node:net').Socket>();
@@ -50,6 +54,11 @@ export async function startFake(api: 'anthropic' | 'openai'): Promise<FakeServer
         body = Buffer.concat(chunks).toString('utf8');
       }
       requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body, at: Date.now() });
+      if (opts.models && req.method === 'GET' && req.url === '/v1/models') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ object: 'list', data: opts.models.map((id) => ({ id, object: 'model', created: 1_730_000_000, owned_by: 'library' })) }));
+        return;
+      }
       const b = queue.length > 1 ? queue.shift()! : queue[0]!;
       res.on('close', () => {
         if (!res.writableFinished) state.clientAborts++;

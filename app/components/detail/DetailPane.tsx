@@ -9,6 +9,8 @@ import { ParsedView } from '../viewer/ParsedView.js';
 import { EstimatesPanel } from './EstimatesPanel.js';
 import { SummariesPanel } from './SummariesPanel.js';
 import { AssetsGallery } from './AssetsGallery.js';
+import { enteredRule, provenanceText } from './ledger.js';
+import type { GuardAction, PayloadLedger } from '../../../src/service/contract.js';
 
 const JOIN_HOW = {
   path: 'by the path its message names',
@@ -131,11 +133,12 @@ export function DetailPane() {
           <span title={formatDateTime(row.createdAt)}>{formatTime(row.createdAt)}</span>
           <span title={detail && detail.totalBytes !== row.bytes ? `${formatBytes(detail.totalBytes)} on disk (assets cut out)` : undefined}>{formatBytes(row.bytes)}</span>
           {detail ? <span>{formatInt(detail.totalLines)} lines</span> : null}
+          {detail?.ledger ? <EnteredFact action={row.action} ledger={detail.ledger} /> : null}
           <span
             data-testid="figure"
-            title={detail?.figure ? `${formatInt(detail.figure.tokens)} tokens: ${detail.figure.source === 'guard' ? "the guard's figure, as the model's message stated it" : 'counted by the index'}${detail.figure.note ? ` (${detail.figure.note})` : ''}` : 'Tokens'}
+            title={detail?.figure ? `${formatInt(detail.figure.tokens)} tokens: the whole result, ${detail.figure.source === 'guard' ? "the guard's figure, as the model's message stated it" : 'counted by the index'}${detail.figure.note ? ` (${detail.figure.note})` : ''}` : 'Tokens'}
           >
-            ≈ {formatTokens(row.tokens)} tokens{detail?.figure ? <span className="dim"> · {detail.figure.strategy}{detail.figure.exact ? ', exact' : ''}, {detail.figure.profile}</span> : null}
+            {detail?.ledger ? 'full ' : ''}≈ {formatTokens(row.tokens)} tokens{detail?.figure ? <span className="dim"> · {detail.figure.strategy}{detail.figure.exact ? ', exact' : ''}, {detail.figure.profile}</span> : null}
           </span>
           {row.assetCount ? <span>{row.assetCount} assets</span> : null}
           {detail?.meta?.intent ? <span className="chip" title="The caller's intent">intent: {detail.meta.intent}</span> : null}
@@ -216,5 +219,23 @@ export function DetailPane() {
         )}
       </div>
     </section>
+  );
+}
+
+/**
+ * What entered the model's context for this call, from the ledger: the same figure as the table's
+ * Entered column, the sidebar's "N entered" and the Timeline, and the rule that decided it.
+ */
+function EnteredFact({ action, ledger }: { action: GuardAction; ledger: PayloadLedger }) {
+  const rule = enteredRule(action, ledger);
+  return (
+    <span
+      data-testid="entered"
+      data-entered={ledger.entered.tokens}
+      data-rule={rule.id}
+      title={`${formatInt(ledger.entered.tokens)} tokens entered the model's context for this call, ${provenanceText(ledger.entered.provenance)}: ${rule.text}`}
+    >
+      <strong>entered {formatTokens(ledger.entered.tokens)}</strong> tokens <span className="dim">· {rule.text} · {ledger.entered.provenance}</span>
+    </span>
   );
 }

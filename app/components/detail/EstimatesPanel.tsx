@@ -1,6 +1,7 @@
-import type { DensityShares, EstimateResponse, PayloadDetail, StrategyName } from '../../../src/service/contract.js';
+import type { DensityShares, EstimateResponse, GuardAction, PayloadDetail, PayloadLedger, StrategyName } from '../../../src/service/contract.js';
 import { useApp } from '../../store/react.js';
-import { formatDiff, formatInt, formatMs, formatPercent } from '../../lib/format.js';
+import { formatBytes, formatDiff, formatInt, formatMs, formatPercent } from '../../lib/format.js';
+import { enteredRule, provenanceText } from './ledger.js';
 
 const DENSITY_LABELS: Record<keyof DensityShares, string> = {
   base64: 'base64',
@@ -63,6 +64,8 @@ export function EstimatesPanel() {
   const load = useApp((s) => s.loadEstimates);
   const res: EstimateResponse | null = exact ?? cheap;
   const figure = useApp((s) => s.detail?.figure);
+  const ledger = useApp((s) => s.detail?.ledger);
+  const action = useApp((s) => s.detail?.row.action);
 
   if (!res) {
     if (error) return <div className="state error" role="alert"><strong>Could not estimate.</strong><span>{error}</span><button className="btn sm" onClick={() => void load()}>Retry</button></div>;
@@ -83,6 +86,8 @@ export function EstimatesPanel() {
       </div>
       {error ? <div className="inline-error" role="alert">{error}</div> : null}
       {figure ? <FigureNote figure={figure} res={res} /> : null}
+      {ledger && action ? <LedgerTable ledger={ledger} action={action} /> : null}
+      <h3 className="section-title">Every strategy, measured now on the saved file</h3>
       <EstimateTable res={res} showPending={!exact} />
       <h3 className="section-title">Why it is dense</h3>
       <p className="density-reason">{densityReason(res.density)}</p>
@@ -188,5 +193,57 @@ export function EstimateTable({ res, showPending }: { res: EstimateResponse; sho
           : null}
       </tbody>
     </table>
+  );
+}
+
+/**
+ * The ledger's figures for this result (the ones the table, the sidebar and the Timeline show), each
+ * named with where it comes from, above the estimators' counts of the saved file: the estimators
+ * count the whole text under one profile; the ledger says what of it entered the model.
+ */
+export function LedgerTable({ ledger, action }: { ledger: PayloadLedger; action: GuardAction }) {
+  const rule = enteredRule(action, ledger);
+  const rows: Array<{ id: string; label: string; tokens: number; how: string; note: string }> = [
+    { id: 'entered', label: 'Entered the context', tokens: ledger.entered.tokens, how: ledger.entered.provenance, note: `${provenanceText(ledger.entered.provenance)}: ${rule.text}` },
+    {
+      id: 'full',
+      label: 'Full result',
+      tokens: ledger.full.tokens,
+      how: ledger.full.provenance,
+      note: `${formatBytes(ledger.full.bytes)}, its text under ${ledger.full.profile}${ledger.full.images ? ` plus ${formatInt(ledger.full.images)} ${ledger.full.images === 1 ? 'image' : 'images'} by pixels` : ''}`,
+    },
+    { id: 'as-client', label: 'As the client would give it', tokens: ledger.asClient.tokens, how: ledger.asClient.provenance, note: `without Spillway, by the client's rule ${ledger.asClient.rule}` },
+    {
+      id: 'kept-out',
+      label: 'Kept out',
+      tokens: ledger.keptOut.spilled + ledger.keptOut.assetTokens,
+      how: ledger.keptOut.provenance,
+      note: `${formatInt(ledger.keptOut.spilled)} spilled${ledger.keptOut.assets ? `, ${formatInt(ledger.keptOut.assets)} assets (${formatBytes(ledger.keptOut.bytes)}, ${formatInt(ledger.keptOut.assetTokens)} tokens had they entered)` : ''}`,
+    },
+  ];
+  return (
+    <>
+      <h3 className="section-title">The ledger (what every view shows)</h3>
+      <table className="grid-table" data-testid="ledger">
+        <thead>
+          <tr>
+            <th>Figure</th>
+            <th className="num">Tokens</th>
+            <th>Source</th>
+            <th>How</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.id} data-ledger={r.id} data-tokens={r.tokens}>
+              <td>{r.label}</td>
+              <td className="num mono">{formatInt(r.tokens)}</td>
+              <td><span className="badge">{r.how}</span></td>
+              <td className="dim">{r.note}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
   );
 }

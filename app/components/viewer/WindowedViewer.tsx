@@ -123,8 +123,7 @@ export function WindowedViewer(props: WindowedViewerProps) {
         if (gen === genRef.current) busyRef.current = false;
       }
     },
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-    [read, show, windowBytes, pretty],
+    [read, show, windowBytes, pretty, props.totalBytes],
   );
 
   const loadNext = useCallback(async () => {
@@ -167,6 +166,8 @@ export function WindowedViewer(props: WindowedViewerProps) {
     chunksRef.current = [];
     void loadAt(0);
     return () => {
+      // genRef counts loads (it is no DOM node): bumping the live value is what tells the load in flight it is stale.
+      // eslint-disable-next-line react-hooks/exhaustive-deps -- see above
       genRef.current++;
     };
   }, [payloadId, variant, loadAt]);
@@ -186,8 +187,7 @@ export function WindowedViewer(props: WindowedViewerProps) {
         else if (e.scrollTop <= h) void edges.current.loadPrev();
       });
     },
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-    [show],
+    [show, formatted],
   );
 
   const windowed = !whole;

@@ -37,6 +37,8 @@ const persisted = (id: string, covers: string, threshold: number, applies: (tool
 
 export const CLAUDE_CODE_RULES: ClientRules = {
   client: 'claude-code',
+  // The PostToolUse hook `spillway setup claude-code` installs sees every tool's result.
+  guardReaches: () => true,
   rules: [
     {
       id: 'claude-code.read',

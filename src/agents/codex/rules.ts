@@ -26,6 +26,8 @@ const headTail = (id: string, covers: string, maxBytes: number, applies: (tool: 
 
 export const CODEX_RULES: ClientRules = {
   client: 'codex',
+  // No hook: only MCP results pass through Spillway (the proxy); shell output reaches the model as Codex gives it.
+  guardReaches: (tool) => tool.startsWith('mcp__') || tool.includes('/'),
   rules: [
     headTail('codex.shell', 'shell, exec_command and the other shell tools', CODEX_SHELL_MAX_BYTES, (tool) => SHELL_TOOLS.has(tool), 'exec_command output over 10,000 tokens (bytes / 4 = 40,000 bytes) is cut to ~40,000 bytes of head and tail with a "truncated output" warning; 2,000 short lines pass whole, so there is no line rule (observed in 0.171.0, test/clients/client-rules.test.ts)'),
     headTail('codex.mcp', 'MCP tools', CODEX_MCP_MAX_BYTES, (tool) => tool.startsWith('mcp__') || tool.includes('/'), 'an MCP result\'s text, with its "Wall time … Output:" frame, is kept to 12,000 tokens (48,000 bytes), head and tail, with "…N tokens truncated…" (observed in 0.171.0, test/clients/client-rules.test.ts)'),

@@ -19,6 +19,8 @@ const EVIDENCE = 'read in @google/gemini-cli 0.61.0 (truncateOutputIfNeeded: 40,
 
 export const GEMINI_CLI_RULES: ClientRules = {
   client: 'gemini',
+  // No hook: only MCP results (server-qualified, `server__tool`) pass through Spillway's proxy.
+  guardReaches: (t) => t.includes('__'),
   rules: [
     { id: 'gemini-cli.shell', covers: 'run_shell_command', provenance: 'inferred', evidence: EVIDENCE, applies: (t) => t === 'run_shell_command', give: truncated },
     {

@@ -2,12 +2,12 @@ import type { Command } from 'commander';
 import { addGuardOptions, guardSettingsOf, guardWith, oneOf, type GuardCliOptions } from '../../integrations/options.js';
 import { runMcpProxy } from '../../integrations/mcp/proxy.js';
 import { createDrillDownTools, loadProjectionFor } from '../../integrations/mcp/drilldown.js';
-import { MCP_CLIENT_KINDS, type McpClientKind } from '../../integrations/mcp/tool-result.js';
+import { MCP_CLIENT_KINDS, mcpClientsHelp, mcpProfileOf, type McpClientKind } from '../../integrations/mcp/tool-result.js';
 import type { Profile } from '../../pipeline/index.js';
 
-/** The tokenizer family a client's model counts with: Claude's behind Claude Code; o200k for Codex (OpenAI models) and clients not known. */
+/** The tokenizer family a client's model counts with (its adapter's); o200k for clients not known. */
 export function clientProfile(client: McpClientKind | undefined): Profile {
-  return client === 'claude-code' ? 'claude' : 'o200k';
+  return mcpProfileOf(client);
 }
 
 interface McpCliOptions extends GuardCliOptions {
@@ -15,6 +15,7 @@ interface McpCliOptions extends GuardCliOptions {
   drillDown?: boolean;
   quiet?: boolean;
   client?: McpClientKind;
+  serverName?: string;
 }
 
 export function register(program: Command): void {
@@ -28,11 +29,11 @@ export function register(program: Command): void {
     .option('--projection <file>', 'per-tool projection specs (a JSON file or a folder of <tool>.json; default: the saved specs in <app data>/projections)')
     .option(
       '--client <kind>',
-      `what the client shows its model: ${MCP_CLIENT_KINDS.join(', ')} (claude-code and codex show the serialized structuredContent, not the content blocks; ` +
-        'gemini the content blocks; generic, the default, counts both, so an unknown client never gets too much); ' +
-        'claude-code also makes Claude\'s tokenizer the default --profile',
+      `what the client shows its model: ${MCP_CLIENT_KINDS.join(', ')} (${mcpClientsHelp()}; ` +
+        'generic, the default, counts both, so an unknown client never gets too much); the client also sets the default --profile (its models\' tokenizer)',
       oneOf('--client', MCP_CLIENT_KINDS),
     )
+    .option('--server-name <name>', 'the name the client knows this server by (its config key): spills record tools as the client names them, e.g. mcp__<name>__<tool> (default: the server\'s own name)')
     .option('--no-drill-down', 'do not add the spillway_read / spillway_grep / spillway_query tools')
     .option('--quiet', 'no log lines on stderr (the server\'s own stderr still passes)')
     .addHelpText(
@@ -57,6 +58,7 @@ export function register(program: Command): void {
         focusArg: opts.focusArg,
         guard: guardWith(settings),
         client: opts.client,
+        serverName: opts.serverName,
         localTools: opts.drillDown === false ? undefined : (session, sessionDir) => createDrillDownTools({ session, sessionDir, store: opts.store }),
         quiet: opts.quiet,
       });

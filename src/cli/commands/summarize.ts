@@ -34,7 +34,7 @@ async function readText(file: string): Promise<string> {
 
 export async function runSummarize(file: string | undefined, o: SummarizeCliOptions): Promise<void> {
   if (o.listProviders) {
-    const rows = listSummaryProviders(process.env);
+    const rows = await listSummaryProviders(process.env);
     if (o.json) process.stdout.write(jsonLine(rows) + '\n');
     else for (const p of rows) process.stdout.write(terminalSafe(`${p.name.padEnd(11)} ${p.available ? 'available ' : 'missing   '} default model ${p.defaultModel}${p.reason ? `  (${p.reason})` : ''}`) + '\n');
     return;
@@ -88,7 +88,7 @@ export function register(program: Command): void {
     .argument('[file]', 'the payload (a file, or - for stdin)')
     .option('--focus <text>', 'what you want from it (keywords or a question); ranks what is kept')
     .option('--provider <name>', `${PROVIDER_NAMES.join(', ')} (default: $SPILLWAY_SUMMARIZER or structural)`)
-    .option('--model <model>', 'model id (default per provider: claude-haiku-5-5, gpt-5.1-mini)')
+    .option('--model <model>', 'model id (default per provider: claude-haiku-5-5, gpt-5-mini)')
     .option('--template <name>', 'prompt template (built-in: default, terse, errors; or your <name>.md in the templates folder)')
     .option('--max-tokens <n>', `summary cap in tokens (default ${MAX_SUMMARY_OUTPUT_TOKENS})`, positiveInt('--max-tokens'))
     .option('--timeout <ms>', 'whole run deadline, retries included (default 60000)', positiveInt('--timeout'))

@@ -2,6 +2,7 @@ import { isBinaryString, mayCarryInlineAssets, resolveLimit } from '../../pipeli
 import { PROFILES, type Profile, type StrategyName } from '../../pipeline/types.js';
 import { readToolResponse } from './claude-code-shapes.js';
 import { isObj } from '../../pipeline/values.js';
+import { STRATEGY_NAMES } from '../../pipeline/vocab.js';
 
 /**
  * The pass-through fast path of `spillway hook claude-code`, run by bin/spillway.js before the CLI
@@ -22,8 +23,8 @@ export const MAX_HOOK_INPUT_BYTES = 512 * 1024 * 1024;
 /** Same as claude-code.ts's MCP_IMAGE_TOKENS (a test holds them equal; that module is too heavy to load here). */
 export const FAST_MCP_IMAGE_TOKENS = 1_600;
 /** The strategies and summarizer names the CLI accepts (tests hold them equal to ALL_STRATEGIES and PROVIDER_NAMES). */
-export const FAST_STRATEGIES: readonly string[] = ['chars4', 'craft-density', 'calibrated', 'o200k', 'cl100k', 'claude'];
-export const FAST_SUMMARIZERS: readonly string[] = ['structural', 'anthropic', 'openai', 'none', 'off'];
+export const FAST_STRATEGIES: readonly string[] = STRATEGY_NAMES;
+export const FAST_SUMMARIZERS: readonly string[] = ['structural', 'anthropic', 'openai', 'local', 'none', 'off'];
 
 /** What the decision needs of the command line. */
 export interface FastHookOptions {
@@ -113,8 +114,6 @@ export function parseFastArgs(args: readonly string[]): FastHookOptions | undefi
   if (o.contextWindow !== undefined) out.contextWindowTokens = o.contextWindow;
   return out;
 }
-
-type Obj = Record<string, unknown>;
 
 function sizeOf(v: unknown): number {
   if (typeof v === 'string') return Buffer.byteLength(v);

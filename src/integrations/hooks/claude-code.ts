@@ -107,8 +107,6 @@ export const MCP_IMAGE_TOKENS = 1_600;
 /** Images of an MCP result kept in the answer beside the message (the model sees them natively). */
 export const MAX_KEPT_IMAGES = 4;
 
-type Obj = Record<string, unknown>;
-
 /** The session folder a hook event spills into. */
 export function claudeCodeSessionDir(sessionId: string | undefined, sessionsRoot = appPaths(process.env).sessions): string {
   if (!sessionId) return path.join(sessionsRoot, 'claude-code_unknown');

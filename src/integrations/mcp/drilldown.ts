@@ -12,7 +12,7 @@ import {
   type HandleQuery,
   type PutReceipt,
 } from '../../compress/index.js';
-import { appPaths, classifyLongResponseFile, isInside, LONG_RESPONSES_DIR, MAX_MESSAGE_CHARS, META_SUFFIX, PathEscapeError, safeCut, type GuardResult } from '../../pipeline/index.js';
+import { appPaths, classifyLongResponseFile, isInside, LONG_RESPONSES_DIR, MAX_MESSAGE_CHARS, META_SUFFIX, PathEscapeError, safeCut, type DrillDownToolNames, type GuardResult } from '../../pipeline/index.js';
 import { S3Materializer, S3SpillStore, isS3Url } from '../../pipeline/store/s3/index.js';
 import type { LocalTools } from './proxy.js';
 import { errMessage, isObj } from '../../pipeline/values.js';
@@ -50,12 +50,9 @@ export function freeNames(taken: ReadonlySet<string>): DrillDownNames {
   return { [READ_TOOL]: pick(READ_TOOL), [GREP_TOOL]: pick(GREP_TOOL), [QUERY_TOOL]: pick(QUERY_TOOL) };
 }
 
-/** The "read more" sentence of a spill message, naming the drill-down tools as registered. */
-export function drillDownAdvice(n: DrillDownNames): string {
-  return (
-    `Read more with your ${n[READ_TOOL]} (a range of lines), ${n[GREP_TOOL]} (matching lines with context) and ` +
-    `${n[QUERY_TOOL]} (rows: filter, sort, group) tools: give them the absolute path.`
-  );
+/** The names as the guard's options take them (GuardOptions.drillDownNames: the message's "read more" sentence names these). */
+function guardNames(n: DrillDownNames): DrillDownToolNames {
+  return { read: n[READ_TOOL], grep: n[GREP_TOOL], query: n[QUERY_TOOL] };
 }
 
 /** Largest answer (chars) a drill-down tool returns; it says so and how to go on when it cuts. */
@@ -474,14 +471,15 @@ export function createDrillDownTools(opts: DrillDownOptions): LocalTools {
       for (const canonical of [READ_TOOL, GREP_TOOL, QUERY_TOOL] as const) if (named[canonical] === name) return canonical;
       return undefined;
     },
-    advice: () => drillDownAdvice(named),
+    names: () => guardNames(named),
     async call(name, args) {
       try {
         if (name === READ_TOOL) return await read(args);
         if (name === GREP_TOOL) return await grep(args);
         return await query(args);
       } catch (err) {
-        return text(`${name}: ${errMessage(err)}`, true);
+        // The name as registered: the canonical one may be the server's.
+        return text(`${named[name as keyof DrillDownNames] ?? name}: ${errMessage(err)}`, true);
       }
     },
     hint: (g: GuardResult) =>

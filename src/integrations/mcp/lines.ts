@@ -11,7 +11,11 @@ import type { Writable } from 'node:stream';
  * through as it arrives (see {@link LineSplitterHandlers.onOversizedStart}).
  */
 
-/** Longest line held in memory for inspection. Longer lines are streamed through uninspected. */
+/**
+ * Longest line held in memory for inspection. A longer line is streamed through the splitter in
+ * chunks (onOversized*): from the server the proxy writes it to a spill and never forwards it; from
+ * the client it is forwarded as it comes (docs/security.md, "The proxy's size limits").
+ */
 export const MAX_BUFFERED_LINE_BYTES = 256 * 1024 * 1024;
 
 const NL = 0x0a;

@@ -1,13 +1,14 @@
+import { ADAPTERS, CLIENT_IDS } from '../../agents/index.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { DEFAULT_PROFILE, MAX_MESSAGE_CHARS, PREVIEW_CHARS, buildPreview, fmtBytes, mayCarryInlineAssets, readMoreAdvice, resolveLimit, spillStream, truncate } from '../../pipeline/index.js';
-import type { Estimate, StreamedSpillResult } from '../../pipeline/index.js';
+import type { DrillDownToolNames, Estimate, ReadMoreTools, StreamedSpillResult } from '../../pipeline/index.js';
 import type { GuardResult, SummarizeHook, ToolCallRef } from '../../pipeline/index.js';
 import { LineSplitter, LineWriter, MAX_BUFFERED_LINE_BYTES } from './lines.js';
 import { ChunkQueue, OversizedLine, previewText } from './oversized.js';
 import { ErrorCode, errorResponse, idKey, peekLine, resultResponse, tryParse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
-import { defaultSessionDir, lazyMkdir, serverNameFromCommand } from './session.js';
+import { clientToolName, defaultSessionDir, lazyMkdir, serverNameFromCommand } from './session.js';
 import { SPILL_META_KEY, guardToolResult, mcpAwareSummarizer, type GuardFn, type McpClientKind, type ToolCallContext } from './tool-result.js';
 import type { Validate } from './structured.js';
 import { TerminalSafeLines, terminalSafe } from '../../pipeline/terminal.js';
@@ -31,8 +32,8 @@ export interface LocalTools {
   call(name: string, args: Record<string, unknown>, signal: AbortSignal): Promise<Record<string, unknown>>;
   /** Told about each spill: the example sentence appended to the message. */
   hint?(g: GuardResult): string;
-  /** The message's "read more" sentence naming the tools as registered (replaces the guard's, which names the canonical ones). */
-  advice?(): string;
+  /** The tools' names as registered (the last list): every message names these, never the canonical ones a server may hold. */
+  names?(): DrillDownToolNames;
 }
 
 export interface McpProxyOptions {
@@ -53,11 +54,13 @@ export interface McpProxyOptions {
   guard: GuardFn;
   /** What the client shows its model of a result: decides when a result is too large (default `generic`). */
   client?: McpClientKind;
+  /** The name the client knows this server by (its config key): spills record tools as the client names them (see clientToolName). */
+  serverName?: string;
   /** Drill-down tools; built from the session folder once it is known. */
   localTools?: (session: () => Promise<string>, sessionDir: () => string) => LocalTools;
   /** JSON Schema validator factory (the SDK's Ajv provider by default). */
   validatorFor?: (schema: Record<string, unknown>) => Promise<Validate>;
-  /** Longest server line read into memory (default MAX_BUFFERED_LINE_BYTES); a longer response is streamed to a spill. For tests. */
+  /** Longest server line read into memory (default MAX_BUFFERED_LINE_BYTES); a longer response is streamed to a spill, never forwarded. For tests. */
   maxLineBytes?: number;
   input?: Readable;
   output?: Writable;
@@ -551,7 +554,7 @@ export class McpProxy {
     const task = pending?.taskId ? this.tasks.get(pending.taskId) : undefined;
     const toolName = pending?.method === 'tasks/result' ? (task?.toolName ?? 'task') : (pending?.toolName ?? pending?.method ?? 'unknown');
     big.about = {
-      toolName: isTool ? toolName : `${pending?.method ?? 'unanswered'} response`,
+      toolName: isTool ? this.recordedName(toolName) : `${pending?.method ?? 'unanswered'} response`,
       toolInput: task?.toolInput ?? pending?.toolInput,
       ...((task?.intent ?? pending?.intent) ? { intent: task?.intent ?? pending?.intent } : {}),
       ...((task?.call ?? pending?.call) ? { call: task?.call ?? pending?.call } : {}),
@@ -566,7 +569,7 @@ export class McpProxy {
     const work = big.spill!.then(
       (r) => {
         if (r.error !== undefined) this.log(`the sidecar of ${r.payloadPath} could not be written: ${errMessage(r.error)}`);
-        this.log(`spilled ${toolName} (${fmtBytes(r.bytes)}, streamed uninspected) to ${r.payloadPath}`);
+        this.log(`spilled ${toolName} (${fmtBytes(r.bytes)}, streamed to disk unread, not forwarded) to ${r.payloadPath}`);
         if (!pending) return;
         if (isTool) return this.toClient.writeLine(resultResponse(pending.id, this.streamedResult(toolName, r)));
         this.toClient.writeLine(
@@ -596,7 +599,7 @@ export class McpProxy {
     const rel = path.relative(w.sessionPath, w.payloadPath).split(path.sep).join('/');
     const finished = big.line.finished;
     const exact = !finished || finished.exact;
-    const advice = this.local ? (this.local.advice?.() ?? readMoreAdvice('drill-down')) : readMoreAdvice(this.opts.client === 'claude-code' ? 'claude-code' : 'generic');
+    const advice = readMoreAdvice(this.readMore, this.local?.names?.());
     const { text, json } = previewText(big.line.previewHead);
     const out = [
       `[spillway] The result of ${tool} is ${fmtBytes(w.bytes)} (~${w.estimate.tokens.toLocaleString('en-US')} tokens, chars4 estimate from its size), ` +
@@ -663,6 +666,25 @@ export class McpProxy {
    * linear scan sends a small line that may carry base64 to the guard anyway: the model can only read
    * it as text (MCP image and audio blocks that fit still pass: the guard leaves media alone).
    */
+  /** A tool's name as the client names it, for the spill's sidecar and message (the server's own name stays for lookups). */
+  private recordedName(tool: string): string {
+    // Without --server-name the client's config key is unknown (the server's own name from
+    // `initialize` is often not it: "secure-filesystem-server" behind a key "fs"), so the bare name
+    // is recorded rather than a guess; the index still joins the row to the client's call by its id.
+    if (!this.opts.serverName) return tool;
+    return clientToolName(this.opts.client ?? 'generic', this.opts.serverName, tool);
+  }
+
+  /**
+   * The tools a spill message sends the model to. Behind the proxy the way in is the drill-down
+   * tools; without them (`--no-drill-down`) the client's own, and never a `spillway_*` name, since a
+   * tool of that name here would be the server's.
+   */
+  private get readMore(): ReadMoreTools {
+    if (this.local) return 'drill-down';
+    return this.opts.client === 'claude-code' ? 'claude-code' : 'files';
+  }
+
   private fitsAsIs(line: Buffer): boolean {
     return line.length <= this.fastPassBytes && !mayCarryInlineAssets(line);
   }
@@ -674,7 +696,7 @@ export class McpProxy {
     if (info?.app) return this.toClient.writeLine(line);
     if (this.fitsAsIs(line)) return this.toClient.writeLine(line);
     const work = (async () => {
-      const ctx: ToolCallContext = { toolName, toolInput: pending.toolInput, intent: pending.intent, call: pending.call };
+      const ctx: ToolCallContext = { toolName: this.recordedName(toolName), toolInput: pending.toolInput, intent: pending.intent, call: pending.call };
       if (info?.outputSchema && result.structuredContent !== undefined) {
         info.validate ??= this.validatorFor(info.outputSchema).catch((err: unknown) => {
           this.log(`cannot compile the output schema of ${toolName}: ${errMessage(err)}`);
@@ -691,10 +713,9 @@ export class McpProxy {
         contextWindowTokens: this.opts.contextWindowTokens,
         summarize: this.summarize,
         client: this.opts.client,
-        // Behind the proxy the model's way in is the drill-down tools; without them, its own tools.
-        readMore: this.local ? 'drill-down' : this.opts.client === 'claude-code' ? 'claude-code' : 'generic',
+        readMore: this.readMore,
         drillDownHint: this.local?.hint ? (g) => this.local!.hint!(g) : undefined,
-        drillDownAdvice: this.local?.advice ? () => this.local!.advice!() : undefined,
+        drillDownNames: this.local?.names ? () => this.local!.names!() : undefined,
         log: (m) => this.log(m),
       });
       if (!replaced) return this.toClient.writeLine(line);
@@ -718,9 +739,8 @@ export class McpProxy {
 /** What an MCP client's `clientInfo.name` says it is, as the sidecar's `client`. */
 export function clientOfName(name: string | undefined): string | undefined {
   if (!name) return undefined;
-  if (name === 'claude-code') return 'claude-code';
-  if (name === 'codex-mcp-client' || name === 'codex') return 'codex';
-  return name.slice(0, 100);
+  const id = CLIENT_IDS.find((c) => ADAPTERS[c].mcp.names.includes(name));
+  return id ?? name.slice(0, 100);
 }
 
 /**
@@ -732,7 +752,10 @@ export function clientOfName(name: string | undefined): string | undefined {
 export function callOfRequest(params: Obj, clientName: string | undefined, cwd: string): ToolCallRef {
   const meta = isObj(params._meta) ? params._meta : {};
   const s = (v: unknown) => (typeof v === 'string' && v && v.length <= 512 ? v : undefined);
-  const toolCallId = s(meta['claudecode/toolUseId']) ?? s(meta.callId) ?? s(meta.toolCallId);
+  // Each client's own key (its adapter's `mcp.callIdKey`), then the generic one.
+  let toolCallId: string | undefined;
+  for (const id of CLIENT_IDS) toolCallId ??= ADAPTERS[id].mcp.callIdKey ? s(meta[ADAPTERS[id].mcp.callIdKey!]) : undefined;
+  toolCallId ??= s(meta.toolCallId);
   return { client: clientOfName(clientName), ...(toolCallId ? { toolCallId } : {}), ...(s(meta.sessionId) ? { clientSessionId: s(meta.sessionId) } : {}), cwd };
 }
 

@@ -45,3 +45,20 @@ export function lazyMkdir(dir: () => string): () => Promise<string> {
     return made;
   };
 }
+
+/**
+ * The name the client gives an MCP tool in its transcript, recorded in a spill's sidecar so the
+ * index applies the client's MCP rule to it (a bare `read_text_file` got the client's general one):
+ * - `claude-code`, `codex`: `mcp__<server>__<tool>` (Claude Code 2.1.328 and Codex 0.171.0 both write
+ *   this; Codex as `namespace: "mcp__<server>"` + `name`, which the index joins), the server's name
+ *   with every character outside `[A-Za-z0-9_-]` made `_` as Claude Code does;
+ * - `gemini`: `<server>__<tool>` (Gemini CLI 0.61.0's server-qualified name);
+ * - `generic`: the bare tool name, since an unknown client's naming is unknown.
+ * `server` is the name the client knows the server by (`--server-name`, which setup writes); the
+ * proxy records the bare name when it was not given one.
+ */
+export function clientToolName(client: 'claude-code' | 'codex' | 'gemini' | 'generic', server: string, tool: string): string {
+  if (client === 'generic') return tool;
+  const s = server.replace(/[^A-Za-z0-9_-]/g, '_') || 'server';
+  return client === 'gemini' ? `${s}__${tool}` : `mcp__${s}__${tool}`;
+}

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
-import { buildPreview, MAX_MESSAGE_CHARS, PREVIEW_CHARS, readMoreAdvice, truncate } from '../../pipeline/index.js';
-import type { GuardOptions, GuardResult, ReadMoreTools, SummarizeHook, ToolCallRef } from '../../pipeline/index.js';
+import { ADAPTERS, CLIENT_IDS, type ClientId } from '../../agents/index.js';
+import { buildPreview, MAX_MESSAGE_CHARS, PREVIEW_CHARS, truncate } from '../../pipeline/index.js';
+import type { DrillDownToolNames, GuardOptions, GuardResult, Profile, ReadMoreTools, SummarizeHook, ToolCallRef } from '../../pipeline/index.js';
 import { STRUCTURED_EXTRA_BUDGET_CHARS, shrinkStructured, type Validate } from './structured.js';
 import { mcpContentText } from '../../summarize/index.js';
 import { errMessage, isObj } from '../../pipeline/values.js';
@@ -26,22 +27,30 @@ export interface ToolCallContext {
 }
 
 /**
- * What the MCP client shows its model of a tool result, which decides when a result is too large:
- * - `claude-code`, `codex`: the serialized structuredContent when there is one, the content blocks
- *   only when there is not (seen with Claude Code 2.1.328 and Codex 0.171.0: Codex sends
- *   `"Wall time: …\nOutput:\n" + JSON.stringify(structuredContent)`, Claude Code the same JSON as text,
- *   both drop the text blocks; images in content reach the model as images, priced by pixels).
- * - `gemini`: the content blocks' text, structuredContent ignored (seen with Gemini CLI 0.61.0, which
- *   wraps it in `<untrusted_context>`).
+ * What the MCP client shows its model of a tool result, which decides when a result is too large: its
+ * adapter's `mcp.shows` (src/agents/<client>/index.ts says what was seen with which version):
+ * - `structured-first`: the serialized structuredContent when there is one, the content blocks only
+ *   when there is not (images in content reach the model as images, priced by pixels).
+ * - `content-only`: the content blocks' text, structuredContent ignored.
  * - `generic`: an unknown client may show either or both, so both are counted (the safe bound).
  */
-export type McpClientKind = 'claude-code' | 'codex' | 'gemini' | 'generic';
-export const MCP_CLIENT_KINDS: readonly McpClientKind[] = ['claude-code', 'codex', 'gemini', 'generic'];
+export type McpClientKind = ClientId | 'generic';
+export const MCP_CLIENT_KINDS: readonly McpClientKind[] = [...CLIENT_IDS, 'generic'];
+
+/** The tokenizer family a client's models count with (its adapter's), o200k for a client not known. */
+export function mcpProfileOf(client: McpClientKind | undefined): Profile {
+  return client && client !== 'generic' ? ADAPTERS[client].mcp.profile : 'o200k';
+}
+
+/** What each client shows its model, in words for `--client`'s help. */
+export function mcpClientsHelp(): string {
+  return CLIENT_IDS.map((id) => `${id}: ${ADAPTERS[id].mcp.shows === 'structured-first' ? 'the serialized structuredContent, not the content blocks' : 'the content blocks'}`).join('; ');
+}
 
 /** The text `client` shows the model of `result`, or undefined when that is the whole result (generic). */
 export function shownText(result: Obj, client: McpClientKind): string | undefined {
   if (client === 'generic') return undefined;
-  if (client !== 'gemini' && result.structuredContent !== undefined) {
+  if (ADAPTERS[client].mcp.shows === 'structured-first' && result.structuredContent !== undefined) {
     try {
       return JSON.stringify(result.structuredContent) ?? '';
     } catch {
@@ -76,8 +85,8 @@ export interface GuardDeps {
   summarize?: SummarizeHook;
   /** Sentence appended to the message telling the model how to drill down (empty: none). */
   drillDownHint?: (g: GuardResult) => string;
-  /** The "read more" sentence naming the drill-down tools as registered, in place of the guard's (which names the canonical ones). */
-  drillDownAdvice?: () => string;
+  /** The drill-down tools' names as registered (asked at each spill: a later tools/list may change them); the guard's message names these. */
+  drillDownNames?: () => DrillDownToolNames | undefined;
   log: (msg: string) => void;
   signal?: AbortSignal;
 }
@@ -139,6 +148,7 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
   let failure: string | undefined;
   try {
     const sessionPath = await deps.session();
+    const names = deps.readMore === 'drill-down' ? deps.drillDownNames?.() : undefined;
     const shown = shownText(result, deps.client ?? 'generic');
     g = await deps.guard(result, {
       sessionPath,
@@ -150,6 +160,7 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
       summarize: deps.summarize,
       signal: deps.signal,
       readMore: deps.readMore,
+      ...(names ? { drillDownNames: names } : {}),
       ...(ctx.call ? { call: ctx.call } : {}),
       ...(shown !== undefined ? { shown } : {}),
     });
@@ -162,14 +173,8 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
 
   let message: string;
   if (g) {
+    // The guard's message already names the drill-down tools as registered (drillDownNames), as its sidecar records it.
     message = g.message;
-    if (deps.readMore === 'drill-down' && deps.drillDownAdvice) {
-      // The guard's sentence comes before the preview, so the first occurrence is the guard's own, never the server's text.
-      const theirs = readMoreAdvice('drill-down');
-      const ours = deps.drillDownAdvice();
-      const at = message.indexOf(theirs);
-      if (at !== -1 && ours !== theirs) message = message.slice(0, at) + ours + message.slice(at + theirs.length);
-    }
     const hint = deps.drillDownHint?.(g);
     if (hint) message = `${message}\n${hint}`;
   } else {
@@ -207,7 +212,7 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
   if (Object.keys(meta).length) out._meta = meta;
 
   if (result.structuredContent !== undefined && ctx.outputSchema) {
-    // structuredContent is what Claude Code and Codex show the model: it carries the whole message.
+    // structuredContent is what a structured-first client shows the model: it carries the whole message.
     // When assets were cut out of a result that fits, its linked form (references instead of the
     // base64) may stand as it is; the original never does, or the model reads the blob after all.
     const linked = g?.action === 'inline-assets' ? await linkedStructured(g) : undefined;

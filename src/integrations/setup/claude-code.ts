@@ -195,7 +195,7 @@ function mergeMcp(config: Obj, file: string, name: string, server: string[], rem
       newMark = 'wrapped';
     }
   }
-  const entry = proxyEntry('claude-code', target, env);
+  const entry = proxyEntry('claude-code', target, env, name);
   const next: Obj = { ...(cur ?? {}), type: 'stdio', command: entry.command, args: entry.args, env: { ...curEnv, [SETUP_MARK_ENV]: newMark } };
   if (JSON.stringify(next) === JSON.stringify(cur)) return { value: config, detail: `MCP server ${JSON.stringify(name)} already behind Spillway` };
   return { value: put(next), detail: `MCP server ${JSON.stringify(name)} runs behind spillway mcp (${target.join(' ')})` };

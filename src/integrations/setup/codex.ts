@@ -172,7 +172,7 @@ function editServer(file: string, ed: Edit, name: string, server: string[], remo
       target = [cur.command, ...(Array.isArray(cur.args) ? cur.args.map(String) : [])];
       newMark = 'wrapped';
     }
-    const entry = proxyEntry('codex', target, env);
+    const entry = proxyEntry('codex', target, env, name);
     next = { ...(cur ?? {}), command: entry.command, args: entry.args, env: { ...curEnv, [SETUP_MARK_ENV]: newMark } };
     const hasTimeout = cur?.startup_timeout_sec !== undefined || cur?.startup_timeout_ms !== undefined;
     // Only a server setup adds gets the timeout, so removal takes it out with the table; a wrapped

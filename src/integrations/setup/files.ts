@@ -366,11 +366,14 @@ export function homeDir(env: NodeJS.ProcessEnv = process.env): string {
 export const SETUP_MARK_ENV = 'SET_UP_BY_SPILLWAY';
 export type SetupMark = 'added' | 'wrapped';
 
-/** The stdio MCP entry that runs `server` behind `spillway mcp --client <client>`. */
-export function proxyEntry(client: string, server: string[], env: NodeJS.ProcessEnv = process.env): { command: string; args: string[] } {
+/**
+ * The stdio MCP entry that runs `server` behind `spillway mcp --client <client>`; `name`, the server's
+ * key in the client's config, becomes `--server-name` so spills name tools as the client does.
+ */
+export function proxyEntry(client: string, server: string[], env: NodeJS.ProcessEnv = process.env, name?: string): { command: string; args: string[] } {
   if (!server.length) throw new SetupError('give the MCP server command after --, e.g. -- npx -y @modelcontextprotocol/server-filesystem ~/work');
   const argv = spillwayArgv(env);
-  return { command: argv[0]!, args: [...argv.slice(1), 'mcp', '--client', client, '--', ...server] };
+  return { command: argv[0]!, args: [...argv.slice(1), 'mcp', '--client', client, ...(name ? ['--server-name', name] : []), '--', ...server] };
 }
 
 /** The server command inside a proxy entry that setup wrote (what follows `mcp … --`), or undefined if it is not one. */

@@ -1,8 +1,9 @@
 import { ProviderError, cappedFetch } from './http.js';
 import type { Completion, CompletionRequest } from './types.js';
 
-export const OPENAI_DEFAULT_MODEL = 'gpt-5.1-mini';
-export const OPENAI_MODELS = ['gpt-5.1-mini', 'gpt-5-mini', 'gpt-5-nano', 'gpt-4.1-mini', 'gpt-4o-mini'];
+/** gpt-5-mini, not gpt-5.1-mini: OpenAI publishes no API price for the latter, and a default must have a cost. */
+export const OPENAI_DEFAULT_MODEL = 'gpt-5-mini';
+export const OPENAI_MODELS = ['gpt-5-mini', 'gpt-5-nano', 'gpt-4.1-mini', 'gpt-4o-mini'];
 
 type OpenAICtor = typeof import('openai').default;
 let ctor: OpenAICtor | undefined;

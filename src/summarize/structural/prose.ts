@@ -56,7 +56,7 @@ export function summarizeProse(text: string, kind: ContentKind, b: Budget, terms
     if (sentences.length >= MAX_RANKED_SENTENCES) continue;
     // Sentences within the line; a paragraph is often one long line.
     let start = 0;
-    for (const m of t.matchAll(/[.!?](?=\s+["'(\[]?[A-Z0-9])/g)) {
+    for (const m of t.matchAll(/[.!?](?=\s+["'([]?[A-Z0-9])/g)) {
       const s = t.slice(start, m.index! + 1).trim();
       if (s) sentences.push({ line: lineNo, text: s, index: sentences.length });
       start = m.index! + 1;

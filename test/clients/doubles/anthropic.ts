@@ -123,7 +123,6 @@ function writeMessage(res: http.ServerResponse, reqBody: any, blocks: any[], usa
   const stop = blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn';
   const model = typeof reqBody?.model === 'string' ? reqBody.model : 'claude-sonnet-4-5';
   const u = usageOf?.(reqBody) ?? { input_tokens: anthropicInputTokens(reqBody?.messages), cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
-  const inputTokens = u.input_tokens;
   const outputTokens = roughTokens(blocks);
   const msgId = id('msg');
   if (reqBody?.stream !== true) {
