@@ -68,6 +68,22 @@ export function opencodeConfigFile(o: Pick<OpenCodeSetupOptions, 'projectDir' | 
   return json;
 }
 
+/**
+ * `value` as JSON written the way `old` was (its indent, its final newline or none), so a merge
+ * changes only the lines it must, and `--remove` of what setup added gives back the same bytes for a
+ * file written by JSON.stringify with any indent (OpenCode's own and most editors' output).
+ */
+export function jsonInStyleOf(old: string | undefined, value: unknown): string {
+  if (old === undefined || !old.trim()) return jsonText(value);
+  const t = old.trim();
+  const indented = /^\{\r?\n([ \t]+)\S/.exec(t)?.[1];
+  // One line holding more than `{}` was written minified; anything else without a clue gets two spaces.
+  const indent = indented ?? (!t.includes('\n') && t !== '{}' ? undefined : 2);
+  const eol = old.includes('\r\n') ? '\r\n' : '\n';
+  const text = JSON.stringify(value, null, indent).replace(/\n/g, eol);
+  return /\n$/.test(old) ? `${text}${eol}` : text;
+}
+
 function readPlugin(file: string): string | undefined {
   try {
     const st = fs.lstatSync(file);
@@ -121,7 +137,8 @@ function mergeMcp(config: Obj, file: string, name: string, server: string[], rem
   }
   // What OpenCode shows its model of an MCP result is not measured yet: generic counts both content and structuredContent, so it never gives too much.
   const entry = proxyEntry('generic', target, env);
-  const next: Obj = { ...(c ?? {}), type: 'local', command: [entry.command, ...entry.args], enabled: c?.enabled ?? true, environment: { ...curEnv, [SETUP_MARK_ENV]: newMark } };
+  // `enabled` only on a server setup adds: a wrapped one keeps what it had, so unwrapping gives it back as it was.
+  const next: Obj = { ...(c ?? { enabled: true }), type: 'local', command: [entry.command, ...entry.args], environment: { ...curEnv, [SETUP_MARK_ENV]: newMark } };
   if (JSON.stringify(next) === JSON.stringify(c)) return { value: config, detail: `MCP server ${JSON.stringify(name)} already behind Spillway` };
   return { value: put(next), detail: `MCP server ${JSON.stringify(name)} runs behind spillway mcp (${target.join(' ')})` };
 }
@@ -178,7 +195,7 @@ export function setupOpenCode(o: OpenCodeSetupOptions): FileChange[] {
       value = m.value;
     }
     if (!names.length) details.push('no MCP server set up by Spillway here');
-    const text = value === cfg.value && cfg.text !== undefined ? cfg.text : jsonText(value);
+    const text = value === cfg.value && cfg.text !== undefined ? cfg.text : jsonInStyleOf(cfg.text, value);
     const empty = Object.keys(value).every((k) => k === '$schema');
     let c: FileChange;
     if (o.remove && entry.created && empty) c = deleteConfig(configFile, details.join('; '), entry.dirs ?? [], wo);
