@@ -28,6 +28,8 @@ export interface OpenCodeRunOptions {
   home?: string;
   /** Merged into the project's opencode.json. */
   config?: Record<string, unknown>;
+  /** Run with the project's opencode.json as it is (a test that ran `spillway setup` on it). */
+  keepConfig?: boolean;
   env?: Record<string, string>;
   timeoutMs?: number;
 }
@@ -90,9 +92,11 @@ export async function runOpenCode(o: OpenCodeRunOptions): Promise<OpenCodeRun> {
   const d = opencodeDirs(home);
   for (const x of [...Object.values(d), path.join(home, 'tmp')]) fs.mkdirSync(x, { recursive: true });
   const cfgFile = path.join(o.cwd, 'opencode.json');
-  let existing: Record<string, unknown> = {};
-  if (fs.existsSync(cfgFile)) existing = JSON.parse(fs.readFileSync(cfgFile, 'utf8'));
-  fs.writeFileSync(cfgFile, JSON.stringify({ ...existing, ...opencodeProjectConfig(o.baseUrl), ...(o.config ?? {}) }, null, 2));
+  if (!o.keepConfig) {
+    let existing: Record<string, unknown> = {};
+    if (fs.existsSync(cfgFile)) existing = JSON.parse(fs.readFileSync(cfgFile, 'utf8'));
+    fs.writeFileSync(cfgFile, JSON.stringify({ ...existing, ...opencodeProjectConfig(o.baseUrl), ...(o.config ?? {}) }, null, 2));
+  }
   const r = await runClient({
     command: opencodeBinary(),
     args: ['run', '--format', 'json', o.prompt],
