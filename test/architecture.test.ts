@@ -151,6 +151,7 @@ const TEST_DOORS: Array<{ from: string; into: string; why: string }> = [
   { from: 'bench/s3-journal.ts', into: 'src/pipeline/store/s3/', why: "the journal bench times the client, the journal, the writer, the source and prune alone" },
   { from: 'bench/binary.ts', into: 'src/pipeline/', why: 'the binary bench times the base64 scan and the JSON bound alone, against the guard that runs them' },
   { from: 'bench/context.ts', into: 'src/index/turns-claude', why: "the context bench times the listing with the turn reader switched off against it on" },
+  { from: 'test/clients/opencode-sessions.test.ts', into: 'src/index/import-opencode', why: "OpenCode's database reader, checked against what the real binary writes while it writes (not yet behind the index's door)" },
   { from: 'test/agents/', into: 'src/agents/', why: "each client's rules and the image header reader, checked module by module" },
   { from: 'test/index/', into: 'src/index/', why: "the index's tests check its phases (bulk load, database, sources, importers, timeline) one by one" },
   { from: 'test/service/', into: 'src/service/', why: "the service's tests check its method groups, its context and its readers below the contract" },
