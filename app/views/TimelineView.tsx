@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
-import type { ContextRule, Prices, Profile, ReplayResult, StrategyName, TimelineData, TimelineRequest } from '../../src/service/contract.js';
+import type { ContextRule, Prices, Profile, ReadBack, ReplayResult, StrategyName, TimelineData, TimelineRequest } from '../../src/service/contract.js';
 import { useApp, useAppStore } from '../store/react.js';
 import { formatInt, formatTokens, formatUsd } from '../lib/format.js';
 import { loadReplaySettings, saveReplaySettings, type ReplaySettings } from './timeline-settings.js';
@@ -11,6 +11,7 @@ import { chartTop } from '../lib/timeline-scale.js';
 import { legendCall, ownShares } from '../lib/timeline-legend.js';
 import { scopeTitle } from '../lib/sessions.js';
 import { CallLabel } from '../components/common.js';
+import { partText, readBackCost, readBackTitle, readBackTotals, spillTarget } from '../lib/readback.js';
 
 /** Stacked parts drawn: the biggest this many groups, the rest as "other". */
 const MAX_STACKED = 6;
@@ -21,6 +22,35 @@ const PRESETS = [2_000, 8_000, 12_000, 25_000];
 const PENDING_RETRY_MS = 300;
 const PROFILES: readonly Profile[] = ['o200k', 'cl100k', 'claude'];
 const PALETTE = ['#6c8ebf', '#82b366', '#d6b656', '#b85450', '#9673a6', '#d79b00', '#999999'];
+/** The mark over a call that read a spill back (the badge's colour in styles.css). */
+const READBACK_MARK = '#9673a6';
+
+/** This session's read-backs by reading call, and the call (chart index) each reader entered with. */
+interface ReadBackIndex {
+  byReader: Map<string, ReadBack[]>;
+  turnOf: Map<string, { turn: number; tokens: number }>;
+  /** Chart indices of the calls with a read-back among their tool results, ascending. */
+  turns: number[];
+  list: ReadBack[];
+}
+
+function readBackIndex(t: TimelineData): ReadBackIndex {
+  // Read in this session: a read of one of its spills from another session is that session's call, not one of these.
+  const list = (t.readBacks ?? []).filter((rb) => rb.sessionId === t.sessionId);
+  const byReader = new Map<string, ReadBack[]>();
+  for (const rb of list) byReader.set(rb.readerId, [...(byReader.get(rb.readerId) ?? []), rb]);
+  const turnOf = new Map<string, { turn: number; tokens: number }>();
+  const turns = new Set<number>();
+  t.turns.forEach((x, i) => {
+    for (const tool of x.tools) {
+      if (tool.payloadId && byReader.has(tool.payloadId)) {
+        turnOf.set(tool.payloadId, { turn: i, tokens: tool.tokens });
+        turns.add(i);
+      }
+    }
+  });
+  return { byReader, turnOf, turns: [...turns].sort((a, b) => a - b), list };
+}
 
 /** The groups stacked, biggest first by their peak in context. */
 function stackKeys(t: TimelineData): string[] {
@@ -53,7 +83,7 @@ function chartData(t: TimelineData, rule: TimelineData['rule'], keys: string[], 
  * Built once per session's data: another rule (trigger) or replay redraws through setData, so moving
  * the slider never destroys the chart (it did: the hovered call and the legend were lost on each move).
  */
-function Chart({ t, rule, replayed, onPick, yTop }: { t: TimelineData; rule: TimelineData['rule']; replayed?: ReplayResult; onPick: (i: number) => void; yTop: number }) {
+function Chart({ t, rule, replayed, onPick, yTop, readBackTurns }: { t: TimelineData; rule: TimelineData['rule']; replayed?: ReplayResult; onPick: (i: number) => void; yTop: number; readBackTurns: number[] }) {
   const el = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
   const keys = useMemo(() => stackKeys(t), [t]);
@@ -65,6 +95,7 @@ function Chart({ t, rule, replayed, onPick, yTop }: { t: TimelineData; rule: Tim
   useEffect(() => {
     if (!el.current) return;
     const compactions = t.compactions.map((c) => c.turn);
+    const marks = readBackTurns;
     const own = ownShares(t, keys);
     // The legend: each part's own tokens at the hovered call, else at the peak call (the x value says which).
     const at = (idx: number | null | undefined) => legendCall(t, idx).call;
@@ -102,6 +133,18 @@ function Chart({ t, rule, replayed, onPick, yTop }: { t: TimelineData; rule: Tim
               ctx.lineTo(x, u.bbox.top + u.bbox.height);
               ctx.stroke();
             }
+            // A small triangle over each call that read a spill back, at the plot's top edge.
+            ctx.fillStyle = READBACK_MARK;
+            const r = 5 * devicePixelRatio;
+            for (const m of marks) {
+              const x = u.valToPos(m, 'x', true);
+              ctx.beginPath();
+              ctx.moveTo(x - r, u.bbox.top);
+              ctx.lineTo(x + r, u.bbox.top);
+              ctx.lineTo(x, u.bbox.top + 1.6 * r);
+              ctx.closePath();
+              ctx.fill();
+            }
             ctx.restore();
           },
         ],
@@ -118,12 +161,12 @@ function Chart({ t, rule, replayed, onPick, yTop }: { t: TimelineData; rule: Tim
       plot.current = null;
     };
     // The replay redraws through setData below, not by building a new chart (which would lose the hovered call).
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- rule and replayed: see above
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- rule and replayed: see above; the marks are the session's (derived from t)
   }, [t, keys]);
   useEffect(() => {
     plot.current?.setData(chartData(t, rule, keys, replayed));
   }, [t, rule, keys, replayed, yTop]);
-  return <div ref={el} className="timeline-chart" data-testid="timeline-chart" data-y-top={top.current} data-compactions={t.compactions.length} data-replay-compactions={replayed?.compactionsAt.length ?? ''} data-replay-peak={replayed?.peak ?? ''} />;
+  return <div ref={el} className="timeline-chart" data-testid="timeline-chart" data-y-top={top.current} data-compactions={t.compactions.length} data-readback-calls={readBackTurns.join(',')} data-replay-compactions={replayed?.compactionsAt.length ?? ''} data-replay-peak={replayed?.peak ?? ''} />;
 }
 
 /** Pages of a session's payloads read for their arguments: a 2,000-call session is 2. */
@@ -278,6 +321,7 @@ export function TimelineView() {
     return () => clearTimeout(timer);
   }, [replayed]);
   const shown = useMemo(() => (t && rule ? { ...t, rule } : t), [t, rule]);
+  const rbi = useMemo(() => (t ? readBackIndex(t) : null), [t]);
 
   if (!sessionId) return <div className="view"><div className="state"><strong>Pick a session</strong><span>The timeline is per session: choose one in the sidebar.</span></div></div>;
   if (error) return <div className="view"><div className="state error" role="alert"><strong>Could not build the timeline.</strong><span>{error}</span></div></div>;
@@ -292,6 +336,13 @@ export function TimelineView() {
     store.getState().setView('payloads');
     void store.getState().openPayload(id);
   };
+  /** The spill a call read back: the call it answered in this session, else the spill in its own session. */
+  const openSpill = (rb: ReadBack) => {
+    const to = spillTarget(rb, sessionId);
+    if (to.sessionId && to.sessionId !== sessionId) store.getState().selectSession(to.sessionId);
+    open(to.payloadId);
+  };
+  const reads = rbi ?? readBackIndex(t);
   const turn = picked !== null ? t.turns[picked] : undefined;
   const r = shown.rule;
   const scale = chartTop(shown, replayed, wholeWindow);
@@ -325,7 +376,7 @@ export function TimelineView() {
           </label>
         </header>
         <SettingsPanel client={r.client} guardProfile={t.guardProfile} s={settings} onChange={setSettings} />
-        <Chart t={t} rule={r} replayed={replayed} onPick={setPicked} yTop={scale.top} />
+        <Chart t={t} rule={r} replayed={replayed} onPick={setPicked} yTop={scale.top} readBackTurns={reads.turns} />
         {scale.offScale ? (
           <p className="dim" data-testid="timeline-off-scale">
             The {scale.off.map((l) => `${l} (${formatInt((l === 'window' ? shown.rule.window : shown.rule.trigger) ?? 0)})`).join(' and ')}{' '}
@@ -334,7 +385,7 @@ export function TimelineView() {
             <button className="link-btn" onClick={() => setWholeWindow(!wholeWindow)}>{wholeWindow ? 'Fit the contexts' : 'Show the whole window'}</button>
           </p>
         ) : null}
-        <p className="dim">Red lines: compactions the client recorded. The dashed green line is simulated: the model might have acted differently. The legend gives each part&apos;s own tokens at the call under the pointer, or at the peak call.</p>
+        <p className="dim">Red lines: compactions the client recorded.{reads.turns.length ? ' Purple marks: calls that read a spill back.' : ''} The dashed green line is simulated: the model might have acted differently. The legend gives each part&apos;s own tokens at the call under the pointer, or at the peak call.</p>
       </section>
       <div className="two-col">
         <section className="card" data-testid="timeline-turn">
@@ -347,7 +398,10 @@ export function TimelineView() {
                 <tbody>
                   {turn.tools.map((x) => (
                     <tr key={x.id} className={x.payloadId ? 'clickable' : ''} tabIndex={x.payloadId ? 0 : undefined} onClick={() => x.payloadId && open(x.payloadId)} onKeyDown={(e) => e.key === 'Enter' && x.payloadId && open(x.payloadId)} data-payload-id={x.payloadId} title={x.payloadId ? 'Open this result' : 'Not indexed: nothing to open'}>
-                      <td className="call-cell"><CallLabel tool={x.name} input={x.payloadId ? args.get(x.payloadId) : undefined} /></td>
+                      <td className="call-cell">
+                        <CallLabel tool={x.name} input={x.payloadId ? args.get(x.payloadId) : undefined} />
+                        {x.payloadId && reads.byReader.has(x.payloadId) ? <ReadBackMark list={reads.byReader.get(x.payloadId)!} onSpill={openSpill} /> : null}
+                      </td>
                       <td className="num mono">{formatTokens(x.tokens)}</td>
                       <td className="num mono">{formatTokens(x.estimated)}</td>
                     </tr>
@@ -376,6 +430,7 @@ export function TimelineView() {
           </table>
         </section>
       </div>
+      {reads.list.length ? <ReadBackCard reads={reads} args={args} onPick={setPicked} onOpen={open} onSpill={openSpill} /> : null}
       {prices && (
         <section className="card">
           <header className="card-head"><h3>Prices (USD per million tokens, editable)</h3></header>
@@ -390,5 +445,90 @@ export function TimelineView() {
       )}
       {t.notes.length > 0 && <p className="dim">{t.notes.join(' · ')}</p>}
     </div>
+  );
+}
+
+/** Under a call in the picked call's table: what it read back, and a link to that spill. */
+function ReadBackMark({ list, onSpill }: { list: ReadBack[]; onSpill: (rb: ReadBack) => void }) {
+  return (
+    <>
+      {list.map((rb, i) => (
+        <span key={i} className="readback-mark" data-testid="timeline-readback-mark" title={readBackTitle(rb)}>
+          <span className="badge tiny readback">read-back</span>
+          reads back <span className="mono">{rb.spillTool ?? 'a spill'}</span> {partText(rb.part)} ·{' '}
+          <button
+            type="button"
+            className="link-btn"
+            data-testid="timeline-open-spill"
+            onClick={(e) => {
+              // The row opens the reading call; this link, the spill it read.
+              e.stopPropagation();
+              onSpill(rb);
+            }}
+          >
+            open the spill
+          </button>
+        </span>
+      ))}
+    </>
+  );
+}
+
+/** Every call of the session that read a spill back: which call, what it read of which spill, and its tokens. */
+function ReadBackCard({ reads, args, onPick, onOpen, onSpill }: { reads: ReadBackIndex; args: Map<string, string>; onPick: (i: number) => void; onOpen: (id: string) => void; onSpill: (rb: ReadBack) => void }) {
+  const totals = readBackTotals(reads.list);
+  // The Timeline's own figure for a call it shows (what entered with it), else the index's.
+  const tokensOf = (rb: ReadBack) => reads.turnOf.get(rb.readerId)?.tokens ?? readBackCost(rb);
+  const shownTokens = [...new Map(reads.list.map((rb) => [rb.readerId, tokensOf(rb)])).values()].reduce((a, b) => a + b, 0);
+  return (
+    <section className="card" data-testid="timeline-readbacks" data-count={totals.count}>
+      <header className="card-head">
+        <h3>Read-backs</h3>
+        <span className="dim">
+          {formatInt(totals.count)} read{totals.count === 1 ? '' : 's'} of a spill by {formatInt(totals.calls)} call{totals.calls === 1 ? '' : 's'} · {formatTokens(shownTokens)} tokens: what the agent needed that the message did not hold
+        </span>
+      </header>
+      <table className="grid-table">
+        <thead><tr><th className="num">Call</th><th>Reading call</th><th>Reads back</th><th className="num">Tokens</th></tr></thead>
+        <tbody>
+          {reads.list.map((rb, i) => {
+            const at = reads.turnOf.get(rb.readerId);
+            return (
+              <tr key={`${rb.readerId}:${i}`} data-testid="timeline-readback" data-reader-id={rb.readerId} data-spill-id={rb.spillId}>
+                <td className="num mono">
+                  {at ? (
+                    <button
+                      type="button"
+                      className="link-btn"
+                      title="Show this call's tool results above"
+                      onClick={() => {
+                        onPick(at.turn);
+                        document.querySelector('[data-testid="timeline-turn"]')?.scrollIntoView({ block: 'nearest' });
+                      }}
+                    >
+                      {at.turn}
+                    </button>
+                  ) : (
+                    '—'
+                  )}
+                </td>
+                <td className="call-cell">
+                  <span className="call-label">
+                    <button type="button" className="link-btn mono tool-name" title={`${readBackTitle(rb)} Open this call.`} onClick={() => onOpen(rb.readerId)} data-testid="timeline-open-reader">{rb.tool}</button>
+                    {args.get(rb.readerId) ? <span className="call-args dim mono" title={args.get(rb.readerId)}>{args.get(rb.readerId)}</span> : null}
+                  </span>
+                </td>
+                <td className="readback-what">
+                  <button type="button" className="link-btn" title="Open the spill it read" onClick={() => onSpill(rb)} data-testid="timeline-readback-spill">
+                    <span className="mono">{rb.spillTool ?? 'spill'}</span> {partText(rb.part)}
+                  </button>
+                </td>
+                <td className="num mono">{formatTokens(tokensOf(rb))}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </section>
   );
 }

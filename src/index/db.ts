@@ -345,6 +345,9 @@ function configure(db: DB): void {
   db.pragma('temp_store = MEMORY');
 }
 
+/** The mode of a database Spillway creates: the caller's alone (it holds what was indexed). */
+const DB_FILE_MODE = 0o600;
+
 /** Move a broken database (and its WAL/SHM companions) aside: `<db>.corrupt-<time>`. Returns the new path. */
 export function moveAside(dbPath: string, why: string): string {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
@@ -357,6 +360,28 @@ export function moveAside(dbPath: string, why: string): string {
     }
   }
   return target;
+}
+
+/**
+ * The database built in place of one moved aside is Spillway's, and as private as the first one
+ * (docs/security.md): created here 0600 before SQLite opens it, since SQLite would create it with
+ * the umask's mode and gives its -wal and -shm files the database's mode. A file that is there
+ * already (another process rebuilt it first) is left as it is; SQLite reports a place it cannot write.
+ */
+function createPrivateFile(p: string): void {
+  let fd: number;
+  try {
+    fd = fs.openSync(p, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY | fs.constants.O_NOFOLLOW, DB_FILE_MODE);
+  } catch {
+    return;
+  }
+  try {
+    fs.fchmodSync(fd, DB_FILE_MODE); // whatever the umask
+  } catch {
+    /* a file system without modes */
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 function isCorruption(err: unknown): boolean {
@@ -398,6 +423,7 @@ export function openDatabase(dbPath: string, warnings: string[] = []): DB {
     } else {
       throw err;
     }
+    createPrivateFile(dbPath);
     const db = attempt();
     const insert = db.prepare('INSERT OR IGNORE INTO roots (id, path, kind, added_at, read_only, auto) VALUES (?, ?, ?, ?, ?, ?)');
     for (const r of roots) insert.run(r.id, r.path, r.kind, r.added_at, r.read_only ? 1 : 0, r.auto ? 1 : 0);

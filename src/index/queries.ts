@@ -3,7 +3,7 @@
  * detail and where its content is, and totals. Every query is bounded (paged, capped); requests
  * come validated from the service, so only defaults are applied here.
  */
-import { readBacksOf } from './readback.js';
+import { readBacksBy, readBacksOf } from './readback.js';
 import { CLIENT_IDS, clientName } from '../agents/index.js';
 import fs from 'node:fs';
 import { DEFAULT_PROFILE, DEFAULT_STRATEGY, buildPreview } from '../pipeline/index.js';
@@ -389,6 +389,8 @@ export class Queries {
     // A read names the spill's file; the transcript's row that joined it shows the same call.
     const readBacks = readBacksOf(this.core, sp ? [r.id, sp.id] : [r.id]);
     if (readBacks.length) detail.readBacks = readBacks;
+    const reads = readBacksBy(this.core, r.id);
+    if (reads.length) detail.reads = reads;
     if (r.joined_to) {
       const t = this.core.q('SELECT id, session_id FROM payloads WHERE id = ?').get(r.joined_to) as { id: string; session_id: string } | undefined;
       if (t) detail.calledIn = { payloadId: t.id, sessionId: t.session_id };

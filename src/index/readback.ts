@@ -7,6 +7,7 @@
  * | --- | --- |
  * | `linkReadBacks(core)` | rebuild the `read_backs` table from the payload rows (after every listing, inside its transaction: join.ts `relink`) |
  * | `readBacksOf(core, spillIds)` | the read-backs of these spills, oldest first |
+ * | `readBacksBy(core, readerId)` | the read-backs one call made (its own header's "reads back") |
  * | `readBacksIn(core, sessionIds?)` | every read-back of these sessions (a reader's or a spill's), oldest first |
  *
  * What a call reads is parsed per client (src/agents/<client>/readback.ts, the shared drill-down
@@ -194,6 +195,11 @@ export function linkReadBacks(core: IndexCore): void {
 
 interface ReadBackDbRow {
   reader_id: string;
+  entered: number | null;
+  spill_tool: string | null;
+  spill_session: string | null;
+  called_in: string | null;
+  called_in_session: string | null;
   n: number;
   spill_id: string;
   session_id: string;
@@ -217,26 +223,47 @@ const toReadBack = (r: ReadBackDbRow): ReadBack => ({
   spillId: r.spill_id,
   part: JSON.parse(r.part_json) as ReadBackPart,
   tokens: r.tokens,
+  ...(r.entered !== null ? { entered: r.entered } : {}),
+  ...(r.spill_tool !== null ? { spillTool: r.spill_tool } : {}),
+  ...(r.spill_session !== null ? { spillSessionId: r.spill_session } : {}),
+  ...(r.called_in !== null && r.called_in_session !== null ? { spillCalledIn: { payloadId: r.called_in, sessionId: r.called_in_session } } : {}),
 });
+
+/**
+ * A read-back with what the views show beside it, read from the rows now (not stored, so a re-joined
+ * spill or a ledger filled in later is seen): the reader's entered tokens, the spill's tool and
+ * session, and the transcript's call the spill answered (the row whose spill_id is it, as `joinedTo`).
+ */
+const SELECT_READ_BACKS = `SELECT rb.*, r.l_entered AS entered, s.tool AS spill_tool, s.session_id AS spill_session,
+       c.id AS called_in, c.session_id AS called_in_session
+  FROM read_backs rb
+  LEFT JOIN payloads r ON r.id = rb.reader_id
+  LEFT JOIN payloads s ON s.id = rb.spill_id
+  LEFT JOIN payloads c ON c.id = (SELECT t.id FROM payloads t WHERE t.spill_id = rb.spill_id LIMIT 1)`;
 
 /** The read-backs of these spills (a transcript row's id counts as the spill it joined), oldest first. */
 export function readBacksOf(core: IndexCore, ids: string[]): ReadBack[] {
   if (!ids.length) return [];
   const marks = ids.map(() => '?').join(',');
-  const rows = core.q(`SELECT * FROM read_backs WHERE spill_id IN (${marks}) ORDER BY at, reader_id, n`).all(...ids) as ReadBackDbRow[];
+  const rows = core.q(`${SELECT_READ_BACKS} WHERE rb.spill_id IN (${marks}) ORDER BY rb.at, rb.reader_id, rb.n`).all(...ids) as ReadBackDbRow[];
   return rows.map(toReadBack);
+}
+
+/** The read-backs this call made (a call may read several parts, or several spills), in its order. */
+export function readBacksBy(core: IndexCore, readerId: string): ReadBack[] {
+  return (core.q(`${SELECT_READ_BACKS} WHERE rb.reader_id = ? ORDER BY rb.n`).all(readerId) as ReadBackDbRow[]).map(toReadBack);
 }
 
 /** Every read-back read in, or of a spill in, these sessions (all without), oldest first. */
 export function readBacksIn(core: IndexCore, sessionIds?: string[]): ReadBack[] {
-  if (!sessionIds) return (core.q('SELECT * FROM read_backs ORDER BY at, reader_id, n').all() as ReadBackDbRow[]).map(toReadBack);
+  if (!sessionIds) return (core.q(`${SELECT_READ_BACKS} ORDER BY rb.at, rb.reader_id, rb.n`).all() as ReadBackDbRow[]).map(toReadBack);
   if (!sessionIds.length) return [];
   const marks = sessionIds.map(() => '?').join(',');
   const rows = core
     .q(
-      `SELECT * FROM read_backs WHERE session_id IN (${marks})
-          OR spill_id IN (SELECT id FROM payloads WHERE session_id IN (${marks}))
-        ORDER BY at, reader_id, n`,
+      `${SELECT_READ_BACKS} WHERE rb.session_id IN (${marks})
+          OR rb.spill_id IN (SELECT id FROM payloads WHERE session_id IN (${marks}))
+        ORDER BY rb.at, rb.reader_id, rb.n`,
     )
     .all(...sessionIds, ...sessionIds) as ReadBackDbRow[];
   return rows.map(toReadBack);

@@ -191,6 +191,8 @@ export interface PayloadDetail {
   ledger?: PayloadLedger;
   /** Later calls that read this spill back, oldest first (readback.ts); absent when none did. */
   readBacks?: ReadBack[];
+  /** What this call itself read back of earlier spills (it is the reader), in its order; absent when it read none. */
+  reads?: ReadBack[];
 }
 
 /**
@@ -222,8 +224,18 @@ export interface ReadBack {
   /** The spill's payload row. */
   spillId: string;
   part: ReadBackPart;
-  /** Tokens of the reading call's result: what the read-back cost. */
+  /** Tokens of the reading call's whole result (its row's `tokens`, the table's Full). */
   tokens: number;
+  /**
+   * What the reading call's result cost in the model's context: its ledger's entered tokens, the
+   * table's Entered and the Timeline's figure for that call. Absent on a row indexed before the ledger.
+   */
+  entered?: number;
+  /** The spill that was read: its tool and session, for "reads back Read lines 100–119" and a link to it. */
+  spillTool?: string;
+  spillSessionId?: string;
+  /** The transcript's call the spill answered (the row joined with it), when there is one: what a link in that session opens. */
+  spillCalledIn?: { payloadId: string; sessionId: string };
 }
 
 export interface LimitTunerRequest {
@@ -568,4 +580,9 @@ export interface TimelineData {
   warning?: string;
   /** The profile the session's own guard counted with, as its spills' messages say: what the guard replays count with unless asked otherwise. */
   guardProfile?: Profile;
+  /**
+   * Read-backs read in this session or of its spills, oldest first (readback.ts): the calls the
+   * Timeline marks. Filled by the service's getTimeline (not on `replayOnly`) and `spillway context`.
+   */
+  readBacks?: ReadBack[];
 }

@@ -10,11 +10,13 @@
  * | `spillway project`  | `suggestProjectionFor`, `applyProjection`, `projectionSpecFor` |
  * | `spillway handle`   | `withHandles`                                               |
  * | `spillway context`  | `contextTimeline`                                           |
- * | `spillway prune`    | `forgetPruned` (the pruning itself is the pipeline's)        |
+ * | `spillway prune`    | `checkOwnAppData` first, then `forgetPruned` (the pruning itself is the pipeline's) |
+ * | `spillway sync`     | `checkOwnAppData` before it reads the pending-sync queue    |
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { appPaths, estimateTokens, MAX_SUMMARY_OUTPUT_TOKENS } from '../pipeline/index.js';
+import { pendingDir } from '../pipeline/store/s3/index.js';
 import type { SummaryOutput } from '../pipeline/types.js';
 import { calibrateClaude, isS3Path, openIndex, type Calibration } from '../index/index.js';
 import {
@@ -32,7 +34,7 @@ import {
 } from '../compress/index.js';
 import { createSummarizer, isProviderName, listProvidersProbed, listTemplates, mcpContentValue, PROVIDER_NAMES } from '../summarize/index.js';
 import type { IndexProgressEvent, IndexStats, ProviderInfo, ReadBack, TemplateInfo, TimelineData, TimelineRequest } from './contract.js';
-import { ensurePrivateDirSync, preparePrivateDbFile, PRIVATE_FILE_MODE } from './private-files.js';
+import { checkPrivate, checkPrivateDb, ensurePrivateDirSync, preparePrivateDbFile, PRIVATE_FILE_MODE } from './private-files.js';
 import { checkRoot, rootConsents } from './roots-policy.js';
 
 export type { HandleQuery, HandleStore, ProjectionSpec, ProjectionStats };
@@ -46,13 +48,28 @@ export { PROVIDER_NAMES };
  */
 export async function forgetPruned(units: string[], o: { dbPath?: string; env: NodeJS.ProcessEnv }): Promise<{ removed: number; dbPath: string | null }> {
   const dbPath = o.dbPath ?? appPaths(o.env).db;
-  if (!units.length || !fs.existsSync(dbPath)) return { removed: 0, dbPath: fs.existsSync(dbPath) ? dbPath : null };
+  // A database another account owns or can write is refused, not edited (private-files.ts).
+  const exists = checkPrivateDb(dbPath);
+  if (!units.length || !exists) return { removed: 0, dbPath: exists ? dbPath : null };
   const index = openIndex({ dbPath });
   try {
     return { removed: await index.forgetUnits(units), dbPath };
   } finally {
     await index.close();
   }
+}
+
+/**
+ * Before `prune` deletes anything, or `sync` reads its queue: the app-data folder, its pending-sync
+ * queue and the index database, where they exist, must be the caller's alone (private-files.ts).
+ * A queue record another account planted would name what to upload and where; a database it owns
+ * is not ours to edit. Creates nothing; throws a NotPrivateError that says how to fix it.
+ */
+export function checkOwnAppData(o: { dbPath?: string; env: NodeJS.ProcessEnv }): void {
+  const paths = appPaths(o.env);
+  checkPrivate(paths.root, 'app-data folder');
+  checkPrivate(pendingDir(o.env), 'pending-sync folder');
+  checkPrivateDb(path.resolve(o.dbPath ?? paths.db));
 }
 
 // ------------------------------------------------------------------------------------ index

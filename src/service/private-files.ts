@@ -20,8 +20,10 @@
  * | call                     | for                                                                    |
  * | ------------------------ | ---------------------------------------------------------------------- |
  * | `ensurePrivateDir(Sync)` | app data and its own folders: created 0700, or checked when they exist |
+ * | `mkdirPrivateNew`        | a new folder of its own (a scratch session): exclusive, 0700           |
  * | `checkPrivate`           | one existing file or folder: the caller's, not writable by others      |
  * | `preparePrivateDbFile`   | the index database before SQLite opens it                              |
+ * | `checkPrivateDb`         | an index database that may exist, before a command touches it (prune)  |
  * | `privatizeTree`          | a tree Spillway has just written (a scratch session)                   |
  * | `writePrivateFileSync`   | a small file of ours, atomically, 0600                                 |
  */
@@ -126,6 +128,17 @@ export async function ensurePrivateDir(dir: string, what = 'app-data folder'): P
   for (const d of createdChain(dir, first)) chmodQuiet(d, PRIVATE_DIR_MODE);
 }
 
+/**
+ * A new folder of Spillway's own (a scratch session), 0700 whatever the umask, in a parent that is
+ * the caller's. Exclusive: a name that exists already fails with EEXIST, so what is later made
+ * private inside it ({@link privatizeTree}) is only ever what this call created.
+ */
+export async function mkdirPrivateNew(dir: string): Promise<void> {
+  await ensurePrivateDir(path.dirname(dir));
+  await fs.promises.mkdir(dir, { mode: PRIVATE_DIR_MODE });
+  chmodQuiet(dir, PRIVATE_DIR_MODE);
+}
+
 function chmodQuiet(p: string, mode: number): void {
   try {
     fs.chmodSync(p, mode);
@@ -176,19 +189,30 @@ export function preparePrivateDbFile(dbPath: string): void {
       fs.closeSync(fd);
     }
   }
+  checkPrivateDb(dbPath);
+}
+
+/**
+ * An index database that may exist (and its -wal, -shm and -journal files): each one there must be
+ * the caller's ({@link checkPrivate}). Creates nothing. Returns whether the database itself exists.
+ */
+export function checkPrivateDb(dbPath: string): boolean {
+  if (dbPath === ':memory:') return false;
+  let exists = false;
   for (const [f, what] of [
     [dbPath, 'index database'],
     [`${dbPath}-wal`, 'index database journal'],
     [`${dbPath}-shm`, 'index database shared memory'],
     [`${dbPath}-journal`, 'index database journal'],
   ] as const) {
-    checkPrivate(f, what);
+    if (checkPrivate(f, what) && f === dbPath) exists = true;
   }
+  return exists;
 }
 
 /**
  * Make every folder under `root` 0700 and every file 0600 (links are left alone, never followed).
- * Only for a tree Spillway has just written itself (a scratch session it created).
+ * Only for a tree Spillway has just written itself (a scratch session {@link mkdirPrivateNew} created).
  */
 export async function privatizeTree(root: string): Promise<void> {
   let budget = PRIVATE_TREE_MAX_ENTRIES;

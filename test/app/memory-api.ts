@@ -9,6 +9,7 @@ import type {
   InspectorEvents,
   ListPayloadsRequest,
   PayloadRow,
+  ReadBack,
   RootInfo,
   SessionInfo,
   SummaryRun,
@@ -36,6 +37,11 @@ export interface MemoryApiOptions {
   /** Replace the generated roots and sessions (payloads are still spread over the sessions). */
   roots?: RootInfo[];
   sessionList?: SessionInfo[];
+  /**
+   * Later calls that read a spill back, as the index links them: `getPayload` of the spill lists
+   * those of its id (of a reader, those it made), `getTimeline` those read in the session or of its spills (not on replayOnly).
+   */
+  readBacks?: ReadBack[];
 }
 
 export function contentOf(row: PayloadRow): string {
@@ -100,6 +106,10 @@ export function createMemoryApi(opts: MemoryApiOptions = {}): MemoryApi {
         (!req.query || contentOf(r).includes(req.query)),
     );
   let runSeq = 0;
+  const readBacksOf = (spillId: string) => (opts.readBacks ?? []).filter((rb) => rb.spillId === spillId);
+  const readsBy = (readerId: string) => (opts.readBacks ?? []).filter((rb) => rb.readerId === readerId);
+  const readBacksIn = (sessionId: string) =>
+    (opts.readBacks ?? []).filter((rb) => rb.sessionId === sessionId || rows.find((r) => r.id === rb.spillId)?.sessionId === sessionId);
   const impl = {
     async getInfo() {
       return {
@@ -152,6 +162,8 @@ export function createMemoryApi(opts: MemoryApiOptions = {}): MemoryApi {
         totalLines: text.split('\n').length,
         binary: false,
         readOnly: sessions.find((s) => s.id === row.sessionId)?.readOnly ?? false,
+        ...(readBacksOf(id).length ? { readBacks: readBacksOf(id) } : {}),
+        ...(readsBy(id).length ? { reads: readsBy(id) } : {}),
       };
     },
     async readPayload(req: { id: string; start?: number; end?: number }) {
@@ -261,7 +273,7 @@ export function createMemoryApi(opts: MemoryApiOptions = {}): MemoryApi {
         assumptions: ['Sessions without model calls have no calls to multiply.'],
       };
     },
-    async getTimeline(req: { sessionId: string; limits?: number[] }) {
+    async getTimeline(req: { sessionId: string; limits?: number[]; replayOnly?: boolean }) {
       // A small made-up session: 4 calls, one compaction; the replays scale with the limit like the real ones do.
       const contexts = [20_000, 60_000, 150_000, 30_000];
       const replay = (label: string, limit?: number) => {
@@ -284,6 +296,7 @@ export function createMemoryApi(opts: MemoryApiOptions = {}): MemoryApi {
         subagents: [],
         notes: [],
         warning: 'compacted 1×',
+        ...(req.replayOnly ? {} : { readBacks: readBacksIn(req.sessionId) }),
       };
     },
     on(event: string, listener: (p: unknown) => void) {

@@ -42,6 +42,22 @@ describe('the index database', () => {
     await index.close();
   });
 
+  it('builds the database that replaces a corrupt one 0600, its -wal and -shm too (issue 32: as private as the first)', async () => {
+    const dir = tmpDir();
+    const dbPath = path.join(dir, 'index.sqlite');
+    fs.writeFileSync(dbPath, Buffer.concat([Buffer.from('definitely not sqlite\n'), Buffer.alloc(8192, 7)]), { mode: 0o600 });
+    // SQLite alone would create the new file with the umask's mode (0644 under the usual 022).
+    const umask = process.umask(0o022);
+    try {
+      const index = openIndex({ dbPath });
+      expect(index.warnings.join('\n')).toMatch(/unreadable.*moved to/);
+      for (const f of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) expect((fs.statSync(f).mode & 0o777).toString(8), f).toBe('600');
+      await index.close();
+    } finally {
+      process.umask(umask);
+    }
+  });
+
   it('keeps the registered roots when a damaged database can still name them', async () => {
     const root = await smallRoot();
     const dir = tmpDir();

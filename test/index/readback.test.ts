@@ -10,9 +10,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { handleLargeResponse } from '../../src/pipeline/index.js';
 import { contextTimeline } from '../../src/service/offline.js';
+import { createInspectorService } from '../../src/service/service.js';
 import { REPO, copyTree, tmpDir, tmpIndex } from './helpers.js';
 
 const REAL = path.join(REPO, 'test', 'index', 'fixtures', 'real');
+/** The session the real Claude Code 2.1.328 wrote (test/clients/realistic.ts): spills read back by Read with an offset, grep in Bash, spillway_read and spillway_grep. */
+const REALISTIC = path.join(REPO, 'test', 'clients', 'fixtures', 'realistic', 'claude-code');
 
 /** The spilled text of those runs as the proxy's grep saw it: 15,446 lines, `row 12345,` on line 12,347. */
 function rows(): string {
@@ -104,5 +107,75 @@ describe('read-backs in a Claude Code transcript of a hook spill', () => {
     await index.close();
     const t = await contextTimeline({ target: session.id, env: { ...process.env, SPILLWAY_HOME: path.join(home, 'app') }, dbPath, request: {} });
     expect(t.readBacks.map((r) => [r.toolUseId, r.spillId])).toEqual(['toolu_read', 'toolu_grep', 'toolu_sed', 'toolu_dd'].map((id) => [id, spillRow.id]));
+  });
+});
+
+describe('what the views show beside a read-back', () => {
+  it('the realistic Claude Code session: each names the spill’s tool, its session, the transcript’s call it answered and the reader’s entered tokens', async () => {
+    const { index } = tmpIndex();
+    index.addRoot(path.join(REALISTIC, 'projects'));
+    index.addRoot(path.join(REALISTIC, 'spillway-sessions'));
+    await index.scan();
+    const transcript = index.listSessions().find((x) => x.kind === 'claude-code')!;
+    const rows = index.listPayloads({ sessionId: transcript.id, limit: 1000 }).rows;
+    const byCall = (tool: string, input: string) => rows.find((r) => r.tool === tool && (r.inputExcerpt ?? '').includes(input))!;
+    const all = index.readBacks([transcript.id]);
+    // Read with an offset on the Read spill, grep in Bash on the lockfile's, spillway_read and spillway_grep on the MCP read's.
+    const want = [
+      { call: 'toolu_01rlreadback', spilled: byCall('Read', 'report.txt') },
+      { call: 'toolu_01rlgrepback', spilled: byCall('Bash', 'package-lock.json') },
+      { call: 'toolu_01rlspillread', spilled: byCall('mcp__fs__read_text_file', 'big.txt') },
+      { call: 'toolu_01rlspillgrep', spilled: byCall('mcp__fs__read_text_file', 'big.txt') },
+    ];
+    expect(all.map((r) => r.toolUseId)).toEqual(want.map((w) => w.call));
+    for (const [i, w] of want.entries()) {
+      const rb = all[i]!;
+      // A spill answered by a transcript's call is listed in its own session (the whole list shows the call once).
+      const spill = index.listPayloads({ sessionId: rb.spillSessionId, limit: 1000 }).rows.find((r) => r.id === rb.spillId)!;
+      const reader = rows.find((r) => r.id === rb.readerId)!;
+      expect(rb.spillTool).toBe(spill.tool);
+      expect(rb.spillTool).toBe(w.spilled.tool);
+      expect(rb.spillSessionId).toBe(spill.sessionId);
+      // The spill is in Spillway's own session; the call it answered is the transcript's, beside the reader.
+      expect(rb.spillSessionId).not.toBe(transcript.id);
+      expect(rb.spillCalledIn).toEqual({ payloadId: w.spilled.id, sessionId: transcript.id });
+      // What the read cost in context is the table's Entered for that call, beside its whole result.
+      expect(rb.entered).toBe(reader.entered);
+      expect(rb.tokens).toBe(reader.tokens);
+      // The reader's own detail names what it read, the same link seen from the other end.
+      expect((await index.getPayload(rb.readerId)).reads?.map((x) => [x.spillId, x.part])).toEqual([[rb.spillId, rb.part]]);
+    }
+    await index.close();
+  });
+
+  it('getTimeline lists the session’s read-backs; a slider move (replayOnly) does not ask for them again', async () => {
+    const home = tmpDir();
+    const svc = createInspectorService({
+      env: process.env,
+      appDataDir: path.join(home, 'app'),
+      roots: [path.join(REALISTIC, 'projects'), path.join(REALISTIC, 'spillway-sessions')],
+      transport: 'http',
+      scanOnStart: false,
+      watch: false,
+    });
+    try {
+      await svc.ready;
+      await svc.reindex({});
+      const transcript = (await svc.listSessions({})).find((x) => x.kind === 'claude-code')!;
+      const t = await svc.getTimeline({ sessionId: transcript.id });
+      expect(t.readBacks?.map((r) => [r.toolUseId, r.spillTool])).toEqual([
+        ['toolu_01rlreadback', 'Read'],
+        ['toolu_01rlgrepback', 'Bash'],
+        ['toolu_01rlspillread', 'mcp__fs__read_text_file'],
+        ['toolu_01rlspillgrep', 'mcp__fs__read_text_file'],
+      ]);
+      // Each reader is a call of this Timeline, so the view can mark it.
+      const called = new Set(t.turns.flatMap((x) => x.tools.map((y) => y.payloadId)));
+      expect(t.readBacks!.every((r) => called.has(r.readerId))).toBe(true);
+      const again = await svc.getTimeline({ sessionId: transcript.id, replayOnly: true });
+      expect(again.readBacks).toBeUndefined();
+    } finally {
+      await svc.close();
+    }
   });
 });

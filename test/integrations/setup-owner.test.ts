@@ -11,8 +11,9 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'smol-toml';
-import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { setupClaudeCode } from '../../src/integrations/setup/claude-code.js';
+import { setupCodex } from '../../src/integrations/setup/codex.js';
 import { SetupError } from '../../src/integrations/setup/files.js';
 import { cliArgs, ROOT, tmpDir } from './helpers.js';
 
@@ -21,22 +22,24 @@ const NOBODY = 65534;
 const SETTINGS = `${JSON.stringify({ model: 'opus', env: { FOO: 'bar' } }, null, 2)}\n`;
 const CODEX = '# mine\nmodel = "gpt-5.5"\n';
 
-let noSecondAccount: string | undefined;
-beforeAll(() => {
-  if (typeof process.getuid !== 'function') noSecondAccount = 'no POSIX owners on this platform';
-  else if (process.getuid() !== 0) noSecondAccount = `not root (uid ${process.getuid()}): cannot chown a file to a second account (nobody, uid ${NOBODY})`;
-  else {
-    const probe = path.join(tmpDir('spillway-chown-probe-'), 'f');
+/** Why the root tests cannot run here (undefined: they can). Known at collection, for it.skipIf. */
+const noSecondAccount: string | undefined = (() => {
+  if (typeof process.getuid !== 'function') return 'no POSIX owners on this platform';
+  if (process.getuid() !== 0) return `not root (uid ${process.getuid()}): cannot chown a file to a second account (nobody, uid ${NOBODY})`;
+  const dir = tmpDir('spillway-chown-probe-');
+  try {
+    const probe = path.join(dir, 'f');
     fs.writeFileSync(probe, '');
-    try {
-      fs.chownSync(probe, NOBODY, NOBODY);
-    } catch (err) {
-      noSecondAccount = `chown to uid ${NOBODY} failed here (${(err as NodeJS.ErrnoException).code}): no second account can own a file`;
-    }
-    fs.rmSync(path.dirname(probe), { recursive: true, force: true });
+    fs.chownSync(probe, NOBODY, NOBODY);
+    return undefined;
+  } catch (err) {
+    return `chown to uid ${NOBODY} failed here (${(err as NodeJS.ErrnoException).code}): no second account can own a file`;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
-  if (noSecondAccount) console.warn(`issue 32 setup-owner test skips: ${noSecondAccount}`);
-});
+})();
+const SKIP = noSecondAccount ? ` [skipped: ${noSecondAccount}]` : '';
+if (noSecondAccount) console.warn(`issue 32 setup-owner root tests skip: ${noSecondAccount}`);
 
 afterEach(() => {
   vi.restoreAllMocks();
@@ -69,8 +72,7 @@ const ownerOf = (f: string) => {
 };
 
 describe('setup keeps the owner and mode of the files it edits (issue 32, item 5)', () => {
-  it('as root (real CLI): settings.json and config.toml owned by nobody stay nobody\'s, with their mode, through setup and --remove', (t) => {
-    if (noSecondAccount) t.skip(noSecondAccount);
+  it.skipIf(noSecondAccount)(`as root (real CLI): settings.json and config.toml owned by nobody stay nobody's, with their mode, through setup and --remove${SKIP}`, () => {
     const env = envFor();
     const settings = path.join(env.HOME!, '.claude', 'settings.json');
     const toml = path.join(env.CODEX_HOME!, 'config.toml');
@@ -97,6 +99,87 @@ describe('setup keeps the owner and mode of the files it edits (issue 32, item 5
     expect(fs.readdirSync(path.dirname(settings))).toEqual(['settings.json']);
     expect(fs.readdirSync(path.dirname(toml))).toEqual(['config.toml']);
   }, CLI_TEST_MS);
+
+  it.skipIf(noSecondAccount)(`as root (in process): every file setup edits (settings.json, ~/.claude.json, a project's settings.local.json and .mcp.json, config.toml), owned by nobody 0640, keeps owner, group, mode and, after --remove, its bytes${SKIP}`, () => {
+    const env = envFor();
+    const project = tmpDir('spillway-setup-owner-project-');
+    const files = {
+      settings: path.join(env.HOME!, '.claude', 'settings.json'),
+      claudeJson: path.join(env.HOME!, '.claude.json'),
+      local: path.join(project, '.claude', 'settings.local.json'),
+      mcpJson: path.join(project, '.mcp.json'),
+      toml: path.join(env.CODEX_HOME!, 'config.toml'),
+    };
+    const original: Record<string, string> = {
+      settings: SETTINGS,
+      claudeJson: `${JSON.stringify({ numStartups: 3, mcpServers: {} }, null, 2)}\n`,
+      local: `${JSON.stringify({ permissions: { allow: [] } }, null, 2)}\n`,
+      mcpJson: `${JSON.stringify({ mcpServers: { other: { command: 'x' } } }, null, 2)}\n`,
+      toml: CODEX,
+    };
+    for (const [k, f] of Object.entries(files)) foreignFile(f, original[k]!, 0o640);
+    const want = { uid: NOBODY, gid: NOBODY, mode: '640' };
+    const server = { name: 'fs', server: ['srv', '--flag'] };
+
+    const changes = [
+      ...setupClaudeCode({ env, mcp: server }),
+      ...setupClaudeCode({ env, projectDir: project, mcp: server }),
+      ...setupCodex({ env, mcp: server }),
+    ];
+    expect(changes.map((c) => c.action)).toEqual(['updated', 'updated', 'updated', 'updated', 'updated']);
+    for (const f of Object.values(files)) expect([f, ownerOf(f)]).toEqual([f, want]);
+    expect(JSON.parse(fs.readFileSync(files.claudeJson, 'utf8')).mcpServers).toHaveProperty('fs');
+    expect(JSON.parse(fs.readFileSync(files.mcpJson, 'utf8')).mcpServers).toHaveProperty('fs');
+    expect(JSON.parse(fs.readFileSync(files.local, 'utf8')).enabledMcpjsonServers).toEqual(['fs']);
+    // The backups hold the old content: readable by their writer (root) alone, no more than the original.
+    for (const c of changes) {
+      const st = fs.statSync(c.backup!);
+      expect([c.file, st.mode & 0o777, st.uid]).toEqual([c.file, 0o600, 0]);
+    }
+
+    setupClaudeCode({ env, remove: true });
+    setupClaudeCode({ env, projectDir: project, remove: true });
+    setupCodex({ env, remove: true });
+    for (const [k, f] of Object.entries(files)) {
+      expect([f, ownerOf(f)]).toEqual([f, want]);
+      expect([f, fs.readFileSync(f, 'utf8')]).toEqual([f, original[k]]);
+      expect(fs.readdirSync(path.dirname(f)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
+    }
+  });
+
+  it.skipIf(noSecondAccount)(`as root: a new config file in a folder nobody owns is nobody's; a folder setup would have to create there is refused, nothing written${SKIP}`, () => {
+    const env = envFor();
+    fs.chownSync(env.HOME!, NOBODY, NOBODY);
+    // ~/.claude is missing: root would make a folder in nobody's home. Refused before anything is written.
+    expect(() => setupClaudeCode({ env })).toThrow(/setup runs as root and would create .*\.claude inside .*, which belongs to uid 65534; .*Nothing was written\. Run setup as that account, or create .*\.claude as it first/);
+    expect(fs.readdirSync(env.HOME!)).toEqual([]);
+    expect(fs.existsSync(path.join(env.SPILLWAY_HOME!, 'backups'))).toBe(false);
+    // Once the account has its folder, the file setup creates there is the account's.
+    fs.mkdirSync(path.join(env.HOME!, '.claude'));
+    fs.chownSync(path.join(env.HOME!, '.claude'), NOBODY, NOBODY);
+    const [c] = setupClaudeCode({ env });
+    expect(c!.action).toBe('created');
+    const st = fs.statSync(c!.file);
+    expect([st.uid, st.gid]).toEqual([NOBODY, NOBODY]);
+    expect(JSON.parse(fs.readFileSync(c!.file, 'utf8')).hooks.PostToolUse).toHaveLength(1);
+  });
+
+  it.skipIf(noSecondAccount)(`as root: when the owner cannot be given back (fchown refused), the file is left untouched, with no backup and no temp file${SKIP}`, () => {
+    const env = envFor();
+    const settings = path.join(env.HOME!, '.claude', 'settings.json');
+    foreignFile(settings, SETTINGS, 0o640);
+    const before = fs.statSync(settings);
+    // What root meets where it may not chown (a user namespace, an NFS root squash).
+    vi.spyOn(fs, 'fchownSync').mockImplementation(() => {
+      throw Object.assign(new Error('operation not permitted'), { code: 'EPERM' });
+    });
+    expect(() => setupClaudeCode({ env })).toThrow(new RegExp(`settings\\.json could not be given back its owner and group \\(uid ${NOBODY}, gid ${NOBODY}: EPERM\\); it was left untouched`));
+    expect(fs.readFileSync(settings, 'utf8')).toBe(SETTINGS);
+    expect(fs.statSync(settings).ino).toBe(before.ino);
+    expect(ownerOf(settings)).toEqual({ uid: NOBODY, gid: NOBODY, mode: '640' });
+    expect(fs.readdirSync(path.dirname(settings))).toEqual(['settings.json']);
+    expect(fs.existsSync(path.join(env.SPILLWAY_HOME!, 'backups'))).toBe(false);
+  });
 
   it('as another account: a file it does not own is refused, left untouched, and nothing is written', () => {
     const env = envFor();

@@ -1,19 +1,20 @@
 /**
- * Issue 32, items 3 and 4, through the real CLI (`index`, `context`, `serve`):
+ * Issue 32, items 3 and 4, through the real CLI (`index`, `context`, `serve`, `prune`, `sync`):
  * - `--db FILE` never changes the mode of the folder FILE is in: on 19f533d, `--db` in a 1777
  *   folder (as /tmp is) left it 0700, so every other account lost it.
  * - App data, a database or a consent record that another account owns, or that group or others
- *   can write, is refused with a message saying how to fix it: on 19f533d, serve started in a
- *   nobody-owned 0777 app-data folder and `spillway index` used a 0666 index.sqlite nobody had
- *   planted.
+ *   can write, is refused with a message saying how to fix it, before anything is read or written:
+ *   on 19f533d, serve started in a nobody-owned 0777 app-data folder and `spillway index` used a
+ *   0666 index.sqlite nobody had planted; `prune` deleted spills and then edited a database nobody
+ *   owned, and `sync` read a queue in app data nobody owned.
  * Another account's ownership is made with chown to `nobody` (uid 65534), which needs root; where
- * that is impossible those tests skip and say why.
+ * that is impossible those tests skip, with the reason in their title.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { cliArgs, ROOT } from '../integrations/helpers.js';
 
 /** Tests that spawn the CLI (tsx compiles it each time, several seconds per run on a loaded machine). */
@@ -21,7 +22,8 @@ const CLI_TEST_MS = 240_000;
 const NOBODY = 65534;
 const FIXTURE = path.join(ROOT, 'test', 'index', 'fixtures', 'timeline', 'claude-code');
 
-let tmp: string;
+/** A private folder of this test's own (mkdtemp: 0700, the caller's), never /tmp itself. */
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-not-private-'));
 const children: ChildProcess[] = [];
 
 /** Whether this process can give a file to another account; if not, the reason the owner tests skip. */
@@ -39,13 +41,10 @@ function chownImpossible(): string | undefined {
     fs.rmSync(probe, { force: true });
   }
 }
-let noSecondAccount: string | undefined;
-
-beforeAll(() => {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-not-private-'));
-  noSecondAccount = chownImpossible();
-  if (noSecondAccount) console.warn(`issue 32 owner tests skip: ${noSecondAccount}`);
-});
+/** Known when the tests are collected, so a skip says why in its own title. */
+const noSecondAccount = chownImpossible();
+const asRootWithNobody = it.skipIf(noSecondAccount !== undefined);
+const skipNote = noSecondAccount ? ` [skipped: ${noSecondAccount}]` : '';
 
 afterAll(() => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
@@ -100,8 +99,20 @@ function sessions(name: string): { root: string; transcript: string } {
   return { root, transcript };
 }
 
+/** A session folder of ours with one spill 40 days old, which `prune --older-than 30d` removes. */
+function oldSpill(name: string): { session: string; payload: string } {
+  const session = dir(name);
+  const lr = path.join(session, 'long_responses');
+  fs.mkdirSync(lr, { mode: 0o700 });
+  const stem = `${new Date(Date.now() - 40 * 86_400_000).toISOString().replace(/[-:.]/g, '')}_tool_0123abcd_0`;
+  const payload = path.join(lr, `${stem}.txt`);
+  fs.writeFileSync(payload, 'payload', { mode: 0o600 });
+  fs.writeFileSync(path.join(lr, `${stem}.meta.json`), JSON.stringify({ id: stem, payloadFile: `${stem}.txt`, assets: [] }), { mode: 0o600 });
+  return { session, payload };
+}
+
 describe('--db in a shared 1777 folder leaves the folder as it was (item 3)', () => {
-  it('index, context and serve create their database 0600 there and keep the folder 1777', async () => {
+  it('index, context and serve create their database 0600 there and keep the folder 1777; prune leaves it too', async () => {
     const shared = dir('shared', 0o1777);
     const { root, transcript } = sessions('sessions-db');
     const env = { SPILLWAY_HOME: path.join(dir('home-db'), 'app') };
@@ -115,6 +126,12 @@ describe('--db in a shared 1777 folder leaves the folder as it was (item 3)', ()
     const s = await serve(['--root', root, '--db', path.join(shared, 'serve.sqlite')], env);
     expect(s.url, s.stderr).toMatch(/^http:\/\/127\.0\.0\.1:\d+\//);
     expect(s.code).toBe(0);
+    expect(modeOf(shared).toString(8)).toBe('1777');
+    // prune opens an existing database only: it never created or changed the folder, and still does not.
+    const spill = oldSpill('session-db');
+    const p = run(['prune', '--older-than', '30d', '--session', spill.session, '--db', path.join(shared, 'index.sqlite')], env);
+    expect(p.code, p.stderr).toBe(0);
+    expect(fs.existsSync(spill.payload)).toBe(false);
     expect(modeOf(shared).toString(8)).toBe('1777');
     // The privacy is the database's own: created 0600 (SQLite gives -wal and -shm its mode).
     for (const f of ['index.sqlite', 'context.sqlite', 'serve.sqlite']) expect(modeOf(path.join(shared, f)), f).toBe(0o600);
@@ -131,30 +148,47 @@ describe('--db in a shared 1777 folder leaves the folder as it was (item 3)', ()
 });
 
 describe('app data, a database or a consent record not the caller\'s alone is refused (item 4)', () => {
-  it('serve refuses an app-data folder nobody owns (0777), and one of ours that others can write; neither is changed', async (t) => {
-    if (noSecondAccount) t.skip(noSecondAccount);
-    const { root } = sessions('sessions-serve');
+  const FIX_APP = /\(check nobody else put anything in it\), or set SPILLWAY_HOME to a folder of your own/;
+
+  asRootWithNobody(`serve, index and context refuse an app-data folder nobody owns (0777), and leave it as it was${skipNote}`, async () => {
+    const { root, transcript } = sessions('sessions-serve');
     const foreign = dir('home-foreign-serve/app', 0o777);
     fs.chownSync(foreign, NOBODY, NOBODY);
+    const said = new RegExp(`app-data folder .*home-foreign-serve/app belongs to another account \\(uid 65534, you are uid 0\\), so Spillway will not use it: if it is yours, \`chown 0 .*\` and \`chmod 700 .*\`; otherwise set SPILLWAY_HOME to a folder of your own`);
     const s = await serve(['--root', root], { SPILLWAY_HOME: foreign });
     expect(s.url).toBeUndefined();
     expect(s.code).toBe(1);
-    expect(s.stderr).toMatch(/app-data folder .*home-foreign-serve\/app belongs to another account \(uid 65534, you are uid 0\), so Spillway will not use it: if it is yours, `chown 0 .*` and `chmod 700 .*`; otherwise set SPILLWAY_HOME to a folder of your own/);
+    expect(s.stderr).toMatch(said);
+    // With --db elsewhere too: the consent record would still go into app data.
+    const ix = run(['index', root, '--db', path.join(dir('db-foreign-app'), 'index.sqlite')], { SPILLWAY_HOME: foreign });
+    expect(ix.code).toBe(1);
+    expect(ix.stderr).toMatch(said);
+    const ctx = run(['context', transcript, '--json'], { SPILLWAY_HOME: foreign });
+    expect(ctx.code).not.toBe(0);
+    expect(ctx.stderr).toMatch(said);
     expect(modeOf(foreign)).toBe(0o777);
     expect(fs.statSync(foreign).uid).toBe(NOBODY);
     expect(fs.readdirSync(foreign)).toEqual([]);
+  }, CLI_TEST_MS);
 
+  it('serve and index refuse an app-data folder of ours that group or others can write (0777, 0770), and leave its mode', async () => {
+    const { root } = sessions('sessions-open');
     for (const m of [0o777, 0o770]) {
       const open = dir(`home-open-${m.toString(8)}/app`, m);
       const o = await serve(['--root', root], { SPILLWAY_HOME: open });
+      expect(o.url).toBeUndefined();
       expect(o.code).toBe(1);
       expect(o.stderr).toContain(`app-data folder ${open} can be written by other accounts (mode 0${m.toString(8)}), so Spillway will not use it: \`chmod 700 ${open}\``);
+      expect(o.stderr).toMatch(FIX_APP);
+      const ix = run(['index', root], { SPILLWAY_HOME: open });
+      expect(ix.code).toBe(1);
+      expect(ix.stderr).toContain(`app-data folder ${open} can be written by other accounts`);
       expect(modeOf(open)).toBe(m);
+      expect(fs.readdirSync(open)).toEqual([]);
     }
   }, CLI_TEST_MS);
 
-  it('index refuses a planted index.sqlite (nobody\'s 0666, or ours but 0666) and leaves it as it was', (t) => {
-    if (noSecondAccount) t.skip(noSecondAccount);
+  asRootWithNobody(`index refuses a planted index.sqlite (nobody's 0666, or ours but 0666) and a planted -wal, and leaves them as they were${skipNote}`, () => {
     const { root } = sessions('sessions-planted');
     const app = dir('home-planted/app');
     const planted = path.join(app, 'index.sqlite');
@@ -166,6 +200,7 @@ describe('app data, a database or a consent record not the caller\'s alone is re
     expect(r.stderr).toMatch(/index database .*index\.sqlite belongs to another account \(uid 65534, you are uid 0\), so Spillway will not use it: if it is yours, `chown 0 .*` and `chmod 600 .*`; otherwise give --db a file in a folder of your own/);
     expect(fs.statSync(planted).size).toBe(0); // nothing indexed into it
     expect(modeOf(planted)).toBe(0o666);
+    expect(fs.statSync(planted).uid).toBe(NOBODY);
 
     const mine = path.join(dir('db-open'), 'mine.sqlite');
     fs.writeFileSync(mine, '');
@@ -174,6 +209,7 @@ describe('app data, a database or a consent record not the caller\'s alone is re
     expect(o.code).toBe(1);
     expect(o.stderr).toContain(`index database ${mine} can be written by other accounts (mode 0666), so Spillway will not use it: \`chmod 600 ${mine}\``);
     expect(fs.statSync(mine).size).toBe(0);
+    expect(modeOf(mine)).toBe(0o666);
     // A planted journal next to a database of ours is refused too: SQLite would replay it into the database.
     const ours = path.join(dir('db-wal'), 'ours.sqlite');
     fs.writeFileSync(`${ours}-wal`, '');
@@ -183,8 +219,36 @@ describe('app data, a database or a consent record not the caller\'s alone is re
     expect(w.stderr).toMatch(/index database journal .*ours\.sqlite-wal belongs to another account/);
   }, CLI_TEST_MS);
 
-  it('index and serve refuse a root-consent.json nobody owns, or one others can write, and leave it as it was', async (t) => {
-    if (noSecondAccount) t.skip(noSecondAccount);
+  asRootWithNobody(`prune refuses an index database nobody owns before it deletes anything, and sync a queue in app data nobody owns${skipNote}`, () => {
+    // A real database of nobody's: prune would otherwise open it and delete rows from it.
+    const shared = dir('prune-db');
+    const db = path.join(shared, 'index.sqlite');
+    const made = run(['index', sessions('sessions-prune').root, '--db', db], { SPILLWAY_HOME: path.join(dir('home-prune-made'), 'app') });
+    expect(made.code, made.stderr).toBe(0);
+    for (const f of fs.readdirSync(shared)) fs.chownSync(path.join(shared, f), NOBODY, NOBODY);
+    const before = fs.readFileSync(db);
+    const spill = oldSpill('session-prune');
+    const p = run(['prune', '--older-than', '30d', '--session', spill.session, '--db', db], { SPILLWAY_HOME: path.join(dir('home-prune'), 'app') });
+    expect(p.code).toBe(1);
+    expect(p.stderr).toMatch(/index database .*prune-db\/index\.sqlite belongs to another account \(uid 65534, you are uid 0\), so Spillway will not use it: if it is yours, `chown 0 .*` and `chmod 600 .*`; otherwise give --db a file in a folder of your own/);
+    expect(fs.existsSync(spill.payload)).toBe(true); // refused first: nothing pruned
+    expect(fs.readFileSync(db).equals(before)).toBe(true);
+    expect(fs.statSync(db).uid).toBe(NOBODY);
+
+    // The sync queue lives in app data: records nobody planted would say what to upload, and where.
+    const app = dir('home-sync/app');
+    fs.mkdirSync(path.join(app, 'pending-sync'));
+    fs.chownSync(app, NOBODY, NOBODY);
+    for (const args of [['sync'], ['prune', '--older-than', '30d', '--session', spill.session]]) {
+      const r = run(args, { SPILLWAY_HOME: app });
+      expect(r.code, args[0]).not.toBe(0);
+      expect(r.stderr, args[0]).toMatch(/app-data folder .*home-sync\/app belongs to another account \(uid 65534, you are uid 0\)/);
+    }
+    expect(fs.existsSync(spill.payload)).toBe(true);
+    expect(fs.statSync(app).uid).toBe(NOBODY);
+  }, CLI_TEST_MS);
+
+  asRootWithNobody(`index and serve refuse a root-consent.json nobody owns, or one others can write, and leave it as it was${skipNote}`, async () => {
     const { root } = sessions('sessions-consent');
     const app = dir('home-consent/app');
     const consent = path.join(app, 'root-consent.json');
@@ -193,7 +257,7 @@ describe('app data, a database or a consent record not the caller\'s alone is re
     fs.chownSync(consent, NOBODY, NOBODY);
     const r = run(['index', root, '--db', path.join(dir('db-consent'), 'index.sqlite')], { SPILLWAY_HOME: app });
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/root consent file .*root-consent\.json belongs to another account \(uid 65534, you are uid 0\), so Spillway will not use it/);
+    expect(r.stderr).toMatch(/root consent file .*root-consent\.json belongs to another account \(uid 65534, you are uid 0\), so Spillway will not use it: if it is yours, `chown 0 .*` and `chmod 600 .*`; otherwise set SPILLWAY_HOME to a folder of your own/);
     const s = await serve(['--root', root], { SPILLWAY_HOME: app });
     expect(s.url).toBeUndefined();
     expect(s.stderr).toMatch(/root consent file .*root-consent\.json belongs to another account/);
@@ -207,5 +271,18 @@ describe('app data, a database or a consent record not the caller\'s alone is re
     expect(o.stderr).toContain(`root consent file ${consent} can be written by other accounts (mode 0666), so Spillway will not use it: \`chmod 600 ${consent}\``);
     expect(fs.readFileSync(consent, 'utf8')).toBe(planted);
     expect(modeOf(consent)).toBe(0o666);
+  }, CLI_TEST_MS);
+
+  it('private app data made by mkdtemp (0700, ours), and app data Spillway creates itself, are used', () => {
+    const { root } = sessions('sessions-fine');
+    const made = fs.mkdtempSync(path.join(tmp, 'home-mkdtemp-'));
+    const a = run(['index', root], { SPILLWAY_HOME: made });
+    expect(a.code, a.stderr).toBe(0);
+    expect(modeOf(made)).toBe(0o700);
+    const fresh = path.join(dir('home-fresh'), 'new', 'app');
+    const b = run(['index', root], { SPILLWAY_HOME: fresh });
+    expect(b.code, b.stderr).toBe(0);
+    expect(modeOf(fresh)).toBe(0o700);
+    expect(modeOf(path.join(fresh, 'index.sqlite'))).toBe(0o600);
   }, CLI_TEST_MS);
 });

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirPrivateNew } from '../../src/service/private-files.js';
 import { createInspectorService, type InspectorService } from '../../src/service/service.js';
 
 let tmp: string;
@@ -68,5 +69,22 @@ describe('files Spillway writes are 0600, folders 0700', () => {
   it('a saved template is private too', async () => {
     await svc.saveTemplate({ name: 'mine', body: 'Summarize {{focus}}' });
     for (const p of walk(path.join(home, 'templates'))) expect(mode(p), p).toBe(fs.lstatSync(p).isDirectory() ? 0o700 : 0o600);
+  });
+});
+
+describe('a scratch session folder is new and ours (issue 32: a mode only on what Spillway creates)', () => {
+  it('mkdirPrivateNew makes a 0700 folder, and refuses a name that exists without touching it or what is in it', async () => {
+    const parent = path.join(tmp, 'scratch-new');
+    const made = path.join(parent, 'fresh');
+    await mkdirPrivateNew(made);
+    expect(mode(parent)).toBe(0o700);
+    expect(mode(made)).toBe(0o700);
+    const taken = path.join(parent, 'taken');
+    fs.mkdirSync(taken, { mode: 0o755 });
+    fs.chmodSync(taken, 0o755);
+    fs.writeFileSync(path.join(taken, 'theirs.txt'), 'x', { mode: 0o644 });
+    await expect(mkdirPrivateNew(taken)).rejects.toMatchObject({ code: 'EEXIST' });
+    expect(mode(taken)).toBe(0o755);
+    expect(mode(path.join(taken, 'theirs.txt'))).toBe(0o644);
   });
 });

@@ -9,6 +9,8 @@ import { ParsedView } from '../viewer/ParsedView.js';
 import { EstimatesPanel } from './EstimatesPanel.js';
 import { SummariesPanel } from './SummariesPanel.js';
 import { AssetsGallery } from './AssetsGallery.js';
+import { ReadBacks, ReadsBack } from './ReadBacks.js';
+import { spillTarget } from '../../lib/readback.js';
 import { enteredRule, provenanceText } from './ledger.js';
 import type { GuardAction, PayloadLedger } from '../../../src/service/contract.js';
 
@@ -84,6 +86,11 @@ export function DetailPane() {
     store.getState().selectSession(sessionId);
     await store.getState().openPayload(payloadId);
   };
+  /** A call that read this spill back, or the spill this call read: opened in its session (the table moves there only when it is another). */
+  const openIn = async (sessionId: string, payloadId: string) => {
+    if (store.getState().selectedSessionId !== sessionId) store.getState().selectSession(sessionId);
+    await store.getState().openPayload(payloadId);
+  };
   const copyPath = async () => {
     if (!detail) return;
     try {
@@ -147,6 +154,17 @@ export function DetailPane() {
           <code className="ellipsis" title={detail?.path}>{detail ? shortenHome(detail.path, home) : '…'}</code>
           <button className="btn ghost sm" onClick={() => void copyPath()} disabled={!detail}>Copy path</button>
         </div>
+        {detail?.readBacks?.length ? <ReadBacks list={detail.readBacks} onOpen={(rb) => void openIn(rb.sessionId, rb.readerId)} /> : null}
+        {detail?.reads?.length ? (
+          <ReadsBack
+            list={detail.reads}
+            onOpen={(rb) => {
+              // The spill as the call it answered beside this one (same session), else in its own session.
+              const to = spillTarget(rb, row.sessionId);
+              void openIn(to.sessionId ?? row.sessionId, to.payloadId);
+            }}
+          />
+        ) : null}
         {detail?.source?.spilledTo ? (
           <div className="note" data-testid="spilled-elsewhere">
             The guard spilled this result to <code title={detail.source.spilledTo}>{shortenHome(detail.source.spilledTo, home)}</code>, a folder this

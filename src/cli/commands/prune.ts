@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { parseDuration, pruneLocalSession, type PruneReport } from '../../pipeline/index.js';
 import { closeBuckets, forgetPending, isS3Url, openBucket, parseS3Url, pruneBucket, redactSecrets, resolveS3Settings } from '../../pipeline/store/s3/index.js';
 import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
-import { forgetPruned } from '../../service/offline.js';
+import { checkOwnAppData, forgetPruned } from '../../service/offline.js';
 
 interface PruneCliOptions {
   olderThan?: string;
@@ -29,6 +29,8 @@ export async function runPrune(opts: PruneCliOptions): Promise<PruneRun> {
   if (olderThanMs === null) throw new Error(`--older-than needs a duration such as 30d, 12h or 90m${opts.olderThan !== undefined ? ` (got ${JSON.stringify(opts.olderThan)})` : ''}`);
   if (!opts.session.length && !opts.store) throw new Error('say what to prune: --session DIR (repeatable) and/or --store s3://bucket/prefix');
   if (opts.store && !isS3Url(opts.store)) throw new Error('--store must be s3://bucket/prefix (a local session folder goes with --session)');
+  // App data and the index another account owns or can write: refused before anything is deleted.
+  checkOwnAppData({ dbPath: opts.db, env: process.env });
   const now = Date.now();
   const out: PruneRun = { targets: [], indexRemoved: 0, queueRemoved: 0 };
   for (const dir of opts.session) {

@@ -12,6 +12,7 @@ import {
   type SyncReport,
 } from '../../pipeline/store/s3/index.js';
 import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
+import { checkOwnAppData } from '../../service/offline.js';
 
 interface SyncOptions {
   store?: string;
@@ -48,6 +49,8 @@ export async function runSync(opts: SyncOptions): Promise<{ report: SyncReport; 
         }
       }
     } else {
+      // The queue is in app data: records another account could plant there would say what to upload, and where.
+      checkOwnAppData({ env: process.env });
       report = await syncPending(target, { store, dryRun: opts.dryRun, env: process.env });
     }
   } finally {

@@ -301,7 +301,7 @@ export function setupClaudeCode(o: ClaudeSetupOptions): FileChange[] {
   const notes = [...hook.notes, ...(o.remove || !withHook ? [] : otherScopeNotes(o, settingsFile))];
 
   const changes: FileChange[] = [];
-  const settingsText = settingsValue === settings.value && settings.text !== undefined ? settings.text : jsonText(settingsValue);
+  const settingsText = settingsValue === settings.value && settings.text !== undefined ? settings.text : jsonText(settingsValue, settings.text);
   const settingsDetail = settingsDetails.join('; ');
   // Without the hook, the settings file is touched only for an approval (a project's enabledMcpjsonServers).
   const settingsUntouched = !withHook && settingsValue === settings.value;
@@ -320,7 +320,7 @@ export function setupClaudeCode(o: ClaudeSetupOptions): FileChange[] {
   if (mcp && mcp.text === undefined && o.remove) mcp = undefined; // nothing there to remove from
   if (mcp) {
     const entry = manifest.get(mcpFile);
-    const text = !mcp.changed && mcp.text !== undefined ? mcp.text : jsonText(mcp.value);
+    const text = !mcp.changed && mcp.text !== undefined ? mcp.text : jsonText(mcp.value, mcp.text);
     const detail = mcp.details.join('; ');
     let c: FileChange;
     if (o.remove && entry.created && isEmptyConfig(mcp.value)) c = deleteConfig(mcpFile, detail, entry.dirs ?? [], wo);

@@ -9,8 +9,10 @@ import { isObj } from '../../pipeline/values.js';
  * `$CODEX_HOME/config.toml` (default `~/.codex/config.toml`) that runs the server behind
  * `spillway mcp --client codex`. Without CMD, the existing server NAME is wrapped.
  *
- * The file is edited as text, so its comments and layout stay: only NAME's own tables
- * (`[mcp_servers.NAME]`, `[mcp_servers.NAME.env]`, …) are cut out and written anew at the end.
+ * The file is edited as text, so its comments and layout stay: setup's own tables for NAME
+ * (`[mcp_servers.NAME]`, `[mcp_servers.NAME.env]`, …) go at the end under a marker comment; the
+ * user's own tables for a server setup wraps stay where they are, as kept comment lines that
+ * `--remove` gives back, so setup then `--remove` returns the file's very bytes (issue 32).
  * smol-toml (a small, spec-compliant TOML 1.0 parser with no dependencies) checks the file before
  * (an invalid one is left untouched) and after (the result must parse, hold exactly the intended
  * server, and hold everything else unchanged), so a text edit can never produce a broken config.
@@ -71,8 +73,21 @@ function headerRe(name: string): RegExp {
 }
 
 const MARKER_PREFIX = '# spillway setup codex: ';
+/**
+ * A line of the user's own table for a server setup wrapped, kept in place as a comment so that
+ * `--remove` gives back those very lines (their comments and layout), where they were.
+ */
+const KEPT_PREFIX = '# spillway setup codex kept: ';
 
-/** The text without server `name`'s tables, and how many lines were cut. */
+const isHeader = (line: string) => /^\s*\[/.test(line);
+/** Where a table's lines end: the next table header, a marker setup wrote above its own table, or a kept line. */
+const endsTable = (line: string) => isHeader(line) || line.startsWith(MARKER_PREFIX) || line.startsWith(KEPT_PREFIX);
+
+/**
+ * The text without server `name`'s tables (the ones setup wrote), and how many lines were cut. The
+ * marker line above a table goes with it, and so does the line break setup put before the marker
+ * (see {@link appendServer}), so cutting what setup appended gives back the bytes that were there.
+ */
 function cutServer(text: string, name: string): { text: string; cut: number } {
   const re = headerRe(name);
   const lines = text.split('\n');
@@ -81,11 +96,9 @@ function cutServer(text: string, name: string): { text: string; cut: number } {
   let cut = 0;
   const marker = `${MARKER_PREFIX}${name} `;
   for (const line of lines) {
-    // A table or array-of-tables header ends the table before it.
-    if (/^\s*\[/.test(line)) {
-      const starts = !inside && re.test(line);
-      inside = re.test(line);
-      // The marker comment setup wrote above the table goes with it.
+    if (endsTable(line)) {
+      const starts = !inside && isHeader(line) && re.test(line);
+      inside = isHeader(line) && re.test(line);
       if (starts && out.length && out[out.length - 1]!.startsWith(marker)) {
         out.pop();
         cut++;
@@ -95,6 +108,67 @@ function cutServer(text: string, name: string): { text: string; cut: number } {
     else out.push(line);
   }
   return { text: out.join('\n'), cut };
+}
+
+/**
+ * The user's own tables for server `name` turned into kept comments, in place: each line of a table
+ * up to its last non-blank one gets {@link KEPT_PREFIX}. Returns how many tables were kept.
+ */
+function keepServer(text: string, name: string): { text: string; kept: number } {
+  const re = headerRe(name);
+  const lines = text.split('\n');
+  let kept = 0;
+  for (let i = 0; i < lines.length; i++) {
+    if (!(isHeader(lines[i]!) && re.test(lines[i]!))) continue;
+    let end = i + 1;
+    while (end < lines.length && !endsTable(lines[end]!)) end++;
+    while (end > i + 1 && lines[end - 1]!.trim() === '') end--;
+    for (let j = i; j < end; j++) lines[j] = `${KEPT_PREFIX}${lines[j]}`;
+    kept++;
+    i = end - 1;
+  }
+  return { text: lines.join('\n'), kept };
+}
+
+/** The kept lines of server `name` given back as they were (`drop`: taken out instead). */
+function restoreKept(text: string, name: string, drop = false): { text: string; lines: number } {
+  const re = headerRe(name);
+  const out: string[] = [];
+  let inside = false;
+  let n = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(KEPT_PREFIX)) {
+      inside = false;
+      out.push(line);
+      continue;
+    }
+    const own = line.slice(KEPT_PREFIX.length);
+    if (isHeader(own)) inside = re.test(own);
+    if (!inside) out.push(line);
+    else {
+      n++;
+      if (!drop) out.push(own);
+    }
+  }
+  return { text: out.join('\n'), lines: n };
+}
+
+/**
+ * `text` with setup's table for server `name` at the end, under its marker line: one line break
+ * before the marker (a blank line after a text that ends with one), none in an empty file, so
+ * {@link cutServer} can take exactly this back out.
+ */
+function appendServer(text: string, name: string, table: Obj, marked: boolean): string {
+  const block = stringify({ mcp_servers: { [name]: table } });
+  const marker = marked ? `${MARKER_PREFIX}${name} runs behind spillway mcp (undo: spillway setup codex --mcp ${name} --remove)\n` : '';
+  return `${text}${text === '' ? '' : '\n'}${marker}${block}`;
+}
+
+/** A server's table without what wrapping changes (command, args, setup's mark; an empty env is none). */
+function apartFromCommand(t: Obj): Obj {
+  const { command: _c, args: _a, env, ...rest } = t;
+  const { [SETUP_MARK_ENV]: _m, ...restEnv } = isObj(env) ? (env as Obj) : {};
+  return Object.keys(restEnv).length ? { ...rest, env: restEnv } : rest;
 }
 
 function parseToml(text: string, file: string): Obj {
@@ -187,19 +261,37 @@ function editServer(file: string, ed: Edit, name: string, server: string[], remo
   }
 
   let text = ed.text;
+  let extraDetail = '';
+  const ours = Boolean(cur && inner && mark);
   if (cur) {
-    const c = cutServer(text, name);
-    if (c.cut === 0) throw new SetupError(`${file}: MCP server ${JSON.stringify(name)} is written as an inline table or dotted keys, which setup does not edit; change it by hand.`);
-    text = c.text;
+    // Setup's own table is cut; the user's own, now behind the proxy, is kept in place as comments, for --remove to give back.
+    const c = ours ? cutServer(text, name) : undefined;
+    const k = ours ? undefined : keepServer(text, name);
+    if ((c?.cut ?? k?.kept) === 0) throw new SetupError(`${file}: MCP server ${JSON.stringify(name)} is written as an inline table or dotted keys, which setup does not edit; change it by hand.`);
+    text = c?.text ?? k!.text;
   }
-  if (next) {
-    const block = stringify({ mcp_servers: { [name]: next } }).trimEnd();
-    // The marker says the table runs behind spillway mcp: a table given back its own command (--remove) gets none.
-    const marker = remove ? '' : `${MARKER_PREFIX}${name} runs behind spillway mcp (undo: spillway setup codex --mcp ${name} --remove)\n`;
-    text = `${text.replace(/\s*$/, '')}${text.trim() ? '\n\n' : ''}${marker}${block}\n`;
-  } else {
-    text = text.trim() ? `${text.replace(/\s*$/, '')}\n` : '';
+  if (cur && ours && remove && next) {
+    // A wrapped server given back: its own lines, where they were, when they still say what the
+    // wrapper runs (the user may have edited the wrapper since: then its table is written anew).
+    const restored = restoreKept(text, name);
+    let theirs: Obj | undefined;
+    try {
+      theirs = restored.lines ? serverOf(parseToml(restored.text, file), name) : undefined;
+    } catch {
+      theirs = undefined;
+    }
+    const theirCommand = theirs && typeof theirs.command === 'string' ? [theirs.command, ...(Array.isArray(theirs.args) ? theirs.args.map(String) : [])] : undefined;
+    if (theirs && theirCommand && same(theirCommand, inner) && same(apartFromCommand(theirs), apartFromCommand(cur!))) {
+      text = restored.text;
+      next = theirs;
+    } else {
+      if (restored.lines) extraDetail = '; its own earlier lines no longer matched the wrapper, so its table was written anew (the old text is in the backup)';
+      text = appendServer(restoreKept(text, name, true).text, name, next, false);
+    }
+  } else if (next) {
+    text = appendServer(text, name, next, !remove);
   }
+  detail += extraDetail;
   // The edit must give exactly the intended document.
   const after = parseToml(text, file);
   const got = serverOf(after, name);

@@ -88,9 +88,18 @@ export function readJsonObject(file: string): { text?: string; value: Obj } {
   return { text, value };
 }
 
-/** JSON as Claude Code writes its settings: two-space indent, a final newline. */
-export function jsonText(value: unknown): string {
-  return `${JSON.stringify(value, null, 2)}\n`;
+/**
+ * JSON as Claude Code writes its settings (two-space indent, a final newline), or, given the file's
+ * previous text laid out over several lines, in that text's own indent, line ends, final whitespace
+ * and byte order mark: so setup then `--remove` gives back the very bytes (issue 32). A one-line
+ * (compact) file gets the default: setup's entries would be unreadable on one line.
+ */
+export function jsonText(value: unknown, like?: string): string {
+  const m = like === undefined ? null : /^(\uFEFF?)\s*[{[][ \t]*\r?\n([ \t]+)\S/.exec(like);
+  if (!m) return `${JSON.stringify(value, null, 2)}\n`;
+  const crlf = /\r\n/.test(like!);
+  const body = JSON.stringify(value, null, m[2]); // a newline inside a JSON string is escaped: every \n here is a line end
+  return `${m[1]}${crlf ? body.replace(/\n/g, '\r\n') : body}${/\s*$/.exec(like!)![0]}`;
 }
 
 function stamp(now: Date): string {
@@ -149,6 +158,8 @@ export interface WriteOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+const euid = (): number | undefined => (typeof process.geteuid === 'function' ? process.geteuid() : undefined);
+
 /**
  * Whose a config file stays (issue 32): the file setup writes back keeps the owner, group and mode
  * of the one it replaces. Root can give a file back to its owner (fchown), so setup run as root
@@ -157,7 +168,7 @@ export interface WriteOptions {
  * its owner could no longer edit it). Throws SetupError naming the file.
  */
 function checkCanKeepOwner(file: string, st: fs.Stats): void {
-  const me = typeof process.geteuid === 'function' ? process.geteuid() : undefined;
+  const me = euid();
   if (me === undefined || me === 0 || st.uid === me) return;
   throw new SetupError(
     `${file} belongs to another account (uid ${st.uid}; setup runs as uid ${me}), which setup could not give it back to; it was left untouched. ` +
@@ -166,47 +177,78 @@ function checkCanKeepOwner(file: string, st: fs.Stats): void {
 }
 
 /**
- * Write `text` to `file` when it differs from `previous`: the old content is first copied to app
- * data ({@link backUp}), then the new one goes to a temp file given the old one's mode, owner and
- * group ({@link checkCanKeepOwner}) and is renamed into place, so a crash leaves either file whole.
- * A symlinked file is written at its target (the link is kept).
+ * Whose a file setup creates is (issue 32): run as root in a folder that belongs to another account
+ * (its home, its project), the new file is given that folder's owner and group, or the account
+ * could not edit its own config. Folders are not made there as root: a folder is chowned by path,
+ * which the account owning the parent could swap for a symlink between the mkdir and the chown, so
+ * setup refuses and says what to create. Returns the owner for the new file (undefined: the caller's).
+ */
+function ownerForNew(file: string, real: string): { uid: number; gid: number } | undefined {
+  if (euid() !== 0) return undefined;
+  let dir = path.dirname(real);
+  const missing: string[] = [];
+  for (; !fs.existsSync(dir) && path.dirname(dir) !== dir; dir = path.dirname(dir)) missing.unshift(dir);
+  const st = fs.statSync(dir);
+  if (st.uid === 0) return undefined;
+  if (missing.length) {
+    throw new SetupError(
+      `${file}: setup runs as root and would create ${missing[0]} inside ${dir}, which belongs to uid ${st.uid}; it would be root's, and that account could not use it. ` +
+        `Nothing was written. Run setup as that account, or create ${missing[missing.length - 1]} as it first.`,
+    );
+  }
+  return { uid: st.uid, gid: st.gid };
+}
+
+/**
+ * Write `text` to `file` when it differs from `previous`. The new content goes to a temp file given
+ * the old one's mode, owner and group ({@link checkCanKeepOwner}; a new file: {@link ownerForNew}),
+ * then the old content is copied to app data ({@link backUp}), then the temp file is renamed into
+ * place, so a crash leaves either file whole, and a refusal (an owner that cannot be given back)
+ * leaves neither a changed file nor a backup. A symlinked file is written at its target (the link is kept).
  */
 export function writeConfig(file: string, previous: string | undefined, text: string, detail: string, o: WriteOptions = {}): FileChange {
   if (previous === text) return { file, action: 'unchanged', detail };
   const env = o.env ?? process.env;
   const real = contentPath(file);
   const existed = fs.existsSync(real);
-  if (!existed) fs.mkdirSync(path.dirname(real), { recursive: true });
   let mode = 0o644;
   let old: fs.Stats | undefined;
-  let backup: string | undefined;
+  let owner: { uid: number; gid: number } | undefined;
   if (existed) {
     old = fs.statSync(real);
     checkCanKeepOwner(file, old);
     mode = old.mode & 0o777;
-    backup = backUp(file, fs.readFileSync(real, 'utf8'), env, o.now ?? new Date());
+    owner = { uid: old.uid, gid: old.gid };
+  } else {
+    owner = ownerForNew(file, real);
+    fs.mkdirSync(path.dirname(real), { recursive: true });
   }
   const tmp = path.join(path.dirname(real), `.${path.basename(real)}.${process.pid}.${Date.now()}.tmp`);
-  const fd = fs.openSync(tmp, 'wx', mode);
+  let backup: string | undefined;
+  // Replacing a file: made 0600, readable by no one else until it has the old one's owner and mode.
+  // A new file: 0644 less the umask, as the client itself would make it.
+  const fd = fs.openSync(tmp, 'wx', old ? 0o600 : mode);
   try {
     try {
       fs.writeFileSync(fd, text);
-      if (old) {
-        // The mode as it was (the umask would cut it), and the owner and group as they were.
-        fs.fchmodSync(fd, mode);
+      if (owner) {
         const now = fs.fstatSync(fd);
-        if (now.uid !== old.uid || now.gid !== old.gid) {
+        if (now.uid !== owner.uid || now.gid !== owner.gid) {
           try {
-            fs.fchownSync(fd, old.uid, old.gid);
+            fs.fchownSync(fd, owner.uid, owner.gid);
           } catch (err) {
-            throw new SetupError(`${file} could not be given back its owner and group (uid ${old.uid}, gid ${old.gid}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); it was left untouched.`);
+            const what = old ? 'given back its owner and group' : 'given the owner and group of its folder';
+            throw new SetupError(`${file} could not be ${what} (uid ${owner.uid}, gid ${owner.gid}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}); it was left untouched.`);
           }
         }
       }
+      // The mode as it was, whatever the umask (after the chown, which may clear setuid bits).
+      if (old) fs.fchmodSync(fd, mode);
       fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
     }
+    if (existed) backup = backUp(file, fs.readFileSync(real, 'utf8'), env, o.now ?? new Date());
     fs.renameSync(tmp, real);
   } catch (err) {
     fs.rmSync(tmp, { force: true });

@@ -7,7 +7,7 @@ import { ServiceError, type AnalyzeResponse, type Profile } from '../contract.js
 import type { Handlers, ServiceContext } from '../context.js';
 import { MAX_WHOLE_READ_BYTES, estimateText, readHead, utf8Prefix, type AnalyzeContentResult } from '../heavy.js';
 import { checkPathText } from '../paths.js';
-import { ensurePrivateDir, privatizeTree } from '../private-files.js';
+import { mkdirPrivateNew, privatizeTree } from '../private-files.js';
 import { MAX_ANALYZE_BYTES } from '../validate.js';
 
 export type AnalysisMethodName = 'estimate' | 'analyze' | 'limitTuner' | 'wasteReport';
@@ -93,9 +93,10 @@ export function analysisMethods(ctx: ServiceContext): Handlers<AnalysisMethodNam
       const bytes = content.length;
       const sessionPath = path.join(ctx.paths.scratch, scratchSessionName(r.name, new Date()));
       let core: AnalyzeContentResult;
+      // A copy of a private file stays private: the folder is new, ours, and 0700 before anything lands in it.
+      // Made outside the try: a name that was taken is not ours to remove.
+      await mkdirPrivateNew(sessionPath);
       try {
-        // A copy of a private file stays private: the folder is 0700 before anything lands in it.
-        await ensurePrivateDir(sessionPath);
         // Detection, estimates, the guard and the scratch save run off this thread for big drops.
         core = await ctx.compute.analyze(content, { name: r.name, sessionPath, limitTokens, profile, claudeCorrection: claudeCorrectionFromEnv(ctx.env) }, call);
         await privatizeTree(sessionPath);

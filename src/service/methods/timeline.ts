@@ -7,9 +7,11 @@ export type TimelineMethodName = 'getTimeline';
 export function timelineMethods(ctx: ServiceContext): Handlers<TimelineMethodName> {
   return {
     async getTimeline(r) {
-      const t = await (await ctx.idx()).timeline(r);
+      const idx = await ctx.idx();
+      const t = await idx.timeline(r);
       if (!t) throw new ServiceError('NOT_FOUND', `no such session: ${r.sessionId}`);
-      return t;
+      // The calls that read a spill back, as `spillway context --json` lists them; a slider move asks for the replays alone.
+      return r.replayOnly ? t : { ...t, readBacks: idx.readBacks([r.sessionId]) };
     },
   };
 }
