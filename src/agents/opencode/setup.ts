@@ -68,22 +68,6 @@ export function opencodeConfigFile(o: Pick<OpenCodeSetupOptions, 'projectDir' | 
   return json;
 }
 
-/**
- * `value` as JSON written the way `old` was (its indent, its final newline or none), so a merge
- * changes only the lines it must, and `--remove` of what setup added gives back the same bytes for a
- * file written by JSON.stringify with any indent (OpenCode's own and most editors' output).
- */
-export function jsonInStyleOf(old: string | undefined, value: unknown): string {
-  if (old === undefined || !old.trim()) return jsonText(value);
-  const t = old.trim();
-  const indented = /^\{\r?\n([ \t]+)\S/.exec(t)?.[1];
-  // One line holding more than `{}` was written minified; anything else without a clue gets two spaces.
-  const indent = indented ?? (!t.includes('\n') && t !== '{}' ? undefined : 2);
-  const eol = old.includes('\r\n') ? '\r\n' : '\n';
-  const text = JSON.stringify(value, null, indent).replace(/\n/g, eol);
-  return /\n$/.test(old) ? `${text}${eol}` : text;
-}
-
 function readPlugin(file: string): string | undefined {
   try {
     const st = fs.lstatSync(file);
@@ -195,7 +179,7 @@ export function setupOpenCode(o: OpenCodeSetupOptions): FileChange[] {
       value = m.value;
     }
     if (!names.length) details.push('no MCP server set up by Spillway here');
-    const text = value === cfg.value && cfg.text !== undefined ? cfg.text : jsonInStyleOf(cfg.text, value);
+    const text = value === cfg.value && cfg.text !== undefined ? cfg.text : jsonText(value, cfg.text);
     const empty = Object.keys(value).every((k) => k === '$schema');
     let c: FileChange;
     if (o.remove && entry.created && empty) c = deleteConfig(configFile, details.join('; '), entry.dirs ?? [], wo);
