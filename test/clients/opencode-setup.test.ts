@@ -104,7 +104,9 @@ describe(`OpenCode ${OPENCODE_VERSION} run from the files \`spillway setup openc
     const s = spills().find((x) => x.meta.toolCallId === 'call_bash');
     expect(s, JSON.stringify(spills().map((x) => x.meta))).toBeDefined();
     expect(s!.dir).toContain(`${path.sep}opencode_ses_`);
-    expect(sha(await restorePayload(path.join(s!.dir, s!.meta.payloadFile)))).toBe(sha(big));
+    const bytes = await restorePayload(path.join(s!.dir, s!.meta.payloadFile));
+    expect(bytes.length, got).toBe(big.length);
+    expect(sha(bytes)).toBe(sha(big));
   });
 
   it("read_text_file through the proxy setup wrote: the model gets the proxy's message, not the file", async () => {

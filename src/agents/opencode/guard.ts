@@ -44,6 +44,8 @@ export interface OpenCodeHookOptions {
   sessionDir?: string;
   sessionsRoot?: string;
   env?: NodeJS.ProcessEnv;
+  /** How long to wait for OpenCode to finish writing a full output (default {@link OUTPUT_SETTLE_MS}). */
+  settleMs?: number;
 }
 
 export interface OpenCodeHookOutcome {
@@ -83,6 +85,37 @@ export async function readFullOutput(file: string, env: NodeJS.ProcessEnv): Prom
   }
 }
 
+/** The head OpenCode 1.18.33 puts on a bash output it cut; what follows it is the end of the full output. */
+const CUT_HEAD_RE = /^\.\.\.output truncated\.\.\.\r?\n\r?\nFull output saved to: [^\n]*\n\r?\n/;
+/** How long the hook waits for OpenCode to finish writing the full output. */
+export const OUTPUT_SETTLE_MS = 10_000;
+const SETTLE_STEP_MS = 50;
+
+/**
+ * The full output once OpenCode has finished writing it. Measured with the real binary: the hook can
+ * run while `tool-output/<id>` is still being written (a 400 KB output read back as its first 256 KiB),
+ * so when the shown text is OpenCode's cut (its head, then the output's last lines) the file is read
+ * until it ends with those lines; past {@link OUTPUT_SETTLE_MS} what is there is kept, said to be partial.
+ */
+export async function readSettledOutput(
+  file: string,
+  shown: string,
+  env: NodeJS.ProcessEnv,
+  settleMs = OUTPUT_SETTLE_MS,
+): Promise<{ bytes: Buffer; unsettled?: boolean } | { error: string }> {
+  const m = CUT_HEAD_RE.exec(shown);
+  const tail = m ? shown.slice(m[0].length).slice(-1000) : '';
+  const deadline = Date.now() + settleMs;
+  for (;;) {
+    const full = await readFullOutput(file, env);
+    if (!('bytes' in full) || !tail) return full;
+    const end = full.bytes.subarray(Math.max(0, full.bytes.length - Buffer.byteLength(tail) - 8)).toString('utf8');
+    if (end.endsWith(tail)) return full;
+    if (Date.now() >= deadline) return { bytes: full.bytes, unsettled: true };
+    await new Promise((r) => setTimeout(r, SETTLE_STEP_MS));
+  }
+}
+
 export async function handleOpenCodeEvent(raw: string, o: OpenCodeHookOptions = {}): Promise<OpenCodeHookOutcome> {
   let ev: OpenCodeToolEvent;
   try {
@@ -100,9 +133,14 @@ export async function handleOpenCodeEvent(raw: string, o: OpenCodeHookOptions = 
   let incomplete: string | undefined;
   let knownLarge = false;
   if (typeof meta.outputPath === 'string' && meta.outputPath) {
-    const full = await readFullOutput(meta.outputPath, env);
-    if ('bytes' in full) value = full.bytes;
-    else {
+    const full = await readSettledOutput(meta.outputPath, shown, env, o.settleMs);
+    if ('bytes' in full) {
+      value = full.bytes;
+      if (full.unsettled) {
+        knownLarge = true;
+        incomplete = `OpenCode was still writing the whole output to ${meta.outputPath} after ${(o.settleMs ?? OUTPUT_SETTLE_MS) / 1000} s; saved here is what it held then.`;
+      }
+    } else {
       knownLarge = true;
       incomplete = `OpenCode kept the whole output in ${meta.outputPath}, which the hook could not read (${full.error}); saved here is only what OpenCode showed.`;
     }
