@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Installs the real agent clients the end-to-end tests drive (Claude Code, Codex, Gemini CLI), at the
+ * Installs the real agent clients the end-to-end tests drive (Claude Code, Codex, Gemini CLI, OpenCode), at the
  * versions pinned in test/clients/install/package-lock.json, into .cache/clients (or
  * $SPILLWAY_CLIENTS_DIR). They are ~900 MB of native binaries that want Node 22 for their own use, so
  * they are not devDependencies: `npm install` stays light, and `npm test` calls this first. A second

@@ -30,7 +30,10 @@ const LAYERS: Record<string, Layer> = {
   'src/summarize': { may: ['src/pipeline'] },
   'src/compress': { may: ['src/pipeline'] },
   // One folder per agent client (its own caps on tool results, the image rule of its provider): just above the pipeline.
-  'src/agents': { may: ['src/pipeline'] },
+  'src/agents': {
+    may: ['src/pipeline', 'src/integrations'],
+    why: { 'src/integrations': "an adapter's setup and hook are built on the setup plumbing and guard options every client shares (OpenCode's plugin and setup)" },
+  },
   'src/index': {
     may: ['src/pipeline', 'src/agents'],
     why: { 'src/agents': "the ledger, written at indexing and replayed by the timeline, prices each result as its client would give it (the client's own caps, images by pixels)" },
@@ -46,8 +49,9 @@ const LAYERS: Record<string, Layer> = {
   'src/service': { may: ['src/pipeline', 'src/index', 'src/summarize', 'src/compress', 'src/version'] },
   'src/server': { may: ['src/service', 'src/pipeline'] },
   'src/cli': {
-    may: ['src/service', 'src/pipeline', 'src/integrations', 'src/server', 'src/version'],
+    may: ['src/service', 'src/pipeline', 'src/integrations', 'src/server', 'src/version', 'src/agents'],
     why: {
+      'src/agents': "the hook and setup verbs run a client's own (OpenCode's), until the registry carries them",
       'src/integrations': 'the mcp, hook and setup verbs start the proxy, the hook and the client set-up',
       'src/server': 'the serve verb starts the HTTP server over the service',
     },
@@ -94,7 +98,10 @@ const PUBLIC: Record<string, { modules: string[]; why?: string }> = {
     why: 'index.ts is the pipeline\'s named door for the layers above (the package root, src/index.ts, picks the public few from it); the other layers may also take the shared words (types, layout, limits, config, detect, prompt), the estimator\'s two doors (its four verbs, and the words they take: strategies, defaults, the Claude correction), the S3 store\'s face (restore, sync and bucket roots; a door of its own so the package root stays the guard\'s API, and it loads the AWS SDK only when a bucket is opened) and values (isObj, errMessage: a leaf every layer may take) and vocab (the strategy and kind lists, a leaf likewise) and the fast path\'s checks (quick: the limit, base64 and binary scans, without loading the guard, for the hook that runs on every tool call), never its internals or the guard\'s phases',
   },
   'src/index': { modules: ['src/index/index', 'src/index/rows'] },
-  'src/agents': { modules: ['src/agents/index', 'src/agents/clients'], why: 'the registry is the one door: a client is one entry in it; clients.ts is its plain-data half, for the renderer and the row types' },
+  'src/agents': {
+    modules: ['src/agents/index', 'src/agents/clients', 'src/agents/opencode/plugin', 'src/agents/opencode/setup'],
+    why: "the registry is the one door: a client is one entry in it; clients.ts is its plain-data half, for the renderer and the row types; OpenCode's hook and setup are doors of their own until the registry carries each client's",
+  },
   'src/summarize': { modules: ['src/summarize/index'] },
   'src/compress': { modules: ['src/compress/index'] },
   'src/service': {
@@ -144,6 +151,7 @@ const TEST_DOORS: Array<{ from: string; into: string; why: string }> = [
   { from: 'bench/s3-journal.ts', into: 'src/pipeline/store/s3/', why: "the journal bench times the client, the journal, the writer, the source and prune alone" },
   { from: 'bench/binary.ts', into: 'src/pipeline/', why: 'the binary bench times the base64 scan and the JSON bound alone, against the guard that runs them' },
   { from: 'bench/context.ts', into: 'src/index/turns-claude', why: "the context bench times the listing with the turn reader switched off against it on" },
+  { from: 'test/clients/opencode-sessions.test.ts', into: 'src/index/import-opencode', why: "OpenCode's database reader, checked against what the real binary writes while it writes (not yet behind the index's door)" },
   { from: 'test/agents/', into: 'src/agents/', why: "each client's rules and the image header reader, checked module by module" },
   { from: 'test/index/', into: 'src/index/', why: "the index's tests check its phases (bulk load, database, sources, importers, timeline) one by one" },
   { from: 'test/service/', into: 'src/service/', why: "the service's tests check its method groups, its context and its readers below the contract" },

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { anthropicInputTokens, countedTokens } from './doubles/anthropic.js';
 import { openaiInputTokens } from './doubles/openai-responses.js';
+import { chatInputTokens } from './doubles/openai-chat.js';
 import { anthropicImageTokens, anthropicScaled, imageDims, openaiImageTokens } from './doubles/images.js';
 import { makePngOf } from './realistic-inputs.js';
 
@@ -41,5 +42,12 @@ describe('image pricing in the doubles', () => {
     // 3013×1561 → 2048×1061 → 1482×768: 3×2 tiles → 6×170 + 85.
     expect(openaiInputTokens(openai)).toBeLessThan(1105 + 60);
     expect(openaiInputTokens(openai)).toBeGreaterThanOrEqual(1105);
+  });
+
+  it('Chat Completions (OpenCode): an image_url part with a data URL is counted by the same tile rule', () => {
+    const b64 = png.toString('base64');
+    const body = { messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${b64}`, detail: 'high' } }] }] };
+    expect(chatInputTokens(body)).toBeLessThan(1105 + 60);
+    expect(chatInputTokens(body)).toBeGreaterThanOrEqual(1105);
   });
 });

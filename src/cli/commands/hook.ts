@@ -6,6 +6,7 @@ import { handleCodexHook } from '../../integrations/hooks/codex.js';
 import { guardSettingsOf } from '../../integrations/settings.js';
 import { terminalSafe } from '../../pipeline/terminal.js';
 import { errMessage } from '../../pipeline/values.js';
+import { runOpenCodeHook } from '../../agents/opencode/plugin.js';
 
 export function register(program: Command): void {
   const hook = program.command('hook').description('agent hooks that spill oversized tool results (see `spillway hook claude-code`, `spillway hook codex`)');
@@ -49,4 +50,8 @@ export function register(program: Command): void {
         process.exitCode = 0;
       }
     });
+
+  addGuardOptions(hook.command('opencode').description("OpenCode tool.execute.after, piped by Spillway's plugin: reads the event JSON on stdin; for an oversized result, spills it and prints {\"output\": <message>}"))
+    .addHelpText('after', '\nInstall it with `spillway setup opencode` (writes the plugin into OpenCode\'s plugins folder; --remove undoes it).')
+    .action((opts: GuardCliOptions) => runOpenCodeHook(opts));
 }

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { setupClaudeCode } from '../../integrations/setup/claude-code.js';
 import { setupCodex } from '../../integrations/setup/codex.js';
+import { setupOpenCode } from '../../agents/opencode/setup.js';
 import { PRINT_ONLY_CLIENTS, printSnippet, type PrintOnlyClient } from '../../integrations/setup/snippets.js';
 import { SetupError, type FileChange } from '../../integrations/setup/files.js';
 import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
@@ -17,7 +18,7 @@ interface SetupCliOptions {
   hook?: boolean;
 }
 
-export const SETUP_CLIENTS = ['claude-code', 'codex', ...PRINT_ONLY_CLIENTS] as const;
+export const SETUP_CLIENTS = ['claude-code', 'codex', 'opencode', ...PRINT_ONLY_CLIENTS] as const;
 
 function report(changes: FileChange[]): void {
   for (const c of changes) {
@@ -54,6 +55,7 @@ export function register(program: Command): void {
         '  spillway setup claude-code --project . --mcp fs --no-hook -- npx -y @modelcontextprotocol/server-filesystem ~/work  # the proxy only\n' +
         '  spillway setup codex --mcp fs -- npx -y @modelcontextprotocol/server-filesystem ~/work\n' +
         '  spillway setup codex --mcp fs                       # wrap the [mcp_servers.fs] you already have\n' +
+        '  spillway setup opencode --project . --mcp fs -- npx -y @modelcontextprotocol/server-filesystem ~/work  # the plugin and the proxy\n' +
         '  spillway setup cursor --print --mcp fs -- npx -y @modelcontextprotocol/server-filesystem ~/work\n' +
         '  spillway setup claude-code --project . --remove  # everything setup added to that project, out again\n' +
         '\nFiles are merged, never replaced: other settings stay, the old file is kept in <app data>/backups/ (the path\n' +
@@ -77,6 +79,10 @@ export function register(program: Command): void {
         }
         if (client === 'codex') {
           reportAll(setupCodex({ mcp: o.mcp ? { name: o.mcp, server } : undefined, remove: o.remove }));
+          return;
+        }
+        if (client === 'opencode') {
+          reportAll(setupOpenCode({ projectDir: o.project, mcp: o.mcp ? { name: o.mcp, server } : undefined, remove: o.remove, hook: o.hook }));
           return;
         }
         reportAll(setupClaudeCode({ projectDir: o.project, shared: o.shared, mcp: o.mcp ? { name: o.mcp, server } : undefined, remove: o.remove, hook: o.hook }));

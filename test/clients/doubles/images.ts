@@ -106,7 +106,8 @@ function decode(b64: string): Buffer {
 /**
  * A copy of a request body with every image's bytes replaced by a short marker, and the images found
  * (Anthropic `image` blocks with a base64 source, anywhere, tool_result contents included; OpenAI
- * `input_image` items with a data URL). An image whose header cannot be read is counted as its text.
+ * `input_image` items with a data URL; Chat Completions `image_url` parts, `{ url, detail }`). An image
+ * whose header cannot be read is counted as its text.
  */
 export function splitImages(body: unknown): { rest: unknown; images: FoundImage[] } {
   const images: FoundImage[] = [];
@@ -126,6 +127,14 @@ export function splitImages(body: unknown): { rest: unknown; images: FoundImage[
       if (d) {
         images.push({ ...d, detail: v.detail, mediaType: m![1] });
         return { ...v, image_url: '<image>' };
+      }
+    }
+    if (v.type === 'image_url' && typeof v.image_url?.url === 'string') {
+      const m = DATA_URL.exec(v.image_url.url);
+      const d = m ? imageDims(decode(v.image_url.url.slice(m[0].length))) : undefined;
+      if (d) {
+        images.push({ ...d, detail: v.image_url.detail, mediaType: m![1] });
+        return { ...v, image_url: { ...v.image_url, url: '<image>' } };
       }
     }
     const out: Record<string, unknown> = {};
