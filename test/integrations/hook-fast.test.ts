@@ -269,7 +269,10 @@ describe('bin/spillway.js hook claude-code', () => {
     expect(r.modules.some((m) => m.endsWith('/claude-code-fast.js'))).toBe(true);
     expect(r.fullCli).toBe(false);
     expect(r.modules.filter((m) => m.includes('/node_modules/'))).toEqual([]);
-    expect(r.modules.length).toBeLessThanOrEqual(10);
+    // The fast path's own files only: 11 today (the shapes, the quick checks and their leaves,
+    // vocab.ts among them since the strategy names have one source). A jump means something
+    // heavy slipped in; `npm run bench hook` measures the time.
+    expect(r.modules.length).toBeLessThanOrEqual(11);
   });
 
   it("gives every option to the guard through the hook's entry, which reads the stdin the fast path already read", () => {
