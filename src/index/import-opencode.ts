@@ -170,7 +170,8 @@ export function readOpenCodeDb(dbPath: string, sessionId?: string): OpenCodeSess
     const args = sessionId === undefined ? [] : [sessionId];
     const sessions = db.prepare(`SELECT * FROM session${where}`).all(...args) as Row[];
     const msgStmt = db.prepare('SELECT id, data FROM message WHERE session_id = ? ORDER BY id');
-    const partStmt = db.prepare('SELECT id, message_id, time_created, data FROM part WHERE session_id = ? ORDER BY id');
+    // Every column: a hand-made or older database may lack time_created (read when there).
+    const partStmt = db.prepare('SELECT * FROM part WHERE session_id = ? ORDER BY id');
     return sessions.map((s) => readSession(s, msgStmt.all(s.id) as Row[], partStmt.all(s.id) as Row[]));
   });
 }
