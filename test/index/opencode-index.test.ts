@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { agentHomeRoots } from '../../src/index/index.js';
 import { openCodeFacts } from '../../src/index/import-opencode.js';
 import { tmpDir, tmpIndex, waitFor } from './helpers.js';
 
@@ -233,6 +234,18 @@ describe('OpenCode sessions in the index (a database made here)', () => {
     expect(fs.statSync(db).size).toBe(size);
     w.db.close();
     await stop();
+  });
+});
+
+describe("OpenCode's default folder", () => {
+  it('~/.local/share/opencode where it exists, or $XDG_DATA_HOME/opencode when that is set', () => {
+    const home = tmpDir('spillway-home-');
+    expect(agentHomeRoots({ HOME: home })).toEqual([]);
+    fs.mkdirSync(path.join(home, '.local', 'share', 'opencode'), { recursive: true });
+    expect(agentHomeRoots({ HOME: home })).toEqual([path.join(home, '.local', 'share', 'opencode')]);
+    const xdg = path.join(home, 'xdg-data');
+    fs.mkdirSync(path.join(xdg, 'opencode'), { recursive: true });
+    expect(agentHomeRoots({ HOME: home, XDG_DATA_HOME: xdg })).toEqual([path.join(xdg, 'opencode')]);
   });
 });
 
