@@ -132,7 +132,7 @@ function withSnapshot<T>(dbPath: string, empty: T, read: (db: Database.Database)
   }
 }
 
-/** A session listed for the walker: its id, parent, and a stamp (rows, last update) that changes when any of its rows does. */
+/** A session listed for the walker: its id, parent, and a stamp (rows, last update) that changes when it does. */
 export interface OpenCodeListed {
   id: string;
   parent?: string;
@@ -142,14 +142,18 @@ export interface OpenCodeListed {
 /** The sessions in a database, for the walker. Throws on a file that is not OpenCode's database (the scan says why). */
 export function openCodeSessions(dbPath: string): OpenCodeListed[] {
   return withSnapshot<OpenCodeListed[]>(dbPath, [], (db) => {
-    // Per session, from its indexes: rows and the latest time_updated of the session, its messages and its parts.
+    // Per session: its rows counted, the sum of its messages' time_updated (any message's update moves
+    // it, not only the latest's), and the latest update. Parts are only counted (from their index alone):
+    // reading their time_updated cost 15× more (measured: 430 ms against 28 ms for 500 sessions and
+    // 100,000 parts of 3 KB), and a part OpenCode updates in place (a tool call completing) is followed by
+    // a new part (its step-finish) or an update of its message, which the stamp sees.
     const rows = db
       .prepare(
         `SELECT s.id AS id, s.parent_id AS parent, s.time_updated AS ts,
                 (SELECT count(*) FROM message m WHERE m.session_id = s.id) AS nm,
+                (SELECT coalesce(sum(m.time_updated % 1000000000), 0) FROM message m WHERE m.session_id = s.id) AS sm,
                 (SELECT max(m.time_updated) FROM message m WHERE m.session_id = s.id) AS tm,
-                (SELECT count(*) FROM part p WHERE p.session_id = s.id) AS np,
-                (SELECT max(p.time_updated) FROM part p WHERE p.session_id = s.id) AS tp
+                (SELECT count(*) FROM part p WHERE p.session_id = s.id) AS np
            FROM session s`,
       )
       .all() as Row[];
@@ -158,7 +162,8 @@ export function openCodeSessions(dbPath: string): OpenCodeListed[] {
       .map((r) => ({
         id: String(r.id),
         ...(typeof r.parent === 'string' && SESSION_ID_RE.test(r.parent) ? { parent: r.parent } : {}),
-        stamp: { size: Number(r.nm ?? 0) + Number(r.np ?? 0), mtimeMs: Math.max(num(r.ts) ?? 0, num(r.tm) ?? 0, num(r.tp) ?? 0) },
+        // `size` is a version number, not bytes: rows and the messages' update times, folded.
+        stamp: { size: Number(r.nm ?? 0) + Number(r.np ?? 0) + Number(r.sm ?? 0), mtimeMs: Math.max(num(r.ts) ?? 0, num(r.tm) ?? 0) },
       }));
   });
 }

@@ -205,6 +205,24 @@ describe('OpenCode sessions in the index (a database made here)', () => {
     expect(index.listSessions().map((s) => s.kind)).toEqual(['opencode', 'opencode', 'opencode']);
   });
 
+  it('a tool call OpenCode completes in place (its part rewritten, then its message) is re-read', async () => {
+    const { dir, db } = dataDir(standard);
+    const { index } = tmpIndex();
+    index.addRoot(dir);
+    await index.scan();
+    const w = new Database(db);
+    const row = w.prepare("SELECT id, message_id, data FROM part WHERE json_extract(data, '$.callID') = 'call_2'").get() as { id: string; message_id: string; data: string };
+    const part = JSON.parse(row.data);
+    part.state.output = 'two, and then some';
+    w.prepare('UPDATE part SET data = ?, time_updated = time_updated + 1 WHERE id = ?').run(JSON.stringify(part), row.id);
+    w.prepare('UPDATE message SET time_updated = time_updated + 1 WHERE id = ?').run(row.message_id);
+    w.close();
+    const r = await index.scan();
+    expect(r.read).toBe(1);
+    const small = index.listPayloads({}).rows.find((p) => p.inputExcerpt === '{}' && p.bytes > 10)!;
+    expect(await index.payloadContent(small.id)).toMatchObject({ type: 'text', text: 'two, and then some' });
+  });
+
   it("another program's opencode.db: a warning that names it, no session", async () => {
     const dir = path.join(tmpDir('spillway-oc-'), 'opencode');
     fs.mkdirSync(dir);
