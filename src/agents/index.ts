@@ -8,6 +8,7 @@
  * | `ADAPTERS`, `adapterOf(id)` | a client's adapter (undefined for an id we do not know: never another client's) |
  * | `recogniseTranscript(name, head)` | which client wrote a transcript, from its name and first bytes |
  * | `agentHomeFolders(home, env)` | every client's default session folders under a home |
+ * | `GUARDED_HOMES`, `DATABASE_NAMES` | client homes the walker must not wander in; the database files it sniffs (`opencode.db`) |
  * | `CLIENT_RULES`, `rulesOf(client)` | the rules of a client, keyed as the index names clients |
  * | `clientGives(client, shape, model)` | what the client would put in context for a result (tokens, rule, provenance) |
  * | `imageSize`, `imagesInText`, `imageTokens`, `providerOf` | images priced by pixels (media.ts) |
