@@ -6,7 +6,7 @@
  * | member | what it holds | read by |
  * | --- | --- | --- |
  * | `meta` | id, label, badge and its colours (pure data: the renderer takes it through `clients.ts`) | the app, the index's labels |
- * | `files` | how to recognise its transcripts from a name and the first bytes; its default folders under a home | the walker, the default roots |
+ * | `files` | how to recognise its transcripts (or its database of sessions) from a name and the first bytes; its default folders under a home | the walker, the default roots |
  * | `rules` | its own treatment of tool results (caps, persisted previews) | the ledger, the timeline's baseline |
  * | `provider`, `prices` | whose image and price rules its sessions pay by | the ledger, the timeline |
  * | `context` | its context rule: window, auto-compact trigger, when it compacts | the timeline |
@@ -49,7 +49,13 @@ export interface ClientFiles {
    * A folder name that marks the client's home (`.gemini`) where only `chatDirs` may be walked
    * into: the rest is settings and credentials, which the walker must not even open.
    */
-  guardedHome?: { dir: string; chatDirs: readonly string[] };
+  guardedHome?: { dir: string; chatDirs: readonly string[]; chatFiles?: readonly string[] };
+  /**
+   * A client that keeps every session in one database file (OpenCode's `opencode.db`) instead of a
+   * transcript per session: the file's name, which the walker sniffs wherever it finds it (besides
+   * `.json`/`.jsonl`). The index's half of the adapter lists the sessions in it, one unit each.
+   */
+  database?: { name: string };
   /** Where the user finds its sessions, in words for a hint (`~/.claude/projects`). */
   hint: string;
   /**
@@ -76,6 +82,8 @@ export interface ClientMcp {
   profile: Profile;
   /** The `_meta` key of a tools/call that carries its transcript's tool call id, if it sends one. */
   callIdKey?: string;
+  /** The name it gives an MCP tool (`server` already made safe), when it is not `mcp__<server>__<tool>`. */
+  toolName?(server: string, tool: string): string;
 }
 
 /** What the MCP client shows its model of a tool result. */

@@ -49,6 +49,8 @@ export const CLIENTS = {
   },
   codex: { id: 'codex', label: 'Codex', badge: 'Codex', colour: { light: '#0e8a6c', dark: '#3fc39f', tint: '#10a37f' }, homeSuffix: ['.codex', 'sessions'], titlePrefix: 'rollout-' },
   gemini: { id: 'gemini', label: 'Gemini CLI', badge: 'Gemini CLI', colour: { light: '#3b73d6', dark: '#7aa7f7', tint: '#4285f4' }, homeSuffix: ['.gemini', 'tmp'], titlePrefix: 'session-' },
+  // Its sessions live in one SQLite database in this folder (`$XDG_DATA_HOME/opencode`, src/agents/opencode).
+  opencode: { id: 'opencode', label: 'OpenCode', badge: 'OpenCode', colour: { light: '#52525b', dark: '#d4d4d8', tint: '#71717a' }, homeSuffix: ['.local', 'share', 'opencode'] },
 } as const satisfies Record<string, ClientMeta>;
 
 export type ClientId = keyof typeof CLIENTS;

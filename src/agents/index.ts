@@ -8,6 +8,7 @@
  * | `ADAPTERS`, `adapterOf(id)` | a client's adapter (undefined for an id we do not know: never another client's) |
  * | `recogniseTranscript(name, head)` | which client wrote a transcript, from its name and first bytes |
  * | `agentHomeFolders(home, env)` | every client's default session folders under a home |
+ * | `GUARDED_HOMES`, `DATABASE_NAMES` | client homes the walker must not wander in; the database files it sniffs (`opencode.db`) |
  * | `CLIENT_RULES`, `rulesOf(client)` | the rules of a client, keyed as the index names clients |
  * | `clientGives(client, shape, model)` | what the client would put in context for a result (tokens, rule, provenance) |
  * | `imageSize`, `imagesInText`, `imageTokens`, `providerOf` | images priced by pixels (media.ts) |
@@ -17,6 +18,7 @@ import { CLAUDE_CODE } from './claude-code/index.js';
 import { type ClientId, isClientId } from './clients.js';
 import { CODEX } from './codex/index.js';
 import { GEMINI_CLI } from './gemini-cli/index.js';
+import { OPENCODE } from './opencode/index.js';
 import { type AsClient, type ClientRule, type ClientRules, type ResultShape, asClient, whole } from './rules.js';
 import { providerOf } from './media.js';
 
@@ -25,6 +27,7 @@ export const ADAPTERS = {
   'claude-code': CLAUDE_CODE,
   codex: CODEX,
   gemini: GEMINI_CLI,
+  opencode: OPENCODE,
 } as const satisfies Record<ClientId, ClientAdapter>;
 
 /** Prices for a session of no client we know: Anthropic's list prices, the dearest of the three, so a cost is not understated. */
@@ -54,9 +57,12 @@ export function agentHomeFolders(home: string, env: AgentEnv): string[] {
 }
 
 /** Client homes whose other folders hold settings and credentials, never walked into (`.gemini` outside `tmp`). */
-export const GUARDED_HOMES: ReadonlyArray<{ dir: string; chatDirs: readonly string[] }> = Object.values(ADAPTERS).flatMap((a: ClientAdapter) =>
+export const GUARDED_HOMES: ReadonlyArray<{ dir: string; chatDirs: readonly string[]; chatFiles?: readonly string[] }> = Object.values(ADAPTERS).flatMap((a: ClientAdapter) =>
   a.files.guardedHome ? [a.files.guardedHome] : [],
 );
+
+/** File names of the clients that keep every session in one database (`opencode.db`): the walker sniffs these too. */
+export const DATABASE_NAMES: ReadonlySet<string> = new Set(Object.values(ADAPTERS).flatMap((a: ClientAdapter) => (a.files.database ? [a.files.database.name] : [])));
 
 export const CLIENT_RULES = Object.fromEntries(Object.entries(ADAPTERS).map(([id, a]) => [id, a.rules])) as Record<ClientId, ClientRules>;
 
@@ -87,6 +93,7 @@ export { imageSize, imageSizeOfBase64, imageTokens, imagesInText, providerOf, ty
 export { CLAUDE_CODE_RULES } from './claude-code/rules.js';
 export { CODEX_RULES } from './codex/rules.js';
 export { GEMINI_CLI_RULES } from './gemini-cli/rules.js';
+export { OPENCODE_RULES } from './opencode/rules.js';
 export { readAccessesOf, shellReads, shellWords, type ReadAccess, type ReadPart, type ReadVia } from './readback.js';
 export { CLIENTS, CLIENT_IDS, clientName, isClientId, type ClientId, type ClientMeta } from './clients.js';
 export type { AgentEnv, ClientAdapter, ClientContextRule, ClientFiles, ClientMcp, ContextInputs, ContextSettings, McpShape, Prices } from './adapter.js';

@@ -8,12 +8,14 @@
  * | claude-code | import-claude.ts | `~/.claude/projects/<project>/<session>.jsonl` |
  * | codex | import-codex.ts | `~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl` |
  * | gemini | import-gemini.ts | `~/.gemini/tmp/<project hash>/chats/session-*.json(l)` |
+ * | opencode | import-opencode.ts | `~/.local/share/opencode/opencode.db` (SQLite): one unit per session in it |
  */
 import { type ClientId, adapterOf, isClientId } from '../agents/index.js';
 import type { Unit } from './discover.js';
 import { importClaude, rereadClaude } from './import-claude.js';
 import { importCodex, rereadCodex } from './import-codex.js';
 import { importGemini, rereadGemini } from './import-gemini.js';
+import { importOpenCode, openCodeSessions, rereadOpenCode } from './import-opencode.js';
 import type { ImportContext } from './import-link.js';
 import { decodeLine } from './huge-line.js';
 import { readRange } from './lines.js';
@@ -34,6 +36,13 @@ export interface ClientReader {
    * listing: their tokens, from the line's bytes; null for a place that no longer holds that result.
    */
   toolTokensAt?(line: Buffer, tools: ReadonlyArray<{ id: string; at: TurnToolAt }>, yielder?: Yielder): Promise<Array<number | null>>;
+  /**
+   * A client whose sessions share one database file (its adapter's `files.database`): the sessions in
+   * that file, each a unit of its own keyed `<file>/<id>`, with a stamp (rows, last update) standing in
+   * for its size and mtime, so a session that did not change is not read again. Throws when the file
+   * cannot be read as one (the walker then hands the file itself to `import`, which says why).
+   */
+  sessionsIn?(file: string): Array<{ id: string; parent?: string; stamp: { size: number; mtimeMs: number } }>;
 }
 
 /** A JSONL transcript's result: decode its line (in slices, as the listing read it: huge-line.ts), then let the client pick the result out. */
@@ -59,6 +68,7 @@ export const CLIENT_READERS = {
   },
   codex: { import: importCodex, reread: jsonlReread((_source, loc, o) => rereadCodex(loc, o)) },
   gemini: { import: importGemini, reread: (source, loc) => rereadGemini(source, loc) },
+  opencode: { import: importOpenCode, reread: rereadOpenCode, sessionsIn: openCodeSessions },
 } satisfies Record<ClientId, ClientReader> as Record<ClientId, ClientReader>;
 
 /** The reader of a session kind the index stored; undefined for any other (a Spillway session, an id no adapter has). */

@@ -4,8 +4,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { ADAPTERS, GUARDED_HOMES, type ClientAdapter, type ClientId, adapterOf, recogniseTranscript } from '../agents/index.js';
+import { ADAPTERS, DATABASE_NAMES, GUARDED_HOMES, type ClientAdapter, type ClientId, adapterOf, recogniseTranscript } from '../agents/index.js';
 import { LINKED_SUFFIX, LONG_RESPONSES_DIR, META_SUFFIX, classifyLongResponseFile, isInside, openUntrustedSync, sessionPaths } from '../pipeline/index.js';
+import { type ClientReader, readerOf } from './clients.js';
 import type { RootInfo, SessionKind } from './rows.js';
 import type { SessionSource, SourceEntry } from './source.js';
 import type { Yielder } from './yielder.js';
@@ -27,7 +28,10 @@ function outsideChats(p: string): boolean {
   const segs = p.split(path.sep);
   for (const h of GUARDED_HOMES) {
     const i = segs.lastIndexOf(h.dir);
-    if (i !== -1 && i < segs.length - 1 && !h.chatDirs.includes(segs[i + 1]!)) return true;
+    if (i === -1 || i >= segs.length - 1) continue;
+    const next = segs[i + 1]!;
+    // Its database (OpenCode's `opencode.db`, at the top of its home) is the one file there that may be read.
+    if (!h.chatDirs.includes(next) && !(i === segs.length - 2 && h.chatFiles?.includes(next))) return true;
   }
   return false;
 }
@@ -114,7 +118,8 @@ export function sniffHead(name: string, head: string): ClientId | null {
   return recogniseTranscript(name, head);
 }
 
-const isTranscriptName = (name: string) => name.endsWith('.jsonl') || name.endsWith('.json');
+/** A file the walker sniffs: a `.jsonl`/`.json` transcript, or a client's database of sessions (`opencode.db`). */
+const isTranscriptName = (name: string) => name.endsWith('.jsonl') || name.endsWith('.json') || DATABASE_NAMES.has(path.basename(name));
 
 /** Sniff a file through a source (the walker). */
 async function sniff(source: SessionSource, p: string): Promise<ClientId | null> {
@@ -283,7 +288,7 @@ class Walk {
       if (e.type === 'dir') {
         if (e.name === LONG_RESPONSES_DIR || SKIP_DIRS.has(e.name) || (guarded && !guarded.chatDirs.includes(e.name))) continue;
         if (depth < MAX_WALK_DEPTH) await this.walk(p, depth + 1);
-      } else if (e.type === 'file' && isTranscriptName(e.name) && !guarded) {
+      } else if (e.type === 'file' && isTranscriptName(e.name) && (!guarded || guarded.chatFiles?.includes(e.name))) {
         await this.maybeTranscript(p, this.nameOf(p));
       }
     }
@@ -292,6 +297,8 @@ class Walk {
   private async transcript(p: string, kind: ClientId, name: string): Promise<void> {
     const st = await this.src.stat(p);
     if (!st) return;
+    const sessionsIn = readerOf(kind)?.sessionsIn;
+    if (sessionsIn) return this.database(p, kind, name, st, sessionsIn);
     const session: SessionRef = { path: p, name, kind, readOnly: true };
     const files: FileStat[] = [{ path: p, name: path.basename(p), size: st.size, mtimeMs: st.mtimeMs }];
     const around = adapterOf(kind)?.files.around?.(p);
@@ -308,6 +315,34 @@ class Walk {
     }
     this.out.sessions.set(p, session);
     this.out.units.push({ key: p, kind, session, files, toolResultsDir });
+  }
+
+  /**
+   * A client's database of sessions (OpenCode's `opencode.db`): one session and one unit per session in
+   * it, keyed `<file>/<id>`, fingerprinted by the session's stamp. A file whose sessions cannot be listed
+   * (not this client's, a schema we do not know) becomes one unit of its own, whose import says why.
+   */
+  private async database(p: string, kind: ClientId, name: string, st: { size: number; mtimeMs: number }, sessionsIn: NonNullable<ClientReader['sessionsIn']>): Promise<void> {
+    let listed: ReturnType<typeof sessionsIn> | null;
+    try {
+      // Only a local file (not a bucket's key): SQLite opens it by name.
+      listed = path.isAbsolute(p) ? sessionsIn(p) : null;
+    } catch {
+      listed = null;
+    }
+    if (!listed) {
+      const session: SessionRef = { path: p, name, kind, readOnly: true };
+      this.out.sessions.set(p, session);
+      this.out.units.push({ key: p, kind, session, files: [{ path: p, name: path.basename(p), size: st.size, mtimeMs: st.mtimeMs }] });
+      return;
+    }
+    for (const s of listed) {
+      const sp = path.join(p, s.id);
+      const session: SessionRef = { path: sp, name: `${name}/${s.id}`, kind, readOnly: true, ...(s.parent ? { parentPath: path.join(p, s.parent) } : {}) };
+      this.out.sessions.set(sp, session);
+      this.out.units.push({ key: sp, kind, session, files: [{ path: p, name: `${path.basename(p)}#${s.id}`, size: s.stamp.size, mtimeMs: s.stamp.mtimeMs }] });
+      await this.o.yielder.maybe();
+    }
   }
 
   private async spillwaySession(dir: string, name: string, onlyStem?: string): Promise<void> {

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { type FSWatcher, watch } from 'chokidar';
+import { DATABASE_NAMES } from '../agents/index.js';
 import { ASSETS_DIR, LONG_RESPONSES_DIR } from '../pipeline/index.js';
 import { MAX_WALK_DEPTH } from './discover.js';
 
@@ -93,6 +94,10 @@ export class Watcher {
       // <project>/<session id>/{tool-results,subagents}/…: the project holds the transcript.
       return side <= 1 ? null : path.join(root, ...segs.slice(0, side - 1));
     }
+    // A client's database of sessions (`opencode.db`) changes in its write-ahead log first: a change there
+    // is a change to the database. Its `-shm` is the readers' lock index (ours too): never a reason.
+    const sqlite = /^(.*)-(wal|shm|journal)$/.exec(segs[segs.length - 1] ?? '');
+    if (sqlite && DATABASE_NAMES.has(sqlite[1]!)) return sqlite[2] === 'shm' ? undefined : path.join(path.dirname(p), sqlite[1]!);
     if (event === 'add' || event === 'change' || event === 'unlink') return segs.length ? p : null;
     // A folder appeared or went (a rename is both): its parent shows which.
     return segs.length <= 1 ? null : path.dirname(p);

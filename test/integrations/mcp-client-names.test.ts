@@ -65,5 +65,7 @@ describe('spillway mcp records tools as the client names them', () => {
     expect(clientToolName('generic', 'fs', 'read_text_file')).toBe('read_text_file');
     expect(clientToolName('codex', 'my server', 'read')).toBe('mcp__my_server__read');
     expect(clientToolName('gemini', 'fs', 'read')).toBe('fs__read');
+    // OpenCode names an MCP tool `<server>_<tool>` (its adapter's mcp.toolName; observed in test/clients/opencode-setup.test.ts).
+    expect(clientToolName('opencode', 'fs', 'read_text_file')).toBe('fs_read_text_file');
   });
 });

@@ -5,6 +5,12 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { createInspectorService, defaultRootsChoice, NO_DEFAULT_ROOTS_ENV } from '../../service/service.js';
 import { startServer, type RunningServer } from '../../server/server.js';
 import { terminalSafe } from '../../pipeline/terminal.js';
+import { ADAPTERS, type ClientAdapter } from '../../agents/index.js';
+
+/** Every client's default session folder as the help names it (each adapter's `files.hint`): written once, in the adapters. */
+const DEFAULT_FOLDERS = Object.values(ADAPTERS)
+  .map((a: ClientAdapter) => a.files.hint)
+  .join(', ');
 
 function parsePort(v: string): number {
   const n = Number(v);
@@ -62,7 +68,7 @@ export function register(program: Command): void {
     .option('--db <file>', 'index database (default: <app data>/index.sqlite)')
     .option('--open', 'open the system browser at the URL')
     .addOption(new Option('--token-file <file>', 'read the bearer token from this 0600 file instead of making a random one (or set $SPILLWAY_TOKEN)').hideHelp())
-    .option('--no-default-roots', `do not open ~/.claude/projects, ~/.codex/sessions and ~/.gemini/tmp (read-only) when no --root is given; also ${NO_DEFAULT_ROOTS_ENV}=1`)
+    .option('--no-default-roots', `do not open ${DEFAULT_FOLDERS} (read-only) when no --root is given; also ${NO_DEFAULT_ROOTS_ENV}=1`)
     .addOption(new Option('--static-dir <dir>', 'serve this built UI instead of dist/renderer').hideHelp())
     .addHelpText(
       'after',
@@ -70,8 +76,8 @@ export function register(program: Command): void {
 Prints a one-time link on the first line of stdout, then keeps serving until SIGINT/SIGTERM;
 each time a link is used, stderr shows a fresh one (for another tab, or after a reload). Without
 --root and with no root registered yet, the app-data sessions folder is used. Without --root, the
-agents' own session folders that exist in $HOME are opened too, read-only: ~/.claude/projects,
-~/.codex/sessions and ~/.gemini/tmp. Roots come from --root (or \`spillway index\`), never from the
+agents' own session folders that exist in $HOME are opened too, read-only: ${DEFAULT_FOLDERS}.
+Roots come from --root (or \`spillway index\`), never from the
 browser. Requests without the token get 401; only loopback Host/Origin are accepted.`,
     )
     .action(async (opts: { root: string[]; port: number; db?: string; open?: boolean; defaultRoots: boolean; tokenFile?: string; staticDir?: string }) => {

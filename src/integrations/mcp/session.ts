@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { appPaths, sanitizeToolName, stemTime } from '../../pipeline/index.js';
+import { type ClientId, adapterOf } from '../../agents/index.js';
 
 /**
  * Default session folder of one proxy run: `<app data>/sessions/<UTC start time>_<server name>`,
@@ -53,12 +54,16 @@ export function lazyMkdir(dir: () => string): () => Promise<string> {
  *   this; Codex as `namespace: "mcp__<server>"` + `name`, which the index joins), the server's name
  *   with every character outside `[A-Za-z0-9_-]` made `_` as Claude Code does;
  * - `gemini`: `<server>__<tool>` (Gemini CLI 0.61.0's server-qualified name);
+ * - a client whose adapter names its MCP tools itself (`mcp.toolName`): that name (OpenCode: `<server>_<tool>`);
  * - `generic`: the bare tool name, since an unknown client's naming is unknown.
  * `server` is the name the client knows the server by (`--server-name`, which setup writes); the
  * proxy records the bare name when it was not given one.
  */
-export function clientToolName(client: 'claude-code' | 'codex' | 'gemini' | 'generic', server: string, tool: string): string {
+export function clientToolName(client: ClientId | 'generic', server: string, tool: string): string {
   if (client === 'generic') return tool;
   const s = server.replace(/[^A-Za-z0-9_-]/g, '_') || 'server';
+  // A client's own naming, when its adapter states one (OpenCode: `<server>_<tool>`).
+  const own = adapterOf(client)?.mcp.toolName;
+  if (own) return own(s, tool);
   return client === 'gemini' ? `${s}__${tool}` : `mcp__${s}__${tool}`;
 }
