@@ -37,8 +37,6 @@ const matchKey = z
   .min(1, 'a rule key is a tool name, server/tool, server/* or *')
   .max(MAX_RULE_MATCH_CHARS, `a rule key has at most ${MAX_RULE_MATCH_CHARS} characters`)
   .refine((k) => !CONTROL_RE.test(k), 'a rule key may not hold control characters')
-  // JSON.parse makes `__proto__` an own key, but copying it anywhere sets a prototype instead.
-  .refine((k) => k !== '__proto__', '"__proto__" is not a tool name')
   .refine((k) => k === ANY_TOOL || !k.includes('*') || (k.endsWith(SERVER_WIDE) && k.indexOf('*') === k.length - 1 && k.length > SERVER_WIDE.length), 'a * stands alone ("*") or after a server name ("server/*")');
 
 export const ruleSchema = z.strictObject({
@@ -80,7 +78,11 @@ const MAX_RULES_ERROR_CHARS = 600;
 function issuesText(issues: readonly z.core.$ZodIssue[]): string {
   return issues
     .slice(0, 3)
-    .map((i) => `${i.path.length ? i.path.map(String).join('.') : '(the file)'}: ${i.message}`)
+    .map((i) => {
+      // A bad rule key: zod says "Invalid key in record" and keeps the reason one level down.
+      const why = i.code === 'invalid_key' && i.issues.length ? `rule key ${JSON.stringify(String(i.path.at(-1)))}: ${i.issues.map((x) => x.message).join('; ')}` : i.message;
+      return `${i.path.length ? i.path.map(String).join('.') : '(the file)'}: ${why}`;
+    })
     .join('; ');
 }
 
@@ -91,6 +93,11 @@ export function parseRulesText(text: string, file: string, scope: RulesScope): R
     doc = JSON.parse(text);
   } catch (err) {
     return { scope, path: file, state: 'error', error: cap(`${file}: not JSON (${(err as Error).message})`) };
+  }
+  // JSON.parse makes `__proto__` an own key, which zod's record passes over without a word.
+  const given = typeof doc === 'object' && doc !== null ? (doc as Record<string, unknown>).rules : undefined;
+  if (typeof given === 'object' && given !== null && Object.hasOwn(given, '__proto__')) {
+    return { scope, path: file, state: 'error', error: `${file}: rules.__proto__: "__proto__" is not a tool name` };
   }
   const r = rulesFileSchema.safeParse(doc);
   if (!r.success) return { scope, path: file, state: 'error', error: cap(`${file}: ${issuesText(r.error.issues)}`) };
@@ -121,6 +128,7 @@ export class RulesWriteError extends Error {
  * else is refused, and a link is followed so the file it points to is the one replaced.
  */
 export function setRuleValue(file: string, match: string, key: RuleKey, value: string | number | undefined, o: { privateNew: boolean }): Rule | undefined {
+  if (match === '__proto__') throw new RulesWriteError('"__proto__" is not a tool name (nothing was written)');
   const t = readRulesFile(file);
   if (t.state === 'error') throw new RulesWriteError(`${t.error} (nothing was written)`);
   let doc: Record<string, unknown> = {};
