@@ -105,3 +105,54 @@ describe('hostile rules files', () => {
     );
   }, 180_000);
 });
+
+describe('the fast path with rules files decides as the full hook does', () => {
+  const limitArb = fc.constantFrom(40, 300, 2_000, 12_000, 20_000);
+  const fileArb: fc.Arbitrary<string | undefined> = fc.oneof(
+    fc.dictionary(fc.constantFrom('Bash', 'Read', '*', 'mcp__fs__read', 'fs/*'), fc.record({ limit: fc.oneof(limitArb, fc.constant('x')) }, { requiredKeys: [] }), { maxKeys: 3 }).map((rules) => JSON.stringify({ rules })),
+    fc.constantFrom('{', '{"rules":{"Bash":{"limit":300,"typo":1}}}', undefined),
+  );
+  const textArb = fc.integer({ min: 0, max: 24_000 }).map((n) => 'word '.repeat(Math.ceil(n / 5)).slice(0, n));
+
+  it('says "pass" only where the full hook with the same files prints nothing', async () => {
+    const root = tmpDir('spillway-fast-rules-');
+    let n = 0;
+    let passes = 0;
+    let hooks = 0;
+    await fc.assert(
+      fc.asyncProperty(fileArb, fileArb, fc.constantFrom('Bash', 'Read', 'mcp__fs__read'), textArb, async (project, user, tool, text) => {
+        const dir = path.join(root, String(n++));
+        const cwd = path.join(dir, 'project');
+        const home = path.join(dir, 'home');
+        fs.mkdirSync(cwd, { recursive: true });
+        fs.mkdirSync(home);
+        if (project !== undefined) fs.writeFileSync(path.join(cwd, '.spillway.json'), project);
+        if (user !== undefined) fs.writeFileSync(path.join(home, 'config.json'), user);
+        const env: NodeJS.ProcessEnv = { SPILLWAY_HOME: home };
+        const response =
+          tool === 'Bash'
+            ? { stdout: text, stderr: '', interrupted: false, isImage: false }
+            : tool === 'Read'
+              ? { type: 'text', file: { filePath: '/w/a.txt', content: text, numLines: 1, startLine: 1, totalLines: 1 } }
+              : [{ type: 'text', text }];
+        const event = { session_id: 'fast', cwd, hook_event_name: 'PostToolUse', tool_name: tool, tool_input: {}, tool_response: response };
+        const stdin = JSON.stringify(event);
+        if (fastVerdict(stdin, {}, await rulesLookup(event, env)) !== 'pass') {
+          hooks++;
+          return;
+        }
+        passes++;
+        const out = await handleClaudeCodeHook(stdin, {
+          guard: { profile: 'claude', env, summarize: undefined },
+          sessionDir: path.join(dir, 'session'),
+          rules: async (c) => new GuardRules(await loadRules(c ?? cwd, env), { provider: 'none' }),
+        });
+        expect(out.output, `fast path passed what the hook answers: ${String(project)} / ${String(user)}, ${tool} ${text.length} chars`).toBeUndefined();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }),
+      { numRuns: 200 },
+    );
+    expect(passes).toBeGreaterThan(30);
+    expect(hooks).toBeGreaterThan(30);
+  }, 180_000);
+});
