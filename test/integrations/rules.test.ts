@@ -208,3 +208,22 @@ describe('config set: one setting, written atomically', () => {
     expect(fs.existsSync(path.join(p.cwd, 'new.json'))).toBe(false);
   });
 });
+
+describe('the Codex hook', () => {
+  it("applies its shell's rule (named Bash or exec_command) and records it; a bad file is a note", async () => {
+    const { handleCodexHook } = await import('../../src/integrations/hooks/codex.js');
+    const p = place({ rules: { exec_command: { limit: 50, provider: 'none', focusArg: 'command' } } });
+    const stdin = JSON.stringify({ session_id: 's1', cwd: p.cwd, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'cat words.txt' }, tool_response: 'word '.repeat(200), tool_use_id: 'call_1' });
+    const rules = async (cwd: string | undefined) => new GuardRules(await loadRules(cwd ?? p.cwd, p.env), {});
+    const out = await handleCodexHook(stdin, { guard: { profile: 'o200k', env: p.env }, sessionDir: path.join(p.root, 'session'), rules });
+    expect(out.output?.decision).toBe('block');
+    const meta = JSON.parse(fs.readFileSync(out.guard!.metaPath!, 'utf8')) as { limitTokens: number; intent?: string; rule?: unknown };
+    expect(meta).toMatchObject({ limitTokens: 50, intent: 'cat words.txt', rule: { source: 'project', match: 'exec_command' } });
+    // Without the rule the same output fits the default.
+    expect((await handleCodexHook(stdin, { guard: { profile: 'o200k', env: p.env }, sessionDir: path.join(p.root, 's2') })).output).toBeUndefined();
+    fs.writeFileSync(path.join(p.cwd, '.spillway.json'), '{"rules":{"Bash":{"limit":"x"}}}');
+    const bad = await handleCodexHook(stdin, { guard: { profile: 'o200k', env: p.env }, sessionDir: path.join(p.root, 's3'), rules });
+    expect(bad.output).toBeUndefined();
+    expect(bad.note).toMatch(/rules\.Bash\.limit/);
+  });
+});
