@@ -168,7 +168,8 @@ export class GuardRules {
     try {
       resolved = resolveRule(this.loaded, toolTarget(tool, server, clientName), this.flags);
     } catch {
-      resolved = resolveRule({ ...noRules(this.loaded.env) }, { names: [tool] }, {});
+      // Not expected (the files were validated); the flags and defaults still hold.
+      resolved = resolveRule(noRules(this.loaded.env), { names: [] }, this.flags);
     }
     const { provider, model, template, focusArg, limit } = resolved.values;
     const made = this.summarizerFor(provider, model, template);
