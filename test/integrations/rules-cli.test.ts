@@ -181,3 +181,19 @@ describe('spillway hook claude-code with a project rule', () => {
     expect(modules.length).toBeLessThanOrEqual(12);
   });
 });
+
+describe('spillway guard with a project rule', () => {
+  it("guards with the --tool's rule, and a flag still comes first", () => {
+    const f = folders();
+    fs.writeFileSync(path.join(f.cwd, '.spillway.json'), JSON.stringify({ rules: { Bash: { limit: 300, provider: 'none' } } }));
+    const input = makeLog(4_000);
+    const session = path.join(f.root, 'session');
+    const r = run(['guard', '--session', session, '--tool', 'Bash', '--json'], { ...f, input });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ action: 'spill' });
+    expect(sidecars(session)[0]).toMatchObject({ limitTokens: 300, rule: { source: 'project', match: 'Bash', settings: { provider: { source: 'project', match: 'Bash' } } } });
+    // Another tool: the default limit, the text passes.
+    expect(JSON.parse(run(['guard', '--session', session, '--tool', 'Read', '--json'], { ...f, input }).stdout)).toMatchObject({ action: 'pass' });
+    expect(JSON.parse(run(['guard', '--session', session, '--tool', 'Bash', '--limit', '5000', '--json'], { ...f, input }).stdout)).toMatchObject({ action: 'pass' });
+  });
+});
