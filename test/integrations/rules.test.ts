@@ -227,3 +227,14 @@ describe('the Codex hook', () => {
     expect(bad.note).toMatch(/rules\.Bash\.limit/);
   });
 });
+
+describe('the default model', () => {
+  it("is the provider's variable, else its default, and is left to the provider", () => {
+    const env = { SPILLWAY_ANTHROPIC_MODEL: 'claude-from-env' };
+    const r = resolveRule(noRules(env), toolTarget('Bash'), { provider: 'anthropic' });
+    expect(r.values.model).toBe('claude-from-env');
+    expect(r.origins.model).toEqual({ source: 'default' });
+    expect(resolveRule(noRules({}), toolTarget('Bash'), { provider: 'local' }).values.model).toBeUndefined();
+    expect(resolveRule(noRules({}), toolTarget('Bash'), { provider: 'openai', model: 'm' }).values.model).toBe('m');
+  });
+});

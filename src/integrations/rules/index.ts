@@ -109,7 +109,7 @@ export function resolveRule(loaded: LoadedRules, target: ToolTarget, flags: Rule
     origins[key] ??= { source: 'default' };
   }
   const provider = values.provider ?? defaultProviderName(loaded.env);
-  const model = values.model ?? (isProviderName(provider) ? DEFAULT_MODELS[provider] || undefined : undefined);
+  const model = values.model ?? defaultModelOf(provider, loaded.env);
   return {
     values: {
       limit: values.limit ?? DEFAULT_LIMIT_TOKENS,
@@ -120,6 +120,16 @@ export function resolveRule(loaded: LoadedRules, target: ToolTarget, flags: Rule
     },
     origins,
   };
+}
+
+/** The model a provider uses when no flag or rule names one: its variable (`SPILLWAY_ANTHROPIC_MODEL`…), else its default. */
+function defaultModelOf(provider: string, env: NodeJS.ProcessEnv): string | undefined {
+  const given = (v: string | undefined) => (v && v.trim() ? v : undefined);
+  if (provider === 'anthropic') return given(env.SPILLWAY_ANTHROPIC_MODEL) ?? DEFAULT_MODELS.anthropic;
+  if (provider === 'openai') return given(env.SPILLWAY_OPENAI_MODEL) ?? DEFAULT_MODELS.openai;
+  // local: the server's first listed model unless named.
+  if (provider === 'local') return given(env.SPILLWAY_LOCAL_MODEL);
+  return isProviderName(provider) ? DEFAULT_MODELS[provider] || undefined : undefined;
 }
 
 /** What a spill's sidecar records: the origin of the limit that decided it, and of every setting. */
@@ -172,7 +182,8 @@ export class GuardRules {
       resolved = resolveRule(noRules(this.loaded.env), { names: [] }, this.flags);
     }
     const { provider, model, template, focusArg, limit } = resolved.values;
-    const made = this.summarizerFor(provider, model, template);
+    // A default model is the provider's own choice (its variable, its default): left to it, as the flags did.
+    const made = this.summarizerFor(provider, resolved.origins.model.source === 'default' ? undefined : model, template);
     return {
       limitTokens: limit,
       ...(made.summarize ? { summarize: made.summarize } : {}),
