@@ -98,6 +98,10 @@ export async function run(): Promise<void> {
       return event(i, 'Bash', { command: `cat big${i}.log`, description: 'Show the log' }, bash(whole.slice(0, 30_000), { persistedOutputPath: file, persistedOutputSize: whole.length }), sessionId);
     };
     const hook = [BIN, 'hook', 'claude-code'];
+    const rulesProject = path.join(tmp, 'with-rules');
+    fs.mkdirSync(rulesProject);
+    fs.writeFileSync(path.join(rulesProject, '.spillway.json'), JSON.stringify({ rules: { Bash: { limit: 4000 }, 'fs/*': { template: 'default' }, '*': { provider: 'structural' } } }));
+    const inRulesProject = (stdin: string) => JSON.stringify({ ...(JSON.parse(stdin) as object), cwd: rulesProject });
     const cases: Case[] = [
       { name: 'node -e 0 (baseline)', argv: ['-e', '0'], runs: RUNS, input: smallBash, answers: undefined, times: [] },
       { name: 'pass-through: Bash, 41 B stdout (fast path)', argv: hook, runs: RUNS, input: smallBash, answers: false, times: [] },
@@ -106,6 +110,9 @@ export async function run(): Promise<void> {
       { name: 'spill: Read, 400 KB', argv: hook, runs: SPILL_RUNS, input: (i) => read(i, 400_000), answers: true, times: [] },
       { name: 'spill: Read, 400 KB, full CLI (dist/lib/cli/main.js)', argv: [MAIN, 'hook', 'claude-code'], runs: SPILL_RUNS, input: (i) => read(i, 400_000), answers: true, times: [] },
       { name: 'spill: Bash, 1 MB persisted (persistedOutputPath)', argv: hook, runs: SPILL_RUNS, input: persisted, answers: true, times: [] },
+      // The same events from a project with a rules file (docs/config.md): the fast path reads it, the entry validates it (zod).
+      { name: 'pass-through: Bash, 41 B, rules file (fast path)', argv: hook, runs: RUNS, input: (i) => inRulesProject(smallBash(i)), answers: false, times: [] },
+      { name: 'spill: Read, 400 KB, rules file', argv: hook, runs: SPILL_RUNS, input: (i) => inRulesProject(read(i, 400_000)), answers: true, times: [] },
     ];
     const once = (c: Case, i: number) => {
       const input = c.input(i);
@@ -142,6 +149,7 @@ export async function run(): Promise<void> {
     const pass = median(cases[1]!.times) / base;
     const spill = (k: number) => median(cases[k]!.times) / base;
     console.log(`spill of a 400 KB Read: ${spill(4).toFixed(2)}× node -e 0 through the hook's entry, ${spill(5).toFixed(2)}× through the full CLI`);
+    console.log(`with a rules file: a pass ${spill(7).toFixed(2)}×, a 400 KB Read spill ${spill(8).toFixed(2)}× node -e 0; modules of that spill ${loaded(hook, inRulesProject(read(-4, 400_000)))}`);
     console.log(`\ngoal: a result that passes costs ≤ ${GOAL.toFixed(2)}× node -e 0 — ${pass <= GOAL ? 'met' : 'NOT met'} (${pass.toFixed(2)}×; the full CLI: ${(median(cases[3]!.times) / base).toFixed(2)}×)`);
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

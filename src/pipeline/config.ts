@@ -35,6 +35,15 @@ export const appPaths = (env: NodeJS.ProcessEnv) => {
     summaryRuns: path.join(root, 'summary-runs'),
     /** Saved projection specs per tool (`<tool>.json`). */
     projections: path.join(root, 'projections'),
+    /** The user's guard rules per tool (docs/config.md). */
     config: path.join(root, 'config.json'),
   };
 };
+
+/** The project's guard rules file, in the project folder beside `.mcp.json` (docs/config.md). */
+export const PROJECT_RULES_FILE = '.spillway.json';
+
+/** The two guard rules files for a project folder: the project's, then the user's (in app data). */
+export function rulesFilePaths(cwd: string, env: NodeJS.ProcessEnv): { project: string; user: string } {
+  return { project: path.join(path.resolve(cwd), PROJECT_RULES_FILE), user: appPaths(env).config };
+}

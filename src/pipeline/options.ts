@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { DrillDownToolNames, GuardOptions, PayloadMeta, Profile, ReadMoreTools, StrategyName, SummarizeHook } from './types.js';
+import type { DrillDownToolNames, GuardOptions, PayloadMeta, Profile, ReadMoreTools, RuleOrigin, SpillRule, StrategyName, SummarizeHook } from './types.js';
 import { DEFAULT_LIMIT_TOKENS, STORE_CALL_TIMEOUT_MS } from './limits.js';
 import { claudeCorrectionFromEnv, DEFAULT_PROFILE, DEFAULT_STRATEGY, parseClaudeCorrection } from './estimate/options.js';
 import type { SpillStore } from './store/seam.js';
@@ -43,6 +43,8 @@ export interface NormalizedGuardOptions {
   readonly intent?: string;
   /** The call's ids and paths, as strings of bounded length. */
   readonly call: CallFields;
+  /** The rule that set this call's settings, checked (see {@link ruleFields}). */
+  readonly rule?: SpillRule;
   readonly summarize?: SummarizeHook;
   readonly summaryTimeoutMs?: number;
   readonly signal?: AbortSignal;
@@ -71,6 +73,34 @@ export function callFields(call: unknown): CallFields {
     if (typeof v === 'string' && v && v.length <= MAX_CALL_FIELD_CHARS) out[k] = v;
   }
   return out;
+}
+
+const RULE_SOURCES: ReadonlySet<string> = new Set<RuleOrigin['source']>(['flag', 'project', 'user', 'default']);
+const RULE_SETTINGS = ['limit', 'template', 'provider', 'model', 'focusArg'] as const;
+
+function originOf(v: unknown): RuleOrigin | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const o = v as Record<string, unknown>;
+  if (typeof o.source !== 'string' || !RULE_SOURCES.has(o.source)) return undefined;
+  const s = (x: unknown) => (typeof x === 'string' && x && x.length <= MAX_CALL_FIELD_CHARS ? x : undefined);
+  const match = s(o.match);
+  const file = s(o.file);
+  return { source: o.source as RuleOrigin['source'], ...(match ? { match } : {}), ...(file ? { file } : {}) };
+}
+
+/** The rule for the sidecar: known sources and bounded strings only; anything else left out. */
+export function ruleFields(rule: unknown): SpillRule | undefined {
+  const top = originOf(rule);
+  if (!top) return undefined;
+  const given = (rule as Record<string, unknown>).settings;
+  const settings: SpillRule['settings'] = {};
+  if (typeof given === 'object' && given !== null) {
+    for (const k of RULE_SETTINGS) {
+      const o = originOf((given as Record<string, unknown>)[k]);
+      if (o) settings[k] = o;
+    }
+  }
+  return { ...top, settings };
 }
 
 function isNormalized(o: unknown): o is NormalizedGuardOptions {
@@ -154,6 +184,7 @@ export function normalizeGuardOptions(options: GuardOptionsInput | undefined): N
     toolInput: read(() => o.toolInput),
     intent: str(read(() => o.intent)),
     call: read(() => callFields(o.call)) ?? {},
+    rule: read(() => ruleFields(o.rule)),
     summarize: summarize ? summarize : undefined,
     summaryTimeoutMs: read(() => o.summaryTimeoutMs),
     signal: read(() => o.signal),

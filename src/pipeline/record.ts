@@ -116,6 +116,7 @@ export function recordOf({ placed, payload, spill, shown, storeNote, parts, esti
       origin: payload.origin,
       ...(linked?.links.length ? { links: linked.links } : {}),
       ...o.call,
+      ...(o.rule ? { rule: o.rule } : {}),
     };
     return { message, json: JSON.stringify(meta, null, 2) + '\n' };
   };

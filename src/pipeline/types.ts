@@ -1,5 +1,5 @@
 import type { SpillStore } from './store/seam.js';
-import type { ContentKind, StrategyName } from './vocab.js';
+import type { ContentKind, Profile, StrategyName } from './vocab.js';
 
 /**
  * Shared types of the guard. Everything under src/ may import these; the renderer may import
@@ -9,8 +9,8 @@ import type { ContentKind, StrategyName } from './vocab.js';
 /** What a tool returned. */
 export type ToolResult = string | Uint8Array | ArrayBuffer | unknown;
 
-export type Profile = 'o200k' | 'cl100k' | 'claude';
-export const PROFILES: readonly Profile[] = ['o200k', 'cl100k', 'claude'];
+// The profile names live with the other shared words (vocab.ts), a leaf the hook's fast path may load.
+export { PROFILES, type Profile } from './vocab.js';
 
 /** Strategy names and content kinds are lists in vocab.ts; their types are re-exported here with the other shared words. */
 export type { ContentKind, StrategyName } from './vocab.js';
@@ -158,6 +158,8 @@ export interface PayloadMeta {
   origin?: PayloadOrigin;
   /** How `spillway restore` rebuilds the original from the linked file (present when payloadIsOriginal is false). */
   links?: PayloadLink[];
+  /** The guard rule that produced this spill: where its limit came from, and each summary setting (docs/config.md). */
+  rule?: SpillRule;
 }
 
 export type PayloadOrigin = 'string' | 'bytes' | 'json-value' | 'latin1-string';
@@ -195,6 +197,23 @@ export interface PayloadLink {
   encoding: AssetEncoding;
 }
 
+/** Where one guard setting of a call came from (docs/config.md): a flag, a rules file's key, or the default. */
+export interface RuleOrigin {
+  source: 'flag' | 'project' | 'user' | 'default';
+  /** The rule key that matched: the tool's name, `server/tool`, `server/*` or `*`. */
+  match?: string;
+  /** The rules file it is in. */
+  file?: string;
+}
+
+/**
+ * Which rule produced a spill, as its sidecar records it: the origin of the limit that decided it,
+ * and of each setting (limit, template, provider, model, focusArg).
+ */
+export interface SpillRule extends RuleOrigin {
+  settings: Partial<Record<'limit' | 'template' | 'provider' | 'model' | 'focusArg', RuleOrigin>>;
+}
+
 /** Which client tool call a result answered: recorded in the sidecar as is (see PayloadMeta). */
 export interface ToolCallRef {
   toolCallId?: string;
@@ -209,6 +228,8 @@ export interface GuardOptions {
   sessionPath: string;
   /** The client's tool call this result answers, recorded in the sidecar so the inspector can join it with the client's transcript. */
   call?: ToolCallRef;
+  /** The guard rule (docs/config.md) that set this call's limit and summary settings, recorded in the sidecar. */
+  rule?: SpillRule;
   toolName?: string;
   toolInput?: unknown;
   /** What the caller wants from the result (also the summary focus). */

@@ -9,6 +9,10 @@
 export const STRATEGY_NAMES = ['chars4', 'craft-density', 'calibrated', 'o200k', 'cl100k', 'claude'] as const;
 export type StrategyName = (typeof STRATEGY_NAMES)[number];
 
+/** Tokenizer families a limit is measured with (the guard's `profile`). */
+export const PROFILES = ['o200k', 'cl100k', 'claude'] as const;
+export type Profile = (typeof PROFILES)[number];
+
 /** What a payload's content is, as detected (the inspector filters on it). */
 export const CONTENT_KINDS = ['json', 'ndjson', 'csv', 'log', 'html', 'xml', 'markdown', 'code', 'text', 'binary'] as const;
 export type ContentKind = (typeof CONTENT_KINDS)[number];

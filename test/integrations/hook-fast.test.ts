@@ -270,7 +270,8 @@ describe('bin/spillway.js hook claude-code', () => {
     expect(r.fullCli).toBe(false);
     expect(r.modules.filter((m) => m.includes('/node_modules/'))).toEqual([]);
     // The fast path's own files only: 11 today (the shapes, the quick checks and their leaves,
-    // vocab.ts among them since the strategy names have one source). A jump means something
+    // vocab.ts among them since the strategy and profile names have one source, and config.ts, where
+    // the rules files are; the rules' reader loads only when one exists). A jump means something
     // heavy slipped in; `npm run bench hook` measures the time.
     expect(r.modules.length).toBeLessThanOrEqual(11);
   });

@@ -10,6 +10,7 @@ import {
   type StrategyName,
 } from '../../pipeline/index.js';
 import { addLimitOptions, guardSettingsOf } from '../../integrations/options.js';
+import { GuardRules, loadRules, ruleFlagsOf } from '../../integrations/rules/index.js';
 import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
 
 export interface GuardCommandOptions {
@@ -84,7 +85,22 @@ export function guardJson(result: GuardResult | null, pass: { strategy: Strategy
 export async function runGuard(file: string | undefined, opts: GuardCommandOptions): Promise<void> {
   const toolInput = parseToolInput(opts.input);
   const data = await readInput(file);
-  const options = normalizeGuardOptions({ ...guardSettingsOf(opts, DEFAULT_PROFILE), sessionPath: opts.session, toolName: opts.tool, toolInput, intent: opts.intent });
+  // The tool's rule from the rules files of the folder this runs in, after the flags (docs/config.md).
+  const rules = new GuardRules(await loadRules(process.cwd(), process.env), ruleFlagsOf(opts));
+  const rule = rules.forCall(opts.tool ?? 'tool');
+  for (const e of [...rules.errors, ...(rule.error ? [rule.error] : [])]) process.stderr.write(`spillway guard: ${terminalSafe(e)}\n`);
+  const focus = rule.focusArg && toolInput && typeof toolInput === 'object' ? (toolInput as Record<string, unknown>)[rule.focusArg] : undefined;
+  const intent = opts.intent ?? (typeof focus === 'string' && focus.trim() ? focus.trim() : undefined);
+  const options = normalizeGuardOptions({
+    ...guardSettingsOf(opts, DEFAULT_PROFILE),
+    limitTokens: rule.limitTokens,
+    summarize: rule.summarize,
+    rule: rule.rule,
+    sessionPath: opts.session,
+    toolName: opts.tool,
+    toolInput,
+    intent,
+  });
   const result = await guardLargeResult(data, options);
   if (opts.json) {
     let pass = { strategy: options.strategy, tokens: 0 };

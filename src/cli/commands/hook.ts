@@ -4,6 +4,7 @@ import { HOOK_DEFAULT_PROFILE, runHook } from '../../integrations/hooks/claude-c
 import { readHookStdin } from '../../integrations/hooks/claude-code-fast.js';
 import { handleCodexHook } from '../../integrations/hooks/codex.js';
 import { guardSettingsOf } from '../../integrations/settings.js';
+import { GuardRules, loadRules, ruleFlagsOf } from '../../integrations/rules/index.js';
 import { terminalSafe } from '../../pipeline/terminal.js';
 import { errMessage } from '../../pipeline/values.js';
 import { runOpenCodeHook } from '../../agents/opencode/plugin.js';
@@ -41,7 +42,12 @@ export function register(program: Command): void {
           process.stderr.write('spillway hook codex: input too large; left unchanged\n');
           return;
         }
-        const outcome = await handleCodexHook(stdin, { guard: guardSettingsOf(opts), sessionDir: opts.session });
+        const outcome = await handleCodexHook(stdin, {
+          guard: guardSettingsOf(opts),
+          sessionDir: opts.session,
+          // Codex sends the folder it runs in as the event's cwd: that project's rules, after the flags.
+          rules: async (cwd) => new GuardRules(await loadRules(cwd ?? process.cwd(), process.env), ruleFlagsOf(opts)),
+        });
         if (outcome.note) process.stderr.write(`spillway hook codex: ${terminalSafe(outcome.note)}\n`);
         if (outcome.output) process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
       } catch (err) {

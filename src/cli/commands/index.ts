@@ -13,6 +13,7 @@ import { register as setup } from './setup.js';
 import { register as sync } from './sync.js';
 import { register as context } from './context.js';
 import { register as prune } from './prune.js';
+import { register as config } from './config.js';
 
 /** Every verb, in help order. README's CLI section must list the same verbs (consistency test). */
 export const COMMANDS: Array<(program: Command) => void> = [
@@ -28,6 +29,7 @@ export const COMMANDS: Array<(program: Command) => void> = [
   mcp,
   hook,
   setup,
+  config,
   sync,
   prune,
 ];

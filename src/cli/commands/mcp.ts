@@ -1,5 +1,8 @@
 import type { Command } from 'commander';
-import { addGuardOptions, guardSettingsOf, guardWith, oneOf, type GuardCliOptions } from '../../integrations/options.js';
+import { addGuardOptions, guardSettingsOf, oneOf, type GuardCliOptions } from '../../integrations/options.js';
+import { GuardRules, loadRules, ruleFlagsOf } from '../../integrations/rules/index.js';
+import { terminalSafe } from '../../pipeline/terminal.js';
+import { guardLargeResult } from '../../pipeline/index.js';
 import { runMcpProxy } from '../../integrations/mcp/proxy.js';
 import { createDrillDownTools, loadProjectionFor } from '../../integrations/mcp/drilldown.js';
 import { MCP_CLIENT_KINDS, mcpClientsHelp, mcpProfileOf, type McpClientKind } from '../../integrations/mcp/tool-result.js';
@@ -46,6 +49,9 @@ export function register(program: Command): void {
     .action(async (command: string, args: string[], opts: McpCliOptions) => {
       // The flags, once: the proxy's own fast pass reads the limit from the same object the guard gets.
       const settings = guardSettingsOf(opts, clientProfile(opts.client));
+      // The client starts the proxy in its project folder: that folder's rules, then the user's, after the flags.
+      const rules = new GuardRules(await loadRules(process.cwd(), process.env), ruleFlagsOf(opts));
+      if (!opts.quiet) for (const e of rules.errors) process.stderr.write(`spillway mcp: ${terminalSafe(e)}\n`);
       const projectionFor = loadProjectionFor(opts.projection);
       const { proxy, done } = runMcpProxy({
         command,
@@ -56,7 +62,9 @@ export function register(program: Command): void {
         summarize: settings.summarize,
         projectionFor,
         focusArg: opts.focusArg,
-        guard: guardWith(settings),
+        rules,
+        // The flags' settings, but each call's limit, summarizer and rule are its tool's (the rules already put the flags first).
+        guard: (result, options) => guardLargeResult(result, { ...options, ...settings, limitTokens: options.limitTokens, summarize: options.summarize, ...(options.rule ? { rule: options.rule } : {}) }),
         client: opts.client,
         serverName: opts.serverName,
         localTools: opts.drillDown === false ? undefined : (session, sessionDir) => createDrillDownTools({ session, sessionDir, store: opts.store }),

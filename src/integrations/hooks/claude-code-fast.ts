@@ -1,8 +1,10 @@
+import fs from 'node:fs';
 import { isBinaryString, mayCarryInlineAssets, resolveLimit } from '../../pipeline/quick.js';
-import { PROFILES, type Profile, type StrategyName } from '../../pipeline/types.js';
+import { DEFAULT_LIMIT_TOKENS } from '../../pipeline/limits.js';
+import { rulesFilePaths } from '../../pipeline/config.js';
 import { readToolResponse } from './claude-code-shapes.js';
 import { isObj } from '../../pipeline/values.js';
-import { STRATEGY_NAMES } from '../../pipeline/vocab.js';
+import { PROFILES, STRATEGY_NAMES, type Profile, type StrategyName } from '../../pipeline/vocab.js';
 
 /**
  * The pass-through fast path of `spillway hook claude-code`, run by bin/spillway.js before the CLI
@@ -16,6 +18,11 @@ import { STRATEGY_NAMES } from '../../pipeline/vocab.js';
  * Claude Code persisted, bad JSON, options it does not know or that commander would reject — goes
  * to the full CLI, which gets the stdin already read. test/integrations/hook-fast.test.ts checks
  * the two against each other; change them together.
+ *
+ * Guard rules (docs/config.md) may lower a tool's limit. Without `--limit`, the fast path looks for
+ * the two rules files (two `stat` calls); only when one exists does it load the rules' light half
+ * (rules/match.ts, no package) and take the smallest limit any rule for this tool states in either
+ * file, valid or not: the full hook never resolves a lower one, so "pass" stays safe.
  */
 
 /** Hook input larger than this is not read whole: Claude Code sends the full tool response, which can be huge. */
@@ -127,15 +134,37 @@ function sizeOf(v: unknown): number {
 /** Bytes bound tokens from above (no tokenizer makes more tokens than bytes), so this fits whatever counts it. */
 const fitsAsText = (text: string, limit: number) => Buffer.byteLength(text) <= limit && !mayCarryInlineAssets(text) && !isBinaryString(text);
 
+/**
+ * The smallest limit the rules files give a tool (undefined: none; NaN: a file the fast path cannot
+ * judge, so the full hook must), as rules/match.ts's strictestLimit computes it.
+ */
+export type RuleLimitLookup = (toolName: string) => number | undefined;
+
 /** 'pass': the result goes to the model unchanged, print nothing. 'hook': run the full hook. Never throws. */
-export function fastVerdict(stdin: string, opts: FastHookOptions): 'pass' | 'hook' {
+export function fastVerdict(stdin: string, opts: FastHookOptions, ruleLimit?: RuleLimitLookup): 'pass' | 'hook' {
   try {
-    const input = JSON.parse(stdin) as unknown;
+    return fastVerdictOf(JSON.parse(stdin) as unknown, opts, ruleLimit);
+  } catch {
+    return 'hook';
+  }
+}
+
+/** {@link fastVerdict} on the parsed hook input. */
+export function fastVerdictOf(input: unknown, opts: FastHookOptions, ruleLimit?: RuleLimitLookup): 'pass' | 'hook' {
+  try {
     if (!isObj(input)) return 'hook';
     if (input.hook_event_name !== undefined && input.hook_event_name !== 'PostToolUse') return 'pass';
     if (input.tool_response === undefined || input.tool_response === null) return 'pass';
     const toolName = typeof input.tool_name === 'string' && input.tool_name ? input.tool_name : 'tool';
-    const limit = resolveLimit(opts);
+    let limit = resolveLimit(opts);
+    // A --limit flag comes before every rule; without it, a rule may lower the limit.
+    if (ruleLimit && opts.limitTokens === undefined) {
+      const strictest = ruleLimit(toolName);
+      if (strictest !== undefined) {
+        if (!(strictest > 0)) return 'hook';
+        limit = resolveLimit({ ...opts, limitTokens: Math.min(strictest, DEFAULT_LIMIT_TOKENS) });
+      }
+    }
     const reading = readToolResponse(toolName, input.tool_response);
     switch (reading.kind) {
       case 'leave':
@@ -186,8 +215,31 @@ export async function runFastHook(args: readonly string[]): Promise<boolean> {
     const opts = parseFastArgs(args);
     if (!opts) return false;
     const stdin = await readHookStdin();
-    return stdin !== undefined && fastVerdict(stdin, opts) === 'pass';
+    if (stdin === undefined) return false;
+    const input = JSON.parse(stdin) as unknown;
+    const ruleLimit = opts.limitTokens === undefined ? await rulesLookup(input) : undefined;
+    return fastVerdictOf(input, opts, ruleLimit) === 'pass';
   } catch {
     return false;
   }
+}
+
+/**
+ * The rules files' limits for this event's project folder, or undefined when neither file exists
+ * (then nothing more is loaded). The project is the event's `cwd`, as the full hook reads it.
+ */
+export async function rulesLookup(input: unknown, env: NodeJS.ProcessEnv = process.env): Promise<RuleLimitLookup | undefined> {
+  const cwd = isObj(input) && typeof input.cwd === 'string' && input.cwd ? input.cwd : process.cwd();
+  const paths = rulesFilePaths(cwd, env);
+  const present = [paths.project, paths.user].filter((p) => fs.statSync(p, { throwIfNoEntry: false }) !== undefined);
+  if (!present.length) return undefined;
+  const { readRulesFile, strictestLimit, toolTarget } = await import('../rules/match.js');
+  const texts: string[] = [];
+  for (const p of present) {
+    const t = readRulesFile(p);
+    // Not readable: the full hook says why, and decides with what is left.
+    if (t.state === 'error') return () => Number.NaN;
+    if (t.state === 'read') texts.push(t.text);
+  }
+  return (toolName) => strictestLimit(texts, toolTarget(toolName));
 }

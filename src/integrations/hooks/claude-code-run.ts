@@ -1,4 +1,5 @@
 import { guardSettingsOf } from '../settings.js';
+import { GuardRules, loadRules, ruleFlagsOf } from '../rules/index.js';
 import { terminalSafe } from '../../pipeline/terminal.js';
 import { errMessage } from '../../pipeline/values.js';
 import { handleClaudeCodeHook } from './claude-code.js';
@@ -20,7 +21,13 @@ export async function runHook(opts: HookCliOptions): Promise<void> {
       process.stderr.write(`spillway hook: input over ${MAX_HOOK_INPUT_BYTES} bytes; left unchanged\n`);
       return;
     }
-    const outcome = await handleClaudeCodeHook(stdin, { guard: guardSettingsOf(opts, HOOK_DEFAULT_PROFILE), sessionDir: opts.session, focusArg: opts.focusArg });
+    const outcome = await handleClaudeCodeHook(stdin, {
+      guard: guardSettingsOf(opts, HOOK_DEFAULT_PROFILE),
+      sessionDir: opts.session,
+      focusArg: opts.focusArg,
+      // The project is the folder Claude Code runs in (the event's cwd); the flags come first.
+      rules: async (cwd) => new GuardRules(await loadRules(cwd ?? process.cwd(), process.env), ruleFlagsOf(opts)),
+    });
     if (outcome.note) process.stderr.write(`spillway hook: ${terminalSafe(outcome.note)}\n`);
     if (outcome.output) process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
   } catch (err) {

@@ -22,6 +22,7 @@ import {
   type ToolCallRef,
 } from '../../pipeline/index.js';
 import { mcpAwareSummarizer } from '../mcp/tool-result.js';
+import type { CallRule } from '../rules/index.js';
 import { readToolResponse, type PersistedOutput, type Reading } from './claude-code-shapes.js';
 import { errMessage, isObj } from '../../pipeline/values.js';
 
@@ -85,6 +86,11 @@ export interface ClaudeCodeHookOptions {
   sessionsRoot?: string;
   /** A tool-input argument carrying the caller's focus (as with `spillway mcp --focus-arg`). */
   focusArg?: string;
+  /**
+   * The guard rules of the event's project folder (its `cwd`): per tool, the limit, the summarizer
+   * and the focus argument, after the flags (docs/config.md). Without it, the flags alone.
+   */
+  rules?: (cwd: string | undefined) => Promise<{ forCall(tool: string): CallRule; readonly errors: readonly string[] }>;
   /** The guard itself (tests give one that fails). */
   run?: (result: unknown, options: NormalizedGuardOptions) => Promise<GuardResult | null>;
 }
@@ -231,16 +237,18 @@ function callOf(input: ClaudeCodeHookInput): ToolCallRef {
   return { client: 'claude-code', toolCallId: s(input.tool_use_id), clientSessionId: s(input.session_id), transcriptPath: s(input.transcript_path), cwd: s(input.cwd) };
 }
 
-/** The guard options of one event: the flags' and the event's own, normalised once (the pre-checks read the limit from it). */
-function optionsOf(input: ClaudeCodeHookInput, toolName: string, opts: ClaudeCodeHookOptions, subject?: Subject): NormalizedGuardOptions {
+/** The guard options of one event: the flags' and the event's own, and the tool's rule, normalised once (the pre-checks read the limit from it). */
+function optionsOf(input: ClaudeCodeHookInput, toolName: string, opts: ClaudeCodeHookOptions, rule: CallRule | undefined, subject?: Subject): NormalizedGuardOptions {
   const base = opts.guard ?? {};
+  const summarize = rule ? rule.summarize : base.summarize;
   return normalizeGuardOptions({
     ...base,
+    ...(rule ? { limitTokens: rule.limitTokens, rule: rule.rule } : {}),
     sessionPath: opts.sessionDir ? path.resolve(opts.sessionDir) : claudeCodeSessionDir(input.session_id, opts.sessionsRoot),
     toolName,
     toolInput: input.tool_input,
-    intent: intentOf(input.tool_input, opts.focusArg),
-    summarize: toolName.startsWith('mcp__') ? mcpAwareSummarizer(base.summarize) : base.summarize,
+    intent: intentOf(input.tool_input, rule ? rule.focusArg : opts.focusArg),
+    summarize: toolName.startsWith('mcp__') ? mcpAwareSummarizer(summarize) : summarize,
     readMore: 'claude-code',
     // Claude Code's Read and Bash open local files only: with a bucket, a local copy is what the message names.
     localCopy: true,
@@ -284,20 +292,34 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
   const toolName = typeof input.tool_name === 'string' && input.tool_name ? input.tool_name : 'tool';
   const reading = readToolResponse(toolName, input.tool_response);
   if (reading.kind === 'leave') return {};
+  // The tool's rule, from the project folder Claude Code runs in: a bad rules file is a note, and the flags and defaults apply.
+  let rule: CallRule | undefined;
+  const ruleNotes: string[] = [];
+  if (opts.rules) {
+    try {
+      const rules = await opts.rules(typeof input.cwd === 'string' && input.cwd ? input.cwd : undefined);
+      rule = rules.forCall(toolName);
+      ruleNotes.push(...rules.errors);
+      if (rule.error) ruleNotes.push(rule.error);
+    } catch (err) {
+      ruleNotes.push(`rules left out: ${errMessage(err)}`);
+    }
+  }
+  const noted = (o: ClaudeCodeHookOutcome): ClaudeCodeHookOutcome => (ruleNotes.length ? { ...o, note: [...ruleNotes, o.note].filter(Boolean).join('; ') } : o);
   if (reading.kind === 'unknown') {
     const bytes = sizeOf(input.tool_response);
     // A tokenizer never makes more tokens than bytes: a response this small fits whatever it is.
-    if (bytes <= optionsOf(input, toolName, opts).limit) return {};
-    return {
+    if (bytes <= optionsOf(input, toolName, opts, rule).limit) return noted({});
+    return noted({
       note:
         `${toolName}: output left unchanged (${Number.isFinite(bytes) ? fmtBytes(bytes) : 'unmeasurable'}); ${reading.why}, ` +
         'and Claude Code drops an answer that is not in the tool’s own shape.',
-    };
+    });
   }
   const subject = await subjectOf(input, reading);
-  if (subject.skip) return { note: `${toolName}: left unchanged: ${subject.skip}` };
-  const options = optionsOf(input, toolName, opts, subject);
-  if (fitsAsIs(reading, subject, options)) return {};
+  if (subject.skip) return noted({ note: `${toolName}: left unchanged: ${subject.skip}` });
+  const options = optionsOf(input, toolName, opts, rule, subject);
+  if (fitsAsIs(reading, subject, options)) return noted({});
 
   let g: GuardResult | null = null;
   let message: string;
@@ -305,7 +327,7 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
     // Private from the first spill: the app-data folder, sessions/ and this session's folder (0700).
     await fs.promises.mkdir(options.sessionPath, { recursive: true, mode: 0o700 });
     g = await (opts.run ?? guardLargeResult)(subject.value, options);
-    if (!g) return {};
+    if (!g) return noted({});
     message = g.message;
   } catch (err) {
     // The guard never throws by contract; if it does, the model still gets a bounded message, not the payload.
@@ -325,5 +347,5 @@ export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOp
   }
   const output: ClaudeCodeHookOutput = { hookSpecificOutput: { hookEventName: 'PostToolUse', updatedToolOutput: replacement } };
   const notes = [g?.payloadPath ? `spilled ${toolName} to ${g.payloadPath}` : undefined, subject.incomplete].filter(Boolean);
-  return { output, ...(g ? { guard: g } : {}), note: notes.length ? notes.join('; ') : undefined };
+  return noted({ output, ...(g ? { guard: g } : {}), note: notes.length ? notes.join('; ') : undefined });
 }

@@ -2,6 +2,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { appPaths, guardLargeResult, type GuardResult, type ToolCallRef } from '../../pipeline/index.js';
 import type { GuardSettings } from '../settings.js';
+import type { CallRule } from '../rules/index.js';
 import { errMessage, isObj } from '../../pipeline/values.js';
 
 /**
@@ -19,6 +20,8 @@ export interface CodexHookOptions {
   /** Session folder; default `<app data>/sessions/codex_<session_id>/`. */
   sessionDir?: string;
   sessionsRoot?: string;
+  /** The guard rules of the event's project folder (its `cwd`), after the flags (docs/config.md). Without it, the flags alone. */
+  rules?: (cwd: string | undefined) => Promise<{ forCall(tool: string, server?: string, clientName?: string): CallRule; readonly errors: readonly string[] }>;
 }
 
 export interface CodexHookOutcome {
@@ -68,18 +71,34 @@ export async function handleCodexHook(stdin: string, opts: CodexHookOptions = {}
   const incomplete = cut
     ? `Codex had already cut this output to its head and tail (it was ~${Number(cut[1]).toLocaleString('en-US')} tokens) before the hook got it; the middle is lost. Re-run the command with a narrower output (head, tail, grep) to see it.`
     : undefined;
+  // The tool's rule: matched on the hook's name (`Bash`) and the rollout's (`exec_command`). A bad file is a note.
+  let rule: CallRule | undefined;
+  const notes: string[] = [];
+  if (opts.rules) {
+    try {
+      const rules = await opts.rules(s(input.cwd));
+      rule = rules.forCall(hookName, undefined, toolName);
+      notes.push(...rules.errors, ...(rule.error ? [rule.error] : []));
+    } catch (err) {
+      notes.push(`rules left out: ${errMessage(err)}`);
+    }
+  }
+  const noted = (o: CodexHookOutcome): CodexHookOutcome => (notes.length ? { ...o, note: [...notes, o.note].filter(Boolean).join('; ') } : o);
+  const focus = rule?.focusArg && isObj(input.tool_input) ? input.tool_input[rule.focusArg] : undefined;
   try {
     const g = await guardLargeResult(response, {
       ...(incomplete ? { incomplete } : {}),
       ...opts.guard,
+      ...(rule ? { limitTokens: rule.limitTokens, summarize: rule.summarize, rule: rule.rule } : {}),
+      ...(typeof focus === 'string' && focus.trim() ? { intent: focus.trim() } : {}),
       sessionPath: opts.sessionDir ? path.resolve(opts.sessionDir) : codexSessionDir(s(input.session_id), opts.sessionsRoot),
       toolName,
       toolInput: input.tool_input,
       call,
     });
-    if (!g) return {};
-    return { output: { decision: 'block', reason: g.message }, guard: g };
+    if (!g) return noted({});
+    return noted({ output: { decision: 'block', reason: g.message }, guard: g });
   } catch (err) {
-    return { note: `${toolName}: left unchanged: ${errMessage(err)}` };
+    return noted({ note: `${toolName}: left unchanged: ${errMessage(err)}` });
   }
 }

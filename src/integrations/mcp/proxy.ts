@@ -5,6 +5,7 @@ import type { Readable, Writable } from 'node:stream';
 import { DEFAULT_PROFILE, MAX_MESSAGE_CHARS, PREVIEW_CHARS, buildPreview, fmtBytes, mayCarryInlineAssets, readMoreAdvice, resolveLimit, spillStream, truncate } from '../../pipeline/index.js';
 import type { DrillDownToolNames, Estimate, ReadMoreTools, StreamedSpillResult } from '../../pipeline/index.js';
 import type { GuardResult, SummarizeHook, ToolCallRef } from '../../pipeline/index.js';
+import type { CallRule } from '../rules/index.js';
 import { LineSplitter, LineWriter, MAX_BUFFERED_LINE_BYTES } from './lines.js';
 import { ChunkQueue, OversizedLine, previewText } from './oversized.js';
 import { ErrorCode, errorResponse, idKey, peekLine, resultResponse, tryParse, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.js';
@@ -51,6 +52,11 @@ export interface McpProxyOptions {
   projectionFor?: (toolName: string) => ((value: unknown) => unknown) | undefined;
   /** Adds an optional argument of this name to every tool's inputSchema; stripped before forwarding and used as the intent. */
   focusArg?: string;
+  /**
+   * The guard rules (docs/config.md): per tool, its limit, summarizer and focus argument, the flags
+   * already first. Without it, limitTokens, summarize and focusArg apply to every tool.
+   */
+  rules?: { forCall(tool: string, server?: string, clientName?: string): CallRule };
   guard: GuardFn;
   /** What the client shows its model of a result: decides when a result is too large (default `generic`). */
   client?: McpClientKind;
@@ -149,6 +155,8 @@ export class McpProxy {
   /** The server line over the inspection limit being streamed to a spill, if any. */
   private big?: { line: OversizedLine; queue: ChunkQueue; spill?: Promise<StreamedSpillResult>; about?: { toolName: string; toolInput?: unknown; intent?: string; call?: ToolCallRef } };
   private readonly summarize?: SummarizeHook;
+  /** Each tool's rule, resolved on first use (the server's name is known by then: a tools/list follows initialize). */
+  private readonly rules = new Map<string, { rule: CallRule; summarize?: SummarizeHook; limit: number }>();
 
   constructor(private readonly opts: McpProxyOptions) {
     this.input = opts.input ?? process.stdin;
@@ -390,7 +398,7 @@ export class McpProxy {
       const local = this.tools.has(name) ? undefined : this.local?.resolve(name);
       if (local) return this.callLocal(id, key, local, args ?? {});
       pending.toolName = name;
-      const focusArg = this.opts.focusArg;
+      const focusArg = this.focusArgOf(name);
       if (focusArg && args && Object.hasOwn(args, focusArg) && !this.tools.get(name)?.nativeFocus) {
         const focus = args[focusArg];
         if (typeof focus === 'string' && focus.trim()) pending.intent = focus.trim();
@@ -454,7 +462,7 @@ export class McpProxy {
           this.pending.delete(key);
           return; // the client gave up on it: no response, as the spec asks
         }
-        if (this.fitsAsIs(line) || (pending.toolName !== undefined && this.tools.get(pending.toolName)?.app)) {
+        if (this.fitsAsIs(line, pending.toolName) || (pending.toolName !== undefined && this.tools.get(pending.toolName)?.app)) {
           this.pending.delete(key);
           return this.toClient.writeLine(line);
         }
@@ -633,9 +641,9 @@ export class McpProxy {
     const result = msg.result as Obj;
     const tools = Array.isArray(result.tools) ? result.tools : null;
     if (!tools) return this.toClient.writeLine(line);
-    const focusArg = this.opts.focusArg;
     for (const tool of tools) {
       if (!isObj(tool) || typeof tool.name !== 'string') continue;
+      const focusArg = this.focusArgOf(tool.name);
       const ui = isObj(tool._meta) && isObj(tool._meta.ui) ? tool._meta.ui : undefined;
       const app = Array.isArray(ui?.visibility) && ui.visibility.includes('app');
       const input = isObj(tool.inputSchema) ? tool.inputSchema : undefined;
@@ -685,8 +693,26 @@ export class McpProxy {
     return this.opts.client === 'claude-code' ? 'claude-code' : 'files';
   }
 
-  private fitsAsIs(line: Buffer): boolean {
-    return line.length <= this.fastPassBytes && !mayCarryInlineAssets(line);
+  /** The rule of a server tool: matched on the client's name for it, `server/tool`, `server/*` and `*`. */
+  private ruleOf(tool: string | undefined): { rule: CallRule; summarize?: SummarizeHook; limit: number } | undefined {
+    if (!this.opts.rules || tool === undefined) return undefined;
+    let r = this.rules.get(tool);
+    if (!r) {
+      const rule = this.opts.rules.forCall(tool, this.opts.serverName ?? this.serverName, this.recordedName(tool));
+      if (rule.error) this.log(rule.error);
+      r = { rule, summarize: mcpAwareSummarizer(rule.summarize), limit: resolveLimit({ limitTokens: rule.limitTokens, contextWindowTokens: this.opts.contextWindowTokens }) };
+      this.rules.set(tool, r);
+    }
+    return r;
+  }
+
+  /** The tool argument that carries the caller's focus for this tool: its rule's, else `--focus-arg`. */
+  private focusArgOf(tool: string): string | undefined {
+    return this.opts.rules ? this.ruleOf(tool)?.rule.focusArg : this.opts.focusArg;
+  }
+
+  private fitsAsIs(line: Buffer, tool?: string): boolean {
+    return line.length <= (this.ruleOf(tool)?.limit ?? this.fastPassBytes) && !mayCarryInlineAssets(line);
   }
 
   private onToolResult(pending: Pending, result: Obj, line: Buffer): void {
@@ -694,7 +720,8 @@ export class McpProxy {
     const info = this.tools.get(toolName);
     if (pending.cancelled) return; // the client gave up on it: no response, as the spec asks
     if (info?.app) return this.toClient.writeLine(line);
-    if (this.fitsAsIs(line)) return this.toClient.writeLine(line);
+    if (this.fitsAsIs(line, toolName)) return this.toClient.writeLine(line);
+    const rule = this.ruleOf(toolName);
     const work = (async () => {
       const ctx: ToolCallContext = { toolName: this.recordedName(toolName), toolInput: pending.toolInput, intent: pending.intent, call: pending.call };
       if (info?.outputSchema && result.structuredContent !== undefined) {
@@ -709,9 +736,10 @@ export class McpProxy {
       const replaced = await guardToolResult(result, ctx, {
         guard: this.opts.guard,
         session: this.session,
-        limitTokens: this.opts.limitTokens,
+        limitTokens: rule ? rule.rule.limitTokens : this.opts.limitTokens,
         contextWindowTokens: this.opts.contextWindowTokens,
-        summarize: this.summarize,
+        summarize: rule ? rule.summarize : this.summarize,
+        ...(rule ? { rule: rule.rule.rule } : {}),
         client: this.opts.client,
         readMore: this.readMore,
         drillDownHint: this.local?.hint ? (g) => this.local!.hint!(g) : undefined,

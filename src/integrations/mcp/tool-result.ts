@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import { ADAPTERS, CLIENT_IDS, type ClientId } from '../../agents/index.js';
 import { buildPreview, MAX_MESSAGE_CHARS, PREVIEW_CHARS, truncate } from '../../pipeline/index.js';
 import type { DrillDownToolNames, GuardOptions, GuardResult, Profile, ReadMoreTools, SummarizeHook, ToolCallRef } from '../../pipeline/index.js';
+import type { SpillRule } from '../../pipeline/types.js';
 import { STRUCTURED_EXTRA_BUDGET_CHARS, shrinkStructured, type Validate } from './structured.js';
 import { mcpContentText } from '../../summarize/index.js';
 import { errMessage, isObj } from '../../pipeline/values.js';
@@ -83,6 +84,8 @@ export interface GuardDeps {
   limitTokens?: number;
   contextWindowTokens?: number;
   summarize?: SummarizeHook;
+  /** The guard rule that set this call's limit and summarizer, for the sidecar (docs/config.md). */
+  rule?: SpillRule;
   /** Sentence appended to the message telling the model how to drill down (empty: none). */
   drillDownHint?: (g: GuardResult) => string;
   /** The drill-down tools' names as registered (asked at each spill: a later tools/list may change them); the guard's message names these. */
@@ -162,6 +165,7 @@ export async function guardToolResult(result: Obj, ctx: ToolCallContext, deps: G
       readMore: deps.readMore,
       ...(names ? { drillDownNames: names } : {}),
       ...(ctx.call ? { call: ctx.call } : {}),
+      ...(deps.rule ? { rule: deps.rule } : {}),
       ...(shown !== undefined ? { shown } : {}),
     });
   } catch (err) {
