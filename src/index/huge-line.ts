@@ -82,6 +82,58 @@ export function jsonOf(v: unknown): string {
   return `{${parts.join(',')}}`;
 }
 
+/** What a transcript's reader of calls counts of the lines it read. */
+export interface LineCounts {
+  badLines: number;
+  mergedLines: number;
+  mergedBlocks: number;
+}
+
+/** What a turns reader hears of a line it wanted: merged past the budget, or not JSON. */
+export interface TurnsLineEvents {
+  merged(): void;
+  unparsable(index: number): void;
+}
+
+/**
+ * One transcript line decoded once for both of its readers (the turns and the calls): a long one in
+ * slices, its blocks past a budget merged. Merges are counted in `counts` (and said to the turns
+ * when they wanted the line); a line that is not JSON is counted by each reader that wanted it, and
+ * gives `undefined`.
+ */
+export async function decodeForReaders(
+  buf: Buffer,
+  index: number,
+  yielder: Yielder | undefined,
+  want: { turns: boolean; calls: boolean },
+  counts: LineCounts,
+  turns: TurnsLineEvents,
+): Promise<{ value: unknown } | undefined> {
+  try {
+    const d = await decodeLine(buf, yielder);
+    if (d.merged) {
+      counts.mergedLines++;
+      counts.mergedBlocks += d.merged;
+      // Said where the figures are shown: the session's notes.
+      if (want.turns) turns.merged();
+    }
+    return { value: d.value };
+  } catch (err) {
+    if (!(err instanceof SyntaxError)) throw err;
+    if (want.turns) turns.unparsable(index);
+    if (want.calls) counts.badLines++;
+    return undefined;
+  }
+}
+
+/** The warning a reader gives for the lines whose blocks were merged, or nothing. */
+export function mergedWarning(key: string, counts: LineCounts): string[] {
+  if (!counts.mergedLines) return [];
+  return [
+    `${key}: ${counts.mergedLines} line(s) with more than ${MAX_BUILT_BLOCKS_PER_LINE.toLocaleString('en-US')} content blocks: ${counts.mergedBlocks.toLocaleString('en-US')} block(s) past that were merged into runs and estimated in bulk`,
+  ];
+}
+
 /** One JSONL line as a value; throws a SyntaxError where JSON.parse would. */
 export async function decodeLine(line: Buffer, yielder?: Yielder): Promise<DecodedLine> {
   if (line.length <= SLICED_LINE_BYTES) return { value: JSON.parse(line.toString('utf8')) as unknown, merged: 0 };

@@ -26,7 +26,7 @@ import type { AssetRef, GuardAction } from '../pipeline/types.js';
 import type { Unit } from './discover.js';
 import { type Call, MAX_FACT_LINES, MAX_IMPORT_FILE_BYTES, factsComplete, importedPayloadId, isoOr, str, titleOf } from './import-common.js';
 import { type ImportContext, spilledOrImported } from './import-link.js';
-import { MAX_BUILT_BLOCKS_PER_LINE, decodeLine, jsonOf } from './huge-line.js';
+import { decodeForReaders, jsonOf, mergedWarning } from './huge-line.js';
 import { forEachLine } from './lines.js';
 import type { PayloadRecord, SessionFacts, SourceLocation, UnitResult } from './record.js';
 import type { SessionSource } from './source.js';
@@ -299,34 +299,17 @@ export async function importClaude(ctx: ImportContext, unit: Unit): Promise<Unit
     const tools = hasTools(buf);
     const forCalls = t.needs(tools, index);
     if (!forTurns && !forCalls) return;
-    let o: unknown;
-    try {
-      // A long line is decoded in slices, its blocks past a budget merged (huge-line.ts).
-      const d = await decodeLine(buf, ctx.yielder);
-      o = d.value;
-      if (d.merged) {
-        t.mergedLines++;
-        t.mergedBlocks += d.merged;
-        // Said where the figures are shown: the session's notes.
-        if (forTurns) turns.merged();
-      }
-    } catch (err) {
-      if (!(err instanceof SyntaxError)) throw err;
-      if (forTurns) turns.unparsable(index);
-      if (forCalls) t.badLines++;
-      return;
-    }
+    // A long line is decoded in slices, its blocks past a budget merged (huge-line.ts).
+    const d = await decodeForReaders(buf, index, ctx.yielder, { turns: forTurns, calls: forCalls }, t, turns);
+    if (!d) return;
+    const o = d.value;
     // With the line's place, the reader notes where each tool result is instead of estimating it (TurnTool.at).
     if (forTurns) turns.take(o, index, { offset, length: buf.length });
     if (forCalls) return t.take(o, tools, { index, offset, length: buf.length });
   });
   const warnings: string[] = [];
   if (t.badLines) warnings.push(`${unit.key}: ${t.badLines} unparsable line(s) skipped`);
-  if (t.mergedLines) {
-    warnings.push(
-      `${unit.key}: ${t.mergedLines} line(s) with more than ${MAX_BUILT_BLOCKS_PER_LINE.toLocaleString('en-US')} content blocks: ${t.mergedBlocks.toLocaleString('en-US')} block(s) past that were merged into runs and estimated in bulk`,
-    );
-  }
+  warnings.push(...mergedWarning(unit.key, t));
   if (scan.skippedLongLines) warnings.push(`${unit.key}: ${scan.skippedLongLines} over-long line(s) skipped`);
   let hash = scan.hash;
   for (const f of unit.files) if (f.path !== unit.key) hash += `|${f.name}:${f.size}`;

@@ -16,7 +16,7 @@
 import type { Unit } from './discover.js';
 import { type Call, MAX_FACT_LINES, factsComplete, importedPayloadId, isoOr, parseMaybeJson, str, titleOf } from './import-common.js';
 import { type ImportContext, spilledOrImported } from './import-link.js';
-import { MAX_BUILT_BLOCKS_PER_LINE, decodeLine, jsonOf } from './huge-line.js';
+import { decodeForReaders, jsonOf, mergedWarning } from './huge-line.js';
 import { forEachLine } from './lines.js';
 import type { PayloadRecord, SessionFacts, SourceLocation, UnitResult } from './record.js';
 import { CodexTurns } from './turns-codex.js';
@@ -201,32 +201,15 @@ export async function importCodex(ctx: ImportContext, unit: Unit): Promise<UnitR
     const forTurns = turns.wants(buf);
     const forCalls = r.wants(buf, index);
     if (!forTurns && !forCalls) return;
-    let o: unknown;
-    try {
-      const d = await decodeLine(buf, ctx.yielder);
-      o = d.value;
-      if (d.merged) {
-        r.mergedLines++;
-        r.mergedBlocks += d.merged;
-        if (forTurns) turns.merged();
-      }
-    } catch (err) {
-      if (!(err instanceof SyntaxError)) throw err;
-      if (forTurns) turns.unparsable(index);
-      if (forCalls) r.badLines++;
-      return;
-    }
+    const d = await decodeForReaders(buf, index, ctx.yielder, { turns: forTurns, calls: forCalls }, r, turns);
+    if (!d) return;
+    const o = d.value;
     if (forTurns) turns.take(o, index);
     if (forCalls) r.take(o, index, offset, buf);
   });
   const payloads: PayloadRecord[] = [];
   for (const out of r.outputs.values()) payloads.push(await outputRecord(ctx, transcript, r, out));
-  const warnings = r.badLines ? [`${transcript}: ${r.badLines} unparsable line(s) skipped`] : [];
-  if (r.mergedLines) {
-    warnings.push(
-      `${transcript}: ${r.mergedLines} line(s) with more than ${MAX_BUILT_BLOCKS_PER_LINE.toLocaleString('en-US')} content blocks: ${r.mergedBlocks.toLocaleString('en-US')} block(s) past that were merged into runs and estimated in bulk`,
-    );
-  }
+  const warnings = [...(r.badLines ? [`${transcript}: ${r.badLines} unparsable line(s) skipped`] : []), ...mergedWarning(transcript, r)];
   return { payloads, hash: scan.hash, warnings, session: r.facts, turns: turns.result() };
 }
 

@@ -14,7 +14,7 @@ import { restorePayload } from '../../src/pipeline/index.js';
 import { startChatDouble, type ChatDouble } from './doubles/openai-chat.js';
 import { sourceSpillwayArgs } from './claude.js';
 import { tmpDir } from './harness.js';
-import { OPENCODE_VERSION, runOpenCode, type OpenCodeRun } from './opencode.js';
+import { OPENCODE_VERSION, runOpenCode, sentToModel, type OpenCodeRun } from './opencode.js';
 
 const RUN_MS = 150_000;
 const BIG_BYTES = 400_000;
@@ -59,11 +59,7 @@ describe(`OpenCode ${OPENCODE_VERSION} with Spillway's plugin: tool results are 
     await d?.close();
   });
 
-  const sent = (id: string): string => {
-    const m = d.toolMessages().find((t) => t.message.tool_call_id === id)?.message;
-    expect(m, `no tool message for ${id}; stderr: ${run.stderr.slice(-2000)}`).toBeDefined();
-    return typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
-  };
+  const sent = (id: string): string => sentToModel(d, run, id);
   const metas = () =>
     fs
       .readdirSync(path.join(session, 'long_responses'))

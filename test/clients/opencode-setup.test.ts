@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { restorePayload } from '../../src/pipeline/index.js';
 import { startChatDouble, type ChatDouble } from './doubles/openai-chat.js';
 import { ROOT, tmpDir } from './harness.js';
-import { OPENCODE_VERSION, opencodeEnv, opencodeProjectConfig, runOpenCode, type OpenCodeRun } from './opencode.js';
+import { OPENCODE_VERSION, opencodeEnv, opencodeProjectConfig, runOpenCode, sentToModel, type OpenCodeRun } from './opencode.js';
 
 const RUN_MS = 180_000;
 const FILESYSTEM = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js');
@@ -71,11 +71,7 @@ describe(`OpenCode ${OPENCODE_VERSION} run from the files \`spillway setup openc
     await d?.close();
   });
 
-  const sent = (id: string): string => {
-    const m = d.toolMessages().find((t) => t.message.tool_call_id === id)?.message;
-    expect(m, `no tool message for ${id}; stderr: ${run.stderr.slice(-2000)}`).toBeDefined();
-    return typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
-  };
+  const sent = (id: string): string => sentToModel(d, run, id);
   /** Spill sidecars under the run's app data (`SPILLWAY_HOME`), by session folder. */
   const spills = () => {
     const root = path.join(home, 'spillway', 'sessions');

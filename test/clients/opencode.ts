@@ -9,6 +9,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { expect } from 'vitest';
+import type { ChatDouble } from './doubles/openai-chat.js';
 import { baseClientEnv, CLIENTS_NM, parseJsonLines, runClient, tmpDir, type RunResult } from './harness.js';
 
 export const OPENCODE_VERSION = '1.18.33';
@@ -106,4 +108,11 @@ export async function runOpenCode(o: OpenCodeRunOptions): Promise<OpenCodeRun> {
     timeoutMs: o.timeoutMs,
   });
   return { ...r, home, dataDir: path.join(d.data, 'opencode'), configDir: path.join(d.config, 'opencode'), events: parseJsonLines(r.stdout) };
+}
+
+/** The text OpenCode sent the model as the result of call `id` (its `role:"tool"` message); fails the test, with OpenCode's stderr, when there is none. */
+export function sentToModel(d: ChatDouble, run: RunResult, id: string): string {
+  const m = d.toolMessages().find((t) => t.message.tool_call_id === id)?.message;
+  expect(m, `no tool message for ${id}; stderr: ${run.stderr.slice(-2000)}`).toBeDefined();
+  return typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
 }

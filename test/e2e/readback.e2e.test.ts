@@ -17,7 +17,7 @@ import type { Page } from 'playwright-core';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { PayloadRow, ReadBack, SessionInfo } from '../../src/service/contract.js';
-import { REALISTIC_CLAUDE_ROOTS, SHOTS, WALK_SIZES, serveSuite, shortTokens as short } from './helpers/suite.js';
+import { REALISTIC_CLAUDE_ROOTS, SHOTS, WALK_SIZES, agreement, claudeSessionRow, serveSuite, shortTokens as short } from './helpers/suite.js';
 
 // A scan asked for returns once the index is whole (read-backs are linked inside it).
 const suite = serveSuite('readback', () => REALISTIC_CLAUDE_ROOTS, { reindex: true });
@@ -66,15 +66,9 @@ describe.each(WALK_SIZES)('read-backs of the realistic Claude Code session at $w
     expect(readBacks.map((r) => r.tool)).toEqual(['Read', 'Bash', 'mcp__fs__spillway_read', 'mcp__fs__spillway_grep']);
     const context = await suite.browser.newContext({ viewport: size, colorScheme: 'light' });
     const page = await context.newPage();
-    const disagree: string[] = [];
-    const same = (what: string, a: unknown, b: unknown) => {
-      if (a !== b) disagree.push(`${what}: ${String(a)} ≠ ${String(b)}`);
-    };
+    const { disagree, same } = agreement();
     try {
-      await page.goto(await suite.serve.freshUrl());
-      await page.waitForSelector('.app[data-ready="true"]', { timeout: 60_000 });
-      const sessionRow = page.locator('.session-row:has([data-testid="client-badge"]:text("Claude Code"))').first();
-      await sessionRow.waitFor({ timeout: 90_000 });
+      const sessionRow = await claudeSessionRow(page, await suite.serve.freshUrl());
       await sessionRow.click();
       await page.locator('.prow[data-row-id]').first().waitFor({ timeout: 60_000 });
 

@@ -17,7 +17,7 @@
  */
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { REALISTIC_CLAUDE_ROOTS, SHOTS, WALK_SIZES, serveSuite, shortTokens as short } from './helpers/suite.js';
+import { REALISTIC_CLAUDE_ROOTS, SHOTS, WALK_SIZES, agreement, claudeSessionRow, serveSuite, shortTokens as short } from './helpers/suite.js';
 import path from 'node:path';
 
 /** The replay at the session's own settings reproduces what was measured within this share (issue 29). */
@@ -41,16 +41,9 @@ describe.each(WALK_SIZES)('the realistic Claude Code session at $width×$height'
     const context = await suite.browser.newContext({ viewport: size, colorScheme: 'light' });
     const page = await context.newPage();
     const figures: Record<string, unknown> = {};
-    /** Every disagreement, said once each: the test lists them all (and takes every screenshot) before failing. */
-    const disagree: string[] = [];
-    const same = (what: string, a: unknown, b: unknown) => {
-      if (a !== b) disagree.push(`${what}: ${String(a)} ≠ ${String(b)}`);
-    };
+    const { disagree, same } = agreement();
     try {
-      await page.goto(await suite.serve.freshUrl());
-      await page.waitForSelector('.app[data-ready="true"]', { timeout: 60_000 });
-      const session = page.locator('.session-row:has([data-testid="client-badge"]:text("Claude Code"))').first();
-      await session.waitFor({ timeout: 90_000 });
+      const session = await claudeSessionRow(page, await suite.serve.freshUrl());
       await expect.poll(() => session.locator('[data-testid="session-entered"]').count(), { timeout: 90_000 }).toBe(1);
       await session.click();
       const rows = page.locator('.prow[data-row-id]');

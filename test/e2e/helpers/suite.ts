@@ -7,7 +7,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { formatTokens } from '../../../app/lib/format.js';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { ensureRendererBuilt, launchChromium, REPO_ROOT, startServe, type ServeProcess } from './serve.js';
 
@@ -58,12 +59,28 @@ export function serveSuite(prefix: string, roots: (tmp: string) => Promise<strin
   return s;
 }
 
-/** "12k", "4.5k", "1.2M", "690": the UI's short form (app/lib/format.ts formatTokens), written out so the page is checked against it. */
-export function shortTokens(n: number): string {
-  const a = Math.abs(n);
-  if (a < 1_000) return String(Math.round(n));
-  if (a < 10_000) return `${(n / 1_000).toFixed(1)}k`;
-  if (a < 1_000_000) return `${Math.round(n / 1_000)}k`;
-  if (a < 10_000_000) return `${(n / 1_000_000).toFixed(1)}M`;
-  return `${Math.round(n / 1_000_000)}M`;
+/** The UI's short token form ("12k", "4.5k", "1.2M"): the app's own formatter, so a walk reads figures as the page prints them. */
+export const shortTokens = formatTokens;
+
+/**
+ * Disagreements between figures, said once each: a walk lists them all (and takes every screenshot)
+ * before failing on `disagree`.
+ */
+export function agreement(): { disagree: string[]; same: (what: string, a: unknown, b: unknown) => void } {
+  const disagree: string[] = [];
+  return {
+    disagree,
+    same: (what, a, b) => {
+      if (a !== b) disagree.push(`${what}: ${String(a)} ≠ ${String(b)}`);
+    },
+  };
+}
+
+/** A fresh page, once the app is ready, and the sidebar row of the realistic Claude Code session (waited for). */
+export async function claudeSessionRow(page: Page, url: string): Promise<Locator> {
+  await page.goto(url);
+  await page.waitForSelector('.app[data-ready="true"]', { timeout: 60_000 });
+  const row = page.locator('.session-row:has([data-testid="client-badge"]:text("Claude Code"))').first();
+  await row.waitFor({ timeout: 90_000 });
+  return row;
 }
