@@ -14,7 +14,7 @@ import { restorePayload } from '../../src/pipeline/index.js';
 import { startChatDouble, type ChatDouble } from './doubles/openai-chat.js';
 import { sourceSpillwayArgs } from './claude.js';
 import { tmpDir } from './harness.js';
-import { OPENCODE_VERSION, runOpenCode, sentToModel, type OpenCodeRun } from './opencode.js';
+import { OPENCODE_VERSION, checkKeptPrefix, openCodeKept, runOpenCode, sentToModel, type OpenCodeRun } from './opencode.js';
 
 const RUN_MS = 150_000;
 const BIG_BYTES = 400_000;
@@ -66,19 +66,6 @@ describe(`OpenCode ${OPENCODE_VERSION} with Spillway's plugin: tool results are 
       .filter((f) => f.endsWith('.meta.json'))
       .map((f) => JSON.parse(fs.readFileSync(path.join(session, 'long_responses', f), 'utf8')) as Record<string, any>);
 
-  /** The tool part OpenCode stored for a call (read-only: OpenCode has exited). */
-  const storedPart = (callId: string): Record<string, any> => {
-    const db = new Database(path.join(run.dataDir, 'opencode.db'), { readonly: true, fileMustExist: true });
-    try {
-      const parts = db.prepare("SELECT data FROM part WHERE json_extract(data, '$.type') = 'tool'").all() as Array<{ data: string }>;
-      const p = parts.map((x) => JSON.parse(x.data) as Record<string, any>).find((x) => x.callID === callId);
-      expect(p, `no stored tool part for ${callId}`).toBeDefined();
-      return p!;
-    } finally {
-      db.close();
-    }
-  };
-
   it('runs offline to the end: every scripted turn reached the double', () => {
     expect(run.timedOut, run.stderr.slice(-2000)).toBe(false);
     expect(run.code, run.stderr.slice(-2000)).toBe(0);
@@ -103,21 +90,11 @@ describe(`OpenCode ${OPENCODE_VERSION} with Spillway's plugin: tool results are 
     const payload = path.join(session, 'long_responses', m!.payloadFile);
     expect(got).toContain(payload);
     const bytes = await restorePayload(payload);
-    // What OpenCode itself kept of the output: the file its stored part names (metadata.outputPath),
-    // the one the guard reads. Seen on this machine (idle and under load): OpenCode 1.18.33 stops
-    // reading the command's output when the exit code arrives (its reader fiber is interrupted when
-    // the tool's scope closes), so its own file and the text it shows both end early (240,704 of
-    // 401,818 bytes, twice in a row), and it may write a second, shorter file. The guard cannot
-    // know bytes OpenCode never read; it must save every byte OpenCode had.
-    const outputPath = storedPart('call_big').state.metadata.outputPath as string;
-    const kept = [fs.readFileSync(outputPath)];
-    console.log(
-      `spill ${m!.payloadFile}: ${bytes.length} bytes restored; OpenCode kept ${kept[0]!.length} in ${path.basename(outputPath)} (tool-output holds ${fs.readdirSync(path.dirname(outputPath)).length} files); the file is ${big.length}; sha256 equal to the file: ${sha(bytes) === sha(big)}`,
-    );
-    expect(sha(bytes)).toBe(sha(kept[0]!));
-    // Whole whenever OpenCode read it whole (every run but one under load so far).
-    if (kept[0]!.length === big.length) expect(sha(bytes)).toBe(sha(big));
-    else expect(big.subarray(0, kept[0]!.length).equals(kept[0]!), 'what OpenCode kept is a prefix of the file').toBe(true);
+    const kept = openCodeKept(run.dataDir, 'call_big');
+    console.log(`spill ${m!.payloadFile}: ${bytes.length} bytes restored; OpenCode kept ${kept.bytes.length} in ${path.basename(kept.path)}; the file is ${big.length}`);
+    // Every byte OpenCode had, and the whole file whenever OpenCode read it whole.
+    expect(sha(bytes)).toBe(sha(kept.bytes));
+    checkKeptPrefix(kept.bytes, big, 'the cat of big.json');
   });
 
   it('binary bytes (head -c 3000 of an ELF) never reach the model raw', () => {

@@ -12,7 +12,7 @@ import { openIndex, type SpillIndex } from '../../src/index/index.js';
 import type { SessionInfo, TimelineData } from '../../src/index/rows.js';
 import { chatInputTokens, startChatDouble, type ChatDouble } from './doubles/openai-chat.js';
 import { tmpDir } from './harness.js';
-import { OPENCODE_VERSION, opencodeDirs, runOpenCode, type OpenCodeRun } from './opencode.js';
+import { OPENCODE_VERSION, checkKeptPrefix, openCodeKept, opencodeDirs, runOpenCode, type OpenCodeRun } from './opencode.js';
 
 const RUN_MS = 120_000;
 /** 6,000 lines, about 250 KB: over both of OpenCode's caps (2,000 lines, 50 KB). */
@@ -90,16 +90,19 @@ describe(`OpenCode ${OPENCODE_VERSION}: its session in the index and the Timelin
     expect(session.title).toBeTruthy();
   });
 
-  it("the cat is a payload row holding OpenCode's whole output; the model got OpenCode's cut; the small result re-reads from the database", async () => {
+  it("the cat is a payload row holding every byte OpenCode kept of the output; the model got OpenCode's cut; the small result re-reads from the database", async () => {
     const rows = index.listPayloads({ sessionId: session.id }).rows;
     const cat = rows.find((p) => p.inputExcerpt?.includes('cat build.log'))!;
     const small = rows.find((p) => p.inputExcerpt?.includes('echo small'))!;
-    expect(cat.bytes).toBe(Buffer.byteLength(BIG));
+    // OpenCode's own file (what the row re-reads), all of the log whenever OpenCode read it whole.
+    const kept = openCodeKept(run.dataDir, 'call_cat');
+    checkKeptPrefix(kept.bytes, Buffer.from(BIG), 'the cat of build.log');
+    expect(cat.bytes).toBe(kept.bytes.length);
     const detail = await index.getPayload(cat.id);
     expect(detail.message).toMatch(/^\.\.\.output truncated\.\.\.\n\nFull output saved to: .*tool-output/);
     const whole = await index.payloadContent(cat.id);
     expect(whole.type).toBe('file');
-    expect(whole.type === 'file' && fs.readFileSync(whole.path, 'utf8')).toBe(BIG);
+    expect(whole.type === 'file' && fs.readFileSync(whole.path).equals(kept.bytes)).toBe(true);
     expect(await index.payloadContent(small.id)).toEqual({ type: 'text', text: 'small\n', bytes: 6 });
   });
 

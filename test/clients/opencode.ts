@@ -9,6 +9,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { expect } from 'vitest';
 import type { ChatDouble } from './doubles/openai-chat.js';
 import { baseClientEnv, CLIENTS_NM, parseJsonLines, runClient, tmpDir, type RunResult } from './harness.js';
@@ -115,4 +116,30 @@ export function sentToModel(d: ChatDouble, run: RunResult, id: string): string {
   const m = d.toolMessages().find((t) => t.message.tool_call_id === id)?.message;
   expect(m, `no tool message for ${id}; stderr: ${run.stderr.slice(-2000)}`).toBeDefined();
   return typeof m.content === 'string' ? m.content : JSON.stringify(m.content);
+}
+
+/**
+ * What OpenCode kept of call `callId`'s whole output: the `tool-output/` file its stored tool part
+ * names (`state.metadata.outputPath`), which is what Spillway reads. This, not the file the command
+ * printed, is the oracle: OpenCode 1.18.33 stops reading a command's output when its exit code
+ * arrives, so for a large output its own file and the text it shows may both end early (measured
+ * here with no plugin at all: 240,704 or 262,144 bytes kept of a 401,818-byte `cat`).
+ */
+export function openCodeKept(dataDir: string, callId: string): { path: string; bytes: Buffer } {
+  const db = new Database(path.join(dataDir, 'opencode.db'), { readonly: true, fileMustExist: true });
+  try {
+    const parts = db.prepare("SELECT data FROM part WHERE json_extract(data, '$.type') = 'tool'").all() as Array<{ data: string }>;
+    const p = parts.map((x) => JSON.parse(x.data) as { callID?: string; state?: { metadata?: { outputPath?: unknown } } }).find((x) => x.callID === callId);
+    const file = p?.state?.metadata?.outputPath;
+    expect(typeof file, `no outputPath in OpenCode's stored part for ${callId}`).toBe('string');
+    return { path: file as string, bytes: fs.readFileSync(file as string) };
+  } finally {
+    db.close();
+  }
+}
+
+/** Whether `kept` is all of `whole`, and else that it is a prefix of it (said on the console: a loss of OpenCode's, not ours). */
+export function checkKeptPrefix(kept: Buffer, whole: Buffer, what: string): void {
+  if (kept.length !== whole.length) console.log(`${what}: OpenCode itself kept only ${kept.length} of ${whole.length} bytes (its reader stopped at the exit code)`);
+  expect(whole.subarray(0, kept.length).equals(kept), `what OpenCode kept of ${what} is a prefix of it`).toBe(true);
 }
