@@ -61,12 +61,14 @@ const LAYERS: Record<string, Layer> = {
     why: { 'src/pipeline/values': 'the one error-message helper; a leaf that imports nothing' },
   },
   app: {
-    may: ['src/service/contract', 'src/pipeline/values', 'src/pipeline/vocab', 'src/agents/clients'],
+    may: ['src/service/contract', 'src/service/shell/views', 'src/pipeline/values', 'src/pipeline/vocab', 'src/agents/clients'],
     typeOnly: true,
     values: {
       'src/agents/clients': "the clients' ids, labels, badges and default folders as plain data, written once for the index and the UI: a leaf that imports nothing (checked below)",
       'src/pipeline/values': 'isObj and errMessage, written once for every layer: a leaf that imports nothing (checked below)',
       'src/pipeline/vocab': "the strategy names and content kinds the menus offer are the service's own lists: a leaf that imports nothing (checked below)",
+      'src/service/shell/views':
+        "the views' ids, keys and labels, written once for the app's rail, shortcuts and palette and the desktop menu: a leaf that imports nothing (checked below)",
       'src/service/contract':
         'the contract is data: its method and event lists and window caps are plain constants, and it imports nothing at run time (checked below), so the renderer and the service cannot drift',
     },
@@ -115,8 +117,9 @@ const PUBLIC: Record<string, { modules: string[]; why?: string }> = {
       'src/service/shell/menu',
       'src/service/shell/policy',
       'src/service/shell/window-state',
+      'src/service/shell/views',
     ],
-    why: 'service.ts for the inspector; offline.ts is the CLI verbs\' way in (index, summarize, project, handle without a running inspector); shell/* is what electron/ wires, one module each so the sandboxed preload bundles only ipc.ts',
+    why: 'service.ts for the inspector; offline.ts is the CLI verbs\' way in (index, summarize, project, handle without a running inspector); shell/* is what electron/ wires, one module each so the sandboxed preload bundles only ipc.ts; shell/views.ts is the list of views the menu and the renderer share',
   },
 };
 

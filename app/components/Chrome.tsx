@@ -1,18 +1,11 @@
-import { useEffect, useRef, type ReactElement } from 'react';
+import { useEffect, useRef } from 'react';
 import { useApp, useAppStore } from '../store/react.js';
-import type { View } from '../store/slices/core.js';
 import { formatInt } from '../lib/format.js';
 import { isShownRoot } from '../lib/sessions.js';
 import { PHASE_LABEL, share, summarizeProgress, type PhaseProgress } from '../lib/progress.js';
+import { VIEWS, viewKeys } from '../../src/service/shell/views.js';
+import { goToView, VIEW_REGISTRY } from '../views/registry.js';
 import { modKey } from './common.js';
-
-const VIEW_ITEMS: Array<{ view: View; label: string; icon: ReactElement }> = [
-  { view: 'payloads', label: 'Payloads', icon: <path d="M3 4h10M3 8h10M3 12h6" /> },
-  { view: 'tuner', label: 'Limit tuner', icon: <path d="M3 13V9M6.5 13V5M10 13V7M13.5 13V3M2 13.5h13" /> },
-  { view: 'waste', label: 'Waste report', icon: <path d="M8 2.5a5.5 5.5 0 1 0 5.5 5.5H8z M9.5 1.5v5h5a5 5 0 0 0-5-5z" /> },
-  { view: 'analyze', label: 'Analyse a file', icon: <path d="M8 2v8m0 0L5 7m3 3l3-3M3 11v2h10v-2" /> },
-  { view: 'timeline', label: 'Context timeline', icon: <path d="M2 13l3-4 3 2 3-6 3 3M2 3v10.5h12" /> },
-];
 
 export function ActivityBar() {
   const view = useApp((s) => s.view);
@@ -22,17 +15,14 @@ export function ActivityBar() {
       <div className="brand" title="Spillway" aria-hidden>
         <svg viewBox="0 0 20 20"><path d="M3 6c2.5 0 2.5 2 5 2s2.5-2 5-2 2.5 2 4 2M3 11c2.5 0 2.5 2 5 2s2.5-2 5-2 2.5 2 4 2" /></svg>
       </div>
-      {VIEW_ITEMS.map((v, i) => (
+      {VIEW_REGISTRY.map((v) => (
         <button
-          key={v.view}
-          className={`activity-btn ${view === v.view ? 'active' : ''}`}
+          key={v.id}
+          className={`activity-btn ${view === v.id ? 'active' : ''}`}
           aria-label={v.label}
-          aria-current={view === v.view ? 'page' : undefined}
-          title={`${v.label} (${modKey()}+${i + 1})`}
-          onClick={() => {
-            store.getState().setView(v.view);
-            store.getState().refreshToolViews();
-          }}
+          aria-current={view === v.id ? 'page' : undefined}
+          title={`${v.label} (${modKey()}+${v.key})`}
+          onClick={() => goToView(store.getState(), v.id)}
         >
           <svg viewBox="0 0 16 16" aria-hidden>{v.icon}</svg>
         </button>
@@ -130,7 +120,7 @@ export function Toasts() {
 
 export const SHORTCUTS: Array<{ keys: string[]; what: string }> = [
   { keys: ['Mod', 'K'], what: 'Search every payload and summary (type > for commands)' },
-  { keys: ['Mod', '1…4'], what: 'Payloads · Limit tuner · Waste report · Analyse' },
+  { keys: ['Mod', viewKeys()], what: VIEWS.map((v) => v.label).join(' · ') },
   { keys: ['/'], what: 'Filter the payload table' },
   { keys: ['↑', '↓'], what: 'Move through payloads (also j / k)' },
   { keys: ['PgUp', 'PgDn'], what: 'Page through payloads; Home / End jump' },

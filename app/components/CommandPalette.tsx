@@ -2,10 +2,10 @@ import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import type { PayloadRow, SessionInfo } from '../../src/service/contract.js';
 import { clientLabel, sessionTitle } from '../lib/sessions.js';
 import { useApp, useAppStore } from '../store/react.js';
-import type { View } from '../store/slices/core.js';
+import { goToView, VIEW_REGISTRY } from '../views/registry.js';
 import { errorMessage } from '../transport/errors.js';
 import { formatTime, formatTokens } from '../lib/format.js';
-import { CallLabel } from './common.js';
+import { CallLabel, modKey } from './common.js';
 
 /** Results fetched per query; the palette is for jumping, the table for browsing. */
 const PALETTE_RESULTS = 50;
@@ -69,13 +69,8 @@ function Palette() {
 
   const commandMode = query.startsWith('>');
   const commands: Command[] = useMemo(() => {
-    const go = (view: View) => () => store.getState().setView(view);
     return [
-      { id: 'payloads', label: 'Go to Payloads', hint: 'Ctrl 1', run: go('payloads') },
-      { id: 'tuner', label: 'Go to Limit tuner', hint: 'Ctrl 2', run: go('tuner') },
-      { id: 'waste', label: 'Go to Waste report', hint: 'Ctrl 3', run: go('waste') },
-      { id: 'timeline', label: 'Go to Context timeline', hint: 'Ctrl 5', run: go('timeline') },
-      { id: 'analyze', label: 'Analyse a file or pasted text', hint: 'Ctrl 4', run: go('analyze') },
+      ...VIEW_REGISTRY.map((v) => ({ id: v.id, label: v.command, hint: `${modKey()} ${v.key}`, run: () => goToView(store.getState(), v.id) })),
       { id: 'reindex', label: 'Reindex every folder', run: () => void store.getState().reindex() },
       { id: 'help', label: 'Keyboard shortcuts', hint: '?', run: () => store.getState().setHelpOpen(true) },
     ];

@@ -323,7 +323,8 @@ export function TimelineView() {
   const shown = useMemo(() => (t && rule ? { ...t, rule } : t), [t, rule]);
   const rbi = useMemo(() => (t ? readBackIndex(t) : null), [t]);
 
-  if (!sessionId) return <div className="view"><div className="state"><strong>Pick a session</strong><span>The timeline is per session: choose one in the sidebar.</span></div></div>;
+  // Per session (needsSession in src/service/shell/views.ts): the router shows "Pick a session" until one is.
+  if (!sessionId) return null;
   if (error) return <div className="view"><div className="state error" role="alert"><strong>Could not build the timeline.</strong><span>{error}</span></div></div>;
   if (!t || !shown) return <div className="view"><div className="state"><span className="spinner" /> Building the timeline…</div></div>;
   if (!t.turns.length) {

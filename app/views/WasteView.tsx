@@ -17,7 +17,8 @@ export function WasteView() {
     if (sessionId && !report && !loading && !error) void load();
   }, [sessionId, report, loading, error, load]);
 
-  if (!sessionId) return <div className="view"><div className="state"><strong>Pick a session</strong><span>The waste report is per session: choose one in the sidebar.</span></div></div>;
+  // Per session (needsSession in src/service/shell/views.ts): the router shows "Pick a session" until one is.
+  if (!sessionId) return null;
   if (error) return <div className="view"><div className="state error" role="alert"><strong>Could not build the report.</strong><span>{error}</span><button className="btn sm" onClick={() => void load()}>Retry</button></div></div>;
   if (!report) return <div className="view"><div className="state"><span className="spinner" /> Building the report…</div></div>;
 

@@ -15,17 +15,7 @@ import { createMemoryApi } from './memory-api.js';
 import { renderApp } from './render.js';
 
 // jsdom draws no canvas: the chart is a stand-in here (the e2e walk draws the real one and its marks).
-vi.mock('uplot', () => ({
-  default: class {
-    over = document.createElement('div');
-    cursor = { idx: null };
-    constructor(_o: unknown, _d: unknown, el: HTMLElement) {
-      el.appendChild(this.over);
-    }
-    setData() {}
-    destroy() {}
-  },
-}));
+vi.mock('uplot', () => import('./uplot-stub.js'));
 
 const rb = (over: Partial<ReadBack> & Pick<ReadBack, 'readerId' | 'part'>): ReadBack => ({
   sessionId: 's0',

@@ -11,6 +11,7 @@ import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSessionsRoot } from '../helpers/gen-sessions.js';
 import { ensureRendererBuilt, launchChromium, openInspector, REPO_ROOT, startServe, type ServeProcess } from './helpers/serve.js';
+import { VIEWS } from '../../src/service/shell/views.js';
 
 const BIG_PAYLOAD_BYTES = 100 * 1024 * 1024;
 const SHOTS = path.join(REPO_ROOT, 'test-results', 'screenshots');
@@ -270,6 +271,25 @@ describe('inspector in Chromium against spillway serve', () => {
     expect(bg).toBe('rgb(247, 247, 248)');
     await shot('payloads-light', p);
     await light.close();
+  });
+
+  it('reaches every view of the registry by its shortcut, its rail button and the command palette', async () => {
+    const shown = () => page.locator('main').getAttribute('aria-label');
+    // Backwards through the list, so each way is taken away from the view it leads to.
+    for (const v of [...VIEWS].reverse()) {
+      await page.keyboard.press('Control+1');
+      await page.keyboard.press(`Control+${v.key}`);
+      await poll(shown).toBe(v.id);
+      await page.keyboard.press(v.id === 'payloads' ? 'Control+2' : 'Control+1');
+      await page.locator(`nav[aria-label="Views"] button[aria-label="${v.label}"]`).click();
+      await poll(shown).toBe(v.id);
+      await page.keyboard.press(v.id === 'payloads' ? 'Control+2' : 'Control+1');
+      await page.keyboard.press('Control+k');
+      await page.locator('.palette input').fill(`>${v.command}`);
+      await page.keyboard.press('Enter');
+      await poll(shown).toBe(v.id);
+    }
+    expect(consoleErrors).toEqual([]);
   });
 
   it('sends no request off localhost, and the CSP blocks one that tries', async () => {

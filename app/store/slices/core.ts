@@ -1,9 +1,7 @@
 import type { AppInfo, IndexProgressEvent } from '../../../src/service/contract.js';
+import type { ViewId } from '../../../src/service/shell/views.js';
 import { errorMessage } from '../../transport/errors.js';
 import type { Slice } from '../slice.js';
-
-export type View = 'payloads' | 'tuner' | 'waste' | 'analyze' | 'timeline';
-export const VIEWS: readonly View[] = ['payloads', 'tuner', 'waste', 'analyze', 'timeline'];
 
 export interface Toast {
   id: number;
@@ -15,7 +13,7 @@ export interface CoreSlice {
   info: AppInfo | null;
   /** Set when the back end cannot be reached at all (shown full-screen). */
   fatal: string | null;
-  view: View;
+  view: ViewId;
   paletteOpen: boolean;
   helpOpen: boolean;
   toasts: Toast[];
@@ -27,7 +25,7 @@ export interface CoreSlice {
   /** Bumped each time full-text search finishes filling in for a root: a partial search is worth asking again. */
   searchEpoch: number;
   init(): Promise<void>;
-  setView(view: View): void;
+  setView(view: ViewId): void;
   setPaletteOpen(open: boolean): void;
   setHelpOpen(open: boolean): void;
   notify(kind: Toast['kind'], text: string): void;

@@ -1,7 +1,7 @@
 import type { RootInfo, SessionInfo } from '../../../src/service/contract.js';
 import { errorMessage } from '../../transport/errors.js';
 import type { Slice } from '../slice.js';
-import type { View } from './core.js';
+import type { ViewId } from '../../../src/service/shell/views.js';
 
 export interface SessionsSlice {
   roots: RootInfo[];
@@ -24,9 +24,9 @@ export interface SessionsSlice {
 
 /** What the sessions slice uses of the others. */
 interface SessionsNeeds {
-  view: View;
+  view: ViewId;
   listStarted: boolean;
-  setView(view: View): void;
+  setView(view: ViewId): void;
   notify(kind: 'error' | 'info' | 'success', text: string): void;
   withToast<T>(what: string, fn: () => Promise<T>): Promise<T | undefined>;
   reloadPayloads(opts?: { keepPages?: boolean }): void;

@@ -9,7 +9,7 @@ import type {
 import type { AppInfo } from '../../../src/service/contract.js';
 import { errorMessage } from '../../transport/errors.js';
 import type { Slice } from '../slice.js';
-import type { View } from './core.js';
+import type { ViewId } from '../../../src/service/shell/views.js';
 
 export interface ToolsSlice {
   tuner: LimitTunerResponse | null;
@@ -41,10 +41,10 @@ export interface ToolsSlice {
 /** What the tools slice uses of the others. */
 interface ToolsNeeds {
   info: AppInfo | null;
-  view: View;
+  view: ViewId;
   selectedSessionId: string | null;
   selectedRootId: string | null;
-  setView(view: View): void;
+  setView(view: ViewId): void;
   withToast<T>(what: string, fn: () => Promise<T>): Promise<T | undefined>;
 }
 

@@ -1,7 +1,8 @@
 /**
  * The desktop app's menu as data (Electron's MenuItemConstructorOptions shape, without importing
- * electron): File (Open Folder, Open File, Reload Index), Edit, View (the four views, zoom), Window.
+ * electron): File (Open Folder, Open File, Reload Index), Edit, View (every view of views.ts, zoom), Window.
  */
+import { VIEWS } from './views.js';
 
 export interface MenuItemSpec {
   label?: string;
@@ -26,7 +27,6 @@ export interface MenuActions {
 const SEP: MenuItemSpec = { type: 'separator' };
 
 export function appMenu(o: { isMac: boolean; isDev: boolean }, a: MenuActions): MenuItemSpec[] {
-  const view = (label: string, key: string, v: string): MenuItemSpec => ({ label, accelerator: `CmdOrCtrl+${key}`, click: () => a.send({ command: 'view', view: v }) });
   return [
     ...(o.isMac ? [{ role: 'appMenu' }] : []),
     {
@@ -46,10 +46,7 @@ export function appMenu(o: { isMac: boolean; isDev: boolean }, a: MenuActions): 
       submenu: [
         { label: 'Search Payloads', accelerator: 'CmdOrCtrl+K', click: () => a.send({ command: 'search' }) },
         SEP,
-        view('Payloads', '1', 'payloads'),
-        view('Limit Tuner', '2', 'tuner'),
-        view('Waste Report', '3', 'waste'),
-        view('Analyse', '4', 'analyze'),
+        ...VIEWS.map((v): MenuItemSpec => ({ label: v.menu, accelerator: `CmdOrCtrl+${v.key}`, click: () => a.send({ command: 'view', view: v.id }) })),
         SEP,
         { role: 'resetZoom' },
         { role: 'zoomIn' },
