@@ -11,7 +11,7 @@
  *   - phase 1 of the first index (every payload listed, sortable and openable) vs walking the root
  *     and reading and parsing every sidecar (the fastest of three passes)
  * Goals: phase 1 within 2x of its read, re-scan within 5x of the walk; the event loop never
- * blocked for more than 50 ms by the first index (printed: the longest block, sampled).
+ * blocked for more than 50 ms by the first index (printed: the longest block of each phase, sampled).
  */
 import fs from 'node:fs';
 import os from 'node:os';
