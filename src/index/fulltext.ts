@@ -8,12 +8,11 @@
  * applies only while the row still holds the token it was read for: a payload replaced or
  * removed meanwhile is skipped, never given someone else's text.
  *
- * With many rows pending and a core to spare, the rows go to a writer thread (bulk.ts) in batches
- * while this thread reads on. A listing phase on this connection `pause()`s the filler first
+ * With many rows pending, the rows go to a writer thread (bulk.ts) in batches while this thread
+ * reads on; fewer are written here, a time slice at a time. A listing phase on this connection `pause()`s the filler first
  * (the worker commits and lets go of the write lock) and `resume()`s it after. Pending rows
  * survive a restart: the filler runs whenever some are left.
  */
-import os from 'node:os';
 import type { IndexCore } from './core.js';
 import { readImportedText } from './importers.js';
 import type { SourceLocation } from './record.js';
@@ -31,8 +30,9 @@ const FTS_BATCH_ROWS = 256;
 const BULK_COMMIT_MS = 500;
 /** Batches queued to the worker before the reader waits: bounds memory, keeps both threads busy. */
 const BULK_MAX_IN_FLIGHT = 4;
-/** Above this 1-minute load average per core, the filler stays on the main thread. */
-const BULK_MAX_LOAD_PER_CORE = 1.5;
+/** A full-text write on the main thread: rows in one slice at most, and the cost of one until measured (a 40 KB window tokenized). */
+const SLICE_ROWS_MAX = FTS_BATCH_ROWS;
+const ROW_WRITE_MS_GUESS = 0.5;
 /**
  * Each batch of full-text rows becomes an FTS5 segment, and by default FTS5 merges every four
  * segments of a level: during a big load that merging costs more than the inserts themselves.
@@ -49,18 +49,6 @@ const MARK_DONE_SQL = `UPDATE payloads SET fts_pending = 0, binary = coalesce(?,
   b64_runs = b64_runs + ?, b64_chars = b64_chars + ?, b64_tokens = b64_tokens + ? WHERE rowid = ? AND fts_pending = ?`;
 
 export type WriterMode = 'auto' | 'always' | 'never';
-
-/**
- * Whether a second busy thread would get enough of a core. Measured on a shared 2-core box: the
- * writer thread cut a first index by a quarter at a load average of 2.3-2.9, and lost about 10%
- * at 3.5 (the two threads then mostly take turns, and handing rows over costs CPU).
- */
-function coreToSpare(): boolean {
-  const cores = os.availableParallelism();
-  if (cores < 2) return false;
-  // Windows reports no load average (0): assume a desktop with cores to spare.
-  return os.loadavg()[0]! < cores * BULK_MAX_LOAD_PER_CORE;
-}
 
 interface PendingRow {
   rowid: number;
@@ -193,10 +181,12 @@ export class FullText {
     let done = 0;
     this.progress({ rootId, done, total, phase: 'fulltext' });
     const big = total >= this.opts.bulkMinRows;
-    const useWorker =
-      big && this.core.dbPath !== ':memory:' && this.opts.writer !== 'never' && (this.opts.writer === 'always' || coreToSpare());
+    // A big load goes to the writer thread however busy the machine is: written here, FTS5's
+    // segment flushes and merges held this thread 100 ms and more at a time (measured at a load of
+    // 20 on 2 cores), and a busy machine is where a frozen window shows most. The thread costs
+    // about a tenth of the phase's time when the two threads have to take turns.
+    const useWorker = big && this.core.dbPath !== ':memory:' && this.opts.writer !== 'never';
     if (useWorker) this.startWorker();
-    else if (big) this.core.db.exec(FTS_NO_AUTOMERGE_SQL);
     if (this.bulk) this.current.writer = 'worker';
     const yielder = new Yielder(undefined, undefined, () => this.stopped);
     const select = this.core.q(
@@ -214,7 +204,7 @@ export class FullText {
           await yielder.maybe();
         }
         await this.gate();
-        await this.write(items);
+        await this.write(items, yielder);
         after = rows[rows.length - 1]!.rowid;
         done += rows.length;
         this.current.rows += rows.length;
@@ -255,17 +245,55 @@ export class FullText {
     ];
   }
 
-  private async write(items: Item[]): Promise<void> {
+  private async write(items: Item[], yielder: Yielder): Promise<void> {
     if (this.bulk && !this.bulk.error) {
       this.bulk.send([items.map((i) => i[0]), items.map((i) => i[1])], items);
       await this.bulk.waitBelow(BULK_MAX_IN_FLIGHT);
       return;
     }
-    this.writeHere(items);
+    await this.writeSliced(items, yielder);
+  }
+
+  /**
+   * Write on this connection in time slices, each its own transaction: a batch of 256 rows written
+   * at once held the main thread 70-160 ms (tokenizing, then FTS5 flushing the batch's segment at
+   * its commit), and this is the thread that answers the UI. A slice's rows are one FTS5 segment,
+   * which FTS5's automerge (left on for writes on this thread) folds in a bounded step at a time.
+   */
+  private async writeSliced(items: Item[], yielder: Yielder): Promise<void> {
+    for (let i = 0; i < items.length; ) {
+      if (yielder.due) {
+        await yielder.now();
+        await this.gate();
+      }
+      const start = i;
+      // At least one row per slice, so a slow row cannot stall the batch.
+      do i++;
+      while (i < items.length && i - start < SLICE_ROWS_MAX && !yielder.due && this.sliceRowsFit(yielder, i - start));
+      this.writeHere(items.slice(start, i));
+    }
+  }
+
+  /** Milliseconds one row's write took, measured (a guess until then). */
+  private rowWriteMs = ROW_WRITE_MS_GUESS;
+
+  /** Whether one more row's write fits in the slice after `rows` already taken, at the measured cost. */
+  private sliceRowsFit(yielder: Yielder, rows: number): boolean {
+    return yielder.left > (rows + 1) * this.rowWriteMs;
   }
 
   /** Write on this connection (one transaction; a row whose write fails is cleared without its text, never retried forever). */
   private writeHere(items: Item[]): void {
+    const t0 = performance.now();
+    try {
+      this.writeRows(items);
+    } finally {
+      // The commit's flush included: what the next slice plans with (never below half the last figure at once).
+      if (items.length) this.rowWriteMs = Math.max(this.rowWriteMs * 0.5, (performance.now() - t0) / items.length);
+    }
+  }
+
+  private writeRows(items: Item[]): void {
     const ins = this.core.q(INSERT_FTS_SQL);
     const mark = this.core.q(MARK_DONE_SQL);
     const run = () => {

@@ -87,10 +87,9 @@ export interface OpenIndexOptions {
    */
   bulkMinRows?: number;
   /**
-   * Whether such a load uses the writer thread: 'auto' (default) when the machine is not
-   * overloaded (at least two cores, 1-minute load average below 1.5 per core: beyond that the
-   * two threads mostly take turns, and the hand-over costs more than it saves), 'always', or
-   * 'never'.
+   * Whether such a load uses the writer thread: 'auto' (default) and 'always' do, whatever the
+   * machine's load (the main thread must stay free for the UI), 'never' writes on the main
+   * thread, a time slice at a time.
    */
   bulkWriter?: WriterMode;
   /** Where sessions are read from; default the local file system, and S3 for `s3://` roots. */
