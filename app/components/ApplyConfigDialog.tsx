@@ -19,7 +19,7 @@ export function useScopeProject(sessionId?: string | null): string | undefined {
 
 /** The class of one line of a unified diff: added, removed, a hunk or file header, or context. */
 export function diffLineClass(line: string): string {
-  if (line.startsWith('+++') || line.startsWith('---') || line.startsWith('===')) return 'cfg-diff-file';
+  if (line.startsWith('+++') || line.startsWith('---') || line.startsWith('===') || line.startsWith('Index: ')) return 'cfg-diff-file';
   if (line.startsWith('@@')) return 'cfg-diff-hunk';
   if (line.startsWith('+')) return 'cfg-diff-add';
   if (line.startsWith('-')) return 'cfg-diff-del';

@@ -20,7 +20,7 @@ function scene(projectRules?: unknown) {
   fs.mkdirSync(project);
   fs.mkdirSync(home);
   if (projectRules !== undefined) fs.writeFileSync(path.join(project, '.spillway.json'), JSON.stringify(projectRules));
-  const env = { ...process.env, XDG_DATA_HOME: path.join(root, 'data'), SPILLWAY_HOME: home };
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_DATA_HOME: path.join(root, 'data'), SPILLWAY_HOME: home };
   delete env.SPILLWAY_SUMMARIZER;
   // ~1,000 tokens: far under the default limit (12,000).
   const output = Array.from({ length: 200 }, (_, i) => `line ${i}: ok`).join('\n');

@@ -51,7 +51,7 @@ describe('Apply to config… from the limit tuner', () => {
     const project = projectOf();
     const file = path.join(project, '.spillway.json');
     // The project already has a rule for another tool: the diff keeps it and adds `*`.
-    fs.writeFileSync(file, '{"rules":{"Read":{"template":"errors"}}}\n');
+    fs.writeFileSync(file, `${JSON.stringify({ rules: { Read: { template: 'errors' } } }, null, 2)}\n`);
     const page = await openTuner();
     await page.getByLabel('Limit in tokens').fill('8000');
     await page.getByTestId('apply-limit').click();
