@@ -78,6 +78,8 @@ export function ApplyConfigDialog({ tool: initialTool, set, project, from, onClo
   const [scope, setScope] = useState<'user' | 'project'>(project ? 'project' : 'user');
   const [preview, setPreview] = useState<PreviewConfigResponse | null>(null);
   const [error, setError] = useState<string | null>(null);
+  /** The file changed since the preview (CONFLICT): the dialog offers to preview again. */
+  const [stale, setStale] = useState(false);
   const [applying, setApplying] = useState(false);
   const [applied, setApplied] = useState<ApplyConfigResponse | null>(null);
   const [seq, setSeq] = useState(0);
@@ -93,6 +95,7 @@ export function ApplyConfigDialog({ tool: initialTool, set, project, from, onClo
     let live = true;
     setPreview(null);
     setError(null);
+    setStale(false);
     setApplied(null);
     if (!tool.trim()) {
       setError('Name a tool (Bash, mcp__server__tool), server/tool, server/* or *.');
@@ -117,13 +120,13 @@ export function ApplyConfigDialog({ tool: initialTool, set, project, from, onClo
       setApplied(r);
       store.getState().notify('success', `Written to ${r.file}`);
     } catch (err) {
-      setError(err instanceof ApiError && err.code === 'CONFLICT' ? `${errorMessage(err)}` : errorMessage(err));
+      setError(errorMessage(err));
+      setStale(err instanceof ApiError && err.code === 'CONFLICT');
     } finally {
       setApplying(false);
     }
   };
 
-  const stale = error !== null && /changed since the preview|no longer gives/.test(error);
   const lines = preview?.diff ? preview.diff.replace(/\n$/, '').split('\n') : [];
 
   return (
