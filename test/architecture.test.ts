@@ -46,7 +46,10 @@ const LAYERS: Record<string, Layer> = {
       'src/compress': 'the proxy answers spillway_read/grep/query from the saved payload with the drill-down queries',
     },
   },
-  'src/service': { may: ['src/pipeline', 'src/index', 'src/summarize', 'src/compress', 'src/version'] },
+  'src/service': {
+    may: ['src/pipeline', 'src/index', 'src/summarize', 'src/compress', 'src/version', 'src/integrations/rules'],
+    why: { 'src/integrations/rules': "the inspector previews and writes the guard rules files (previewConfig, applyConfig) with the one planner, writer and resolver `spillway config` uses" },
+  },
   'src/server': { may: ['src/service', 'src/pipeline'] },
   'src/cli': {
     may: ['src/service', 'src/pipeline', 'src/integrations', 'src/server', 'src/version', 'src/agents'],

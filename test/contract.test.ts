@@ -42,6 +42,8 @@ const PINNED_METHODS = [
   'limitTuner',
   'wasteReport',
   'getTimeline',
+  'previewConfig',
+  'applyConfig',
 ];
 const PINNED_EVENTS = ['onDidIndex', 'onIndexProgress', 'onDidSummarize'];
 

@@ -5,6 +5,7 @@ import { formatInt, formatTokens, formatUsd } from '../lib/format.js';
 import { configSnippet, limitForContextWindow, overLimit, savings, sliderToTokens, sumReplays, tokensToSlider } from '../lib/tuner.js';
 import { CallTable, signedUsd } from '../components/CallTable.js';
 import { scopeTitle } from '../lib/sessions.js';
+import { ApplyConfigDialog, useScopeProject } from '../components/ApplyConfigDialog.js';
 
 /** Rows listed under "which calls flip". */
 const FLIP_ROWS_SHOWN = 200;
@@ -26,6 +27,8 @@ export function TunerView() {
   const load = useApp((s) => s.loadTuner);
   const scopeName = useScopeName();
   const store = useAppStore();
+  const project = useScopeProject();
+  const [applyOpen, setApplyOpen] = useState(false);
 
   useEffect(() => {
     if (!tuner && !loading && !error) void load();
@@ -185,10 +188,16 @@ export function TunerView() {
       <section className="card">
         <header className="card-head">
           <h3>Config</h3>
-          <button className="btn" onClick={() => void copy()}>Copy config</button>
+          <span className="card-actions">
+            <button className="btn" onClick={() => void copy()}>Copy config</button>
+            <button className="btn primary" onClick={() => setApplyOpen(true)} data-testid="apply-limit" title="Write this limit into a rules file, after showing the change">
+              Apply to config…
+            </button>
+          </span>
         </header>
         <pre className="code-block" data-testid="config-snippet">{snippet}</pre>
       </section>
+      {applyOpen ? <ApplyConfigDialog tool="*" set={{ limit }} project={project} from={`the limit tuner at ${formatInt(limit)} tokens`} onClose={() => setApplyOpen(false)} /> : null}
     </div>
   );
 }

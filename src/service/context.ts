@@ -248,6 +248,8 @@ export function createContext(opts: CreateServiceOptions) {
     recordConsent: (realPath: string, how: ConsentHow) => consents.record(realPath, how),
     forgetConsent: (realPath: string) => consents.forget(realPath),
     hasConsent: (realPath: string) => [...consentedFolders].some((d) => isInside(d, realPath)),
+    /** Whether the user gave this folder as a root (the record, roots-policy.ts): the inspector writes a project's rules only in a folder it knows. */
+    hasRecordedConsent: (realPath: string) => consents.has(realPath),
     forgetRootArea: areas.forget,
     /** The index's roots, each granted in the guard (roots another process added become readable too). */
     syncRootAreas: (ix: SpillIndex): RootInfo[] => areas.sync(ix.listRoots()),

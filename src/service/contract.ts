@@ -14,6 +14,7 @@ import type {
   PayloadMeta,
   Profile,
   ProviderInfo,
+  RuleOrigin,
   StrategyName,
   SummaryRun,
   TemplateInfo,
@@ -31,6 +32,7 @@ export type {
   PayloadMeta,
   Profile,
   ProviderInfo,
+  RuleOrigin,
   StrategyName,
   SummaryRun,
   TemplateInfo,
@@ -232,6 +234,77 @@ export interface ScoreSummariesResponse {
 }
 
 
+/** The guard rules' settings one rule may give (docs/config.md). */
+export interface RuleSettings {
+  limit?: number;
+  template?: string;
+  provider?: string;
+  model?: string;
+  focusArg?: string;
+}
+export type RuleSettingName = keyof RuleSettings;
+
+/** One change to the rule of one tool pattern (a tool name, `server/tool`, `server/*` or `*`). */
+export interface ConfigChange {
+  tool: string;
+  set?: RuleSettings;
+  unset?: RuleSettingName[];
+}
+
+/**
+ * Which rules file: the user's (`<app data>/config.json`) or a project's (`<project>/.spillway.json`).
+ * `project` must be a folder the inspector knows: an indexed session's project folder or a root the
+ * user gave. With the user's scope, `project` (optional) adds that project's file to the effective rule.
+ */
+export interface PreviewConfigRequest {
+  scope: 'user' | 'project';
+  project?: string;
+  change: ConfigChange;
+}
+
+/** A tool's settings as the guard would resolve them (flags aside: the inspector has none), each with its origin. */
+export interface EffectiveRule {
+  tool: string;
+  settings: Record<RuleSettingName, RuleOrigin & { value: string | number | null }>;
+}
+
+export interface PreviewConfigResponse {
+  scope: 'user' | 'project';
+  /** The project folder, as its real path (project scope, or given with the user's). */
+  project?: string;
+  /** The file the change goes to. */
+  file: string;
+  exists: boolean;
+  /** The file's text now ('' when it does not exist) and after the change: plain text, never HTML. */
+  currentText: string;
+  proposedText: string;
+  /** A unified diff of the two. */
+  diff: string;
+  /** Pass both to applyConfig: it writes only while the file is as previewed, and only this text. */
+  baseHash: string;
+  proposedHash: string;
+  /** The change leaves the file as it is. */
+  unchanged: boolean;
+  before: EffectiveRule;
+  after: EffectiveRule;
+  /** A rules file left out of the effective rule (not valid), in a line each. */
+  notes: string[];
+}
+
+export interface ApplyConfigRequest extends PreviewConfigRequest {
+  baseHash: string;
+  proposedHash: string;
+}
+
+export interface ApplyConfigResponse {
+  /** The path written (a linked file's target). */
+  file: string;
+  created: boolean;
+  /** The file's mode after the write, e.g. `0600`. */
+  mode: string;
+  text: string;
+  effective: EffectiveRule;
+}
 
 export interface AppInfo {
   version: string;
@@ -267,6 +340,8 @@ export interface InspectorMethods {
   limitTuner(req: LimitTunerRequest): LimitTunerResponse;
   wasteReport(req: WasteReportRequest): WasteReport;
   getTimeline(req: TimelineRequest): TimelineData;
+  previewConfig(req: PreviewConfigRequest): PreviewConfigResponse;
+  applyConfig(req: ApplyConfigRequest): ApplyConfigResponse;
 }
 
 export type MethodName = keyof InspectorMethods;
@@ -297,6 +372,8 @@ export const METHOD_NAMES = [
   'limitTuner',
   'wasteReport',
   'getTimeline',
+  'previewConfig',
+  'applyConfig',
 ] as const satisfies readonly MethodName[];
 
 export interface InspectorEvents {
@@ -335,7 +412,8 @@ export const channelFor = (m: MethodName) => `spillway:${m}` as const;
 export const EVENT_CHANNEL = 'spillway:event';
 
 /** Typed error that crosses every transport as `{ error: { code, message } }`. */
-export type ErrorCode = 'BAD_REQUEST' | 'NOT_FOUND' | 'FORBIDDEN_PATH' | 'UNAVAILABLE' | 'INTERNAL';
+/** CONFLICT: what the call would change changed since it was read (applyConfig after another write). */
+export type ErrorCode = 'BAD_REQUEST' | 'NOT_FOUND' | 'FORBIDDEN_PATH' | 'CONFLICT' | 'UNAVAILABLE' | 'INTERNAL';
 export class ServiceError extends Error {
   constructor(
     readonly code: ErrorCode,

@@ -10,6 +10,7 @@
  * | sizes and decisions     | estimate, analyze, limitTuner, wasteReport                         | methods/analysis.ts |
  * | summaries and templates | summarize, listProviders, listTemplates, saveTemplate, deleteTemplate | methods/summaries.ts |
  * | the context timeline    | getTimeline                                                        | methods/timeline.ts |
+ * | the guard rules files   | previewConfig, applyConfig                                         | methods/config.ts   |
  *
  * This file only puts them together. Every request is validated once here (validate.ts), before
  * its method runs; every error leaves as a ServiceError. Paths are confined (paths.ts) to the
@@ -24,6 +25,7 @@ import fs from 'node:fs';
 import { checkPathText } from './paths.js';
 import { checkDroppedFolder, checkDroppedPath } from './shell/policy.js';
 import { analysisMethods } from './methods/analysis.js';
+import { configMethods } from './methods/config.js';
 import { payloadMethods } from './methods/payloads.js';
 import { rootMethods } from './methods/roots.js';
 import { summaryMethods } from './methods/summaries.js';
@@ -73,7 +75,7 @@ export interface InspectorService extends Methods {
 export function createInspectorService(opts: CreateServiceOptions): InspectorService {
   const ctx = createContext(opts);
   const roots = rootMethods(ctx);
-  const groups = [roots.methods, payloadMethods(ctx), analysisMethods(ctx), summaryMethods(ctx), timelineMethods(ctx)];
+  const groups = [roots.methods, payloadMethods(ctx), analysisMethods(ctx), summaryMethods(ctx), timelineMethods(ctx), configMethods(ctx)];
 
   // The groups must cover the contract exactly once: a missing or doubled method is a bug here, not at run time later.
   const table = {} as Handlers<MethodName>;

@@ -5,6 +5,9 @@ import { CONTENT_KINDS } from '../pipeline/vocab.js';
 // The index pages at most this many rows; a bigger request is refused here rather than cut there.
 import { MAX_PAGE_ROWS, MAX_TUNER_SESSIONS_PER_PAGE } from '../index/index.js';
 import type { GuardAction, StrategyName } from '../pipeline/types.js';
+// A rule's change is checked by the rules files' own schema: the inspector cannot write what `config set` would refuse.
+import { ruleMatchSchema, ruleSchema } from '../integrations/rules/config.js';
+import { RULE_KEYS } from '../integrations/rules/match.js';
 import {
   MAX_READ_WINDOW_BYTES,
   MAX_READ_WINDOW_LINES,
@@ -58,6 +61,18 @@ const sha256 = z
   .regex(/^[0-9a-fA-F]{32,64}$/, 'must be a sha256 hex digest (or its 32-char prefix)')
   .transform((s) => s.toLowerCase());
 const empty = z.strictObject({});
+const configChange = z
+  .strictObject({ tool: ruleMatchSchema, set: ruleSchema.optional(), unset: z.array(z.enum(RULE_KEYS)).max(RULE_KEYS.length).optional() })
+  .refine((c) => Object.keys(c.set ?? {}).length + (c.unset?.length ?? 0) > 0, { message: 'give a setting to set or to unset' })
+  .refine((c) => !(c.unset ?? []).some((k) => c.set?.[k] !== undefined), { message: 'a setting is either set or unset, not both' });
+const configTarget = {
+  scope: z.enum(['user', 'project']),
+  project: pathStr.optional(),
+  change: configChange,
+};
+const needsProject = [(r: { scope: string; project?: string }) => r.scope !== 'project' || r.project !== undefined, { message: 'the project scope needs the project folder' }] as const;
+/** What previewConfig hands applyConfig: a file's hash as read (`absent`: no file). */
+const rulesHash = z.string().regex(/^(absent|sha256:[0-9a-f]{64})$/, 'a hash from previewConfig');
 
 const schemas = {
   getInfo: empty,
@@ -177,6 +192,8 @@ const schemas = {
     profile: profile.optional(),
     replayOnly: z.boolean().optional(),
   }),
+  previewConfig: z.strictObject(configTarget).refine(...needsProject),
+  applyConfig: z.strictObject({ ...configTarget, baseHash: rulesHash, proposedHash: rulesHash }).refine(...needsProject),
 } satisfies { [M in MethodName]: z.ZodType<unknown> };
 
 // Compile-time check: each schema's output is assignable to the contract's request type.

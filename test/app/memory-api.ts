@@ -18,6 +18,8 @@ import { ApiError } from '../../app/transport/errors.js';
 import { ServiceError } from '../../src/service/contract.js';
 import { isMethodName, validateRequest } from '../../src/service/validate.js';
 import { scoreRuns } from '../../src/summarize/index.js';
+import crypto from 'node:crypto';
+import { createTwoFilesPatch } from 'diff';
 
 const TOOLS = ['read_file', 'fetch', 'search_issues', 'run_command', 'query_table'];
 
@@ -111,6 +113,44 @@ export function createMemoryApi(opts: MemoryApiOptions = {}): MemoryApi {
   const readsBy = (readerId: string) => (opts.readBacks ?? []).filter((rb) => rb.readerId === readerId);
   const readBacksIn = (sessionId: string) =>
     (opts.readBacks ?? []).filter((rb) => rb.sessionId === sessionId || rows.find((r) => r.id === rb.spillId)?.sessionId === sessionId);
+  const configFiles = new Map<string, string>();
+  const hashOf = (t: string) => `sha256:${crypto.createHash('sha256').update(t).digest('hex')}`;
+  const configPlan = (req: { scope: 'user' | 'project'; project?: string; change: { tool: string; set?: Record<string, unknown>; unset?: string[] } }) => {
+    const file = req.scope === 'user' ? '/tmp/app/config.json' : `${req.project}/.spillway.json`;
+    const current = configFiles.get(file);
+    const doc = (current ? JSON.parse(current) : {}) as { rules?: Record<string, Record<string, unknown>> };
+    const rules = { ...(doc.rules ?? {}) };
+    const rule = { ...(rules[req.change.tool] ?? {}), ...(req.change.set ?? {}) };
+    for (const k of req.change.unset ?? []) delete rule[k];
+    rules[req.change.tool] = rule;
+    const proposedText = `${JSON.stringify({ ...doc, rules }, null, 2)}\n`;
+    const setting = (value: unknown, source: 'user' | 'project' | 'default', match?: string) => ({ value: (value ?? null) as string | number | null, source, ...(match ? { match, file } : {}) });
+    const ruleOf = (r: Record<string, unknown> | undefined) => ({
+      tool: req.change.tool,
+      settings: {
+        limit: r?.limit !== undefined ? setting(r.limit, req.scope, req.change.tool) : setting(12_000, 'default'),
+        template: r?.template !== undefined ? setting(r.template, req.scope, req.change.tool) : setting('default', 'default'),
+        provider: setting('structural', 'default'),
+        model: setting('structural', 'default'),
+        focusArg: setting(null, 'default'),
+      },
+    });
+    return {
+      scope: req.scope,
+      ...(req.project ? { project: req.project } : {}),
+      file,
+      exists: current !== undefined,
+      currentText: current ?? '',
+      proposedText,
+      diff: createTwoFilesPatch(current === undefined ? '/dev/null' : file, file, current ?? '', proposedText),
+      baseHash: current === undefined ? 'absent' : hashOf(current),
+      proposedHash: hashOf(proposedText),
+      unchanged: current === proposedText,
+      before: ruleOf(doc.rules?.[req.change.tool]),
+      after: ruleOf(rule),
+      notes: [],
+    };
+  };
   const impl = {
     async getInfo() {
       return {
@@ -216,7 +256,20 @@ export function createMemoryApi(opts: MemoryApiOptions = {}): MemoryApi {
       const scores = scoreRuns({ payload: text, readBacks: [{ label: 'lines 2–3', lines: [{ n: 2, text: lines[1]! }, { n: 3, text: lines[2]! }] }], runs: list.map((r) => ({ summary: r.summary, focus: r.focus, run: r })) });
       return { runs: list.map((r, i) => ({ runId: r.id, scores: scores[i]! })), readBacks: 1, payloadChars: text.length };
     },
-    async summarize(req: { payloadId: string; focus?: string }) {
+    /**
+     * The rules files as the service plans them, in memory: one user file (`/tmp/app/config.json`)
+     * and a project's `.spillway.json`; the hashes are of the texts, so a write in between is a CONFLICT.
+     */
+    async previewConfig(req: { scope: 'user' | 'project'; project?: string; change: { tool: string; set?: Record<string, unknown>; unset?: string[] } }) {
+      return configPlan(req);
+    },
+    async applyConfig(req: { scope: 'user' | 'project'; project?: string; change: { tool: string; set?: Record<string, unknown>; unset?: string[] }; baseHash: string; proposedHash: string }) {
+      const plan = configPlan(req);
+      if (plan.baseHash !== req.baseHash || plan.proposedHash !== req.proposedHash) throw new ApiError('CONFLICT', `${plan.file} changed since the preview: preview again (nothing was written)`);
+      configFiles.set(plan.file, plan.proposedText);
+      return { file: plan.file, created: !plan.exists, mode: '0600', text: plan.proposedText, effective: plan.after };
+    },
+    async summarize(req: { payloadId: string; focus?: string; template?: string }) {
       const run: SummaryRun = {
         id: `run${++runSeq}`,
         createdAt: new Date(Date.UTC(2026, 10, 2, 9, 0, runSeq)).toISOString(),
@@ -225,6 +278,7 @@ export function createMemoryApi(opts: MemoryApiOptions = {}): MemoryApi {
         provider: 'structural',
         model: 'structural',
         focus: req.focus,
+        ...(req.template ? { template: req.template } : {}),
         inputTokens: 1000,
         outputTokens: 50,
         ms: 12,

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { METHOD_NAMES, ServiceError } from '../../src/service/contract.js';
 import { createContext } from '../../src/service/context.js';
 import { analysisMethods } from '../../src/service/methods/analysis.js';
+import { configMethods } from '../../src/service/methods/config.js';
 import { payloadMethods } from '../../src/service/methods/payloads.js';
 import { rootMethods } from '../../src/service/methods/roots.js';
 import { summaryMethods } from '../../src/service/methods/summaries.js';
@@ -38,10 +39,10 @@ describe('the service as a table of methods', () => {
     expect(own.filter((k) => host.includes(k)).sort()).toEqual([...host].sort());
   });
 
-  it('the five groups are disjoint and together are the contract', async () => {
+  it('the six groups are disjoint and together are the contract', async () => {
     const ctx = createContext({ env: process.env, appDataDir: path.join(tmp, 'home-groups'), transport: 'http', scanOnStart: false, watch: false });
     try {
-      const groups = { roots: rootMethods(ctx).methods, payloads: payloadMethods(ctx), analysis: analysisMethods(ctx), summaries: summaryMethods(ctx), timeline: timelineMethods(ctx) };
+      const groups = { roots: rootMethods(ctx).methods, payloads: payloadMethods(ctx), analysis: analysisMethods(ctx), summaries: summaryMethods(ctx), timeline: timelineMethods(ctx), config: configMethods(ctx) };
       const names = Object.values(groups).flatMap((g) => Object.keys(g));
       expect(new Set(names).size).toBe(names.length);
       expect([...names].sort()).toEqual([...METHOD_NAMES].sort());

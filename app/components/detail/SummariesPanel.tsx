@@ -5,6 +5,7 @@ import { formatInt, formatMs, formatPercent, formatTime, formatUsd } from '../..
 import { Editor } from '../viewer/Editor.js';
 import { RunDiff } from './RunDiff.js';
 import { summaryRunsDir } from '../../lib/sessions.js';
+import { ApplyConfigDialog, useScopeProject } from '../ApplyConfigDialog.js';
 
 function Elapsed({ since }: { since: number }) {
   const [now, setNow] = useState(Date.now());
@@ -72,6 +73,9 @@ export function SummariesPanel() {
   const [selectedRun, setSelectedRun] = useState<string | null>(null);
   const store = useAppStore();
   const [scored, setScored] = useState<ScoreSummariesResponse | null>(null);
+  /** The run whose template the "Apply to config…" dialog writes, while it is open. */
+  const [applyRun, setApplyRun] = useState<SummaryRun | null>(null);
+  const project = useScopeProject(detail?.row.sessionId ?? null);
   // Scored again when the payload or its runs change (a new run, another payload).
   const runKey = detail ? `${detail.row.id}\0${detail.summaryRuns.map((r) => r.id).join(',')}` : '';
   useEffect(() => {
@@ -115,6 +119,11 @@ export function SummariesPanel() {
           <header className="card-head">
             <h3>Summary</h3>
             {shown ? <span className={`badge ${STATUS_CLASS[shown.status]}`}>{shown.status}</span> : null}
+            {shown?.template ? (
+              <button type="button" className="btn sm" onClick={() => setApplyRun(shown)} data-testid="apply-template" title={`Write the template “${shown.template}” into a rules file for ${detail.row.tool}, after showing the change`}>
+                Apply to config…
+              </button>
+            ) : null}
           </header>
           {shown ? (
             <>
@@ -282,6 +291,20 @@ export function SummariesPanel() {
           </div>
         )}
       </section>
+      {pair.length === 2 && pair.some((r) => r.template) ? (
+        <div className="card-actions" data-testid="apply-compared">
+          {pair.map((r) =>
+            r.template ? (
+              <button key={r.id} type="button" className="btn sm" onClick={() => setApplyRun(r)}>
+                Apply “{r.template}” to config…
+              </button>
+            ) : null,
+          )}
+        </div>
+      ) : null}
+      {applyRun?.template ? (
+        <ApplyConfigDialog tool={detail.row.tool} set={{ template: applyRun.template }} project={project} from={`the summary run of ${formatTime(applyRun.createdAt)}`} onClose={() => setApplyRun(null)} />
+      ) : null}
       {pair.length === 2 ? (
         <RunDiff left={pair[0]!.createdAt <= pair[1]!.createdAt ? pair[0]! : pair[1]!} right={pair[0]!.createdAt <= pair[1]!.createdAt ? pair[1]! : pair[0]!} scoresOf={scoresOf} />
       ) : null}

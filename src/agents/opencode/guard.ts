@@ -14,6 +14,7 @@ import {
   type NormalizedGuardOptions,
 } from '../../pipeline/index.js';
 import { errMessage, isObj } from '../../pipeline/values.js';
+import type { CallRule } from '../../integrations/rules/index.js';
 
 /**
  * The guard inside OpenCode: what `spillway hook opencode` does with one `tool.execute.after` event,
@@ -37,6 +38,8 @@ import { errMessage, isObj } from '../../pipeline/values.js';
 export interface OpenCodeToolEvent {
   input?: { tool?: unknown; sessionID?: unknown; callID?: unknown; args?: unknown };
   output?: { title?: unknown; output?: unknown; metadata?: unknown };
+  /** The project folder OpenCode runs in (the plugin's `directory`); a plugin written before it was sent leaves it out. */
+  directory?: unknown;
 }
 
 export interface OpenCodeHookOptions {
@@ -46,6 +49,12 @@ export interface OpenCodeHookOptions {
   env?: NodeJS.ProcessEnv;
   /** How long to wait for OpenCode to finish writing a full output (default {@link OUTPUT_SETTLE_MS}). */
   settleMs?: number;
+  /**
+   * The guard rules of the project folder (the event's `directory`, else undefined: the caller's
+   * working folder), after the flags (docs/config.md), as the Claude Code and Codex hooks take them.
+   * Without it, the flags alone.
+   */
+  rules?: (cwd: string | undefined) => Promise<{ forCall(tool: string): CallRule; readonly errors: readonly string[] }>;
 }
 
 export interface OpenCodeHookOutcome {
@@ -146,9 +155,25 @@ export async function handleOpenCodeEvent(raw: string, o: OpenCodeHookOptions = 
     }
   }
   const args = ev.input.args;
-  const description = isObj(args) && typeof args.description === 'string' && args.description.trim() ? args.description.trim() : undefined;
+  // The tool's rule (OpenCode's own name for it: `bash`, `read`, an MCP tool's `<server>_<tool>`); a bad rules file is a note.
+  let rule: CallRule | undefined;
+  const notes: string[] = [];
+  if (o.rules) {
+    try {
+      const dir = typeof ev.directory === 'string' && path.isAbsolute(ev.directory) ? ev.directory : undefined;
+      const rules = await o.rules(dir);
+      rule = rules.forCall(tool);
+      notes.push(...rules.errors, ...(rule.error ? [rule.error] : []));
+    } catch (err) {
+      notes.push(`rules left out: ${errMessage(err)}`);
+    }
+  }
+  const focus = rule?.focusArg && isObj(args) ? args[rule.focusArg] : undefined;
+  const description =
+    typeof focus === 'string' && focus.trim() ? focus.trim() : isObj(args) && typeof args.description === 'string' && args.description.trim() ? args.description.trim() : undefined;
   const options: NormalizedGuardOptions = normalizeGuardOptions({
     ...(o.guard ?? {}),
+    ...(rule ? { limitTokens: rule.limitTokens, summarize: rule.summarize, rule: rule.rule } : {}),
     sessionPath: o.sessionDir ? path.resolve(o.sessionDir) : opencodeSessionDir(ev.input.sessionID, o.sessionsRoot ?? appPaths(env).sessions),
     toolName: tool,
     toolInput: args,
@@ -162,6 +187,7 @@ export async function handleOpenCodeEvent(raw: string, o: OpenCodeHookOptions = 
     ...(knownLarge ? { knownLarge: true } : {}),
   });
   const g = await guardLargeResult(value, options);
-  if (!g) return {};
-  return { output: { output: g.message }, guard: g, note: g.payloadPath ? `${tool}: spilled to ${g.payloadPath}` : undefined };
+  const noted = (note: string | undefined) => [...notes, note].filter(Boolean).join('; ') || undefined;
+  if (!g) return notes.length ? { note: noted(undefined) } : {};
+  return { output: { output: g.message }, guard: g, note: noted(g.payloadPath ? `${tool}: spilled to ${g.payloadPath}` : undefined) };
 }

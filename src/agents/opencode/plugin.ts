@@ -1,4 +1,5 @@
 import { guardSettingsOf } from '../../integrations/settings.js';
+import { GuardRules, loadRules, ruleFlagsOf } from '../../integrations/rules/index.js';
 import type { GuardCliOptions } from '../../integrations/options.js';
 import { readHookStdin, MAX_HOOK_INPUT_BYTES } from '../../integrations/hooks/claude-code-fast.js';
 import { terminalSafe } from '../../pipeline/terminal.js';
@@ -52,10 +53,11 @@ function guard(event) {
   });
 }
 
-export const SpillwayGuard = async () => ({
+export const SpillwayGuard = async (ctx) => ({
   'tool.execute.after': async (input, output) => {
     if (!output || typeof output.output !== 'string') return;
-    const answer = await guard({ input, output });
+    // The project folder OpenCode runs in: the guard reads its rules file (.spillway.json) there.
+    const answer = await guard({ input, output, directory: ctx && typeof ctx.directory === 'string' ? ctx.directory : undefined });
     if (!answer) return;
     try {
       const a = JSON.parse(answer);
@@ -77,7 +79,12 @@ export async function runOpenCodeHook(opts: GuardCliOptions): Promise<void> {
       return;
     }
     // OpenCode runs many model families: o200k unless --profile says otherwise.
-    const outcome = await handleOpenCodeEvent(stdin, { guard: guardSettingsOf(opts, 'o200k'), sessionDir: opts.session });
+    const outcome = await handleOpenCodeEvent(stdin, {
+      guard: guardSettingsOf(opts, 'o200k'),
+      sessionDir: opts.session,
+      // The rules of the folder OpenCode runs in (the plugin sends it; else this process's, which OpenCode started there), after the flags.
+      rules: async (cwd) => new GuardRules(await loadRules(cwd ?? process.cwd(), process.env), ruleFlagsOf(opts)),
+    });
     if (outcome.note) process.stderr.write(`spillway hook opencode: ${terminalSafe(outcome.note)}\n`);
     if (outcome.output) process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
   } catch (err) {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { positiveInt } from '../../integrations/options.js';
-import { loadRules, resolveRule, ruleFlagsOf, ruleKeysIn, RULE_KEYS, toolTarget, type LoadedRules, type ResolvedRule, type RuleKey, type ToolTarget } from '../../integrations/rules/index.js';
+import { loadRules, resolveRule, ruleFlagsOf, ruleKeysIn, ruleKeyTarget, RULE_KEYS, type LoadedRules, type ResolvedRule, type RuleKey } from '../../integrations/rules/index.js';
 import { ruleKeyOf, ruleSchema, RulesWriteError, setRuleValue } from '../../integrations/rules/config.js';
 import { jsonLine, terminalSafe } from '../../pipeline/terminal.js';
 
@@ -21,18 +21,6 @@ interface ShowOptions {
   focusArg?: string;
 }
 
-/** The call a row stands for: a rule key read back as the tool it names (`server/*` is any tool of that server). */
-function targetOfKey(key: string): ToolTarget {
-  if (key === '*') return { names: [] };
-  const slash = key.indexOf('/');
-  if (slash > 0) {
-    const server = key.slice(0, slash);
-    const tool = key.slice(slash + 1);
-    return tool === '*' ? { names: [], server } : { names: [], server, serverTool: tool };
-  }
-  return toolTarget(key);
-}
-
 const COLUMNS: Record<RuleKey, string> = { limit: 'limit', template: 'template', provider: 'provider', model: 'model', focusArg: 'focus-arg' };
 
 function originText(r: ResolvedRule, k: RuleKey): string {
@@ -43,7 +31,7 @@ function originText(r: ResolvedRule, k: RuleKey): string {
 function rowsOf(loaded: LoadedRules, tools: string[], flags: ReturnType<typeof ruleFlagsOf>) {
   const keys = [...new Set([...tools, ...ruleKeysIn(loaded).filter((k) => k !== '*'), '*'])];
   return keys.map((key) => {
-    const resolved = resolveRule(loaded, targetOfKey(key), flags);
+    const resolved = resolveRule(loaded, ruleKeyTarget(key), flags);
     return { match: key, resolved };
   });
 }

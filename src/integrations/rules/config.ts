@@ -1,3 +1,4 @@
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
@@ -11,7 +12,9 @@ import { ANY_TOOL, MAX_RULE_LIMIT_TOKENS, MAX_RULE_MATCH_CHARS, readRulesFile, R
  * | call | for |
  * | --- | --- |
  * | {@link parseRulesText} | one file's text as rules, or an error naming the file and the field |
- * | {@link setRuleValue} | one setting written to one file, atomically |
+ * | {@link planRuleChange} | the text a change to one rule would give a file, nothing written |
+ * | {@link writeRulesPlan} | that text written, atomically, only if the file is as it was read |
+ * | {@link setRuleValue} | one setting written to one file (the two above) |
  *
  * docs/config.md is the user's description; keep the two together.
  */
@@ -32,7 +35,8 @@ const FOCUS_ARG_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 // Control characters in a name or a model would reach a terminal or a log line as they are.
 const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f]/;
 
-const matchKey = z
+/** A rule's key: a tool name, `server/tool`, `server/*` or `*`. */
+export const ruleMatchSchema = z
   .string()
   .min(1, 'a rule key is a tool name, server/tool, server/* or *')
   .max(MAX_RULE_MATCH_CHARS, `a rule key has at most ${MAX_RULE_MATCH_CHARS} characters`)
@@ -64,7 +68,7 @@ export const ruleSchema = z.strictObject({
 
 export const rulesFileSchema = z.strictObject({
   $schema: z.string().optional(),
-  rules: z.record(matchKey, ruleSchema).optional(),
+  rules: z.record(ruleMatchSchema, ruleSchema).optional(),
 });
 
 export type RulesFileState =
@@ -112,22 +116,53 @@ export function ruleKeyOf(name: string): RuleKey | undefined {
   return (RULE_KEYS as readonly string[]).includes(k) ? (k as RuleKey) : undefined;
 }
 
+/** Why a write was refused: the file or the change is not valid, the file changed since it was read, or it is another account's. */
+export type RulesWriteErrorCode = 'INVALID' | 'STALE' | 'FOREIGN';
+
 export class RulesWriteError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly code: RulesWriteErrorCode = 'INVALID',
+  ) {
     super(message);
     this.name = 'RulesWriteError';
   }
 }
 
+/** A change to one rule: settings to set, and settings to remove. */
+export interface RuleChange {
+  match: string;
+  set?: Rule;
+  unset?: readonly RuleKey[];
+}
+
 /**
- * Set (or with `value` undefined, remove) one setting of one rule in `file`, keeping the rest of
- * the file. The new file is validated before it is written; it goes to a temp file beside the
- * target and is renamed over it. A new file is made 0600 when `privateNew` (the app-data one, in a
- * folder made 0700) and 0644 otherwise (less the umask). An existing file keeps its mode: the temp
- * file gets it before the rename. Its owner cannot be kept by a rename, so a file owned by someone
- * else is refused, and a link is followed so the file it points to is the one replaced.
+ * What a change would do to one rules file: its text now (empty when the file is missing), the text
+ * after, and a hash of the text now, so a write can refuse a file that changed in between.
  */
-export function setRuleValue(file: string, match: string, key: RuleKey, value: string | number | undefined, o: { privateNew: boolean }): Rule | undefined {
+export interface RulesPlan {
+  file: string;
+  exists: boolean;
+  currentText: string;
+  /** {@link rulesTextHash} of the file as read. */
+  baseHash: string;
+  nextText: string;
+  /** The rule after the change; undefined when it is left with no setting (and so removed). */
+  rule: Rule | undefined;
+}
+
+/** The hash a plan and a write compare: of the file's bytes as read, or `absent` for no file. */
+export function rulesTextHash(text: string | undefined): string {
+  return text === undefined ? 'absent' : `sha256:${crypto.createHash('sha256').update(text, 'utf8').digest('hex')}`;
+}
+
+/**
+ * The text `file` would have after `change`, keeping the rest of the file; nothing is written. A
+ * file that cannot be read or is not valid is refused (fix it by hand first), and so is a change
+ * that would make it not valid.
+ */
+export function planRuleChange(file: string, change: RuleChange): RulesPlan {
+  const { match } = change;
   if (match === '__proto__') throw new RulesWriteError('"__proto__" is not a tool name (nothing was written)');
   const t = readRulesFile(file);
   if (t.state === 'error') throw new RulesWriteError(`${t.error} (nothing was written)`);
@@ -142,15 +177,55 @@ export function setRuleValue(file: string, match: string, key: RuleKey, value: s
   const rules: Record<string, Rule> = {};
   for (const [k, v] of Object.entries(given)) rules[k] = v;
   const rule: Rule = { ...(Object.hasOwn(rules, match) ? rules[match] : {}) };
-  if (value === undefined) delete rule[key];
-  else (rule as Record<string, unknown>)[key] = value;
+  for (const key of change.unset ?? []) delete rule[key];
+  for (const key of RULE_KEYS) {
+    const v = change.set?.[key];
+    if (v !== undefined) (rule as Record<string, unknown>)[key] = v;
+  }
   if (Object.keys(rule).length) rules[match] = rule;
   else delete rules[match];
   const next = { ...doc, rules };
   const check = rulesFileSchema.safeParse(next);
   if (!check.success) throw new RulesWriteError(`${issuesText(check.error.issues)} (nothing was written to ${file})`);
-  writeAtomic(t.state === 'read' ? fs.realpathSync(file) : file, `${JSON.stringify(next, null, 2)}\n`, t.state === 'read' ? 'keep' : o.privateNew ? 0o600 : 0o644);
-  return Object.keys(rule).length ? rule : undefined;
+  const currentText = t.state === 'read' ? t.text : '';
+  return {
+    file,
+    exists: t.state === 'read',
+    currentText,
+    baseHash: rulesTextHash(t.state === 'read' ? t.text : undefined),
+    nextText: `${JSON.stringify(next, null, 2)}\n`,
+    rule: Object.keys(rule).length ? rule : undefined,
+  };
+}
+
+/**
+ * Write a plan's text, atomically: only while the file is still as the plan read it (its hash is
+ * checked again just before the write), else {@link RulesWriteError} `STALE` and nothing written.
+ * The text goes to a temp file beside the target and is renamed over it. A new file is made 0600
+ * when `privateNew` (the app-data one, in a folder made 0700) and 0644 otherwise (less the umask).
+ * An existing file keeps its mode: the temp file gets it before the rename. Its owner cannot be kept
+ * by a rename, so a file owned by someone else is refused, and a link is followed so the file it
+ * points to is the one replaced. Returns the path written (a link's target).
+ */
+export function writeRulesPlan(plan: RulesPlan, o: { privateNew: boolean }): string {
+  const now = readRulesFile(plan.file);
+  const nowHash = now.state === 'read' ? rulesTextHash(now.text) : now.state === 'missing' ? rulesTextHash(undefined) : undefined;
+  if (nowHash !== plan.baseHash) {
+    throw new RulesWriteError(`${plan.file} changed since it was read${now.state === 'error' ? ` (${now.error})` : ''}: look at it again (nothing was written)`, 'STALE');
+  }
+  const target = plan.exists ? fs.realpathSync(plan.file) : plan.file;
+  writeAtomic(target, plan.nextText, plan.exists ? 'keep' : o.privateNew ? 0o600 : 0o644);
+  return target;
+}
+
+/**
+ * Set (or with `value` undefined, remove) one setting of one rule in `file`, keeping the rest of
+ * the file: {@link planRuleChange}, then {@link writeRulesPlan}.
+ */
+export function setRuleValue(file: string, match: string, key: RuleKey, value: string | number | undefined, o: { privateNew: boolean }): Rule | undefined {
+  const plan = planRuleChange(file, value === undefined ? { match, unset: [key] } : { match, set: { [key]: value } as Rule });
+  writeRulesPlan(plan, o);
+  return plan.rule;
 }
 
 function writeAtomic(file: string, text: string, mode: number | 'keep'): void {
@@ -159,7 +234,7 @@ function writeAtomic(file: string, text: string, mode: number | 'keep'): void {
   if (mode === 'keep') {
     const st = fs.statSync(file);
     if (typeof process.getuid === 'function' && st.uid !== process.getuid()) {
-      throw new RulesWriteError(`${file} belongs to another user: writing it would change its owner (nothing was written)`);
+      throw new RulesWriteError(`${file} belongs to another user: writing it would change its owner (nothing was written)`, 'FOREIGN');
     }
     fileMode = st.mode & 0o777;
   }

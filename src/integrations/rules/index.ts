@@ -2,7 +2,7 @@ import { DEFAULT_LIMIT_TOKENS } from '../../pipeline/limits.js';
 import type { RuleOrigin, SpillRule, SummarizeHook } from '../../pipeline/types.js';
 import { createSummarizer, DEFAULT_MODELS, defaultProviderName, DEFAULT_TEMPLATE, isProviderName } from '../../summarize/index.js';
 import type { Rule, RulesFileState } from './config.js';
-import { ANY_TOOL, matchOrder, readRulesFile, RULE_KEYS, rulesPaths, toolTarget, type RuleKey, type ToolTarget } from './match.js';
+import { ANY_TOOL, matchOrder, readRulesFile, RULE_KEYS, ruleKeyTarget, rulesPaths, toolTarget, type RuleKey, type RulesScope, type ToolTarget } from './match.js';
 
 /**
  * Guard rules per tool: one order for the hook, the proxy and `spillway guard`. Per setting, the
@@ -14,6 +14,7 @@ import { ANY_TOOL, matchOrder, readRulesFile, RULE_KEYS, rulesPaths, toolTarget,
  * | call | for |
  * | --- | --- |
  * | {@link loadRules} | both files; zod loads only when one exists; a bad file is an error line and left out |
+ * | {@link withRulesText} | the same with one file's text replaced (a planned change) |
  * | {@link resolveRule} | one call's settings, each with its origin |
  * | {@link GuardRules} | per call: the limit, the summarizer, the focus argument and the sidecar's record |
  *
@@ -36,10 +37,12 @@ export const noRules = (env: NodeJS.ProcessEnv): LoadedRules => ({ files: [], er
  * an error line and left out (the flags, the other file and the defaults still apply). The schema
  * (zod) is loaded only when a file exists: the hook's entry runs on every large result.
  */
-export async function loadRules(cwd: string, env: NodeJS.ProcessEnv): Promise<LoadedRules> {
+export async function loadRules(cwd: string | undefined, env: NodeJS.ProcessEnv): Promise<LoadedRules> {
   try {
-    const paths = rulesPaths(cwd, env);
-    const read = (['project', 'user'] as const).map((scope) => ({ scope, path: paths[scope], text: readRulesFile(paths[scope]) }));
+    // No project folder (the inspector's preview of the user's file alone): the user's file only.
+    const paths = rulesPaths(cwd ?? '.', env);
+    const scopes = cwd === undefined ? (['user'] as const) : (['project', 'user'] as const);
+    const read = scopes.map((scope) => ({ scope, path: paths[scope], text: readRulesFile(paths[scope]) }));
     const files: RulesFileState[] = [];
     const parse = read.some((r) => r.text.state === 'read') ? (await import('./config.js')).parseRulesText : undefined;
     for (const r of read) {
@@ -52,6 +55,19 @@ export async function loadRules(cwd: string, env: NodeJS.ProcessEnv): Promise<Lo
   } catch (err) {
     return { ...noRules(env), errors: [`rules left out: ${(err as Error).message}`] };
   }
+}
+
+/**
+ * The same rules with one file's text replaced (what a change would make of it): the inspector's
+ * preview resolves a tool's rule before and after with the one resolver. Throws when the text is
+ * not valid (a planned change never is: planRuleChange checks it).
+ */
+export async function withRulesText(loaded: LoadedRules, scope: RulesScope, file: string, text: string): Promise<LoadedRules> {
+  const { parseRulesText } = await import('./config.js');
+  const next = parseRulesText(text, file, scope);
+  if (next.state === 'error') throw new Error(next.error);
+  const files = loaded.files.some((f) => f.scope === scope) ? loaded.files.map((f) => (f.scope === scope ? next : f)) : [...loaded.files, next];
+  return { ...loaded, files, errors: files.flatMap((f) => (f.state === 'error' ? [`${f.scope} rules left out: ${f.error}`] : [])) };
 }
 
 /** The flags of the guarding verbs that a rule may also set. */
@@ -220,6 +236,6 @@ export function ruleKeysIn(loaded: LoadedRules): string[] {
   return [...keys].sort((a, b) => (a === ANY_TOOL ? 1 : b === ANY_TOOL ? -1 : a.localeCompare(b)));
 }
 
-export { matchOrder, rulesPaths, toolTarget, RULE_KEYS, type RuleKey, type ToolTarget };
+export { matchOrder, ruleKeyTarget, rulesPaths, toolTarget, RULE_KEYS, type RuleKey, type ToolTarget };
 export { PROJECT_RULES_FILE, MAX_RULE_LIMIT_TOKENS, RULE_SOURCES, type RuleSource, type RulesScope } from './match.js';
 export type { Rule, RulesFileState } from './config.js';

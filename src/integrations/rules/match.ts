@@ -11,6 +11,7 @@ import { PROJECT_RULES_FILE, rulesFilePaths } from '../../pipeline/config.js';
  * | --- | --- |
  * | {@link rulesPaths} | the project's file (`<cwd>/.spillway.json`) and the user's (`<app data>/config.json`) |
  * | {@link toolTarget} | a tool call's names: the client's name, and for MCP its server and bare tool |
+ * | {@link ruleKeyTarget} | the call a rule key stands for (a row of `config show`) |
  * | {@link matchOrder} | the rule keys a call matches, most specific first |
  * | {@link readRulesFile} | a rules file's text, or missing, or why it could not be read |
  * | {@link strictestLimit} | the fast path's bound: the smallest limit any matching rule states |
@@ -73,6 +74,21 @@ export function toolTarget(tool: string, server?: string, clientName?: string): 
   if (server) return { names, server, serverTool: tool };
   const m = CLIENT_MCP_NAME_RE.exec(tool);
   return m ? { names, server: m[1], serverTool: m[2] } : { names };
+}
+
+/**
+ * The call a rule key stands for, read back as the tool it names (`server/*`: any tool of that
+ * server; `*`: any tool): what `config show` and the inspector's preview resolve a key's row with.
+ */
+export function ruleKeyTarget(key: string): ToolTarget {
+  if (key === ANY_TOOL) return { names: [] };
+  const slash = key.indexOf('/');
+  if (slash > 0) {
+    const server = key.slice(0, slash);
+    const tool = key.slice(slash + 1);
+    return tool === '*' ? { names: [], server } : { names: [], server, serverTool: tool };
+  }
+  return toolTarget(key);
 }
 
 /** The rule keys a call matches, most specific first: its exact names, `server/tool`, `server/*`, then `*`. */
