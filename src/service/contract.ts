@@ -60,6 +60,16 @@ export type {
   SessionKind,
   WasteReport,
   WasteReportRequest,
+  CompareSessionsRequest,
+  CompareSessionsResponse,
+  SessionGroupFigures,
+  SpillRuleInfo,
+  SpillRuleOrigin,
+  ToolEvidence,
+  ToolEvidenceRequest,
+  ToolEvidenceResponse,
+  ToolSettingsUse,
+  ToolSuggestion,
   ContextRule,
   Prices,
   ReplayResult,
@@ -86,6 +96,10 @@ import type {
   SessionInfo,
   WasteReport,
   WasteReportRequest,
+  CompareSessionsRequest,
+  CompareSessionsResponse,
+  ToolEvidenceRequest,
+  ToolEvidenceResponse,
 } from '../index/rows.js';
 
 export interface ReadPayloadRequest {
@@ -266,6 +280,8 @@ export interface InspectorMethods {
   deleteTemplate(req: { name: string }): { ok: true };
   limitTuner(req: LimitTunerRequest): LimitTunerResponse;
   wasteReport(req: WasteReportRequest): WasteReport;
+  toolEvidence(req: ToolEvidenceRequest): ToolEvidenceResponse;
+  compareSessions(req: CompareSessionsRequest): CompareSessionsResponse;
   getTimeline(req: TimelineRequest): TimelineData;
 }
 
@@ -296,6 +312,8 @@ export const METHOD_NAMES = [
   'deleteTemplate',
   'limitTuner',
   'wasteReport',
+  'toolEvidence',
+  'compareSessions',
   'getTimeline',
 ] as const satisfies readonly MethodName[];
 
