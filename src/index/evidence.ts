@@ -93,7 +93,10 @@ function callsOf(core: IndexCore, rootId?: string): Call[] {
   const bySpill = new Map<string, Call>();
   const rows = core
     .q(
-      `SELECT c.id, c.session_id, c.tool, c.action, c.created_at, c.tokens, c.l_full, c.l_entered, c.l_kept_tokens,
+      // A joined call's whole result and its cut-out assets are its spill's ledger (the transcript's row
+      // measured the message); what entered is the transcript's (what the model was given).
+      `SELECT c.id, c.session_id, c.tool, c.action, c.created_at, c.tokens, coalesce(s.l_full, c.l_full) AS l_full, c.l_entered,
+              coalesce(s.l_kept_tokens, c.l_kept_tokens) AS l_kept_tokens,
               coalesce(s.rule_json, c.rule_json) AS rule_json, c.spill_id,
               (c.spill_id IS NOT NULL OR c.source_json IS NULL) AS spillway
          FROM payloads c LEFT JOIN payloads s ON s.id = c.spill_id
