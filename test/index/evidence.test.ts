@@ -4,6 +4,7 @@
  * sidecar, so unknown), read back by grep, Read with an offset and sed. Each figure is counted
  * here by hand from the fixture below; the tokens are the listed rows' own ledger figures.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -14,7 +15,7 @@ import { MIN_SESSIONS_FOR_SUGGESTION, MIN_SPILLS_FOR_SUGGESTION, suggestionsFor 
 import { parseSpillRule, spillRuleJson } from '../../src/index/spill-rule.js';
 import type { ToolEvidence } from '../../src/index/rows.js';
 import { SCHEMA_VERSION } from '../../src/index/index.js';
-import { tmpDir, tmpIndex } from './helpers.js';
+import { CLI, REPO, tmpDir, tmpIndex } from './helpers.js';
 
 const R1: SpillRule = { source: 'project', match: 'Bash', file: '/p/.spillway.json', settings: { limit: { source: 'project', match: 'Bash', file: '/p/.spillway.json' }, template: { source: 'default' } } };
 const R2: SpillRule = { source: 'user', match: '*', file: '/u/config.json', settings: { limit: { source: 'user', match: '*', file: '/u/config.json' } } };
@@ -279,5 +280,34 @@ describe('suggestions', () => {
     expect(suggestionsFor([tool({ spillsReadBack: 3, readBackRate: 3 / 22 })])).toEqual([]);
     // Read back often, by lines, already above the median: nothing to try.
     expect(suggestionsFor([tool({ parts: [{ part: 'lines 1–40', count: 9 }], readBackMedianTokens: 9_000 })])).toEqual([]);
+  });
+});
+
+describe('spillway evidence', () => {
+  const spillway = (args: string[], home: string) =>
+    spawnSync(process.execPath, ['--import', 'tsx', '--conditions=source', CLI, ...args], { cwd: REPO, env: { ...process.env, SPILLWAY_HOME: path.join(home, 'app') }, encoding: 'utf8', timeout: 120_000 });
+
+  it('indexes the folders given and prints the same figures as the service, and the comparison, as JSON and as a table', async () => {
+    const home = tmpDir();
+    await fixture(home);
+    const db = path.join(tmpDir('spillway-db-'), 'index.sqlite');
+    const r = spillway(['evidence', path.join(home, 'projects'), path.join(home, 'spills'), '--db', db, '--by', 'date', '--since', '2026-12-02', '--json'], home);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout) as { evidence: { tools: ToolEvidence[] }; compare: { groups: Array<{ label: string; calls: number; spills: number }> } };
+    const bash = out.evidence.tools.find((t) => t.tool === 'Bash')!;
+    expect(bash).toMatchObject({ calls: 9, spills: 4, spillsReadBack: 2, readBackCalls: 3 });
+    expect(out.compare.groups.map((g) => [g.label, g.calls, g.spills])).toEqual([['before', 5, 2], ['after', 5, 2]]);
+    const { index } = tmpIndex(db);
+    expect(index.toolEvidence().tools).toEqual(out.evidence.tools);
+    await index.close();
+    const t = spillway(['evidence', '--db', db], home);
+    expect(t.status).toBe(0);
+    expect(t.stdout).toMatch(/^Bash +9 +4 +44% +2 +50% +3 /m);
+    expect(t.stdout).toContain('suggestions (only with 10+ spills in 3+ sessions):');
+    // Bad usage: exit 2, said why.
+    const bad = spillway(['evidence', '--db', db, '--by', 'date'], home);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('--by date needs --since');
   });
 });
