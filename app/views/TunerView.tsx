@@ -5,6 +5,7 @@ import { formatInt, formatTokens, formatUsd } from '../lib/format.js';
 import { configSnippet, limitForContextWindow, overLimit, savings, sliderToTokens, sumReplays, tokensToSlider } from '../lib/tuner.js';
 import { CallTable, signedUsd } from '../components/CallTable.js';
 import { scopeTitle } from '../lib/sessions.js';
+import { EvidencePanel } from '../components/EvidencePanel.js';
 
 /** Rows listed under "which calls flip". */
 const FLIP_ROWS_SHOWN = 200;
@@ -181,6 +182,8 @@ export function TunerView() {
           ) : null}
         </section>
       ) : null}
+
+      <EvidencePanel />
 
       <section className="card">
         <header className="card-head">
