@@ -112,10 +112,10 @@ export function EvidencePanel() {
         <h4>Before and after</h4>
         <div className="view-controls">
           <label className="field compact">
-            <span>Group sessions</span>
+            <span title="By the rule recorded in their spills, or before and from a date (a session's first call)">Group sessions</span>
             <select value={by} onChange={(e) => setBy(e.target.value as 'rule' | 'date')} aria-label="Group sessions by">
-              <option value="rule">by the rule in their spills</option>
-              <option value="date">before and from a date</option>
+              <option value="rule">by rule</option>
+              <option value="date">by date</option>
             </select>
           </label>
           {by === 'date' ? (
