@@ -41,6 +41,8 @@ const PINNED_METHODS = [
   'deleteTemplate',
   'limitTuner',
   'wasteReport',
+  'toolEvidence',
+  'compareSessions',
   'getTimeline',
   'previewConfig',
   'applyConfig',

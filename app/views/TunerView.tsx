@@ -6,6 +6,7 @@ import { configSnippet, limitForContextWindow, overLimit, savings, sliderToToken
 import { CallTable, signedUsd } from '../components/CallTable.js';
 import { scopeTitle } from '../lib/sessions.js';
 import { ApplyConfigDialog, useScopeProject } from '../components/ApplyConfigDialog.js';
+import { EvidencePanel } from '../components/EvidencePanel.js';
 
 /** Rows listed under "which calls flip". */
 const FLIP_ROWS_SHOWN = 200;
@@ -184,6 +185,8 @@ export function TunerView() {
           ) : null}
         </section>
       ) : null}
+
+      <EvidencePanel />
 
       <section className="card">
         <header className="card-head">

@@ -263,6 +263,16 @@ export const MIGRATIONS: ReadonlyArray<(db: DB) => void> = [
       UPDATE sources SET fingerprint = '', hash = NULL WHERE kind != 'spillway';
     `);
   },
+  // 12: the rule that produced each spill (its sidecar's `rule`: where the limit and each summary
+  //     setting came from) with the settings it ran with (the sidecar's limit, the guard's summary
+  //     run's provider, model and template), as one checked JSON on the spill's row (spill-rule.ts):
+  //     the per-tool evidence and the before/after comparison group by it. Sidecars re-read to fill it.
+  (db) => {
+    db.exec(`
+      ALTER TABLE payloads ADD COLUMN rule_json TEXT;
+      UPDATE sources SET fingerprint = '', hash = NULL WHERE kind = 'spillway';
+    `);
+  },
 ];
 
 /**

@@ -17,6 +17,7 @@ import {
 } from './text.js';
 import { type FileWindow, type ReadBuffers, UnitHash, readWindow } from './window.js';
 import { assetSizes } from './ledger.js';
+import { spillRuleJson } from './spill-rule.js';
 import { isObj } from '../pipeline/values.js';
 import { CONTENT_KINDS, STRATEGY_NAMES } from '../pipeline/vocab.js';
 
@@ -402,5 +403,6 @@ function spillwayRecord(o: {
     summaryRuns: validRuns(m.summaryRuns),
     callId: boundedStr(m.toolCallId),
     callClient: boundedStr(m.client),
+    ruleJson: spillRuleJson(m.rule, m.limitTokens, m.summaryRuns),
   };
 }

@@ -34,10 +34,15 @@ import { IndexCore, type IndexEvent } from './core.js';
 import { FullText, BULK_MIN_ROWS, type WriterMode } from './fulltext.js';
 import { type PayloadContent, Queries } from './queries.js';
 import { readBacksIn } from './readback.js';
+import { compareSessions, toolEvidence } from './evidence.js';
 import { Reports } from './reports.js';
 import { type AddRootOptions, Roots } from './roots.js';
 import type {
   ReadBack,
+  CompareSessionsRequest,
+  CompareSessionsResponse,
+  ToolEvidenceRequest,
+  ToolEvidenceResponse,
   TimelineData,
   TimelineRequest,
   IndexStats,
@@ -67,6 +72,7 @@ export { replay, scenarioLabel, type ReplaySeries } from './timeline.js';
 export { calibrateClaude, type Calibration, type CalibrationFit, type CalibrationSample } from './calibrate.js';
 export { detectRootKind, sideFilesDirsOf } from './discover.js';
 export { BULK_MIN_ROWS } from './fulltext.js';
+export { MIN_SESSIONS_FOR_SUGGESTION, MIN_SPILLS_FOR_SUGGESTION } from './evidence.js';
 export { DEFAULT_PAGE_ROWS, MAX_PAGE_ROWS, type PayloadContent } from './queries.js';
 export { DEFAULT_TUNER_BUCKETS, MAX_TUNER_SESSIONS_PER_PAGE, MAX_TUNER_SIZES, WASTE_BIGGEST_ROWS, logHistogram } from './reports.js';
 export { agentHomeRoots, type AddRootOptions } from './roots.js';
@@ -274,6 +280,16 @@ export class SpillIndex {
 
   getPayload(id: string): Promise<PayloadDetail> {
     return this.queries.getPayload(id);
+  }
+
+  /** Per tool and MCP server: spills, read-backs and their cost, the settings used, and suggestions (evidence.ts). */
+  toolEvidence(req: ToolEvidenceRequest = {}): ToolEvidenceResponse {
+    return toolEvidence(this.core, req);
+  }
+
+  /** Sessions grouped by their spills' rule or by a date, each group's spill and read-back figures (evidence.ts). */
+  compareSessions(req: CompareSessionsRequest): CompareSessionsResponse {
+    return compareSessions(this.core, req);
   }
 
   /** Every read-back read in, or of a spill of, these sessions (all sessions without), oldest first (readback.ts). */

@@ -67,6 +67,8 @@ export interface PayloadRecord {
   spillId?: string;
   /** A spill's sidecar: the client the call came from (`claude-code`, `codex`, …). */
   callClient?: string;
+  /** A spill's sidecar: the rule that produced it and the settings it ran with, as checked JSON (spill-rule.ts `spillRuleJson`). */
+  ruleJson?: string;
   /**
    * For the ledger (ledger.ts): images the result carries (image blocks, data URLs, a client's saved
    * image files), sized from their headers, priced by pixels; the share of `tokens` and of the

@@ -586,3 +586,135 @@ export interface TimelineData {
    */
   readBacks?: ReadBack[];
 }
+
+// ------------------------------------------------------------------ per-tool evidence (evidence.ts)
+
+/** Where one guard setting of a spill came from (its sidecar's `rule`, docs/config.md). */
+export interface SpillRuleOrigin {
+  source: 'flag' | 'project' | 'user' | 'default';
+  /** The rule key that matched: the tool's name, `server/tool`, `server/*` or `*`. */
+  match?: string;
+  /** The rules file it is in. */
+  file?: string;
+}
+
+/** What the index keeps of the rule a spill was made under (spill-rule.ts): the rule, and the settings it ran with. */
+export interface SpillRuleInfo {
+  /** The sidecar's rule: the origin of the limit, and of each setting. Absent: the rule is unknown (an older or a hostile sidecar). */
+  rule?: SpillRuleOrigin & { settings: Partial<Record<'limit' | 'template' | 'provider' | 'model' | 'focusArg', SpillRuleOrigin>> };
+  /** The limit the spill was decided at (the sidecar's `limitTokens`). */
+  limit?: number;
+  /** The guard's own summary run (the sidecar's first): its provider, model and template (a template only when the provider used one). */
+  provider?: string;
+  model?: string;
+  template?: string;
+}
+
+export interface ToolEvidenceRequest {
+  /** One root's sessions (default: every indexed session). */
+  rootId?: string;
+}
+
+/** One set of settings a tool's spills ran with, and how many sessions and spills used it. */
+export interface ToolSettingsUse {
+  /** The rule and settings in words (spill-rule.ts `ruleLabel`). */
+  label: string;
+  limit?: number;
+  template?: string;
+  provider?: string;
+  sessions: number;
+  spills: number;
+}
+
+/** Per tool (or, for `servers`, per MCP server): what it spilled, what was read back and what reading back cost. */
+export interface ToolEvidence {
+  /** The tool's name as the client gave it (`Bash`, `mcp__fs__read_file`), or `server/*` for a server's total. */
+  tool: string;
+  /** The MCP server and its tool's name there, when the name says (`mcp__<server>__<tool>`). */
+  server?: string;
+  serverTool?: string;
+  /** Calls the index counts once each (a transcript's call, a spill whose transcript is not indexed). */
+  calls: number;
+  /** Of those, the ones spilled. */
+  spills: number;
+  /** spills ÷ calls (null without calls). */
+  spillRate: number | null;
+  /** Spills read back at least once by a later call. */
+  spillsReadBack: number;
+  /** spillsReadBack ÷ spills (null without spills). */
+  readBackRate: number | null;
+  /** Read-backs (one call may read several parts). */
+  readBacks: number;
+  /** The calls that read back, each once. */
+  readBackCalls: number;
+  /** What those calls' results cost in context: their entered tokens (their whole result where not known), each call once. */
+  readBackTokens: number;
+  /** Sessions with a call of it, with a spill of it, with a read-back of one of its spills. */
+  sessions: number;
+  spillSessions: number;
+  readBackSessions: number;
+  /** The settings its spills ran with, most spills first. */
+  settings: ToolSettingsUse[];
+  /** What was read back most, in words (`grep \`ERROR\``, `lines 120–180`), most often first (at most 5). */
+  parts: Array<{ part: string; count: number }>;
+  /** Median full tokens of its spills that were read back (absent without one): what a limit would have to be to pass half of them whole. */
+  readBackMedianTokens?: number;
+}
+
+/** A suggested rule for one tool, labelled as a suggestion with the evidence it rests on. */
+export interface ToolSuggestion {
+  tool: string;
+  kind: 'template' | 'limit' | 'keep';
+  /** One line: the evidence, then the suggestion. */
+  text: string;
+  template?: string;
+  limit?: number;
+  evidence: { spills: number; spillsReadBack: number; readBackRate: number; sessions: number; readBackCalls: number; readBackTokens: number };
+}
+
+export interface ToolEvidenceResponse {
+  tools: ToolEvidence[];
+  servers: ToolEvidence[];
+  suggestions: ToolSuggestion[];
+  /** A tool is given a suggestion only with at least this many spills, in at least this many sessions (docs/inspector.md). */
+  thresholds: { minSpills: number; minSessions: number };
+  totals: { sessions: number; calls: number; spills: number; spillsReadBack: number; readBackCalls: number; readBackTokens: number };
+}
+
+export interface CompareSessionsRequest {
+  rootId?: string;
+  /** One tool's calls only (its name as listed), else every tool's. */
+  tool?: string;
+  /** `rule`: sessions grouped by the rule recorded in their spills; `date`: before and from `since`. */
+  by: 'rule' | 'date';
+  /** With `by: 'date'`: an ISO date or time; sessions whose first call is earlier are "before". */
+  since?: string;
+}
+
+/** One group of sessions' figures. */
+export interface SessionGroupFigures {
+  /** `before`/`after`, or the rule in words (several: joined with ` + `; none: `no spill`). */
+  label: string;
+  sessions: number;
+  /** The first and last call of the group's sessions. */
+  from?: string;
+  to?: string;
+  calls: number;
+  spills: number;
+  spillRate: number | null;
+  spillsReadBack: number;
+  readBackRate: number | null;
+  readBackCalls: number;
+  readBackTokens: number;
+  /** Tokens the guard kept out (assets and the spilled remainder, the ledger's) and tokens that entered the context, over the group's calls. */
+  keptOutTokens: number;
+  enteredTokens: number;
+}
+
+export interface CompareSessionsResponse {
+  by: 'rule' | 'date';
+  since?: string;
+  tool?: string;
+  /** Earliest group first. */
+  groups: SessionGroupFigures[];
+}

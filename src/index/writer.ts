@@ -23,8 +23,8 @@ const INSERT_PAYLOAD_SQL = `INSERT INTO payloads (id, source_id, session_id, roo
     input_excerpt, input_json, intent, t_chars4, t_craft_density, t_calibrated, t_o200k, t_cl100k, t_claude,
     path, linked_path, meta_path, message, binary, lines, source_json, b64_runs, b64_chars, b64_tokens, fts_pending,
     call_id, call_client, input_hash, spill_id, join_how,
-    l_full, l_client, l_client_rule, l_entered, l_entered_how, l_kept_assets, l_kept_bytes, l_kept_tokens, l_images)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+    l_full, l_client, l_client_rule, l_entered, l_entered_how, l_kept_assets, l_kept_bytes, l_kept_tokens, l_images, rule_json)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 const INSERT_ASSET_SQL =
   'INSERT INTO assets (payload_rowid, sha256, mime, bytes, path, rel_path, json_path, source, sniffed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
 const INSERT_TURN_SQL = `INSERT INTO turns (session_id, source_id, seq, at, model, context, input, cache_write, cache_read, output, window, kind, parts_json, tools_json, line)
@@ -94,6 +94,8 @@ function payloadValues(rootId: string, sessionId: string, sourceId: number, rec:
     l.keptBytes,
     l.keptTokens,
     l.images,
+    // A spill's rule and settings (spill-rule.ts), checked when its sidecar was read.
+    rec.ruleJson ?? null,
   ];
 }
 

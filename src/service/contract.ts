@@ -62,6 +62,16 @@ export type {
   SessionKind,
   WasteReport,
   WasteReportRequest,
+  CompareSessionsRequest,
+  CompareSessionsResponse,
+  SessionGroupFigures,
+  SpillRuleInfo,
+  SpillRuleOrigin,
+  ToolEvidence,
+  ToolEvidenceRequest,
+  ToolEvidenceResponse,
+  ToolSettingsUse,
+  ToolSuggestion,
   ContextRule,
   Prices,
   ReplayResult,
@@ -88,6 +98,10 @@ import type {
   SessionInfo,
   WasteReport,
   WasteReportRequest,
+  CompareSessionsRequest,
+  CompareSessionsResponse,
+  ToolEvidenceRequest,
+  ToolEvidenceResponse,
 } from '../index/rows.js';
 
 export interface ReadPayloadRequest {
@@ -339,6 +353,8 @@ export interface InspectorMethods {
   deleteTemplate(req: { name: string }): { ok: true };
   limitTuner(req: LimitTunerRequest): LimitTunerResponse;
   wasteReport(req: WasteReportRequest): WasteReport;
+  toolEvidence(req: ToolEvidenceRequest): ToolEvidenceResponse;
+  compareSessions(req: CompareSessionsRequest): CompareSessionsResponse;
   getTimeline(req: TimelineRequest): TimelineData;
   previewConfig(req: PreviewConfigRequest): PreviewConfigResponse;
   applyConfig(req: ApplyConfigRequest): ApplyConfigResponse;
@@ -371,6 +387,8 @@ export const METHOD_NAMES = [
   'deleteTemplate',
   'limitTuner',
   'wasteReport',
+  'toolEvidence',
+  'compareSessions',
   'getTimeline',
   'previewConfig',
   'applyConfig',

@@ -10,6 +10,7 @@
  * | `spillway project`  | `suggestProjectionFor`, `applyProjection`, `projectionSpecFor` |
  * | `spillway handle`   | `withHandles`                                               |
  * | `spillway context`  | `contextTimeline`                                           |
+ * | `spillway evidence` | `indexFolders` for the folders given, then `sessionEvidence` |
  * | `spillway prune`    | `checkOwnAppData` first, then `forgetPruned` (the pruning itself is the pipeline's) |
  * | `spillway sync`     | `checkOwnAppData` before it reads the pending-sync queue    |
  */
@@ -33,7 +34,7 @@ import {
   type ProjectionSuggestion,
 } from '../compress/index.js';
 import { createSummarizer, isProviderName, listProvidersProbed, listTemplates, mcpContentValue, PROVIDER_NAMES } from '../summarize/index.js';
-import type { IndexProgressEvent, IndexStats, ProviderInfo, ReadBack, TemplateInfo, TimelineData, TimelineRequest } from './contract.js';
+import type { CompareSessionsRequest, CompareSessionsResponse, IndexProgressEvent, IndexStats, ProviderInfo, ReadBack, TemplateInfo, TimelineData, TimelineRequest, ToolEvidenceResponse } from './contract.js';
 import { checkPrivate, checkPrivateDb, ensurePrivateDirSync, preparePrivateDbFile, PRIVATE_FILE_MODE } from './private-files.js';
 import { checkRoot, rootConsents } from './roots-policy.js';
 
@@ -282,6 +283,35 @@ export async function contextTimeline(o: ContextTimelineOptions): Promise<Contex
     const t = await index.timeline({ ...o.request, sessionId }, { guardBudgetMs: CLI_GUARD_BUDGET_MS });
     if (!t) throw new Error(`no session ${JSON.stringify(o.target)}`);
     return { ...t, readBacks: index.readBacks([sessionId]) };
+  } finally {
+    await index.close();
+  }
+}
+
+// -------------------------------------------------------------------------------- evidence
+
+export interface SessionEvidenceOptions {
+  /** Default: the app-data `index.sqlite`. */
+  dbPath?: string;
+  env: NodeJS.ProcessEnv;
+  /** Also compare sessions (by rule or by date). */
+  compare?: CompareSessionsRequest;
+}
+
+/**
+ * `spillway evidence`: per tool, over every indexed session, the spills, read-backs and their cost,
+ * the settings used and the suggestions; with `compare`, the before/after groups. Reads the index as
+ * it stands (the CLI indexes the folders it is given first, with `indexFolders`).
+ */
+export async function sessionEvidence(o: SessionEvidenceOptions): Promise<{ evidence: ToolEvidenceResponse; compare?: CompareSessionsResponse }> {
+  const paths = appPaths(o.env);
+  const dbPath = path.resolve(o.dbPath ?? paths.db);
+  ensurePrivateDirSync(paths.root);
+  preparePrivateDbFile(dbPath);
+  const index = openIndex({ dbPath, backgroundEstimates: false });
+  try {
+    const evidence = index.toolEvidence();
+    return { evidence, ...(o.compare ? { compare: index.compareSessions(o.compare) } : {}) };
   } finally {
     await index.close();
   }

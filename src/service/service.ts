@@ -7,7 +7,7 @@
  * | ----------------------- | ------------------------------------------------------------------ | ------------------- |
  * | roots and the app       | getInfo, listRoots, addRoot, removeRoot, reindex                   | methods/roots.ts    |
  * | sessions and payloads   | listSessions, listPayloads, getPayload, readPayload, readAsset, revealPath | methods/payloads.ts |
- * | sizes and decisions     | estimate, analyze, limitTuner, wasteReport                         | methods/analysis.ts |
+ * | sizes and decisions     | estimate, analyze, limitTuner, wasteReport, toolEvidence, compareSessions | methods/analysis.ts |
  * | summaries and templates | summarize, listProviders, listTemplates, saveTemplate, deleteTemplate | methods/summaries.ts |
  * | the context timeline    | getTimeline                                                        | methods/timeline.ts |
  * | the guard rules files   | previewConfig, applyConfig                                         | methods/config.ts   |

@@ -180,6 +180,21 @@ const schemas = {
     strategy: strategy.optional(),
     profile: profile.optional(),
   }),
+  toolEvidence: z.strictObject({ rootId: id.optional() }),
+  // By date needs the date: an ISO date or time that parses (a typo is a 400, never "everything after").
+  compareSessions: z
+    .strictObject({
+      rootId: id.optional(),
+      tool: z.string().min(1).max(MAX_ID_CHARS).regex(NO_CONTROL, 'a tool name may not hold control characters').optional(),
+      by: z.enum(['rule', 'date']),
+      since: z
+        .string()
+        .max(64)
+        .regex(/^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?$/, 'an ISO date (2026-12-01) or time (2026-12-01T10:00:00Z)')
+        .refine((d) => !Number.isNaN(Date.parse(d)), 'not a date')
+        .optional(),
+    })
+    .refine((r) => r.by !== 'date' || r.since !== undefined, { message: 'by "date" needs since', path: ['since'] }),
   getTimeline: z.strictObject({
     sessionId: id,
     limits: z.array(posInt).max(MAX_TIMELINE_SCENARIOS).optional(),

@@ -336,6 +336,36 @@ export function createMemoryApi(opts: MemoryApiOptions = {}): MemoryApi {
         assumptions: ['Sessions without model calls have no calls to multiply.'],
       };
     },
+    // Per tool from the rows: every row a call, its action says whether it spilled; the read-backs given link spills.
+    async toolEvidence() {
+      const readBack = new Set((opts.readBacks ?? []).map((b) => b.spillId));
+      const tools = [...new Set(rows.map((r) => r.tool))].map((tool) => {
+        const t = rows.filter((r) => r.tool === tool);
+        const spilled = t.filter((r) => r.action === 'spill');
+        const back = spilled.filter((r) => readBack.has(r.id));
+        return {
+          tool,
+          calls: t.length,
+          spills: spilled.length,
+          spillRate: t.length ? spilled.length / t.length : null,
+          spillsReadBack: back.length,
+          readBackRate: spilled.length ? back.length / spilled.length : null,
+          readBacks: back.length,
+          readBackCalls: back.length,
+          readBackTokens: 0,
+          sessions: new Set(t.map((r) => r.sessionId)).size,
+          spillSessions: new Set(spilled.map((r) => r.sessionId)).size,
+          readBackSessions: new Set(back.map((r) => r.sessionId)).size,
+          settings: [],
+          parts: [],
+        };
+      });
+      const sum = (k: 'calls' | 'spills' | 'spillsReadBack' | 'readBackCalls' | 'readBackTokens') => tools.reduce((a, t) => a + t[k], 0);
+      return { tools, servers: [], suggestions: [], thresholds: { minSpills: 10, minSessions: 3 }, totals: { sessions: sessions.length, calls: sum('calls'), spills: sum('spills'), spillsReadBack: sum('spillsReadBack'), readBackCalls: sum('readBackCalls'), readBackTokens: sum('readBackTokens') } };
+    },
+    async compareSessions(req: { by: 'rule' | 'date'; since?: string; tool?: string }) {
+      return { by: req.by, ...(req.since ? { since: req.since } : {}), ...(req.tool ? { tool: req.tool } : {}), groups: [] };
+    },
     async getTimeline(req: { sessionId: string; limits?: number[]; replayOnly?: boolean }) {
       // A small made-up session: 4 calls, one compaction; the replays scale with the limit like the real ones do.
       const contexts = [20_000, 60_000, 150_000, 30_000];

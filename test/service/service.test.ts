@@ -358,6 +358,25 @@ describe('the service implements the whole contract', () => {
     await expectCode(svc.limitTuner({ rootId } as never), 'BAD_REQUEST');
   });
 
+  it('toolEvidence and compareSessions: a root of spills alone, each spill its own call; requests checked', async () => {
+    const e = await svc.toolEvidence({ rootId });
+    const rows = (await svc.listPayloads({ rootId, limit: 1000 })).rows;
+    // No transcript here: every call is a spill's (spill rate 100% where the guard spilled), none read back.
+    expect(e.totals.calls).toBe(rows.length);
+    expect(e.totals.spills).toBe(rows.filter((r) => r.action === 'spill').length);
+    expect(e.totals.spillsReadBack).toBe(0);
+    expect(e.tools.reduce((a, t) => a + t.calls, 0)).toBe(rows.length);
+    // No spill read back: a tool with enough spills may only be told to keep its settings.
+    expect(e.suggestions.every((x) => x.kind === 'keep' && x.evidence.spills >= e.thresholds.minSpills)).toBe(true);
+    const byDate = await svc.compareSessions({ rootId, by: 'date', since: '1970-01-02' });
+    expect(byDate.groups.map((g) => g.label)).toEqual(['after']);
+    expect(byDate.groups[0]!.sessions).toBe((await svc.listSessions({ rootId })).length);
+    await expectCode(svc.invoke('compareSessions', { by: 'date' }), 'BAD_REQUEST');
+    await expectCode(svc.invoke('compareSessions', { by: 'date', since: 'yesterday' }), 'BAD_REQUEST');
+    await expectCode(svc.invoke('compareSessions', { by: 'week' }), 'BAD_REQUEST');
+    await expectCode(svc.invoke('toolEvidence', { rootId: 'a\u0007' }), 'BAD_REQUEST');
+  });
+
   it('wasteReport answers without a limit (a fresh page has none yet): the guard\'s default', async () => {
     const sessions = await svc.listSessions({ rootId });
     const w = await svc.invoke('wasteReport', { sessionId: sessions[0]!.id });

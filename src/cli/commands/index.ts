@@ -12,6 +12,7 @@ import { register as hook } from './hook.js';
 import { register as setup } from './setup.js';
 import { register as sync } from './sync.js';
 import { register as context } from './context.js';
+import { register as evidence } from './evidence.js';
 import { register as prune } from './prune.js';
 import { register as config } from './config.js';
 
@@ -25,6 +26,7 @@ export const COMMANDS: Array<(program: Command) => void> = [
   handle,
   index,
   context,
+  evidence,
   serve,
   mcp,
   hook,

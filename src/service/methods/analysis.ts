@@ -1,4 +1,4 @@
-/** Sizes and decisions: estimate, analyze, limitTuner, wasteReport. */
+/** Sizes and decisions: estimate, analyze, limitTuner, wasteReport; the evidence for rules: toolEvidence, compareSessions. */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -10,7 +10,7 @@ import { checkPathText } from '../paths.js';
 import { mkdirPrivateNew, privatizeTree } from '../private-files.js';
 import { MAX_ANALYZE_BYTES } from '../validate.js';
 
-export type AnalysisMethodName = 'estimate' | 'analyze' | 'limitTuner' | 'wasteReport';
+export type AnalysisMethodName = 'estimate' | 'analyze' | 'limitTuner' | 'wasteReport' | 'toolEvidence' | 'compareSessions';
 
 /** A scratch session folder name: sortable, readable, unique. */
 function scratchSessionName(name: string, now: Date): string {
@@ -127,6 +127,14 @@ export function analysisMethods(ctx: ServiceContext): Handlers<AnalysisMethodNam
 
     async wasteReport(r) {
       return (await ctx.idx()).wasteReport({ ...r, limitTokens: r.limitTokens ?? resolveLimit({}) });
+    },
+
+    async toolEvidence(r) {
+      return (await ctx.idx()).toolEvidence(r);
+    },
+
+    async compareSessions(r) {
+      return (await ctx.idx()).compareSessions(r);
     },
   };
 }
