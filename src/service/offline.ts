@@ -12,6 +12,7 @@
  * | `spillway context`  | `contextTimeline`                                           |
  * | `spillway prune`    | `checkOwnAppData` first, then `forgetPruned` (the pruning itself is the pipeline's) |
  * | `spillway sync`     | `checkOwnAppData` before it reads the pending-sync queue    |
+ * | `spillway experiment` | `experimentDataset`, `experimentRun`, `experimentList`, `experimentShow`, `experimentCompare` (experiments.ts) |
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -286,3 +287,25 @@ export async function contextTimeline(o: ContextTimelineOptions): Promise<Contex
     await index.close();
   }
 }
+
+// ------------------------------------------------------------------------------------ experiment
+
+export {
+  experimentCompare,
+  experimentDataset,
+  experimentList,
+  experimentRun,
+  experimentShow,
+  ExperimentError,
+  type Budget,
+  type Comparison,
+  type DatasetInfo,
+  type DatasetSpec,
+  type ExperimentCliOptions,
+  type ExperimentRunOptions,
+  type RunProgress,
+  type RunReport,
+  type StoredResult,
+  type StoredRun,
+  type Variant,
+} from './experiments.js';
