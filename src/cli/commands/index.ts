@@ -14,6 +14,7 @@ import { register as sync } from './sync.js';
 import { register as context } from './context.js';
 import { register as prune } from './prune.js';
 import { register as config } from './config.js';
+import { register as experiment } from './experiment.js';
 
 /** Every verb, in help order. README's CLI section must list the same verbs (consistency test). */
 export const COMMANDS: Array<(program: Command) => void> = [
@@ -25,6 +26,7 @@ export const COMMANDS: Array<(program: Command) => void> = [
   handle,
   index,
   context,
+  experiment,
   serve,
   mcp,
   hook,
