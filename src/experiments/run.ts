@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import { estimateTokens, MAX_SUMMARY_OUTPUT_TOKENS } from '../pipeline/index.js';
 import type { Summarizer } from '../pipeline/types.js';
-import type { ExperimentStore, StoredResult, StoredRun } from '../index/index.js';
+import type { CachedSummary, ExperimentStore, StoredResult, StoredRun } from '../index/index.js';
 import {
   costOf,
   createSummarizer,
@@ -18,6 +18,8 @@ import {
   PRICING,
   scoreSummary,
   type Pricing,
+  type ScoreInput,
+  type SummaryScores,
 } from '../summarize/index.js';
 import { ExperimentError } from './dataset.js';
 import { runQueue } from './queue.js';
@@ -53,6 +55,11 @@ export interface RunOptions {
   onStart?: (run: StoredRun) => void;
   /** Instead of the provider's summarizer (a bench's own); the variant still names what it is. */
   summarizer?: Summarizer;
+  /**
+   * Where the scores are computed (default: here, scoreSummary). The service passes its compute
+   * worker: the anchor pass costs about what a structural summary does, and runs beside the next item's.
+   */
+  score?: (input: ScoreInput, signal: AbortSignal) => Promise<SummaryScores>;
   maxOutputTokens?: number;
 }
 
@@ -211,8 +218,8 @@ export async function runExperiment(o: RunOptions): Promise<RunReport> {
     return undefined;
   };
 
-  const finishItem = (r: StoredResult, wasFailed: boolean) => {
-    store.putResult(run.id, r);
+  const finishItem = (r: StoredResult, wasFailed: boolean, cache?: { key: string; value: CachedSummary }) => {
+    store.putResult(run.id, r, cache);
     p.done += wasFailed ? 0 : 1;
     if (r.status === 'ok') {
       p.ok++;
@@ -237,8 +244,9 @@ export async function runExperiment(o: RunOptions): Promise<RunReport> {
       }
       const focus = focusFor(variant.focus, item.focus);
       const key = cacheKey({ payloadHash: sha256(input.text), templateHash, provider: variant.provider, model, focus });
+      const scoreWith = o.score ?? (async (x: ScoreInput) => scoreSummary(x));
       const score = (summary: string, figures: { costUsd?: number; inputTokens: number; outputTokens: number; ms: number }) =>
-        scoreSummary({
+        scoreWith({
           payload: input.text,
           summary,
           // The call's own focus: what the agent wanted is the yardstick for every variant, whatever it was told.
@@ -247,14 +255,15 @@ export async function runExperiment(o: RunOptions): Promise<RunReport> {
           profile: input.profile,
           payloadTokens: input.payloadTokens,
           run: figures,
-        });
+        }, signal);
       const hit = store.cached(key);
       if (hit) {
         p.cached++;
-        finishItem({ ...base, status: 'ok', cached: true, cacheKey: key, ...hit, scores: score(hit.summary, hit), finishedAt: new Date().toISOString() }, wasFailed);
+        finishItem({ ...base, status: 'ok', cached: true, cacheKey: key, ...hit, scores: await score(hit.summary, hit), finishedAt: new Date().toISOString() }, wasFailed);
         return;
       }
-      const proj = project(input);
+      // Projected only under a budget: the estimate reads the whole text.
+      const proj = budget.tokens !== undefined || budget.usd !== undefined ? project(input) : { tokens: 0, usd: 0 };
       const why = over(proj);
       if (why) return control.stop(why);
       reserved.tokens += proj.tokens;
@@ -270,8 +279,14 @@ export async function runExperiment(o: RunOptions): Promise<RunReport> {
         spent.tokens += out.inputTokens + out.outputTokens;
         spent.usd += out.costUsd ?? 0;
         spent.calls++;
-        store.putCache(key, figures);
-        finishItem({ ...base, status: 'ok', cached: false, cacheKey: key, ...figures, scores: score(out.summary, figures), finishedAt: new Date().toISOString() }, wasFailed);
+        let scores: SummaryScores | undefined;
+        try {
+          scores = await score(out.summary, figures);
+        } finally {
+          // Paid for: cached even when scoring fails or is cancelled, so no call is made twice; one commit with its result.
+          if (!scores) store.putCache(key, figures);
+        }
+        finishItem({ ...base, status: 'ok', cached: false, cacheKey: key, ...figures, scores, finishedAt: new Date().toISOString() }, wasFailed, { key, value: figures });
       } catch (err) {
         if (signal.aborted) throw err;
         finishItem(

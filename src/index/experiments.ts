@@ -279,8 +279,18 @@ export class ExperimentStore {
     }));
   }
 
-  /** One item's result, committed at once: a run killed right after keeps it. A result for the same item replaces the earlier one (a retried failure). */
-  putResult(runId: string, r: StoredResult): void {
+  /**
+   * One item's result, committed at once: a run killed right after keeps it. A result for the same
+   * item replaces the earlier one (a retried failure). With `cache`, the summary is cached in the same commit.
+   */
+  putResult(runId: string, r: StoredResult, cache?: { key: string; value: CachedSummary }): void {
+    if (cache) {
+      this.core.db.transaction(() => {
+        this.putCache(cache.key, cache.value);
+        this.putResult(runId, r);
+      })();
+      return;
+    }
     this.core
       .q(
         `INSERT OR REPLACE INTO experiment_results (run_id, n, payload_id, focus, status, error, cached, cache_key, summary, model,

@@ -20,6 +20,8 @@ import {
   type RunReport,
   type Variant,
 } from '../experiments/index.js';
+import type { ScoreInput, SummaryScores } from '../summarize/index.js';
+import { createComputePool } from './compute.js';
 import { MAX_SCORED_PAYLOAD_CHARS } from './methods/summaries.js';
 import { MAX_WHOLE_READ_BYTES, utf8PrefixLength } from './heavy.js';
 import { fileSource } from './reader.js';
@@ -70,6 +72,15 @@ function cliWholeText(index: SpillIndex): WholeText {
       await src.close();
     }
   };
+}
+
+/**
+ * Scores computed on a worker thread (compute.ts), beside the next item's summary: the anchor pass
+ * over a payload costs about what its structural summary does. `close` stops the worker.
+ */
+export function experimentScorer(): { score: (input: ScoreInput, signal: AbortSignal) => Promise<SummaryScores>; close: () => Promise<void> } {
+  const pool = createComputePool();
+  return { score: (input, signal) => pool.score(input, { signal }), close: () => pool.close() };
 }
 
 export interface ExperimentCliOptions {
@@ -150,17 +161,22 @@ export async function experimentRun(o: ExperimentRunOptions): Promise<{ dataset?
       dataset = { name: d.name, spec: d.spec, createdAt: d.createdAt, items: d.items.length };
     }
     const runs: RunReport[] = [];
-    const common = { store, source, env: o.env, templatesDir, signal: o.signal, onStart: o.onStart, onProgress: o.onProgress, concurrency: o.concurrency };
-    if (o.resume?.length) {
-      for (const id of o.resume) {
-        runs.push(await runExperiment({ ...common, resume: id, budget: o.budget }));
-        if (o.signal?.aborted) break;
+    const scorer = experimentScorer();
+    const common = { store, source, env: o.env, templatesDir, signal: o.signal, onStart: o.onStart, onProgress: o.onProgress, concurrency: o.concurrency, score: scorer.score };
+    try {
+      if (o.resume?.length) {
+        for (const id of o.resume) {
+          runs.push(await runExperiment({ ...common, resume: id, budget: o.budget }));
+          if (o.signal?.aborted) break;
+        }
+      } else {
+        for (const variant of o.variants!) {
+          runs.push(await runExperiment({ ...common, dataset: dataset!.name, variant, budget: o.budget }));
+          if (o.signal?.aborted) break;
+        }
       }
-    } else {
-      for (const variant of o.variants!) {
-        runs.push(await runExperiment({ ...common, dataset: dataset!.name, variant, budget: o.budget }));
-        if (o.signal?.aborted) break;
-      }
+    } finally {
+      await scorer.close();
     }
     const baseline = o.baseline ?? (runs.length > 1 ? runs[0]!.runId : undefined);
     const candidates = runs.map((r) => r.runId).filter((id) => id !== baseline);

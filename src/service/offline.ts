@@ -296,6 +296,8 @@ export {
   experimentList,
   experimentRun,
   experimentShow,
+  experimentScorer,
+  payloadItemSource,
   ExperimentError,
   type Budget,
   type Comparison,

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openIndex, type SpillIndex } from '../../src/index/index.js';
 import { runExperiment, saveDataset, sample, selectItems, type Variant } from '../../src/experiments/index.js';
-import { payloadItemSource } from '../../src/service/experiments.js';
+import { payloadItemSource } from '../../src/service/offline.js';
 import { startFake, type FakeServer } from '../summarize/wire.js';
 import { makeFixture, markerIn, type ExperimentFixture } from './fixture.js';
 
