@@ -46,9 +46,20 @@ const LAYERS: Record<string, Layer> = {
       'src/compress': 'the proxy answers spillway_read/grep/query from the saved payload with the drill-down queries',
     },
   },
+  // Summary experiments: datasets, runs through a job queue, comparisons (docs/experiments.md).
+  'src/experiments': {
+    may: ['src/pipeline', 'src/summarize', 'src/index'],
+    why: {
+      'src/summarize': 'a run summarizes each item with the variant\'s provider and scores it without a judge (scores.ts)',
+      'src/index': "datasets, runs, results and the cache live in the index's database (src/index/experiments.ts): better-sqlite3 stays in src/index, and a dataset selects the index's payloads and read-backs",
+    },
+  },
   'src/service': {
-    may: ['src/pipeline', 'src/index', 'src/summarize', 'src/compress', 'src/version', 'src/integrations/rules'],
-    why: { 'src/integrations/rules': "the inspector previews and writes the guard rules files (previewConfig, applyConfig) with the one planner, writer and resolver `spillway config` uses" },
+    may: ['src/pipeline', 'src/index', 'src/summarize', 'src/compress', 'src/version', 'src/integrations/rules', 'src/experiments'],
+    why: {
+      'src/integrations/rules': "the inspector previews and writes the guard rules files (previewConfig, applyConfig) with the one planner, writer and resolver `spillway config` uses",
+      'src/experiments': 'the experiment verbs and methods hand the engine the payloads it reads (the files, their read-backs as lines)',
+    },
   },
   'src/server': { may: ['src/service', 'src/pipeline'] },
   'src/cli': {
@@ -108,6 +119,7 @@ const PUBLIC: Record<string, { modules: string[]; why?: string }> = {
     why: "the registry is the one door: a client is one entry in it; clients.ts is its plain-data half, for the renderer and the row types; OpenCode's hook and setup are doors of their own until the registry carries each client's",
   },
   'src/summarize': { modules: ['src/summarize/index'] },
+  'src/experiments': { modules: ['src/experiments/index'] },
   'src/compress': { modules: ['src/compress/index'] },
   'src/service': {
     modules: [

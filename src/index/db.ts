@@ -273,6 +273,66 @@ export const MIGRATIONS: ReadonlyArray<(db: DB) => void> = [
       UPDATE sources SET fingerprint = '', hash = NULL WHERE kind = 'spillway';
     `);
   },
+  // 13: summary experiments (experiments.ts): datasets (a saved selection of payloads, each item with
+  //     the focus its call had), runs (one variant over a dataset), each item's result, and the results
+  //     cache keyed by (payload hash, template hash, provider, model, focus). Unlike every other table
+  //     these are not derived from the files: a scan never touches them, and they name payloads by id
+  //     (stable across rebuilds), never by a rowid a re-scan would change.
+  (db) => {
+    db.exec(`
+      CREATE TABLE experiment_datasets (
+        name TEXT PRIMARY KEY,
+        spec_json TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE experiment_items (
+        dataset TEXT NOT NULL REFERENCES experiment_datasets(name) ON DELETE CASCADE,
+        n INTEGER NOT NULL,
+        payload_id TEXT NOT NULL,
+        focus TEXT,
+        PRIMARY KEY (dataset, n)
+      ) WITHOUT ROWID;
+      CREATE TABLE experiment_runs (
+        id TEXT PRIMARY KEY,
+        dataset TEXT NOT NULL,
+        variant_json TEXT NOT NULL,
+        budget_json TEXT NOT NULL,
+        status TEXT NOT NULL,
+        stop_reason TEXT,
+        created_at TEXT NOT NULL,
+        finished_at TEXT
+      );
+      CREATE TABLE experiment_results (
+        run_id TEXT NOT NULL REFERENCES experiment_runs(id) ON DELETE CASCADE,
+        n INTEGER NOT NULL,
+        payload_id TEXT NOT NULL,
+        focus TEXT,
+        status TEXT NOT NULL,
+        error TEXT,
+        cached INTEGER NOT NULL DEFAULT 0,
+        cache_key TEXT,
+        summary TEXT,
+        model TEXT,
+        input_tokens INTEGER,
+        output_tokens INTEGER,
+        cost_usd REAL,
+        ms INTEGER,
+        scores_json TEXT,
+        finished_at TEXT NOT NULL,
+        PRIMARY KEY (run_id, n)
+      ) WITHOUT ROWID;
+      CREATE TABLE experiment_cache (
+        key TEXT PRIMARY KEY,
+        summary TEXT NOT NULL,
+        model TEXT NOT NULL,
+        input_tokens INTEGER NOT NULL,
+        output_tokens INTEGER NOT NULL,
+        cost_usd REAL,
+        ms INTEGER NOT NULL,
+        created_at TEXT NOT NULL
+      ) WITHOUT ROWID;
+    `);
+  },
 ];
 
 /**

@@ -20,6 +20,7 @@
  * | queries      | queries.ts    | sessions, pages of payloads, one payload, its content           |
  * | summary runs | summaries.ts  | runs from sidecars and from the inspector, searchable           |
  * | reports      | reports.ts    | the limit tuner and the waste report: views of the timeline's replay |
+ * | experiments  | experiments.ts| summary experiments' datasets, runs, results and cache (not from files) |
  *
  * The files are the truth: the database can be deleted at any time and `scan()` rebuilds it
  * (payload and session ids are derived from paths, so they survive a rebuild). Rows, requests
@@ -33,6 +34,7 @@ import type { SummaryRun } from '../pipeline/types.js';
 import { IndexCore, type IndexEvent } from './core.js';
 import { FullText, BULK_MIN_ROWS, type WriterMode } from './fulltext.js';
 import { type PayloadContent, Queries } from './queries.js';
+import { ExperimentStore } from './experiments.js';
 import { readBacksIn } from './readback.js';
 import { compareSessions, toolEvidence } from './evidence.js';
 import { Reports } from './reports.js';
@@ -68,6 +70,20 @@ import { RowWriter } from './writer.js';
 export { IndexError, type IndexErrorCode, type IndexEvent } from './core.js';
 export { FTS_HEAD_BYTES, FTS_TAIL_BYTES, ESTIMATED_SPILL_MESSAGE_TOKENS, stripBase64 } from './text.js';
 export { SCHEMA_VERSION, MIGRATIONS } from './db.js';
+export {
+  ExperimentStore,
+  ExperimentStoreError,
+  type Candidate,
+  type CachedSummary,
+  type Dataset,
+  type DatasetFilter,
+  type DatasetInfo,
+  type DatasetItem,
+  type DatasetSpec,
+  type RunStatus,
+  type StoredResult,
+  type StoredRun,
+} from './experiments.js';
 export { replay, scenarioLabel, type ReplaySeries } from './timeline.js';
 export { calibrateClaude, type Calibration, type CalibrationFit, type CalibrationSample } from './calibrate.js';
 export { detectRootKind, sideFilesDirsOf } from './discover.js';
@@ -127,6 +143,8 @@ export class SpillIndex {
   private readonly reports: Reports;
   private readonly timelines: TimelineQueries;
   private readonly rowWriter: RowWriter;
+  /** Summary experiments' datasets, runs, results and cache (experiments.ts), in this database. */
+  readonly experiments: ExperimentStore;
   private watcher?: Watcher;
   private poller?: S3Poller;
   private readonly s3PollMs: number;
@@ -143,6 +161,7 @@ export class SpillIndex {
       else w?.remove(p);
     });
     this.runs = new SummaryRuns(this.core);
+    this.experiments = new ExperimentStore(this.core);
     this.fullText = new FullText(this.core, { bulkMinRows: opts.bulkMinRows ?? BULK_MIN_ROWS, writer: opts.bulkWriter ?? 'auto' });
     this.queries = new Queries(this.core, this.runs, this.fullText);
     this.timelines = new TimelineQueries(this.core, (id) => this.queries.payloadContent(id));

@@ -30,6 +30,7 @@ import type { SummaryOutput } from '../pipeline/types.js';
 import { ServiceError, type ErrorCode } from './contract.js';
 import { analyzeContent, structuralFile, structuralRun, type AnalyzeContentOptions, type AnalyzeContentResult, type StructuralRequest } from './heavy.js';
 import { parseRequestBody } from './json-body.js';
+import { scoreSummary, type ScoreInput, type SummaryScores } from '../summarize/index.js';
 import type { MethodName } from './contract.js';
 
 /** Inputs up to this size run on the calling thread (a few ms of work; a worker round trip costs about as much). */
@@ -67,6 +68,12 @@ export interface ComputePool {
   structuralFile(path: string, req: StructuralRequest, opts?: RunOptions): Promise<SummaryOutput>;
   /** analyze's work on dropped bytes (handed over as for `structural`). */
   analyze(bytes: Buffer, opts: AnalyzeContentOptions, run?: RunOptions): Promise<AnalyzeContentResult>;
+  /**
+   * A summary's scores without a judge (scores.ts), always on the worker whatever the size: an
+   * experiment scores item after item, and the anchor pass over a payload costs about as much as
+   * its structural summary, which the calling thread is busy with meanwhile.
+   */
+  score(input: ScoreInput, run?: RunOptions): Promise<SummaryScores>;
   /** A transport's JSON request body, depth-checked, parsed and validated for `method` (json-body.ts); bytes handed over. */
   parseRequest(method: MethodName, bytes: Buffer, run?: RunOptions): Promise<unknown>;
   /** Whether a worker thread is running now. */
@@ -81,7 +88,8 @@ export type TaskBody =
   | { op: 'structural'; suffix: string; req: StructuralRequest }
   | { op: 'structural-file'; path: string; req: StructuralRequest }
   | { op: 'analyze'; opts: AnalyzeContentOptions }
-  | { op: 'parse-request'; method: MethodName };
+  | { op: 'parse-request'; method: MethodName }
+  | { op: 'score'; input: Omit<ScoreInput, 'payload'> };
 
 interface Job {
   task: ComputeTask;
@@ -103,6 +111,7 @@ export function runTask(bytes: Buffer, body: TaskBody): Promise<unknown> {
   if (body.op === 'structural') return structuralRun(bytes, body.suffix, body.req);
   if (body.op === 'structural-file') return structuralFile(body.path, body.req);
   if (body.op === 'parse-request') return Promise.resolve().then(() => parseRequestBody(body.method, bytes));
+  if (body.op === 'score') return Promise.resolve().then(() => scoreSummary({ ...body.input, payload: bytes.toString('utf8') }));
   return analyzeContent(bytes, body.opts);
 }
 
@@ -268,6 +277,7 @@ export function createComputePool(opts: ComputePoolOptions = {}): ComputePool {
     },
     analyze: (bytes, aopts, o) => run(bytes, { op: 'analyze', opts: aopts }, o?.signal) as Promise<AnalyzeContentResult>,
     parseRequest: (method, bytes, o) => run(bytes, { op: 'parse-request', method }, o?.signal),
+    score: ({ payload, ...input }, o) => run(Buffer.from(payload, 'utf8'), { op: 'score', input }, o?.signal, Number.POSITIVE_INFINITY) as Promise<SummaryScores>,
     get running() {
       return worker !== undefined;
     },

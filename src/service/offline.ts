@@ -13,6 +13,7 @@
  * | `spillway evidence` | `indexFolders` for the folders given, then `sessionEvidence` |
  * | `spillway prune`    | `checkOwnAppData` first, then `forgetPruned` (the pruning itself is the pipeline's) |
  * | `spillway sync`     | `checkOwnAppData` before it reads the pending-sync queue    |
+ * | `spillway experiment` | `experimentDataset`, `experimentRun`, `experimentList`, `experimentShow`, `experimentCompare` (experiments.ts) |
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -316,3 +317,26 @@ export async function sessionEvidence(o: SessionEvidenceOptions): Promise<{ evid
     await index.close();
   }
 }
+// ------------------------------------------------------------------------------------ experiment
+
+export {
+  experimentCompare,
+  experimentDataset,
+  experimentList,
+  experimentRun,
+  experimentShow,
+  experimentScorer,
+  payloadItemSource,
+  ExperimentError,
+  type Budget,
+  type Comparison,
+  type DatasetInfo,
+  type DatasetSpec,
+  type ExperimentCliOptions,
+  type ExperimentRunOptions,
+  type RunProgress,
+  type RunReport,
+  type StoredResult,
+  type StoredRun,
+  type Variant,
+} from './experiments.js';

@@ -229,6 +229,8 @@ describe('an index made before rules were recorded', () => {
     // Make it the old database: no column, schema 11, rows as they were.
     const db = new Database(dbPath);
     db.exec('ALTER TABLE payloads DROP COLUMN rule_json');
+    // Migration 13 (the experiments' tables) came after: a schema-11 database has none of them.
+    for (const t of ['experiment_results', 'experiment_runs', 'experiment_items', 'experiment_datasets', 'experiment_cache']) db.exec(`DROP TABLE ${t}`);
     db.pragma('user_version = 11');
     db.close();
     const { index: again } = tmpIndex(dbPath);

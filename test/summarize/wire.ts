@@ -15,13 +15,15 @@ export interface Recorded {
 }
 
 export type Behaviour =
-  | { kind: 'ok'; text: string; inputTokens?: number; outputTokens?: number; model?: string }
+  | { kind: 'ok'; text: string; inputTokens?: number; outputTokens?: number; model?: string; delayMs?: number }
   | { kind: 'error'; status: number; headers?: Record<string, string>; errorType?: string; message?: string }
   | { kind: 'hang' }
   | { kind: 'slow'; everyMs: number; piece: string }
   | { kind: 'giant'; bytes: number }
   | { kind: 'stream-error'; after: string; errorType: string }
-  | { kind: 'echo' };
+  | { kind: 'echo' }
+  /** Decided per request from its body and its number (0-based) at this server: the experiment tests fail some items and not others. */
+  | { kind: 'fn'; f: (body: any, n: number) => Exclude<Behaviour, { kind: 'fn' }> };
 
 export interface FakeServer {
   url: string;
@@ -59,11 +61,20 @@ export async function startFake(api: 'anthropic' | 'openai', opts: { models?: st
         res.end(JSON.stringify({ object: 'list', data: opts.models.map((id) => ({ id, object: 'model', created: 1_730_000_000, owned_by: 'library' })) }));
         return;
       }
-      const b = queue.length > 1 ? queue.shift()! : queue[0]!;
+      const next = queue.length > 1 ? queue.shift()! : queue[0]!;
+      const b = next.kind === 'fn' ? next.f(body, requests.length - 1) : next;
       res.on('close', () => {
         if (!res.writableFinished) state.clientAborts++;
       });
-      respond(api, b, body, res, timers);
+      const delay = b.kind === 'ok' ? b.delayMs : undefined;
+      if (!delay) respond(api, b, body, res, timers);
+      else {
+        const t = setTimeout(() => {
+          timers.delete(t);
+          if (!res.destroyed) respond(api, b, body, res, timers);
+        }, delay);
+        timers.add(t);
+      }
     });
   });
   server.on('connection', (s) => {
@@ -82,7 +93,7 @@ export async function startFake(api: 'anthropic' | 'openai', opts: { models?: st
       return state.clientAborts;
     },
     close: async () => {
-      for (const t of timers) clearInterval(t);
+      for (const t of timers) clearInterval(t); // clearInterval clears a timeout too
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));
     },
@@ -95,7 +106,7 @@ function userText(api: string, body: any): string {
   return typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content ?? '');
 }
 
-function respond(api: 'anthropic' | 'openai', b: Behaviour, body: any, res: http.ServerResponse, timers: Set<NodeJS.Timeout>): void {
+function respond(api: 'anthropic' | 'openai', b: Exclude<Behaviour, { kind: 'fn' }>, body: any, res: http.ServerResponse, timers: Set<NodeJS.Timeout>): void {
   const stream = body?.stream === true;
   const model = (b as { model?: string }).model ?? body?.model ?? 'unknown';
   if (b.kind === 'hang') return; // never answer

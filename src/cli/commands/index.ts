@@ -15,6 +15,7 @@ import { register as context } from './context.js';
 import { register as evidence } from './evidence.js';
 import { register as prune } from './prune.js';
 import { register as config } from './config.js';
+import { register as experiment } from './experiment.js';
 
 /** Every verb, in help order. README's CLI section must list the same verbs (consistency test). */
 export const COMMANDS: Array<(program: Command) => void> = [
@@ -27,6 +28,7 @@ export const COMMANDS: Array<(program: Command) => void> = [
   index,
   context,
   evidence,
+  experiment,
   serve,
   mcp,
   hook,
