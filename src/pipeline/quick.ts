@@ -1,9 +1,9 @@
 import { DEFAULT_LIMIT_TOKENS, MIN_INLINE_ASSET_RUN_CHARS, limitForContextWindow } from './limits.js';
 import { hasBase64Run, hasBase64RunBytes } from './base64.js';
 
-import { mayHoldBinaryString } from './detect.js';
+import { mayHoldBinaryString } from './binary.js';
 
-export { isBinaryString, mayHoldBinaryString } from './detect.js';
+export { isBinaryString, mayHoldBinaryString } from './binary.js';
 
 /**
  * The checks a caller's fast path makes before it decides to call the guard, in a module that
