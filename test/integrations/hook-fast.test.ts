@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { guardLargeResult } from '../../src/pipeline/index.js';
 import { handleClaudeCodeHook, MCP_IMAGE_TOKENS } from '../../src/integrations/hooks/claude-code.js';
 import { claudeCodePasses, readToolResponse, type PassLimits } from '../../src/integrations/hooks/claude-code-shapes.js';
@@ -154,6 +154,20 @@ describe('the hook fast path decides as the full hook does', () => {
     for (const opts of [{ summarizer: 'none' }, { provider: 'off' }, { summarizer: 'structural', provider: 'bogus' }]) expect(await eventPasses('claude-code', small, opts, env), JSON.stringify(opts)).toBe(true);
     // The other clients have no pass check: their hook decides every event.
     for (const client of ['codex', 'opencode'] as const) expect(await eventPasses(client, small, {}, env)).toBe(false);
+  });
+
+  it('parses stdin once: the pass check and the hook that decides after it share one parse', async () => {
+    const stdin = JSON.stringify(event('Bash', bash(makeLog(20_000))));
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const e = new HookEvent(stdin);
+      expect(await eventPasses('claude-code', e, {}, { SPILLWAY_HOME: tmpDir() })).toBe(false);
+      const out = await handleClaudeCodeHook(e, { guard: { profile: 'o200k', limitTokens: 1_000, summarize: undefined }, sessionDir: path.join(tmpDir(), 'session') });
+      expect(out.output).toBeDefined();
+      expect(parse.mock.calls.filter((c) => c[0] === stdin)).toHaveLength(1);
+    } finally {
+      parse.mockRestore();
+    }
   });
 });
 

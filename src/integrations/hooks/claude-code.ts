@@ -25,9 +25,9 @@ import type { CallRule } from '../rules/index.js';
 import { MCP_IMAGE_TOKENS, readToolResponse, type PersistedOutput, type Reading } from './claude-code-shapes.js';
 import { fitsAsText, sizeOf } from '../../pipeline/quick.js';
 import { HookEvent } from '../verb-input.js';
+import { errMessage, isObj } from '../../pipeline/values.js';
 
 export { MCP_IMAGE_TOKENS } from './claude-code-shapes.js';
-import { errMessage, isObj } from '../../pipeline/values.js';
 
 /**
  * `spillway hook claude-code`: a Claude Code PostToolUse hook that spills oversized tool results.
