@@ -22,7 +22,7 @@ import { pathToFileURL } from 'node:url';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin', 'spillway.js');
 const MAIN = path.join(ROOT, 'dist', 'lib', 'cli', 'main.js');
-const FAST = path.join(ROOT, 'dist', 'lib', 'integrations', 'hooks', 'claude-code-fast.js');
+const FAST = path.join(ROOT, 'dist', 'lib', 'cli', 'hook-entry.js');
 const RUNS = Number(process.env.SPILLWAY_BENCH_HOOK_RUNS ?? '40') || 40;
 const SPILL_RUNS = Number(process.env.SPILLWAY_BENCH_HOOK_SPILL_RUNS ?? '12') || 12;
 const GOAL = 1.5;
@@ -57,7 +57,7 @@ export async function run(): Promise<void> {
     console.log('SKIPPED: dist/lib is not built (or predates the fast path): run `npm run build:lib` first.');
     return;
   }
-  const srcFast = path.join(ROOT, 'src', 'integrations', 'hooks', 'claude-code-fast.ts');
+  const srcFast = path.join(ROOT, 'src', 'cli', 'hook-entry.ts');
   if (fs.statSync(srcFast).mtimeMs > fs.statSync(FAST).mtimeMs) console.log('warning: dist/lib is older than src/; run `npm run build:lib` for current figures.');
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-bench-hook-'));
   const env: NodeJS.ProcessEnv = { ...process.env, SPILLWAY_HOME: path.join(tmp, 'home') };

@@ -1,49 +1,31 @@
 #!/usr/bin/env node
-// Runs the built CLI (npm install runs `prepare`, which builds dist/lib). In a checkout where
-// dist is missing, fall back to running the TypeScript source through tsx.
+// The `spillway` command. It imports only the package's public entry points (package.json
+// `exports`): `spillway/hook`, the light entry of `spillway hook <client>`, and `spillway/cli`, the
+// whole CLI. npm install runs `prepare`, which builds them into dist/lib; in a checkout where they
+// are not built, the same entries run from their TypeScript source (each export's `source`) through tsx.
 //
-// `hook claude-code` runs on every tool call of Claude Code: it first tries the pass-through fast
-// path, which loads a handful of modules instead of the whole CLI; a result that may need the guard
-// goes to the hook's own entry (the hook, the guard and the summarizer, without commander and the
-// other verbs), and only a command line that entry cannot read loads the CLI (which then reads the
-// same stdin and prints its usage message). See docs/integrations.md.
-import { existsSync } from 'node:fs';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import path from 'node:path';
+// `hook <client>` runs on every tool call of an agent client: the hook's entry reads the command
+// line and stdin once, passes a small result after loading a handful of modules, and runs the
+// client's hook without commander or the other verbs. Only a command line it cannot read (help, an
+// unknown option, a value commander refuses) loads the CLI, which prints its usage message. See
+// docs/integrations.md.
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const lib = path.join(here, '..', 'dist', 'lib');
 const args = process.argv.slice(2);
-const hookArgs = args[0] === 'hook' && args[1] === 'claude-code' ? args.slice(2) : undefined;
 
-/** True when the hook ran without the CLI: passed by the fast path, or handled by the hook's entry. */
-async function hookRan(dir, ext) {
-  if (!hookArgs) return false;
-  const fast = path.join(dir, 'integrations', 'hooks', `claude-code-fast${ext}`);
-  const entry = path.join(dir, 'integrations', 'hooks', `claude-code-entry${ext}`);
-  if (!existsSync(fast)) return false;
-  const { runFastHook, parseHookArgs } = await import(pathToFileURL(fast).href);
-  if (await runFastHook(hookArgs)) return true;
-  // help, an unknown option, a value commander refuses: the CLI's usage message
-  if (!existsSync(entry) || !parseHookArgs(hookArgs)) return false;
-  // As main() does before any verb: a reader that went away ends the process quietly (exit 141).
-  const { quietBrokenPipes } = await import(pathToFileURL(path.join(dir, 'cli', `pipes${ext}`)).href);
-  quietBrokenPipes();
-  const { runHookEntry } = await import(pathToFileURL(entry).href);
-  return runHookEntry(hookArgs);
+let tsx = false;
+
+/** The built module of a public entry, or, when it is not built, its source (through tsx). */
+async function load(entry) {
+  const built = import.meta.resolve(`spillway/${entry}`);
+  if (existsSync(fileURLToPath(built))) return import(built);
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  if (!tsx) (await import('tsx/esm/api')).register();
+  tsx = true;
+  return import(new URL(pkg.exports[`./${entry}`].source, new URL('../', import.meta.url)).href);
 }
 
-if (existsSync(path.join(lib, 'cli', 'main.js'))) {
-  if (!(await hookRan(lib, '.js'))) {
-    const { main } = await import(pathToFileURL(path.join(lib, 'cli', 'main.js')).href);
-    await main(process.argv);
-  }
-} else {
-  const { register } = await import('tsx/esm/api');
-  register();
-  const src = path.join(here, '..', 'src');
-  if (!(await hookRan(src, '.ts'))) {
-    const { main } = await import(pathToFileURL(path.join(src, 'cli', 'main.ts')).href);
-    await main(process.argv);
-  }
+if (!(args[0] === 'hook' && (await (await load('hook')).runHookCommand(args.slice(1))))) {
+  await (await load('cli')).main(process.argv);
 }

@@ -1,26 +1,13 @@
 /**
  * The guarding verbs' flags as guard options, without commander: the CLI's verbs (options.ts adds
- * the flags to a command) and the hook's light entry (hooks/claude-code-entry.ts, which must not
+ * the flags to a command) and the hook's light entry (src/cli/hook-entry.ts, which must not
  * load the CLI) both build their settings here, so the two cannot drift.
  */
-import type { GuardOptions, Profile, StrategyName, SummarizeHook } from '../pipeline/index.js';
+import type { GuardOptions, Profile, SummarizeHook } from '../pipeline/index.js';
 import { createSummarizer, defaultProviderName, isProviderName, PROVIDER_NAMES, type ProviderName } from '../summarize/index.js';
+import { NO_SUMMARIZER_NAMES, type GuardCliOptions } from './verb-input.js';
 
-/** The flags of the guarding verbs (`guard`, `mcp`, `hook`). */
-export interface GuardCliOptions {
-  session?: string;
-  limit?: number;
-  contextWindow?: number;
-  summarizer?: string;
-  provider?: string;
-  model?: string;
-  template?: string;
-  focusArg?: string;
-  profile?: Profile;
-  strategy?: StrategyName;
-  store?: string;
-  cutMedia?: boolean;
-}
+export type { GuardCliOptions } from './verb-input.js';
 
 /** The guard options a verb's flags set, the same for every call it guards (the call adds its own: session, tool, input). */
 export type GuardSettings = Pick<GuardOptions, 'limitTokens' | 'contextWindowTokens' | 'profile' | 'strategy' | 'store' | 'cutMediaBlocks' | 'summarize' | 'env'>;
@@ -55,7 +42,7 @@ export function defaultProvider(env: NodeJS.ProcessEnv = process.env): ProviderN
  */
 export function loadSummarizer(o: Pick<GuardCliOptions, 'summarizer' | 'provider' | 'model' | 'template'>): SummarizeHook | undefined {
   const name = o.summarizer ?? o.provider ?? defaultProvider();
-  if (name === 'none' || name === 'off') return undefined;
+  if ((NO_SUMMARIZER_NAMES as readonly string[]).includes(name)) return undefined;
   if (!isProviderName(name)) throw new Error(`unknown summarizer ${JSON.stringify(name)}: use ${PROVIDER_NAMES.join(', ')} or none`);
   return createSummarizer({ provider: name, model: o.model, template: o.template, env: process.env });
 }

@@ -1,9 +1,9 @@
 import { DEFAULT_LIMIT_TOKENS, MIN_INLINE_ASSET_RUN_CHARS, limitForContextWindow } from './limits.js';
 import { hasBase64Run, hasBase64RunBytes } from './base64.js';
 
-import { mayHoldBinaryString } from './detect.js';
+import { isBinaryString, mayHoldBinaryString } from './binary.js';
 
-export { isBinaryString, mayHoldBinaryString } from './detect.js';
+export { isBinaryString, mayHoldBinaryString } from './binary.js';
 
 /**
  * The checks a caller's fast path makes before it decides to call the guard, in a module that
@@ -26,4 +26,28 @@ export function mayCarryInlineAssets(raw: string | Uint8Array): boolean {
   // A binary string (NULs, U+FFFD, as characters or JSON escapes) is cut out at any size too.
   if (mayHoldBinaryString(raw)) return true;
   return typeof raw === 'string' ? hasBase64Run(raw, MIN_INLINE_ASSET_RUN_CHARS) : hasBase64RunBytes(raw, MIN_INLINE_ASSET_RUN_CHARS);
+}
+
+/**
+ * Bytes of a result as the model would read it (a string's UTF-8, bytes as they are, anything else
+ * as JSON); infinite when it cannot be serialised. No tokenizer makes more tokens than bytes, so
+ * a result this many bytes fits any limit at least as large, however it is counted.
+ */
+export function sizeOf(v: unknown): number {
+  if (typeof v === 'string') return Buffer.byteLength(v);
+  if (v instanceof Uint8Array) return v.byteLength;
+  try {
+    return Buffer.byteLength(JSON.stringify(v) ?? '');
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+/**
+ * A text the guard need not see: it fits the limit by bytes, and holds no base64 worth cutting and
+ * no binary (`cat` of an image; `head -c` of an executable decoded as UTF-8): the model can use
+ * neither as text, at any size.
+ */
+export function fitsAsText(text: string, limitTokens: number): boolean {
+  return Buffer.byteLength(text) <= limitTokens && !mayCarryInlineAssets(text) && !isBinaryString(text);
 }

@@ -13,6 +13,10 @@ export type StrategyName = (typeof STRATEGY_NAMES)[number];
 export const PROFILES = ['o200k', 'cl100k', 'claude'] as const;
 export type Profile = (typeof PROFILES)[number];
 
+/** Summary providers (`--summarizer`, `--provider`, a rule's `provider`): the summarize layer's list, here so the hook's light entry can check a flag without loading it. */
+export const PROVIDER_NAMES = ['structural', 'anthropic', 'openai', 'local'] as const;
+export type ProviderName = (typeof PROVIDER_NAMES)[number];
+
 /** What a payload's content is, as detected (the inspector filters on it). */
 export const CONTENT_KINDS = ['json', 'ndjson', 'csv', 'log', 'html', 'xml', 'markdown', 'code', 'text', 'binary'] as const;
 export type ContentKind = (typeof CONTENT_KINDS)[number];

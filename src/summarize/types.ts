@@ -3,8 +3,9 @@ import type { ProviderInfo, TemplateInfo } from '../pipeline/types.js';
 
 export type { ProviderInfo, TemplateInfo };
 
-export type ProviderName = 'structural' | 'anthropic' | 'openai' | 'local';
-export const PROVIDER_NAMES: readonly ProviderName[] = ['structural', 'anthropic', 'openai', 'local'];
+// The provider names are shared words (pipeline/vocab.ts): the hook's light entry checks `--summarizer` against them.
+import type { ProviderName } from '../pipeline/vocab.js';
+export { PROVIDER_NAMES, type ProviderName } from '../pipeline/vocab.js';
 
 
 

@@ -43,7 +43,7 @@ describe('the installed hook (bin/spillway.js, fast path) inside real Claude Cod
   const exe = fs.existsSync('/usr/bin/ls') ? '/usr/bin/ls' : process.execPath;
 
   beforeAll(async () => {
-    expect(fs.existsSync(path.join(ROOT, 'dist', 'lib', 'integrations', 'hooks', 'claude-code-fast.js')), 'run npm run build:lib').toBe(true);
+    expect(fs.existsSync(path.join(ROOT, 'dist', 'lib', 'cli', 'hook-entry.js')), 'run npm run build:lib').toBe(true);
     cwd = tmpDir('spillway-cc-fast-cwd-');
     fs.writeFileSync(path.join(cwd, 'small.txt'), small);
     fs.writeFileSync(path.join(cwd, 'rows400k.csv'), csv);
@@ -101,11 +101,11 @@ describe('the installed hook (bin/spillway.js, fast path) inside real Claude Cod
     }
     const runs = [...byPid.values()];
     expect(runs.length, 'one hook process per tool call').toBe(5);
-    const fast = runs.filter((urls) => !urls.some((u) => u.endsWith('/cli/main.js') || u.endsWith('/hooks/claude-code-entry.js')));
+    const fast = runs.filter((urls) => !urls.some((u) => u.endsWith('/cli/main.js') || u.endsWith('/hooks/run.js')));
     expect(fast.length, 'the two small results').toBe(2);
     for (const urls of fast) expect(urls.filter((u) => u.includes('/node_modules/'))).toEqual([]);
     // the two that need the guard: the hook's entry, without the CLI (commander and the other verbs)
-    const entry = runs.filter((urls) => urls.some((u) => u.endsWith('/hooks/claude-code-entry.js')));
+    const entry = runs.filter((urls) => urls.some((u) => u.endsWith('/hooks/run.js')));
     expect(entry.length, 'the three results the guard sees').toBe(3);
     for (const urls of entry) expect(urls.filter((u) => u.endsWith('/cli/main.js') || u.includes('/node_modules/commander/'))).toEqual([]);
   });

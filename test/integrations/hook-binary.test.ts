@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { restorePayload } from '../../src/pipeline/index.js';
 import { handleClaudeCodeHook } from '../../src/integrations/hooks/claude-code.js';
-import { fastVerdict } from '../../src/integrations/hooks/claude-code-fast.js';
+import { claudeCodePasses } from '../../src/integrations/hooks/claude-code-shapes.js';
 import { ROOT, testEnv, tmpDir } from './helpers.js';
 
 /**
@@ -68,7 +68,7 @@ describe('binary Claude Code already decoded, through the hook', () => {
   it('the event as Claude Code sends it is not passed by the fast path', () => {
     expect(DECODED).toContain('\u0000');
     expect(DECODED).toContain('\uFFFD');
-    expect(fastVerdict(JSON.stringify(bashEvent(DECODED)), {})).toBe('hook');
+    expect(claudeCodePasses(bashEvent(DECODED), {})).toBe(false);
   });
 
   it('bin/spillway.js answers with the guard’s message: an ELF asset of the text as received, the lossy decode said', () => {
@@ -115,7 +115,7 @@ describe('binary Claude Code already decoded, through the hook', () => {
   it('ordinary text (ANSI colours, tabs, one U+FFFD) still passes on both paths', async () => {
     const text = '\x1b[32m✓\x1b[0m build\tok\ncaf\uFFFD menu\n\x1b]0;term\x07done\n';
     const stdin = JSON.stringify(bashEvent(text));
-    expect(fastVerdict(stdin, {})).toBe('pass');
+    expect(claudeCodePasses(JSON.parse(stdin), {})).toBe(true);
     expect((await handleClaudeCodeHook(stdin, { sessionDir: path.join(tmpDir(), 'session') })).output).toBeUndefined();
   });
 });

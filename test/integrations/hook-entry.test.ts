@@ -4,15 +4,17 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseHookArgs } from '../../src/integrations/hooks/claude-code-fast.js';
+import { readFlags } from '../../src/integrations/verb-input.js';
+import { HOOKED_CLIENTS } from '../../src/cli/hook-entry.js';
 import { buildProgram } from '../../src/cli/main.js';
 import { makeLog, makePng, ROOT, testEnv, tmpDir } from './helpers.js';
 
 /**
  * A hook call the fast path does not pass runs through the hook's own entry (bin/spillway.js →
- * claude-code-entry.ts), not the CLI. For the same stdin and command line it must do exactly what
- * `spillway hook claude-code` through the full CLI does: the same stdout, stderr and exit code, and
- * the same spill on disk (names, payloads, assets, sidecars), up to the clock.
+ * `spillway/hook`, src/cli/hook-entry.ts, which loads the client's hook), not the CLI. For the same
+ * stdin and command line it must do exactly what `spillway hook <client>` through the full CLI
+ * does: the same stdout, stderr and exit code, and the same spill on disk (names, payloads, assets,
+ * sidecars), up to the clock.
  */
 
 const BIN = path.join(ROOT, 'bin', 'spillway.js');
@@ -66,12 +68,12 @@ function filesUnder(dir: string, root: string): Record<string, string> {
 }
 
 /** One hook call in a fresh root (app data `<root>/home`, any `{session}` in args as `<root>/session`). */
-function run(entry: 'bin' | 'cli', stdin: string, args: string[]): Run {
+function run(entry: 'bin' | 'cli', stdin: string, args: string[], client = 'claude-code'): Run {
   const root = tmpDir('spillway-entry-');
   const home = path.join(root, 'home');
   const log = path.join(root, 'modules.log');
   fs.writeFileSync(log, '');
-  const argv = entry === 'bin' ? [BIN, 'hook', 'claude-code'] : [MAIN, 'hook', 'claude-code'];
+  const argv = entry === 'bin' ? [BIN, 'hook', client] : [MAIN, 'hook', client];
   const r = spawnSync(process.execPath, ['--import', RECORDER, ...argv, ...args.map((a) => a.replace('{session}', path.join(root, 'session')))], {
     input: stdin.split('{root}').join(root),
     env: { ...testEnv(home), SPILLWAY_TEST_MODULE_LOG: log, SPILLWAY_SUMMARIZER: '', SPILLWAY_STORE: '' },
@@ -98,7 +100,7 @@ const readText = (content: string) => ({ type: 'text', file: { filePath: '/w/app
 const png = makePng(64, 3).toString('base64');
 
 /** Inputs the fast path does not pass, each with the command lines it is tried with. */
-const CASES: Array<{ name: string; stdin: string; args: string[][]; prepare?: (root: string) => void }> = [
+const CASES: Array<{ name: string; stdin: string; args: string[][]; client?: string }> = [
   {
     name: 'a large Read',
     stdin: event('Read', readText(makeLog(60_000))),
@@ -130,24 +132,34 @@ const CASES: Array<{ name: string; stdin: string; args: string[][]; prepare?: (r
     args: [[], ['--limit', '5']],
   },
   { name: 'a JSON array', stdin: '[1, 2, 3]', args: [[]] },
+  {
+    name: 'a summarizer that cannot load (commander takes the name; the hook says so, on a small result and a large one)',
+    stdin: event('Bash', bash('ok\n')),
+    args: [['--summarizer', 'bogus'], ['--provider', 'nope', '--session', '{session}']],
+  },
+  { name: 'a large Read with a summarizer that cannot load', stdin: event('Read', readText(makeLog(60_000))), args: [['--summarizer', 'bogus']] },
+  // Codex: the same entry, its own hook (no pass check: every event goes to it).
+  { name: 'Codex: a large shell output', client: 'codex', stdin: event('Bash', makeLog(60_000)), args: [[], ['--session', '{session}', '--limit=100', '--summarizer', 'none']] },
+  { name: 'Codex: a small shell output', client: 'codex', stdin: event('Bash', 'ok\n'), args: [[]] },
+  { name: 'Codex: input that is not JSON', client: 'codex', stdin: 'not json {', args: [[]] },
 ];
 
 describe('the hook entry (bin/spillway.js) against the full CLI', () => {
   it('is built from the current source (run npm run build:lib)', () => {
-    const built = path.join(ROOT, 'dist', 'lib', 'integrations', 'hooks', 'claude-code-entry.js');
+    const built = path.join(ROOT, 'dist', 'lib', 'integrations', 'hooks', 'run.js');
     expect(fs.existsSync(built), `${built} missing: run npm run build:lib`).toBe(true);
-    const src = path.join(ROOT, 'src', 'integrations', 'hooks', 'claude-code-entry.ts');
+    const src = path.join(ROOT, 'src', 'integrations', 'hooks', 'run.ts');
     expect(fs.statSync(built).mtimeMs, 'dist/lib is older than src: run npm run build:lib').toBeGreaterThanOrEqual(fs.statSync(src).mtimeMs);
   });
 
   for (const c of CASES) {
     it(`prints, writes and exits as the CLI does: ${c.name}`, () => {
       for (const args of c.args) {
-        const light = run('bin', c.stdin, args);
-        const full = run('cli', c.stdin, args);
+        const light = run('bin', c.stdin, args, c.client);
+        const full = run('cli', c.stdin, args, c.client);
         const label = `${c.name} ${JSON.stringify(args)}`;
-        // the entry ran, not the CLI: no commander, no other verb, no zod (file-type may load, to type an asset)
-        expect(light.modules.some((m) => m.endsWith('/hooks/claude-code-entry.js')), label).toBe(true);
+        // the entry ran the client's hook, not the CLI: no commander, no other verb, no zod (file-type may load, to type an asset)
+        expect(light.modules.some((m) => m.endsWith('/hooks/run.js')), label).toBe(true);
         const heavy = /\/cli\/main\.js$|\/cli\/commands\/|\/node_modules\/(commander|zod|better-sqlite3|chokidar|smol-toml)\//;
         expect(light.modules.filter((m) => heavy.test(m)), label).toEqual([]);
         expect(full.modules.some((m) => m.includes('/node_modules/commander/')), label).toBe(true);
@@ -166,28 +178,28 @@ describe('the hook entry (bin/spillway.js) against the full CLI', () => {
   }, 60_000);
 
   it('leaves help and options it cannot read to the CLI, which prints its usage message', () => {
-    for (const args of [['--help'], ['--limit', '0'], ['--summarizer', 'bogus'], ['stray']]) {
+    for (const args of [['--help'], ['--limit', '0'], ['stray'], ['--cut-media=1']]) {
       const r = run('bin', event('Read', readText(makeLog(60_000))), args);
       expect(r.modules.some((m) => m.endsWith('/cli/main.js')), JSON.stringify(args)).toBe(true);
-      expect(r.modules.some((m) => m.endsWith('/hooks/claude-code-entry.js')), JSON.stringify(args)).toBe(false);
+      expect(r.modules.some((m) => m.endsWith('/hooks/run.js')), JSON.stringify(args)).toBe(false);
     }
   }, 60_000);
 });
 
-/** `hook claude-code` as commander reads it, without running it: the options its action gets. */
-function commanderRead(args: string[]): Record<string, unknown> | undefined {
+/** `hook <client>` as commander reads it, without running it: the options its action gets. */
+function commanderRead(client: string, args: string[]): Record<string, unknown> | undefined {
   const program = buildProgram();
   const silent = { writeOut: () => {}, writeErr: () => {} };
   program.configureOutput(silent);
   const hook = program.commands.find((c) => c.name() === 'hook')!;
-  const cc = hook.commands.find((c) => c.name() === 'claude-code')!;
+  const cc = hook.commands.find((c) => c.name() === client)!;
   for (const c of [hook, cc]) c.configureOutput(silent).exitOverride();
   let opts: Record<string, unknown> | undefined;
   cc.action((o: Record<string, unknown>) => {
     opts = { ...o };
   });
   try {
-    program.parse(['hook', 'claude-code', ...args], { from: 'user' });
+    program.parse(['hook', client, ...args], { from: 'user' });
   } catch {
     return undefined;
   }
@@ -195,7 +207,7 @@ function commanderRead(args: string[]): Record<string, unknown> | undefined {
 }
 
 describe("the hook entry's command line", () => {
-  it('is read only when commander accepts it, into exactly the options commander hands the verb', () => {
+  it('is read only when commander accepts it, into exactly the options commander hands the verb, for every hooked client', () => {
     const value = fc.oneof(
       fc.constantFrom('100', '12000', '0', '-5', '1.5', 'abc', '', 'claude', 'o200k', 'gpt2', 'chars4', 'calibrated', 'none', 'off', 'structural', 'bogus', '/tmp/s', 's3://b/p', '--limit'),
       fc.string({ maxLength: 6 }),
@@ -209,12 +221,12 @@ describe("the hook entry's command line", () => {
     );
     let taken = 0;
     fc.assert(
-      fc.property(fc.array(token, { maxLength: 5 }), (tokens) => {
+      fc.property(fc.constantFrom(...Object.keys(HOOKED_CLIENTS)), fc.array(token, { maxLength: 5 }), (client, tokens) => {
         const args = tokens.flat();
-        const mine = parseHookArgs(args);
+        const mine = readFlags(args);
         if (!mine) return;
         taken++;
-        expect(commanderRead(args), JSON.stringify(args)).toEqual(mine);
+        expect(commanderRead(client, args), `${client} ${JSON.stringify(args)}`).toEqual(mine);
       }),
       { numRuns: 500 },
     );

@@ -3,20 +3,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
-import type { Command } from 'commander';
-import { describe, expect, it } from 'vitest';
-import { ALL_STRATEGIES, guardLargeResult } from '../../src/pipeline/index.js';
-import { PROVIDER_NAMES } from '../../src/summarize/index.js';
+import { describe, expect, it, vi } from 'vitest';
+import { guardLargeResult } from '../../src/pipeline/index.js';
 import { handleClaudeCodeHook, MCP_IMAGE_TOKENS } from '../../src/integrations/hooks/claude-code.js';
-import { readToolResponse } from '../../src/integrations/hooks/claude-code-shapes.js';
-import { FAST_MCP_IMAGE_TOKENS, FAST_STRATEGIES, FAST_SUMMARIZERS, fastVerdict, parseFastArgs, type FastHookOptions } from '../../src/integrations/hooks/claude-code-fast.js';
+import { claudeCodePasses, readToolResponse, type PassLimits } from '../../src/integrations/hooks/claude-code-shapes.js';
+import { GUARD_FLAGS, HookEvent, readFlags } from '../../src/integrations/verb-input.js';
+import { eventPasses, HOOKED_CLIENTS } from '../../src/cli/hook-entry.js';
 import { buildProgram } from '../../src/cli/main.js';
 import { makeLog, ROOT, testEnv, tmpDir } from './helpers.js';
 
 /**
- * The hook's pass-through fast path (bin/spillway.js → claude-code-fast.ts) against the full hook:
- * it may say "pass" only where the full hook would print nothing, and it must never take an option
- * commander would read differently.
+ * The hook's pass-through fast path (bin/spillway.js → the hook's entry, src/cli/hook-entry.ts, and
+ * Claude Code's pass check in claude-code-shapes.ts) against the full hook: it may say "pass" only
+ * where the full hook would print nothing, and it reads the command line with commander's own table.
  */
 
 const SESSION_ID = 'a1b2c3d4-5e6f-4a5b-8c9d-0e1f2a3b4c5d';
@@ -35,8 +34,14 @@ const bash = (stdout: string, extra: Record<string, unknown> = {}) => ({ stdout,
 const readText = (content: string) => ({ type: 'text', file: { filePath: '/w/a.txt', content, numLines: 1, startLine: 1, totalLines: 1 } });
 const b64 = (n: number, seed = 7) => Buffer.from(Array.from({ length: n }, (_, i) => (i * 31 + seed) % 256)).toString('base64');
 
+/** Claude Code's pass check on a stdin text, parsed as the entry parses it (without the rules files: the full hook below has none). */
+function fastVerdict(stdin: string, o: PassLimits): 'pass' | 'hook' {
+  const parsed = new HookEvent(stdin).parsed;
+  return parsed.ok && claudeCodePasses(parsed.value, o) ? 'pass' : 'hook';
+}
+
 /** The full hook in-process, with the real guard, measuring as the CLI does (Claude's tokenizer). */
-async function fullHook(stdin: string, o: FastHookOptions, sessionDir: string) {
+async function fullHook(stdin: string, o: PassLimits, sessionDir: string) {
   return handleClaudeCodeHook(stdin, {
     guard: { limitTokens: o.limitTokens, contextWindowTokens: o.contextWindowTokens, profile: 'claude' },
     sessionDir,
@@ -84,7 +89,7 @@ const stdinArb: fc.Arbitrary<string> = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('not json {', '[]', '"x"', 'null', '', JSON.stringify(event('Bash', null)), JSON.stringify({ hook_event_name: 'PostToolUse', tool_name: 'Bash' })) },
 );
 
-const limitArb: fc.Arbitrary<FastHookOptions> = fc.record(
+const limitArb: fc.Arbitrary<PassLimits> = fc.record(
   { limitTokens: fc.constantFrom(40, 300, 2_000, 12_000), contextWindowTokens: fc.integer({ min: 1_000, max: 300_000 }) },
   { requiredKeys: [] },
 );
@@ -140,83 +145,63 @@ describe('the hook fast path decides as the full hook does', () => {
     expect(fastVerdict(JSON.stringify(event('Bash', bash('x '.repeat(1_500)))), { limitTokens: 100_000, contextWindowTokens: 200_000 })).toBe('pass');
   });
 
-  it('keeps the lists it copies equal to the ones the CLI uses', () => {
-    expect(FAST_MCP_IMAGE_TOKENS).toBe(MCP_IMAGE_TOKENS);
-    expect([...FAST_STRATEGIES].sort()).toEqual([...ALL_STRATEGIES].sort());
-    expect([...FAST_SUMMARIZERS].sort()).toEqual([...PROVIDER_NAMES, 'none', 'off'].sort());
+  it('passes nothing the hook would answer or note whatever the result: --cut-media, a summarizer that cannot load', async () => {
+    const small = new HookEvent(JSON.stringify(event('Bash', bash('a\nb\n'))));
+    // no rules files: a private app data, and the event's cwd has none
+    const env = { SPILLWAY_HOME: tmpDir() };
+    expect(await eventPasses('claude-code', small, {}, env)).toBe(true);
+    for (const opts of [{ cutMedia: true }, { summarizer: 'bogus' }, { provider: 'bogus' }]) expect(await eventPasses('claude-code', small, opts, env), JSON.stringify(opts)).toBe(false);
+    for (const opts of [{ summarizer: 'none' }, { provider: 'off' }, { summarizer: 'structural', provider: 'bogus' }]) expect(await eventPasses('claude-code', small, opts, env), JSON.stringify(opts)).toBe(true);
+    // The other clients have no pass check: their hook decides every event.
+    for (const client of ['codex', 'opencode'] as const) expect(await eventPasses(client, small, {}, env)).toBe(false);
+  });
+
+  it('parses stdin once: the pass check and the hook that decides after it share one parse', async () => {
+    const stdin = JSON.stringify(event('Bash', bash(makeLog(20_000))));
+    const parse = vi.spyOn(JSON, 'parse');
+    try {
+      const e = new HookEvent(stdin);
+      expect(await eventPasses('claude-code', e, {}, { SPILLWAY_HOME: tmpDir() })).toBe(false);
+      const out = await handleClaudeCodeHook(e, { guard: { profile: 'o200k', limitTokens: 1_000, summarize: undefined }, sessionDir: path.join(tmpDir(), 'session') });
+      expect(out.output).toBeDefined();
+      expect(parse.mock.calls.filter((c) => c[0] === stdin)).toHaveLength(1);
+    } finally {
+      parse.mockRestore();
+    }
   });
 });
 
-/** `hook claude-code` as commander reads it, without running it. */
-function commanderRead(args: string[]): { ok: true; opts: Record<string, unknown> } | { ok: false } {
-  const program = buildProgram();
-  const silent = { writeOut: () => {}, writeErr: () => {} };
-  program.configureOutput(silent);
-  const hook = program.commands.find((c) => c.name() === 'hook')!;
-  const cc = hook.commands.find((c) => c.name() === 'claude-code')!;
-  for (const c of [hook, cc]) c.configureOutput(silent).exitOverride();
-  let opts: Record<string, unknown> | undefined;
-  cc.action((o: Record<string, unknown>) => {
-    opts = o;
-  });
-  try {
-    program.parse(['hook', 'claude-code', ...args], { from: 'user' });
-  } catch {
-    return { ok: false };
-  }
-  return opts ? { ok: true, opts } : { ok: false };
-}
+const hookCommand = (client: string) => buildProgram().commands.find((c) => c.name() === 'hook')!.commands.find((c) => c.name() === client)!;
 
-const hookCommand = (): Command => buildProgram().commands.find((c) => c.name() === 'hook')!.commands.find((c) => c.name() === 'claude-code')!;
-
-describe('the fast path reads the command line as commander does', () => {
-  const value = fc.oneof(
-    fc.constantFrom('100', '12000', '0', '-5', '1.5', 'abc', '', '1e3', ' 7 ', 'claude', 'o200k', 'gpt2', 'chars4', 'calibrated', 'none', 'off', 'structural', 'anthropic', 'bogus', '/tmp/s', 's3://b/p', '--limit'),
-    fc.string({ maxLength: 6 }),
-  );
-  const known = ['--limit', '--context-window', '--profile', '--strategy', '--summarizer', '--provider', '--session', '--store', '--model', '--template', '--focus-arg'];
-  const token = fc.oneof(
-    { weight: 8, arbitrary: fc.tuple(fc.constantFrom(...known), value).map(([k, v]) => [k, v]) },
-    { weight: 3, arbitrary: fc.tuple(fc.constantFrom(...known), value).map(([k, v]) => [`${k}=${v}`]) },
-    { weight: 1, arbitrary: fc.constantFrom(['--help'], ['-h'], ['--cut-media'], ['--verbose'], ['stray'], ['--'], ['--limit']) },
-  );
-
-  it('takes a command line only when commander accepts it, with the same limit and context window', () => {
-    let taken = 0;
-    fc.assert(
-      fc.property(fc.array(token, { maxLength: 4 }), (tokens) => {
-        const args = tokens.flat();
-        const fast = parseFastArgs(args);
-        if (!fast) return;
-        taken++;
-        const read = commanderRead(args);
-        expect(read.ok, `commander refuses ${JSON.stringify(args)}`).toBe(true);
-        if (!read.ok) return;
-        expect(fast.limitTokens).toBe(read.opts.limit);
-        expect(fast.contextWindowTokens).toBe(read.opts.contextWindow);
-      }),
-      { numRuns: 500 },
-    );
-    expect(taken).toBeGreaterThan(50);
+describe('the hook entry reads the command line with the table commander is built from', () => {
+  it("every hook verb's options are the flags table, in its order, each taking a value but --cut-media", () => {
+    for (const client of Object.keys(HOOKED_CLIENTS)) {
+      const options = hookCommand(client).options.filter((o) => o.long !== '--help');
+      expect(options.map((o) => o.flags), client).toEqual(GUARD_FLAGS.map((f) => f.flags));
+      for (const o of options) expect(o.required, o.long).toBe(o.long !== '--cut-media');
+    }
   });
 
-  it('knows only options the command has, each taking a value; anything else goes to the full CLI', () => {
-    const longs = new Map(hookCommand().options.map((o) => [o.long, o]));
-    for (const name of ['--limit', '--context-window', '--profile', '--strategy', '--summarizer', '--provider', '--session', '--store', '--model', '--template', '--focus-arg']) {
-      expect(longs.get(name)?.required, name).toBe(true);
-      expect(parseFastArgs([name])).toBeUndefined(); // no value
+  it('leaves to the CLI what it cannot read as commander would: help, a stray argument, a refused value, a missing value, an unknown flag', () => {
+    for (const name of GUARD_FLAGS.map((f) => f.flags.split(' ')[0]!).filter((n) => n !== '--cut-media')) expect(readFlags([name]), name).toBeUndefined();
+    for (const args of [['--help'], ['-h'], ['x'], ['--limit', '10', 'x'], ['--limit', '0'], ['--profile', 'gpt2'], ['--nope', '1'], ['--cut-media=1'], ['--']]) {
+      expect(readFlags(args), JSON.stringify(args)).toBeUndefined();
     }
-    for (const args of [['--help'], ['-h'], ['x'], ['--limit', '10', 'x'], ['--summarizer', 'bogus'], ['--limit', '0'], ['--profile', 'gpt2'], ['--nope', '1']]) {
-      expect(parseFastArgs(args), JSON.stringify(args)).toBeUndefined();
-    }
-    expect(parseFastArgs(['--limit=8000', '--context-window', '200000', '--session', '/tmp/s', '--summarizer', 'none'])).toEqual({ limitTokens: 8000, contextWindowTokens: 200000 });
+    // commander takes any summarizer name (the verb refuses an unknown one when it runs, with a note): so does the entry.
+    expect(readFlags(['--limit=8000', '--context-window', '200000', '--session', '/tmp/s', '--summarizer', 'bogus', '--cut-media'])).toEqual({
+      limit: 8000,
+      contextWindow: 200000,
+      session: '/tmp/s',
+      summarizer: 'bogus',
+      cutMedia: true,
+    });
   });
 });
 
 // ---- bin/spillway.js end to end, on the built dist (as `spillway setup` installs it) ----
 
 const BIN = path.join(ROOT, 'bin', 'spillway.js');
-const DIST_FAST = path.join(ROOT, 'dist', 'lib', 'integrations', 'hooks', 'claude-code-fast.js');
+const DIST_ENTRY = path.join(ROOT, 'dist', 'lib', 'cli', 'hook-entry.js');
 
 /** A module hook that writes every file URL the process loads to $SPILLWAY_TEST_MODULE_LOG. */
 function moduleRecorder(): string {
@@ -246,7 +231,8 @@ function runBin(input: unknown, args: string[] = []) {
     home,
     modules,
     fullCli: modules.some((m) => m.endsWith('/cli/main.js')),
-    entry: modules.some((m) => m.endsWith('/hooks/claude-code-entry.js')),
+    // the client's hook, loaded by the entry for an event that did not pass
+    entry: modules.some((m) => m.endsWith('/hooks/run.js')),
   };
 }
 
@@ -258,21 +244,22 @@ function sidecar(session: string) {
 
 describe('bin/spillway.js hook claude-code', () => {
   it('is built from the current source (run npm run build:lib)', () => {
-    expect(fs.existsSync(DIST_FAST), `${DIST_FAST} missing: run npm run build:lib`).toBe(true);
-    const src = path.join(ROOT, 'src', 'integrations', 'hooks', 'claude-code-fast.ts');
-    expect(fs.statSync(DIST_FAST).mtimeMs, 'dist/lib is older than src: run npm run build:lib').toBeGreaterThanOrEqual(fs.statSync(src).mtimeMs);
+    expect(fs.existsSync(DIST_ENTRY), `${DIST_ENTRY} missing: run npm run build:lib`).toBe(true);
+    for (const src of ['src/cli/hook-entry.ts', 'src/integrations/hooks/claude-code-shapes.ts', 'src/integrations/verb-input.ts']) {
+      expect(fs.statSync(DIST_ENTRY).mtimeMs, `dist/lib is older than ${src}: run npm run build:lib`).toBeGreaterThanOrEqual(fs.statSync(path.join(ROOT, src)).mtimeMs);
+    }
   });
 
   it('passes a small result without loading the CLI or any package', () => {
     const r = runBin(event('Bash', bash('a\nb\n')));
     expect(r).toMatchObject({ code: 0, stdout: '', stderr: '' });
-    expect(r.modules.some((m) => m.endsWith('/claude-code-fast.js'))).toBe(true);
-    expect(r.fullCli).toBe(false);
+    expect(r.modules.some((m) => m.endsWith('/cli/hook-entry.js'))).toBe(true);
+    expect(r).toMatchObject({ fullCli: false, entry: false });
     expect(r.modules.filter((m) => m.includes('/node_modules/'))).toEqual([]);
-    // The fast path's own files only: 11 today (the shapes, the quick checks and their leaves,
-    // vocab.ts among them since the strategy and profile names have one source, and config.ts, where
-    // the rules files are; the rules' reader loads only when one exists). A jump means something
-    // heavy slipped in; `npm run bench hook` measures the time.
+    // The fast path's own files only: 11 today (bin/spillway.js, the hook's entry, the flags table,
+    // Claude Code's shapes and pass check, the quick checks and their leaves: limits, base64, the
+    // binary check, values, vocab, and config.ts, where the rules files are; the rules' reader loads
+    // only when one exists). A jump means something heavy slipped in; `npm run bench hook` measures the time.
     expect(r.modules.length).toBeLessThanOrEqual(11);
   });
 
@@ -327,8 +314,9 @@ describe('bin/spillway.js hook claude-code', () => {
     const notJson = runBin('not json {');
     expect(notJson).toMatchObject({ code: 0, stdout: '', entry: true, fullCli: false });
     expect(notJson.stderr).toMatch(/hook input is not JSON/);
+    // commander takes any summarizer name, so the entry does, and the hook says it cannot load it (as the verb does)
     const bogus = runBin(event('Bash', bash('ok')), ['--summarizer', 'bogus']);
-    expect(bogus).toMatchObject({ code: 0, stdout: '', entry: false, fullCli: true });
+    expect(bogus).toMatchObject({ code: 0, stdout: '', entry: true, fullCli: false });
     expect(bogus.stderr).toMatch(/unknown summarizer "bogus"/);
     const badLimit = runBin(event('Bash', bash('ok')), ['--limit', '0']);
     expect(badLimit.code).toBe(2);

@@ -175,7 +175,7 @@ describe('spillway hook claude-code with a project rule', () => {
     expect(r.stdout.toString()).toBe('');
     const modules = fs.readFileSync(logFile, 'utf8').split('\n').filter(Boolean);
     expect(modules.some((m) => m.endsWith('/rules/match.js'))).toBe(true);
-    expect(modules.some((m) => m.endsWith('/cli/main.js') || m.endsWith('/claude-code-entry.js'))).toBe(false);
+    expect(modules.some((m) => m.endsWith('/cli/main.js') || m.endsWith('/hooks/run.js'))).toBe(false);
     expect(modules.filter((m) => m.includes('/node_modules/'))).toEqual([]);
     // The fast path's 11, and the rules' light half.
     expect(modules.length).toBeLessThanOrEqual(12);

@@ -3,7 +3,8 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { handleClaudeCodeHook } from '../../src/integrations/hooks/claude-code.js';
-import { fastVerdict, rulesLookup } from '../../src/integrations/hooks/claude-code-fast.js';
+import { eventPasses } from '../../src/cli/hook-entry.js';
+import { HookEvent } from '../../src/integrations/verb-input.js';
 import { GuardRules, loadRules } from '../../src/integrations/rules/index.js';
 import { MAX_RULE_LIMIT_TOKENS } from '../../src/integrations/rules/match.js';
 import { DEFAULT_LIMIT_TOKENS } from '../../src/pipeline/limits.js';
@@ -89,7 +90,7 @@ describe('hostile rules files', () => {
         const event = { session_id: 'hostile', cwd, hook_event_name: 'PostToolUse', tool_name: tool, tool_input: { command: 'x', q: 'focus' }, tool_response: response };
         const stdin = JSON.stringify(event);
 
-        expect(fastVerdict(stdin, {}, await rulesLookup(event, env))).toBe('hook');
+        expect(await eventPasses('claude-code', new HookEvent(stdin), {}, env)).toBe(false);
         const out = await handleClaudeCodeHook(stdin, {
           guard: { profile: 'o200k', strategy: 'chars4', env },
           sessionDir: path.join(dir, 'session'),
@@ -137,7 +138,7 @@ describe('the fast path with rules files decides as the full hook does', () => {
               : [{ type: 'text', text }];
         const event = { session_id: 'fast', cwd, hook_event_name: 'PostToolUse', tool_name: tool, tool_input: {}, tool_response: response };
         const stdin = JSON.stringify(event);
-        if (fastVerdict(stdin, {}, await rulesLookup(event, env)) !== 'pass') {
+        if (!(await eventPasses('claude-code', new HookEvent(stdin), {}, env))) {
           hooks++;
           return;
         }

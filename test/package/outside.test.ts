@@ -117,6 +117,20 @@ describe('the library from another project', () => {
     );
     expect(summaryOf(cli).trim()).toBe(summaryOf(message).trim());
 
+    // The installed hook: bin/spillway.js reaches it through the package's public `spillway/hook`, not a path into dist.
+    expect(files).toContain(PKG.exports['./hook'].import.slice(2));
+    const spillway = path.join(dir, 'node_modules', '.bin', 'spillway');
+    const hookEvent = (tool_response: unknown) =>
+      JSON.stringify({ session_id: 'pack-1', cwd: dir, hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'cat prices.json' }, tool_response });
+    const bashOut = (stdout: string) => ({ stdout, stderr: '', interrupted: false, isImage: false, noOutputExpected: false });
+    const hook = (client: string, input: string) => execFileSync(spillway, ['hook', client, '--session', path.join(dir, `hook-${client}`)], { cwd: dir, input, encoding: 'utf8', timeout: 120_000 });
+    expect(hook('claude-code', hookEvent(bashOut('ok\n')))).toBe('');
+    expect(JSON.parse(hook('claude-code', hookEvent(bashOut(priceList())))).hookSpecificOutput.updatedToolOutput.stdout).toMatch(/^\[spillway\] The result of `Bash` is too large/);
+    expect(hook('codex', hookEvent('ok\n'))).toBe('');
+    expect(JSON.parse(hook('codex', hookEvent(priceList()))).reason).toMatch(/^\[spillway\] The result of `exec_command` is too large/);
+    const entries = execFileSync(process.execPath, ['--input-type=module', '-e', "const h = await import('spillway/hook'); const c = await import('spillway/cli'); console.log(typeof h.runHookCommand, typeof c.main)"], { cwd: dir, encoding: 'utf8' });
+    expect(entries.trim()).toBe('function function');
+
     // The installed `spillway serve` serves the inspector itself: the built renderer ships in the tarball.
     expect(files).toContain('dist/renderer/index.html');
     // Install scripts were skipped, so better-sqlite3 has no binary: the checkout's build of the same

@@ -34,4 +34,18 @@ describe('the package root', () => {
     );
     expect(out.trim()).toBe('function function');
   });
+
+  it('exports the hook entry and the CLI as subpaths, and bin/spillway.js imports only those (no path into dist)', () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
+    for (const entry of ['./hook', './cli']) {
+      expect(fs.existsSync(path.join(ROOT, pkg.exports[entry].import)), `${entry}: run npm run build:lib`).toBe(true);
+      expect(fs.existsSync(path.join(ROOT, pkg.exports[entry].source)), entry).toBe(true);
+    }
+    // its code, without the comments (which may say where the entries are built), names no file of dist/ or src/
+    const code = fs.readFileSync(path.join(ROOT, 'bin', 'spillway.js'), 'utf8').split('\n').filter((l) => !l.trimStart().startsWith('//')).join('\n');
+    expect(code).not.toMatch(/\b(dist|src)\//);
+    expect(code).toContain("import.meta.resolve(`spillway/${entry}`)");
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', "const h = await import('spillway/hook'); console.log(Object.keys(h.HOOKED_CLIENTS).join(' '))"], { cwd: ROOT, encoding: 'utf8' });
+    expect(out.trim()).toBe('claude-code codex opencode');
+  });
 });

@@ -1,7 +1,7 @@
 import { guardSettingsOf } from '../../integrations/settings.js';
 import { GuardRules, loadRules, ruleFlagsOf } from '../../integrations/rules/index.js';
 import type { GuardCliOptions } from '../../integrations/options.js';
-import { readHookStdin, MAX_HOOK_INPUT_BYTES } from '../../integrations/hooks/claude-code-fast.js';
+import { readHookStdin, MAX_HOOK_INPUT_BYTES } from '../../integrations/verb-input.js';
 import { terminalSafe } from '../../pipeline/terminal.js';
 import { errMessage } from '../../pipeline/values.js';
 import { handleOpenCodeEvent } from './guard.js';

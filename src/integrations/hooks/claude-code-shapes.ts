@@ -1,4 +1,6 @@
 import { isObj } from '../../pipeline/values.js';
+import { fitsAsText, resolveLimit, sizeOf } from '../../pipeline/quick.js';
+import { DEFAULT_LIMIT_TOKENS } from '../../pipeline/limits.js';
 /**
  * Claude Code's built-in tools, as a PostToolUse hook sees them and as it must answer.
  *
@@ -232,4 +234,65 @@ export function readToolResponse(toolName: string, response: unknown): Reading {
   if (!read) return { kind: 'unknown', why: `Spillway does not know the output shape of ${toolName}` };
   if (!isObj(response)) return { kind: 'unknown', why: `${toolName} returned ${Array.isArray(response) ? 'an array' : typeof response}, not its usual object` };
   return read(response);
+}
+
+/**
+ * Tokens one image block may cost the model: Claude scales images to about 1.15 megapixels, about
+ * 1,600 tokens (width × height / 750). Images are priced by pixels, never by their base64 length.
+ */
+export const MCP_IMAGE_TOKENS = 1_600;
+
+/** The limit options the pass check reads (from `--limit` and `--context-window`). */
+export interface PassLimits {
+  limitTokens?: number;
+  contextWindowTokens?: number;
+}
+
+/**
+ * The smallest limit the rules files give a tool (undefined: none; NaN: a file the pass check
+ * cannot judge, so the full hook must), as rules/match.ts's strictestLimit computes it.
+ */
+export type RuleLimitLookup = (toolName: string) => number | undefined;
+
+/**
+ * Whether Claude Code's event passes unchanged, judged with the hook's shapes and the pipeline's
+ * cheap checks alone (the hook's entry asks this before it loads the guard). True only where
+ * handleClaudeCodeHook returns nothing at all (no answer, no note) before calling the guard: the
+ * same early checks, on the same limit. Anything that may be over the limit, carry base64 worth
+ * cutting, be binary in a string, or be a Bash result Claude Code persisted: false, and the full
+ * hook decides. test/integrations/hook-fast.test.ts checks the two against each other; change them
+ * together. Never throws.
+ *
+ * A rule (docs/config.md) may lower a tool's limit: `ruleLimit` gives the smallest limit any rule
+ * for this tool states, valid or not (the full hook never resolves a lower one, so a pass stays
+ * safe). A `--limit` flag comes before every rule.
+ */
+export function claudeCodePasses(input: unknown, opts: PassLimits, ruleLimit?: RuleLimitLookup): boolean {
+  try {
+    if (!isObj(input)) return false;
+    if (input.hook_event_name !== undefined && input.hook_event_name !== 'PostToolUse') return true;
+    if (input.tool_response === undefined || input.tool_response === null) return true;
+    const toolName = typeof input.tool_name === 'string' && input.tool_name ? input.tool_name : 'tool';
+    let limit = resolveLimit(opts);
+    if (ruleLimit && opts.limitTokens === undefined) {
+      const strictest = ruleLimit(toolName);
+      if (strictest !== undefined) {
+        if (!(strictest > 0)) return false;
+        limit = resolveLimit({ ...opts, limitTokens: Math.min(strictest, DEFAULT_LIMIT_TOKENS) });
+      }
+    }
+    const reading = readToolResponse(toolName, input.tool_response);
+    switch (reading.kind) {
+      case 'leave':
+        return true;
+      case 'unknown':
+        return sizeOf(input.tool_response) <= limit;
+      case 'mcp-blocks':
+        return fitsAsText(reading.text, limit - reading.images.length * MCP_IMAGE_TOKENS);
+      case 'text':
+        return !reading.persisted && fitsAsText(reading.text, limit);
+    }
+  } catch {
+    return false;
+  }
 }

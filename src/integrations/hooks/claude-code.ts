@@ -9,7 +9,6 @@ import {
   isBinaryBytes,
   isBinaryString,
   isInside,
-  mayCarryInlineAssets,
   normalizeGuardOptions,
   readUntrusted,
   UntrustedFileError,
@@ -23,8 +22,12 @@ import {
 } from '../../pipeline/index.js';
 import { mcpAwareSummarizer } from '../mcp/tool-result.js';
 import type { CallRule } from '../rules/index.js';
-import { readToolResponse, type PersistedOutput, type Reading } from './claude-code-shapes.js';
+import { MCP_IMAGE_TOKENS, readToolResponse, type PersistedOutput, type Reading } from './claude-code-shapes.js';
+import { fitsAsText, sizeOf } from '../../pipeline/quick.js';
+import { HookEvent } from '../verb-input.js';
 import { errMessage, isObj } from '../../pipeline/values.js';
+
+export { MCP_IMAGE_TOKENS } from './claude-code-shapes.js';
 
 /**
  * `spillway hook claude-code`: a Claude Code PostToolUse hook that spills oversized tool results.
@@ -105,11 +108,6 @@ export interface ClaudeCodeHookOutcome {
 
 /** Largest file read back from Claude Code's `tool-results/` (a persisted Bash or MCP output). */
 export const MAX_PERSISTED_OUTPUT_BYTES = 512 * 1024 * 1024;
-/**
- * Tokens one image block may cost the model: Claude scales images to about 1.15 megapixels, about
- * 1,600 tokens (width × height / 750). Images are priced by pixels, never by their base64 length.
- */
-export const MCP_IMAGE_TOKENS = 1_600;
 /** Images of an MCP result kept in the answer beside the message (the model sees them natively). */
 export const MAX_KEPT_IMAGES = 4;
 
@@ -124,25 +122,6 @@ export function claudeCodeSessionDir(sessionId: string | undefined, sessionsRoot
 
 /** A session id as Claude Code makes them (a UUID); anything else is not used as a folder name. */
 const PLAIN_SESSION_ID_RE = /^[A-Za-z0-9_-]{1,128}$/;
-
-/**
- * A text under the limit still goes to the guard when it may hold base64 worth cutting out or is
- * binary in a string (`cat` of an image; `head -c` of an executable, which Claude Code's Bash has
- * already decoded as UTF-8, NULs and U+FFFD in it): the model can use neither as text, at any size.
- */
-function fitsAsText(text: string, limit: number): boolean {
-  return sizeOf(text) <= limit && !mayCarryInlineAssets(text) && !isBinaryString(text);
-}
-
-function sizeOf(v: unknown): number {
-  if (typeof v === 'string') return Buffer.byteLength(v);
-  if (v instanceof Uint8Array) return v.byteLength;
-  try {
-    return Buffer.byteLength(JSON.stringify(v) ?? '');
-  } catch {
-    return Number.POSITIVE_INFINITY;
-  }
-}
 
 function intentOf(input: unknown, focusArg: string | undefined): string | undefined {
   if (!isObj(input)) return undefined;
@@ -278,15 +257,12 @@ function fitsAsIs(reading: Reading & { kind: 'text' | 'mcp-blocks' }, subject: S
   return sizeOf(v) <= o.limit;
 }
 
-export async function handleClaudeCodeHook(stdin: string, opts: ClaudeCodeHookOptions): Promise<ClaudeCodeHookOutcome> {
-  let input: ClaudeCodeHookInput;
-  try {
-    const parsed = JSON.parse(stdin) as unknown;
-    if (!isObj(parsed)) return { note: 'hook input is not a JSON object; ignored' };
-    input = parsed as ClaudeCodeHookInput;
-  } catch (err) {
-    return { note: `hook input is not JSON (${errMessage(err)}); ignored` };
-  }
+/** One event: its text, or the event the hook's entry already parsed (stdin is parsed once). */
+export async function handleClaudeCodeHook(stdin: string | HookEvent, opts: ClaudeCodeHookOptions): Promise<ClaudeCodeHookOutcome> {
+  const parsed = (typeof stdin === 'string' ? new HookEvent(stdin) : stdin).parsed;
+  if (!parsed.ok) return { note: `hook input is not JSON (${errMessage(parsed.error)}); ignored` };
+  if (!isObj(parsed.value)) return { note: 'hook input is not a JSON object; ignored' };
+  const input = parsed.value as ClaudeCodeHookInput;
   if (input.hook_event_name !== undefined && input.hook_event_name !== 'PostToolUse') return {};
   if (input.tool_response === undefined || input.tool_response === null) return {};
   const toolName = typeof input.tool_name === 'string' && input.tool_name ? input.tool_name : 'tool';

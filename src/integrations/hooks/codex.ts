@@ -4,6 +4,7 @@ import { appPaths, guardLargeResult, type GuardResult, type ToolCallRef } from '
 import type { GuardSettings } from '../settings.js';
 import type { CallRule } from '../rules/index.js';
 import { errMessage, isObj } from '../../pipeline/values.js';
+import { HookEvent } from '../verb-input.js';
 
 /**
  * Codex's PostToolUse command hook (Codex 0.171.0, `[hooks]` in config.toml or hooks.json; measured
@@ -51,15 +52,12 @@ export function codexSessionDir(sessionId: string | undefined, sessionsRoot = ap
 }
 
 /** One hook event: stdin's JSON in, the answer out. Never throws (a failing hook must not disturb the agent). */
-export async function handleCodexHook(stdin: string, opts: CodexHookOptions = {}): Promise<CodexHookOutcome> {
-  let input: Record<string, unknown>;
-  try {
-    const parsed = JSON.parse(stdin) as unknown;
-    if (!isObj(parsed)) return { note: 'hook input is not a JSON object; ignored' };
-    input = parsed;
-  } catch (err) {
-    return { note: `hook input is not JSON (${errMessage(err)}); ignored` };
-  }
+export async function handleCodexHook(stdin: string | HookEvent, opts: CodexHookOptions = {}): Promise<CodexHookOutcome> {
+  // The event the hook's entry already parsed, or a text (stdin is parsed once).
+  const parsed = (typeof stdin === 'string' ? new HookEvent(stdin) : stdin).parsed;
+  if (!parsed.ok) return { note: `hook input is not JSON (${errMessage(parsed.error)}); ignored` };
+  if (!isObj(parsed.value)) return { note: 'hook input is not a JSON object; ignored' };
+  const input = parsed.value;
   if (input.hook_event_name !== undefined && input.hook_event_name !== 'PostToolUse') return {};
   const response = input.tool_response;
   if (response === undefined || response === null) return {};
