@@ -488,12 +488,12 @@ export function replay(series: ReplaySeries, s: ReplayScenario, label = scenario
     if (compacted) {
       compactionsAt.push(i);
       live.length = 0;
-      // Codex summarises what pushed it over; Claude Code keeps the newest messages after the summary.
+      // What a compaction leaves is the client's rule (keeps): Codex summarises what pushed it over; Claude Code keeps the newest messages after the summary.
       // The compaction is a model call of its own: the whole context sent again (its prefix from the
       // cache) and a summary written back, paid for like the session's other calls.
       price(prevCtx, pending);
       summaries += Math.max(0, series.post - series.baseline);
-      ctx = rule.client === 'codex' ? series.post : series.post + add;
+      ctx = rule.keeps === 'summary' ? series.post : series.post + add;
       price(Math.min(series.baseline, ctx), Math.max(0, ctx - series.baseline));
     } else {
       ctx = i === 0 ? add : prevCtx + add + pending;

@@ -141,7 +141,7 @@ export class TimelineQueries {
       const targets = guardable.filter((g) => g.tokens >= s.limit! * GUARD_CANDIDATE_SHARE);
       const pending = await this.guard.build(targets, settings, Math.max(0, budgetMs - (performance.now() - start)));
       const byId = new Map(guardable.map((g) => [g.payloadId, g]));
-      // The one rule (timeline-guard.ts guardAnswer), as the tuner's decisions read it.
+      // The one rule (guard.ts guardAnswer), as the tuner's decisions read it.
       const lookup: GuardLookup = (payloadId) => {
         const g = byId.get(payloadId);
         return g ? guardAnswer(this.guard, { payloadId, most: g.tokens, guardable: true }, settings) : undefined;
