@@ -23,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Session } from 'node:inspector/promises';
 import { openIndex } from '../src/index/index.js';
+import { openTimelines } from '../src/timeline/index.js';
 import { ClaudeTurns } from '../src/index/turns-claude.js';
 
 const SCALE = Number(process.env.SPILLWAY_BENCH_SCALE ?? '1') || 1;
@@ -224,8 +225,9 @@ export async function run(): Promise<void> {
     const firsts: number[] = [];
     for (let i = 0; i < withTurns.length; i++) {
       const index = openIndex({ dbPath: path.join(tmp, `with-${i}.sqlite`) });
+      const timelines = openTimelines(index);
       const t = performance.now();
-      const tl = await index.timeline({ sessionId: index.listSessions()[0]!.id });
+      const tl = await timelines.timeline({ sessionId: index.listSessions()[0]!.id });
       firsts.push(ms(t));
       if (!tl || tl.turns.length !== CALLS) throw new Error(`timeline has ${tl?.turns.length} calls, expected ${CALLS}`);
       await index.close();
@@ -235,6 +237,7 @@ export async function run(): Promise<void> {
     // The background phase: a listing left to estimate what it placed once the full text is in, then the first timeline.
     const bgDb = path.join(tmp, 'background.sqlite');
     const bgIndex = openIndex({ dbPath: bgDb });
+    const bgTimelines = openTimelines(bgIndex);
     bgIndex.addRoot(path.dirname(root));
     // A waited scan includes the background phase: it runs from the full text's last progress event to the scan's end.
     let fullTextAt = NaN;
@@ -245,7 +248,7 @@ export async function run(): Promise<void> {
     const backgroundCpu = cpuMs(fullTextCpu);
     let t = performance.now();
     const c1 = process.cpuUsage();
-    const bgTimeline = await bgIndex.timeline({ sessionId: bgIndex.listSessions()[0]!.id });
+    const bgTimeline = await bgTimelines.timeline({ sessionId: bgIndex.listSessions()[0]!.id });
     const firstWarm = ms(t);
     const firstWarmCpu = cpuMs(c1);
     if (!bgTimeline || bgTimeline.turns.length !== CALLS) throw new Error('background timeline incomplete');
@@ -259,24 +262,27 @@ export async function run(): Promise<void> {
     let sessionId = '';
     for (let i = 0; i < REPEATS; i++) {
       const index = openIndex({ dbPath: db });
+      const timelines = openTimelines(index);
       sessionId ||= index.listSessions()[0]!.id;
       let t = performance.now();
       const c0 = process.cpuUsage();
-      const tl = await index.timeline({ sessionId });
+      const tl = await timelines.timeline({ sessionId });
       colds.push(ms(t));
       coldCpus.push(cpuMs(c0));
       if (!tl || tl.turns.length !== CALLS) throw new Error(`timeline has ${tl?.turns.length} calls, expected ${CALLS}`);
       await index.close();
       const again = openIndex({ dbPath: db });
+      const againTimelines = openTimelines(again);
       t = performance.now();
-      await again.timeline({ sessionId, limits: [8_000] });
+      await againTimelines.timeline({ sessionId, limits: [8_000] });
       coldsGuard.push(ms(t));
       await again.close();
     }
 
     // Slider moves: the series kept; the guard's messages kept (warm) or built for a new limit.
     const index = openIndex({ dbPath: db });
-    await index.timeline({ sessionId, limits: [8_000] });
+    const timelines = openTimelines(index);
+    await timelines.timeline({ sessionId, limits: [8_000] });
     const moves: number[] = [];
     const moveCpus: number[] = [];
     const fresh: number[] = [];
@@ -284,10 +290,10 @@ export async function run(): Promise<void> {
     for (let i = 0; i < 10; i++) {
       // The messages of this limit built first (as the view's asking again ends up doing).
       const limit = 8_000 + (i % 5) * 1_000;
-      let r = await index.timeline({ sessionId, limits: [limit], replayOnly: true }, { guardBudgetMs: 600_000 });
+      let r = await timelines.timeline({ sessionId, limits: [limit], replayOnly: true }, { guardBudgetMs: 600_000 });
       const t = performance.now();
       const c0 = process.cpuUsage();
-      r = await index.timeline({ sessionId, limits: [limit], replayOnly: true });
+      r = await timelines.timeline({ sessionId, limits: [limit], replayOnly: true });
       moves.push(ms(t));
       moveCpus.push(cpuMs(c0));
       pendingLeft += r!.replays[2]!.pending ?? 0;
@@ -298,14 +304,14 @@ export async function run(): Promise<void> {
     const NEW = 3;
     for (let i = 0; i < NEW; i++) {
       const limit = 6_001 + i * 10;
-      const runs = index.guardRuns();
+      const runs = timelines.guardRuns();
       let t = performance.now();
-      await index.timeline({ sessionId, limits: [limit], replayOnly: true });
+      await timelines.timeline({ sessionId, limits: [limit], replayOnly: true });
       fresh.push(ms(t));
       t = performance.now();
-      await index.timeline({ sessionId, limits: [limit], replayOnly: true }, { guardBudgetMs: 600_000 });
+      await timelines.timeline({ sessionId, limits: [limit], replayOnly: true }, { guardBudgetMs: 600_000 });
       settle += ms(t) + fresh[fresh.length - 1]!;
-      built += index.guardRuns() - runs;
+      built += timelines.guardRuns() - runs;
     }
     await index.close();
     const move = median(moves);

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openIndex } from '../src/index/index.js';
+import { openTimelines } from '../src/timeline/index.js';
 
 const LINE_BYTES = 50 * 1024 * 1024;
 const RUNS = 2;
@@ -48,11 +49,12 @@ function write(file: string, kind: Kind): void {
 async function importOnce(root: string, dbDir: string): Promise<number> {
   const dbPath = path.join(fs.mkdtempSync(path.join(dbDir, 'db-')), 'index.sqlite');
   const index = openIndex({ dbPath });
+  const timelines = openTimelines(index);
   const t0 = performance.now();
   const r = index.addRoot(root);
   await index.scan({ rootId: r.id });
   const session = index.listSessions({ rootId: r.id })[0];
-  if (session) await index.timeline({ sessionId: session.id });
+  if (session) await timelines.timeline({ sessionId: session.id });
   const ms = performance.now() - t0;
   await index.close();
   return ms;

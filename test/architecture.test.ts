@@ -54,9 +54,16 @@ const LAYERS: Record<string, Layer> = {
       'src/index': "datasets, runs, results and the cache live in the index's database (src/index/experiments.ts): better-sqlite3 stays in src/index, and a dataset selects the index's payloads and read-backs",
     },
   },
+  // The timeline: above the index, beside the service. It reads what the index stores of a session (turns, ledgers) through
+  // the index's own functions, never SQLite, and replays and prices them; the index never imports it (checked below).
+  'src/timeline': {
+    may: ['src/pipeline', 'src/index', 'src/agents'],
+    why: { 'src/agents': "a session's context rule (window, trigger), prices and which tools the guard reaches are its client's, asked of the registry" },
+  },
   'src/service': {
-    may: ['src/pipeline', 'src/index', 'src/summarize', 'src/compress', 'src/version', 'src/integrations/rules', 'src/experiments'],
+    may: ['src/pipeline', 'src/index', 'src/timeline', 'src/summarize', 'src/compress', 'src/version', 'src/integrations/rules', 'src/experiments'],
     why: {
+      'src/timeline': 'getTimeline, the limit tuner and the waste report are the timeline layer\'s, over the index the service opens',
       'src/integrations/rules': "the inspector previews and writes the guard rules files (previewConfig, applyConfig) with the one planner, writer and resolver `spillway config` uses",
       'src/experiments': 'the experiment verbs and methods hand the engine the payloads it reads (the files, their read-backs as lines)',
     },
@@ -114,6 +121,7 @@ const PUBLIC: Record<string, { modules: string[]; why?: string }> = {
     why: 'index.ts is the pipeline\'s named door for the layers above (the package root, src/index.ts, picks the public few from it); the other layers may also take the shared words (types, layout, limits, config, detect, prompt), the estimator\'s two doors (its four verbs, and the words they take: strategies, defaults, the Claude correction), the S3 store\'s face (restore, sync and bucket roots; a door of its own so the package root stays the guard\'s API, and it loads the AWS SDK only when a bucket is opened) and values (isObj, errMessage: a leaf every layer may take) and vocab (the strategy and kind lists, a leaf likewise) and the fast path\'s checks (quick: the limit, base64 and binary scans, without loading the guard, for the hook that runs on every tool call), never its internals or the guard\'s phases',
   },
   'src/index': { modules: ['src/index/index', 'src/index/rows'] },
+  'src/timeline': { modules: ['src/timeline/index'], why: 'openTimelines over an open index, and the replay and the tuner\'s words the bench and the validator take' },
   'src/agents': {
     modules: ['src/agents/index', 'src/agents/clients', 'src/agents/opencode/plugin', 'src/agents/opencode/setup'],
     why: "the registry is the one door: a client is one entry in it; clients.ts is its plain-data half, for the renderer and the row types; OpenCode's hook and setup are doors of their own until the registry carries each client's",
@@ -171,7 +179,8 @@ const TEST_DOORS: Array<{ from: string; into: string; why: string }> = [
   { from: 'bench/context.ts', into: 'src/index/turns-claude', why: "the context bench times the listing with the turn reader switched off against it on" },
   { from: 'test/clients/opencode-sessions.test.ts', into: 'src/index/import-opencode', why: "OpenCode's database reader, checked against what the real binary writes while it writes (not yet behind the index's door)" },
   { from: 'test/agents/', into: 'src/agents/', why: "each client's rules and the image header reader, checked module by module" },
-  { from: 'test/index/', into: 'src/index/', why: "the index's tests check its phases (bulk load, database, sources, importers, timeline) one by one" },
+  { from: 'test/index/', into: 'src/index/', why: "the index's tests check its phases (bulk load, database, sources, importers, turn readers) one by one" },
+  { from: 'test/timeline/', into: 'src/timeline/', why: "the timeline's tests check the replay, the offline guard and the reports' totals one by one" },
   { from: 'test/service/', into: 'src/service/', why: "the service's tests check its method groups, its context and its readers below the contract" },
   { from: 'test/contract.test.ts', into: 'src/service/validate', why: "the contract's run-time validator, checked against the contract's own types" },
   { from: 'test/app/memory-api.ts', into: 'src/service/validate', why: "the UI's test double judges each request with the service's own validator, so a request the real service refuses (a 400) fails the UI's tests too" },
@@ -275,6 +284,13 @@ describe('layering (docs/architecture.md, as the table above)', () => {
       return !LAYERS[from]!.may.some((m) => i.target === m || i.target!.startsWith(m + '/') || to === m);
     });
     expect(bad.map(show)).toEqual([]);
+  });
+
+  it('the index imports nothing of the layers above it: it stores sessions, the timeline and the service read it', () => {
+    expect(all.filter((i) => i.file.startsWith('src/timeline/')).length, 'found the timeline layer').toBeGreaterThan(3);
+    for (const above of ['src/timeline', 'src/service']) expect(LAYERS['src/index']!.may).not.toContain(above);
+    const up = all.filter((i) => layerOf(i.file) === 'src/index' && i.target && ['src/timeline', 'src/service'].includes(layerOf(i.target) ?? ''));
+    expect(up.map(show)).toEqual([]);
   });
 
   it('no deep import into another layer\'s inside: only its front door', () => {

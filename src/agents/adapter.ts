@@ -111,6 +111,8 @@ export interface ClientContextRule {
   triggerSource: 'read' | 'inferred';
   /** 'before-call': compacts when the last context plus what was added reaches the trigger; 'after-call': when the last context alone did. */
   when: 'after-call' | 'before-call';
+  /** What a compaction leaves: the summary alone (Codex summarises what pushed it over), or the summary and the newest messages (Claude Code). */
+  keeps: 'summary' | 'summary-and-newest';
   how: string;
 }
 

@@ -19,8 +19,8 @@
  * |              | source.ts     | where sessions are read from (local files; the seam for S3)     |
  * | queries      | queries.ts    | sessions, pages of payloads, one payload, its content           |
  * | summary runs | summaries.ts  | runs from sidecars and from the inspector, searchable           |
- * | reports      | reports.ts    | the limit tuner and the waste report: views of the timeline's replay |
  * | experiments  | experiments.ts| summary experiments' datasets, runs, results and cache (not from files) |
+ * | the timeline | timeline-rows.ts, report-rows.ts | what src/timeline reads: turns, ledgers, report rows (no replay here) |
  *
  * The files are the truth: the database can be deleted at any time and `scan()` rebuilds it
  * (payload and session ids are derived from paths, so they survive a rebuild). Rows, requests
@@ -37,7 +37,7 @@ import { type PayloadContent, Queries } from './queries.js';
 import { ExperimentStore } from './experiments.js';
 import { readBacksIn } from './readback.js';
 import { compareSessions, toolEvidence } from './evidence.js';
-import { Reports } from './reports.js';
+import { ReportRows } from './report-rows.js';
 import { type AddRootOptions, Roots } from './roots.js';
 import type {
   ReadBack,
@@ -45,25 +45,18 @@ import type {
   CompareSessionsResponse,
   ToolEvidenceRequest,
   ToolEvidenceResponse,
-  TimelineData,
-  TimelineRequest,
   IndexStats,
-  LimitTunerRequest,
-  LimitTunerResponse,
   ListPayloadsRequest,
   ListPayloadsResponse,
   PayloadDetail,
   RootInfo,
   SessionInfo,
-  WasteReport,
-  WasteReportRequest,
 } from './rows.js';
 import { type ScanOptions, type ScanResult, Scanner } from './scanner.js';
 import type { SessionSource } from './source.js';
 import { RoutedSource, S3Poller, S3_POLL_MS, isS3Path } from './s3.js';
 import { SummaryRuns } from './summaries.js';
-import { TimelineQueries, type TimelineOptions } from './timeline-query.js';
-import { guardDecision, settingsOf } from './timeline-guard.js';
+import { TimelineRows } from './timeline-rows.js';
 import { Watcher } from './watch.js';
 import { RowWriter } from './writer.js';
 
@@ -84,13 +77,15 @@ export {
   type StoredResult,
   type StoredRun,
 } from './experiments.js';
-export { replay, scenarioLabel, type ReplaySeries } from './timeline.js';
+export { TimelineRows, NEAR_TRIGGER_SHARE, type StoredResult as StoredToolResult } from './timeline-rows.js';
+export { ReportRows, type PayloadFacts, type SessionMeta } from './report-rows.js';
+export { estimateText, type CompactionRecord, type TurnRecord, type TurnTool } from './turns.js';
+export { spilledRemainder } from './ledger.js';
 export { calibrateClaude, type Calibration, type CalibrationFit, type CalibrationSample } from './calibrate.js';
 export { detectRootKind, sideFilesDirsOf } from './discover.js';
 export { BULK_MIN_ROWS } from './fulltext.js';
 export { MIN_SESSIONS_FOR_SUGGESTION, MIN_SPILLS_FOR_SUGGESTION } from './evidence.js';
 export { DEFAULT_PAGE_ROWS, MAX_PAGE_ROWS, type PayloadContent } from './queries.js';
-export { DEFAULT_TUNER_BUCKETS, MAX_TUNER_SESSIONS_PER_PAGE, MAX_TUNER_SIZES, WASTE_BIGGEST_ROWS, logHistogram } from './reports.js';
 export { agentHomeRoots, type AddRootOptions } from './roots.js';
 export type { ScanOptions, ScanResult } from './scanner.js';
 export type { SessionSource } from './source.js';
@@ -140,8 +135,10 @@ export class SpillIndex {
   private readonly fullText: FullText;
   private readonly scanner: Scanner;
   private readonly queries: Queries;
-  private readonly reports: Reports;
-  private readonly timelines: TimelineQueries;
+  /** What the timeline layer (src/timeline) reads of a session's calls and writes back: rows in, rows out. */
+  readonly timelineRows: TimelineRows;
+  /** The rows the limit tuner and the waste report read (src/timeline/reports.ts). */
+  readonly reportRows: ReportRows;
   private readonly rowWriter: RowWriter;
   /** Summary experiments' datasets, runs, results and cache (experiments.ts), in this database. */
   readonly experiments: ExperimentStore;
@@ -164,14 +161,10 @@ export class SpillIndex {
     this.experiments = new ExperimentStore(this.core);
     this.fullText = new FullText(this.core, { bulkMinRows: opts.bulkMinRows ?? BULK_MIN_ROWS, writer: opts.bulkWriter ?? 'auto' });
     this.queries = new Queries(this.core, this.runs, this.fullText);
-    this.timelines = new TimelineQueries(this.core, (id) => this.queries.payloadContent(id));
-    this.reports = new Reports(
-      this.core,
-      (req, o) => this.timeline(req, o),
-      (p, limit, strategy, profile) => guardDecision(this.timelines.guard, p, settingsOf(limit, { strategy, profile })),
-    );
+    this.timelineRows = new TimelineRows(this.core);
+    this.reportRows = new ReportRows(this.core);
     this.rowWriter = new RowWriter(this.core, this.runs, () => (this.fullText.mayBePending = true));
-    this.scanner = new Scanner(this.core, this.roots, this.rowWriter, this.fullText, (ids) => this.queries.totals(ids), opts.backgroundEstimates === false ? undefined : (ids) => this.timelines.warm(ids));
+    this.scanner = new Scanner(this.core, this.roots, this.rowWriter, this.fullText, (ids) => this.queries.totals(ids), opts.backgroundEstimates === false ? undefined : (ids) => this.timelineRows.warm(ids));
     // Full text a previous process left unfinished fills in now.
     if (this.fullText.unsearched()) setImmediate(() => void this.fullText.fill());
   }
@@ -281,7 +274,7 @@ export class SpillIndex {
 
   listSessions(req: { rootId?: string } = {}): SessionInfo[] {
     const list = this.queries.listSessions(req);
-    const warnings = this.timelines.contextWarnings();
+    const warnings = this.timelineRows.contextWarnings();
     if (warnings.size) for (const s of list) {
       const w = warnings.get(s.id);
       if (w) s.contextWarning = w;
@@ -328,29 +321,9 @@ export class SpillIndex {
     this.runs.add(payloadId, run);
   }
 
-  /** The limit tuner: payload sizes, and each session's replay at the limit (reports.ts; the Timeline's replay). */
-  limitTunerData(req: LimitTunerRequest): Promise<LimitTunerResponse> {
-    return this.reports.limitTunerData(req);
-  }
-
-  /** A session's waste report, from the Timeline's replay (reports.ts). */
-  wasteReport(req: WasteReportRequest): Promise<WasteReport> {
-    return this.reports.wasteReport(req);
-  }
-
-  /** A session's context timeline (timeline.ts); undefined for an unknown session. With `replayOnly`, the replays alone. */
-  timeline(req: TimelineRequest, o?: TimelineOptions): Promise<TimelineData | undefined> {
-    return req.replayOnly ? this.timelines.replays(req, o) : this.timelines.timeline(req, o);
-  }
-
-  /** Guard runs the timeline's replays made offline so far (the bench counts them). */
-  guardRuns(): number {
-    return this.timelines.guard.runs;
-  }
-
   /** Sessions that compacted or came within 10% of their trigger: id → warning. */
   contextWarnings(): Map<string, string> {
-    return this.timelines.contextWarnings();
+    return this.timelineRows.contextWarnings();
   }
 
   /**
@@ -361,7 +334,7 @@ export class SpillIndex {
     await this.scanner.listed();
     await this.fullText.fill();
     await Promise.all([...this.fullText.finishing]);
-    await this.timelines.idle();
+    await this.timelineRows.idle();
   }
 
   /** Stop watching, finish the running listing, stop the full-text filler (it resumes at the next open), close the database. */
@@ -373,7 +346,7 @@ export class SpillIndex {
     await this.unwatch();
     await this.scanner.listed();
     this.core.closed = true;
-    await this.timelines.idle();
+    await this.timelineRows.idle();
     await this.fullText.fill();
     await Promise.all([...this.fullText.finishing]);
     this.core.db.close();

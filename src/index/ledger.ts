@@ -11,7 +11,7 @@
  *
  * `ledgerOf` is pure and cheap (arithmetic on what the listing has): a listing writes it with each
  * payload row; the estimate of a spill's message is chars / 4 until the background pass (the
- * timeline's, timeline-query.ts) measures or estimates it.
+ * timeline's, src/timeline/timelines.ts) measures or estimates it.
  */
 import { type ImageSize, clientGives, imageSize, imageTokens, imagesTokens, providerOf, ruleById } from '../agents/index.js';
 import { DEFAULT_PROFILE, DEFAULT_STRATEGY } from '../pipeline/index.js';

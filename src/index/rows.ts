@@ -418,6 +418,8 @@ export interface ContextRule {
    * 'after-call': when the last call's context alone reached it.
    */
   when: 'after-call' | 'before-call';
+  /** What a compaction leaves, by the client's rule: the summary alone, or the summary and the newest messages (absent: the latter). */
+  keeps?: 'summary' | 'summary-and-newest';
   how: string;
 }
 

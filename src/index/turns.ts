@@ -7,7 +7,7 @@
  *
  * The parts of a turn (what entered its context since the call before) are estimated with
  * Spillway's own estimator on the text as the model saw it; the timeline later scales them to
- * the API's delta (timeline.ts), so the estimate only splits a measured number.
+ * the API's delta (src/timeline/replay.ts), so the estimate only splits a measured number.
  */
 import { MAX_BUILT_BLOCKS_PER_LINE } from './huge-line.js';
 import { estimateTokens } from '../pipeline/estimate/index.js';
@@ -28,7 +28,7 @@ export interface TurnTool {
   /**
    * Where the result is in its transcript. A listing only notes it, `tokens` 0 (estimating every
    * result was most of what turns cost a listing); the first timeline of the session estimates it
-   * from there and keeps the number with it (timeline-query.ts).
+   * from there and keeps the number with it (timeline-rows.ts).
    */
   at?: TurnToolAt;
 }

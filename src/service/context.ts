@@ -10,6 +10,7 @@ import { UntrustedFileError, appPaths, isInside } from '../pipeline/index.js';
 import { S3StoreError } from '../pipeline/store/s3/index.js';
 import { IndexError, RoutedSource, agentHomeRoots, isS3Path, openIndex, s3PollMs, s3ReconcileMs, type SpillIndex } from '../index/index.js';
 import { TemplateError } from '../summarize/index.js';
+import { openTimelines, type Timelines } from '../timeline/index.js';
 import { ServiceError, type AppInfo, type MethodName, type MethodRequest, type MethodResponse, type RootInfo } from './contract.js';
 import { createComputePool, type ComputePool } from './compute.js';
 import { InspectorEmitter } from './events.js';
@@ -152,6 +153,7 @@ export function createContext(opts: CreateServiceOptions) {
   const consentedFolders = new Set<string>();
   let closed = false;
   let index: SpillIndex | undefined;
+  let timelines: Timelines | undefined;
   let stopWatch: (() => Promise<void>) | undefined;
 
   const ready: Promise<void> = (async () => {
@@ -163,6 +165,8 @@ export function createContext(opts: CreateServiceOptions) {
     preparePrivateDbFile(dbPath);
     const ix = openIndex({ dbPath, source, s3PollMs: s3PollMs(env), onEvent: (e) => emitter.emit(e.event, e.payload as never) });
     index = ix;
+    // Before the first scan: its background phase measures the ledgers with the timeline's figures.
+    timelines = openTimelines(ix);
     for (const w of ix.warnings) warn(w);
     // The roots given on the command line are the user's word: checked, and their consent recorded first.
     const given: string[] = [];
@@ -213,6 +217,11 @@ export function createContext(opts: CreateServiceOptions) {
     }
     return index!;
   };
+  /** The timeline layer over the index, once open. */
+  const tl = async (): Promise<Timelines> => {
+    await idx();
+    return timelines!;
+  };
   const files = createPayloadFiles(idx, confined, s3);
   emitter.on('onDidIndex', () => files.forget());
 
@@ -240,6 +249,7 @@ export function createContext(opts: CreateServiceOptions) {
     rootPolicy,
     ready,
     idx,
+    timelines: tl,
     isClosed: () => closed,
     isScratch: (p: string) => isInside(paths.scratch, p),
     allowRootArea: areas.allow,

@@ -21,6 +21,7 @@ import { appPaths, estimateTokens, MAX_SUMMARY_OUTPUT_TOKENS } from '../pipeline
 import { pendingDir } from '../pipeline/store/s3/index.js';
 import type { SummaryOutput } from '../pipeline/types.js';
 import { calibrateClaude, isS3Path, openIndex, type Calibration } from '../index/index.js';
+import { openTimelines } from '../timeline/index.js';
 import {
   findProjectionSpec,
   HandleStore,
@@ -265,6 +266,7 @@ export async function contextTimeline(o: ContextTimelineOptions): Promise<Contex
   preparePrivateDbFile(dbPath);
   // One session's timeline: its request estimates what it needs; the rest stays for serve's background phase.
   const index = openIndex({ dbPath, backgroundEstimates: false });
+  const timelines = openTimelines(index);
   try {
     let sessionId: string | undefined;
     const abs = path.resolve(o.target);
@@ -281,7 +283,7 @@ export async function contextTimeline(o: ContextTimelineOptions): Promise<Contex
     }
     if (!sessionId) throw new Error(`no session ${JSON.stringify(o.target)}: give a transcript path, or an id or name from the inspector`);
     // A command waits for every guard message (the view asks again for those still pending instead).
-    const t = await index.timeline({ ...o.request, sessionId }, { guardBudgetMs: CLI_GUARD_BUDGET_MS });
+    const t = await timelines.timeline({ ...o.request, sessionId }, { guardBudgetMs: CLI_GUARD_BUDGET_MS });
     if (!t) throw new Error(`no session ${JSON.stringify(o.target)}`);
     return { ...t, readBacks: index.readBacks([sessionId]) };
   } finally {

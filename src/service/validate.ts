@@ -3,7 +3,8 @@ import { ALL_STRATEGIES } from '../pipeline/estimate/options.js';
 import { PROFILES } from '../pipeline/types.js';
 import { CONTENT_KINDS } from '../pipeline/vocab.js';
 // The index pages at most this many rows; a bigger request is refused here rather than cut there.
-import { MAX_PAGE_ROWS, MAX_TUNER_SESSIONS_PER_PAGE } from '../index/index.js';
+import { MAX_PAGE_ROWS } from '../index/index.js';
+import { MAX_TUNER_SESSIONS_PER_PAGE } from '../timeline/index.js';
 import type { GuardAction, StrategyName } from '../pipeline/types.js';
 // A rule's change is checked by the rules files' own schema: the inspector cannot write what `config set` would refuse.
 import { ruleMatchSchema, ruleSchema } from '../integrations/rules/config.js';

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openIndex, type SpillIndex } from '../../src/index/index.js';
+import { openTimelines } from '../../src/timeline/index.js';
 import { startGeminiDouble } from './doubles/gemini.js';
 import { GEMINI_CLI_VERSION, countedUsage, geminiBinary, runGemini } from './gemini.js';
 import { CLIENTS_NM, tmpDir } from './harness.js';
@@ -43,6 +44,7 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION}, re-run`, () => {
       expect(main.length).toBe(4);
 
       const index = openIndex({ dbPath: path.join(tmpDir('spillway-gm-db-'), 'index.sqlite') });
+      const timelines = openTimelines(index);
       indexes.push(index);
       index.addRoot(path.join(run.home, '.gemini', 'tmp'));
       const scan = await index.scan();
@@ -50,7 +52,7 @@ describe(`Gemini CLI ${GEMINI_CLI_VERSION}, re-run`, () => {
       const [s, ...rest] = index.listSessions();
       expect(rest).toEqual([]);
       expect(s).toMatchObject({ client: 'Gemini CLI' });
-      const t = (await index.timeline({ sessionId: s!.id }))!;
+      const t = (await timelines.timeline({ sessionId: s!.id }))!;
       expect(t.turns.filter((x) => x.kind === 'main').map((x) => x.context)).toEqual(main);
       const payloads = index.listPayloads({ sessionId: s!.id }).rows;
       expect(payloads.map((p) => p.tool).sort()).toEqual(['read_file', 'read_file', 'run_shell_command']);

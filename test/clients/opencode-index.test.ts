@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openIndex, type SpillIndex } from '../../src/index/index.js';
+import { openTimelines } from '../../src/timeline/index.js';
 import type { SessionInfo, TimelineData } from '../../src/index/rows.js';
 import { chatInputTokens, startChatDouble, type ChatDouble } from './doubles/openai-chat.js';
 import { tmpDir } from './harness.js';
@@ -44,6 +45,7 @@ describe(`OpenCode ${OPENCODE_VERSION}: its session in the index and the Timelin
     const data = path.join(opencodeDirs(home).data, 'opencode');
     fs.mkdirSync(data, { recursive: true });
     index = openIndex({ dbPath: path.join(tmpDir('spillway-oc-index-db-'), 'index.sqlite') });
+    const timelines = openTimelines(index);
     index.addRoot(data);
     // Scans while OpenCode writes, as the service's watcher would: none may fail.
     let scanning = Promise.resolve();
@@ -68,7 +70,7 @@ describe(`OpenCode ${OPENCODE_VERSION}: its session in the index and the Timelin
     const sessions = index.listSessions();
     console.log(`opencode run: exit ${run.code} in ${run.ms} ms; ${during.scans} scans during it; sessions: ${JSON.stringify(sessions.map((s) => [s.kind, s.title, s.payloadCount]))}`);
     session = sessions[0]!;
-    timeline = (await index.timeline({ sessionId: session.id }))!;
+    timeline = (await timelines.timeline({ sessionId: session.id }))!;
   }, RUN_MS + 60_000);
   afterAll(async () => {
     await index?.close();

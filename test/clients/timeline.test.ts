@@ -20,6 +20,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openIndex, type SpillIndex } from '../../src/index/index.js';
+import { openTimelines, type Timelines } from '../../src/timeline/index.js';
 import type { TimelineData } from '../../src/index/rows.js';
 import type { AnthropicStep } from './doubles/anthropic.js';
 import { ROOT, tmpDir } from './harness.js';
@@ -35,17 +36,18 @@ afterAll(async () => {
   for (const i of indexes.splice(0)) await i.close();
 });
 
-async function timelineOf(root: string): Promise<{ index: SpillIndex; main: TimelineData; all: TimelineData[] }> {
+async function timelineOf(root: string): Promise<{ index: SpillIndex; timelines: Timelines; main: TimelineData; all: TimelineData[] }> {
   const index = openIndex({ dbPath: path.join(tmpDir('spillway-tl-db-'), 'index.sqlite') });
+  const timelines = openTimelines(index);
   indexes.push(index);
   index.addRoot(root);
   const scan = await index.scan();
   expect(scan.warnings).toEqual([]);
   const sessions = index.listSessions();
-  const all = await Promise.all(sessions.map(async (s) => (await index.timeline({ sessionId: s.id }))!));
+  const all = await Promise.all(sessions.map(async (s) => (await timelines.timeline({ sessionId: s.id }))!));
   const top = sessions.filter((s) => !s.parentSessionId);
   expect(top).toHaveLength(1);
-  return { index, main: (await index.timeline({ sessionId: top[0]!.id }))!, all };
+  return { index, timelines, main: (await timelines.timeline({ sessionId: top[0]!.id }))!, all };
 }
 
 /** Read, Bash and MCP calls on files big enough that each result is over the guard's default limit (Bash stays under Claude Code's own 30,000-char cut). */
@@ -88,7 +90,7 @@ describe('Claude Code 2.1.328, 22 calls of big results, with and without the hoo
   let guarded: ClaudeSession;
   let bareTl: TimelineData;
   let guardedTl: TimelineData;
-  let bareIndex: SpillIndex;
+  let bareTimelines: Timelines;
 
   beforeAll(async () => {
     const home = tmpDir('spillway-tl-guard-home-');
@@ -100,7 +102,7 @@ describe('Claude Code 2.1.328, 22 calls of big results, with and without the hoo
       claudeSession({ script: bigScript, mcp: true, env: PCT, home, timeoutMs: RUN_MS }),
     ]);
     for (const s of [bare, guarded]) await s.double.close();
-    ({ main: bareTl, index: bareIndex } = await timelineOf(path.join(bare.run.home, '.claude', 'projects')));
+    ({ main: bareTl, timelines: bareTimelines } = await timelineOf(path.join(bare.run.home, '.claude', 'projects')));
     guardedTl = (await timelineOf(path.join(guarded.run.home, '.claude', 'projects'))).main;
   }, 2 * RUN_MS + 120_000);
 
@@ -135,7 +137,7 @@ describe('Claude Code 2.1.328, 22 calls of big results, with and without the hoo
   });
 
   it("the replay of the bare session under the run's rule finds its compactions; with the guard at the default limit it predicts what the guarded run did", async () => {
-    const t = (await bareIndex.timeline({ sessionId: bareTl.sessionId, autoCompactPct: 10, limits: [12_000] }, { guardBudgetMs: 120_000 }))!;
+    const t = (await bareTimelines.timeline({ sessionId: bareTl.sessionId, autoCompactPct: 10, limits: [12_000] }, { guardBudgetMs: 120_000 }))!;
     expect(t.rule.trigger).toBe(98_000);
     const real = t.compactions.map((c) => c.turn);
     const [asRan, , g12k] = t.replays;
@@ -146,11 +148,12 @@ describe('Claude Code 2.1.328, 22 calls of big results, with and without the hoo
 
   it("with the guarded run's spills indexed too, its replay without the guard predicts the bare run's compactions within one turn", async () => {
     const index = openIndex({ dbPath: path.join(tmpDir('spillway-tl-db-'), 'index.sqlite') });
+    const timelines = openTimelines(index);
     indexes.push(index);
     index.addRoot(path.join(guarded.run.home, '.claude', 'projects'));
     index.addRoot(path.join(guarded.run.home, 'spillway', 'sessions'));
     expect((await index.scan()).warnings).toEqual([]);
-    const t = (await index.timeline({ sessionId: guardedTl.sessionId, autoCompactPct: 10, limits: [12_000] }, { guardBudgetMs: 120_000 }))!;
+    const t = (await timelines.timeline({ sessionId: guardedTl.sessionId, autoCompactPct: 10, limits: [12_000] }, { guardBudgetMs: 120_000 }))!;
     const [asRan, noGuard, g12k] = t.replays;
     expect(asRan!.compactionsAt).toEqual([]);
     const real = compactionTurns(bare.usage);
@@ -247,7 +250,7 @@ describe('Claude Code 2.1.328, a sub-agent in the background (run_in_background:
 describe('Codex 0.171.0 with model_auto_compact_token_limit = 12000', () => {
   let s: CodexSession;
   let t: TimelineData;
-  let index: SpillIndex;
+  let timelines: Timelines;
 
   beforeAll(async () => {
     s = await codexSession({
@@ -258,7 +261,7 @@ describe('Codex 0.171.0 with model_auto_compact_token_limit = 12000', () => {
       topToml: 'model_auto_compact_token_limit = 12000',
     });
     await s.double.close();
-    ({ main: t, index } = await timelineOf(path.join(s.run.codexHome, 'sessions')));
+    ({ main: t, timelines } = await timelineOf(path.join(s.run.codexHome, 'sessions')));
   }, RUN_MS);
 
   it('the run completed and Codex compacted by itself', () => {
@@ -277,7 +280,7 @@ describe('Codex 0.171.0 with model_auto_compact_token_limit = 12000', () => {
   });
 
   it('the replay under the limit it ran with finds the compactions where they happened, within one turn', async () => {
-    const r = (await index.timeline({ sessionId: t.sessionId, autoCompactLimit: 12_000 }))!;
+    const r = (await timelines.timeline({ sessionId: t.sessionId, autoCompactLimit: 12_000 }))!;
     expect(r.rule).toMatchObject({ trigger: 12_000, triggerSource: 'read' });
     const real = r.compactions.map((c) => c.turn);
     expect(r.replays[0]!.compactionsAt).toHaveLength(real.length);

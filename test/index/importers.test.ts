@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { countExact } from '../../src/pipeline/estimate/internal.js';
 import { CLAUDE_PROJECTS, FIXTURES, REPO, copyTree, tmpDir, tmpIndex } from './helpers.js';
+import { tmpTimelines } from '../timeline/helpers.js';
 
 // Expected counts come from the fixtures' SOURCES.md (tool_use / tool_result pairs per file).
 const PHANTOM = '-Users-gray-Projects-claude-bug/637ef6e7-e740-4503-8ff8-5780d7c0918f';
@@ -59,7 +60,7 @@ describe('Claude Code import (real transcripts)', () => {
       { type: 'user', sessionId, timestamp: '2026-11-30T10:00:01.000Z', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_greek', content: text }] } },
     ];
     fs.writeFileSync(path.join(dir, `${sessionId}.jsonl`), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
-    const { index } = tmpIndex();
+    const { index, timelines } = tmpTimelines();
     index.addRoot(path.join(home, '.claude', 'projects'));
     await index.scan();
     const row = index.listPayloads({ limit: 5 }).rows[0]!;
@@ -69,7 +70,7 @@ describe('Claude Code import (real transcripts)', () => {
     const d = await index.getPayload(row.id);
     expect(d.estimates.o200k).toBe(truth);
     expect(d.estimates.calibrated).toBeLessThan(truth * 0.8); // the fit alone: Amharic at ~0.74x
-    expect((await index.wasteReport({ sessionId: row.sessionId })).biggest[0]!.fullTokens ?? (await index.wasteReport({ sessionId: row.sessionId })).biggest[0]!.tokens).toBe(truth);
+    expect((await timelines.wasteReport({ sessionId: row.sessionId })).biggest[0]!.fullTokens ?? (await timelines.wasteReport({ sessionId: row.sessionId })).biggest[0]!.tokens).toBe(truth);
   });
 
   it('reads a <persisted-output> stub from its tool-results spill file, linked to the Grep call', async () => {

@@ -6,18 +6,20 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HOOK_LIMIT, writeLedgerSession } from './ledger-fixture.js';
-import { tmpDir, tmpIndex } from './helpers.js';
+import { tmpDir } from './helpers.js';
+import { tmpTimelines } from '../timeline/helpers.js';
 
 async function indexed() {
   const dir = tmpDir('spillway-ledger-');
   const fx = await writeLedgerSession(dir);
-  const { index } = tmpIndex();
+  // As the service opens them: the timeline layer measures the ledgers in the index's background phase.
+  const { index, timelines } = tmpTimelines();
   index.addRoot(fx.spills);
   index.addRoot(fx.projects);
   await index.scan();
   const session = index.listSessions().find((s) => s.kind === 'claude-code')!;
   const rows = index.listPayloads({ sessionId: session.id, limit: 100 }).rows;
-  return { fx, index, session, rows };
+  return { fx, index, timelines, session, rows };
 }
 
 describe('the ledger, written at indexing', () => {
@@ -67,8 +69,8 @@ describe('the ledger, written at indexing', () => {
 
 describe('the ledger, measured by the timeline and read by every view', () => {
   it('entered becomes the measured share of each call; the table, the header and the timeline show the same figure', async () => {
-    const { fx, index, session } = await indexed();
-    const t = (await index.timeline({ sessionId: session.id }))!;
+    const { fx, index, session, timelines } = await indexed();
+    const t = (await timelines.timeline({ sessionId: session.id }))!;
     const tools = t.turns.flatMap((x) => x.tools);
     const read = tools.find((x) => x.name === 'Read')!;
     // The image entered at its pixels in the timeline too (it was 0 before).
@@ -86,8 +88,8 @@ describe('the ledger, measured by the timeline and read by every view', () => {
   });
 
   it('replays: at the session\'s own settings within 2% per call; no guard is the client\'s own rule; the cut asset is cut again', async () => {
-    const { fx, index, session } = await indexed();
-    const t = (await index.timeline({ sessionId: session.id, limits: [HOOK_LIMIT, 2_000, 25_000] }, { guardBudgetMs: 60_000 }))!;
+    const { fx, session, timelines } = await indexed();
+    const t = (await timelines.timeline({ sessionId: session.id, limits: [HOOK_LIMIT, 2_000, 25_000] }, { guardBudgetMs: 60_000 }))!;
     const measured = t.turns.map((x) => x.context!);
     expect(measured).toEqual(fx.contexts);
     const [asRan, noGuard, atOwn, at2k, at25k] = t.replays;
@@ -100,8 +102,8 @@ describe('the ledger, measured by the timeline and read by every view', () => {
   });
 
   it('savings are against what the client would have done anyway: tokens kept out × calls they stayed; a spill smaller than the preview saves, one bigger would be negative', async () => {
-    const { index, session } = await indexed();
-    const t = (await index.timeline({ sessionId: session.id }))!;
+    const { session, timelines } = await indexed();
+    const t = (await timelines.timeline({ sessionId: session.id }))!;
     const b64 = t.topCosts.find((c) => c.id === 'toolu_b64')!;
     expect(b64.clientTokens!).toBeGreaterThan(b64.tokens);
     expect(b64.savedTokens).toBe((b64.clientTokens! - b64.tokens) * b64.turnsInContext);

@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { agentHomeRoots } from '../../src/index/index.js';
 import { openCodeFacts } from '../../src/index/import-opencode.js';
 import { tmpDir, tmpIndex, waitFor } from './helpers.js';
+import { tmpTimelines } from '../timeline/helpers.js';
 
 const T0 = 1_780_000_000_000;
 
@@ -110,7 +111,7 @@ describe('OpenCode sessions in the index (a database made here)', () => {
 
   it("each tool result a payload row: a cut one holds OpenCode's whole output from tool-output/ and the cut as its message; each re-reads by place", async () => {
     const { dir } = dataDir(standard);
-    const { index } = tmpIndex();
+    const { index, timelines } = tmpTimelines();
     index.addRoot(dir);
     await index.scan();
     const a = index.listSessions().find((s) => s.path.endsWith('ses_a'))!;
@@ -126,7 +127,7 @@ describe('OpenCode sessions in the index (a database made here)', () => {
     // Re-read from the database by its session and call id.
     expect(await index.payloadContent(small.id)).toEqual({ type: 'text', text: 'two', bytes: 3 });
     // The ledger: as OpenCode gives it, by its cut (2,000 lines / 50 KB), less than the whole.
-    const t = (await index.timeline({ sessionId: a.id }))!;
+    const t = (await timelines.timeline({ sessionId: a.id }))!;
     const led = t.turns[1]!.tools[0]!.ledger!;
     expect(led.asClient.rule).toBe('opencode.bash');
     expect(led.asClient.tokens).toBeLessThan(led.full.tokens);
@@ -152,11 +153,11 @@ describe('OpenCode sessions in the index (a database made here)', () => {
 
   it("the Timeline: one call per assistant message, its context the usage OpenCode stored (input + cache read + cache write)", async () => {
     const { dir } = dataDir(standard);
-    const { index } = tmpIndex();
+    const { index, timelines } = tmpTimelines();
     index.addRoot(dir);
     await index.scan();
     const a = index.listSessions().find((s) => s.path.endsWith('ses_a'))!;
-    const t = (await index.timeline({ sessionId: a.id }))!;
+    const t = (await timelines.timeline({ sessionId: a.id }))!;
     expect(t.turns.map((x) => x.context)).toEqual([1_500, 15_300, 15_420]);
     expect(t.turns[1]!.tools.map((x) => x.id)).toEqual(['call_1']);
     expect(t.turns[2]!.tools.map((x) => x.id)).toEqual(['call_2']);

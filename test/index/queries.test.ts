@@ -1,7 +1,8 @@
 import path from 'node:path';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type SpillIndex, logHistogram, openIndex } from '../../src/index/index.js';
+import { type SpillIndex, openIndex } from '../../src/index/index.js';
+import { type Timelines, logHistogram, openTimelines } from '../../src/timeline/index.js';
 import type { SummaryRun } from '../../src/pipeline/types.js';
 import { type GeneratedRoot, generateSessionsRoot } from '../helpers/gen-sessions.js';
 import { CLAUDE_PROJECTS } from './helpers.js';
@@ -9,6 +10,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 
 let index: SpillIndex;
+/** The limit tuner and the waste report are the timeline layer's (src/timeline/reports.ts), over this index. */
+let timelines: Timelines;
 let gen: GeneratedRoot;
 let dir: string;
 
@@ -16,6 +19,7 @@ beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-q-'));
   gen = await generateSessionsRoot(path.join(dir, 'sessions'), { sessions: 3, payloads: 60, seed: 77, imageShare: 0.2 });
   index = openIndex({ dbPath: path.join(dir, 'index.sqlite') });
+  timelines = openTimelines(index);
   index.addRoot(gen.root);
   index.addRoot(path.join(CLAUDE_PROJECTS, '-Users-gray-Projects-claude-bug'));
   await index.scan();
@@ -97,7 +101,7 @@ describe('listPayloads', () => {
 describe('limit tuner and waste report', () => {
   it('gives a histogram and sizes that agree with each other, and payload sizes only for sessions without calls', async () => {
     const limit = 4_000;
-    const t = await index.limitTunerData({ limitTokens: limit, buckets: 16 });
+    const t = await timelines.limitTunerData({ limitTokens: limit, buckets: 16 });
     expect(t.total).toBe(86);
     expect(t.sizes).toHaveLength(86);
     expect(t.histogram.reduce((a, b) => a + b.count, 0)).toBe(86);
@@ -112,13 +116,13 @@ describe('limit tuner and waste report', () => {
     expect(t.payloadsOnly.payloads).toBeGreaterThanOrEqual(bareSizes.length);
     expect(t.assumptions.join(' ')).toMatch(/no calls to multiply/);
     // A context window narrows the limit: 10% of 20,000.
-    expect((await index.limitTunerData({ limitTokens: 12_000, contextWindowTokens: 20_000 })).limitTokens).toBe(2_000);
-    const chars4 = await index.limitTunerData({ limitTokens: limit, strategy: 'chars4' });
+    expect((await timelines.limitTunerData({ limitTokens: 12_000, contextWindowTokens: 20_000 })).limitTokens).toBe(2_000);
+    const chars4 = await timelines.limitTunerData({ limitTokens: limit, strategy: 'chars4' });
     expect(chars4.strategy).toBe('chars4');
     expect(chars4.sizes.map((s) => s.tokens)).not.toEqual(t.sizes.map((s) => s.tokens));
     // Cheap strategies have a figure for every payload; an exact one only where it was counted.
     expect([t.fallbacks, chars4.fallbacks]).toEqual([0, 0]);
-    const claude = await index.limitTunerData({ limitTokens: limit, strategy: 'claude' });
+    const claude = await timelines.limitTunerData({ limitTokens: limit, strategy: 'claude' });
     let never = 0;
     for (const r of index.listPayloads({ limit: 1000 }).rows) if ((await index.getPayload(r.id)).estimates.claude === undefined) never++;
     expect(never).toBeGreaterThan(0);
@@ -127,7 +131,7 @@ describe('limit tuner and waste report', () => {
 
   it('reports a real Claude Code session: tokens per tool, costliest calls with their arguments', async () => {
     const s = index.listSessions().find((x) => x.name === '637ef6e7-e740-4503-8ff8-5780d7c0918f')!;
-    const w = await index.wasteReport({ sessionId: s.id, limitTokens: 5_000 });
+    const w = await timelines.wasteReport({ sessionId: s.id, limitTokens: 5_000 });
     const rows = index.listPayloads({ sessionId: s.id, limit: 1000 }).rows;
     expect(w.byTool.find((t) => t.tool === 'Grep')!.calls).toBe(4);
     expect(w.byTool.reduce((a, t) => a + t.calls, 0)).toBe(19);
@@ -135,12 +139,12 @@ describe('limit tuner and waste report', () => {
       expect(rows.some((r) => r.id === b.payloadId)).toBe(true);
       expect(b.args).toBe(rows.find((r) => r.id === b.payloadId)!.inputExcerpt);
     }
-    await expect(index.wasteReport({ sessionId: 'nope' })).rejects.toThrow(/no session/);
+    await expect(timelines.wasteReport({ sessionId: 'nope' })).rejects.toThrow(/no session/);
   });
 
   it('counts inline base64 the guard cut out of screenshots', async () => {
     const s = index.listSessions().find((x) => x.kind === 'spillway' && x.assetCount > 0)!;
-    const w = await index.wasteReport({ sessionId: s.id });
+    const w = await timelines.wasteReport({ sessionId: s.id });
     expect(w.basis).toBe('payload-sizes');
     expect(w.inlineBase64.payloads).toBeGreaterThan(0);
     expect(w.inlineBase64.bytes).toBeGreaterThan(1_000);

@@ -12,6 +12,7 @@ import { handleLargeResponse } from '../../src/pipeline/index.js';
 import { contextTimeline } from '../../src/service/offline.js';
 import { createInspectorService } from '../../src/service/service.js';
 import { REPO, copyTree, tmpDir, tmpIndex } from './helpers.js';
+import { tmpTimelines } from '../timeline/helpers.js';
 
 const REAL = path.join(REPO, 'test', 'index', 'fixtures', 'real');
 /** The session the real Claude Code 2.1.328 wrote (test/clients/realistic.ts): spills read back by Read with an offset, grep in Bash, spillway_read and spillway_grep. */
@@ -112,7 +113,8 @@ describe('read-backs in a Claude Code transcript of a hook spill', () => {
 
 describe('what the views show beside a read-back', () => {
   it('the realistic Claude Code session: each names the spill’s tool, its session, the transcript’s call it answered and the reader’s entered tokens', async () => {
-    const { index } = tmpIndex();
+    // As the service opens them: the reader's entered is the figure the timeline measured at indexing.
+    const { index } = tmpTimelines();
     index.addRoot(path.join(REALISTIC, 'projects'));
     index.addRoot(path.join(REALISTIC, 'spillway-sessions'));
     await index.scan();

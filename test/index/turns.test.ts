@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ClaudeTurns } from '../../src/index/turns-claude.js';
-import { REPO, copyTree, tmpDir, tmpIndex } from './helpers.js';
+import { REPO, copyTree, tmpDir } from './helpers.js';
+import { tmpTimelines } from '../timeline/helpers.js';
 
 const TL = path.join(REPO, 'test', 'index', 'fixtures', 'timeline');
 const REAL = path.join(REPO, 'test', 'index', 'fixtures', 'real');
@@ -18,14 +19,14 @@ const SUB_AGENT = [14_670, 24_833, 28_212];
 const GEMINI_MAIN = [10_194, 16_006, 21_818, 27_630, 29_956];
 
 async function turnsOf(root: string) {
-  const { index } = tmpIndex();
+  const { index, timelines } = tmpTimelines();
   index.addRoot(root);
   const scan = await index.scan();
   const db = (index as unknown as { core: { db: import('better-sqlite3').Database } }).core.db;
   const turns = db.prepare('SELECT * FROM turns ORDER BY session_id, source_id, seq').all() as any[];
   const compactions = db.prepare('SELECT * FROM compactions ORDER BY session_id, source_id, n').all() as any[];
   const notes = db.prepare('SELECT * FROM turn_sources').all() as any[];
-  return { index, scan, turns, compactions, notes };
+  return { index, timelines, scan, turns, compactions, notes };
 }
 
 describe('turns from Claude Code 2.1.328', () => {
@@ -99,7 +100,7 @@ describe('turns from Claude Code 2.1.328', () => {
 
 describe('a sub-agent of Claude Code 2.1.328 with calls of its own (fixtures/timeline/claude-code-subagent)', () => {
   it("its calls are its own session's sidechain lane, never the parent's turns; the Agent result's own usage is not a call", async () => {
-    const { index, turns, scan } = await turnsOf(path.join(TL, 'claude-code-subagent'));
+    const { index, timelines, turns, scan } = await turnsOf(path.join(TL, 'claude-code-subagent'));
     expect(scan.warnings).toEqual([]);
     const sessions = index.listSessions();
     const sub = sessions.find((s) => s.parentSessionId)!;
@@ -109,10 +110,10 @@ describe('a sub-agent of Claude Code 2.1.328 with calls of its own (fixtures/tim
     expect(of(sub.id).map((t) => [t.kind, t.context])).toEqual(SUB_AGENT.map((c) => ['sidechain', c]));
     // The Agent tool's result (toolUseResult.usage: the sub-agent's last call) enters the parent as one tool result.
     expect(JSON.parse(of(parent.id)[2].tools_json).map((t: any) => t.name)).toEqual(['Agent']);
-    const t = (await index.timeline({ sessionId: parent.id }))!;
+    const t = (await timelines.timeline({ sessionId: parent.id }))!;
     expect(t.turns.map((x) => x.context)).toEqual(SUB_PARENT);
     expect(t.subagents).toEqual([expect.objectContaining({ sessionId: sub.id, calls: 3, peak: SUB_AGENT[2] })]);
-    expect((await index.timeline({ sessionId: sub.id }))!.turns.map((x) => x.context)).toEqual(SUB_AGENT);
+    expect((await timelines.timeline({ sessionId: sub.id }))!.turns.map((x) => x.context)).toEqual(SUB_AGENT);
   });
 });
 
@@ -168,7 +169,7 @@ describe('Claude Code tool results: placed while listing, estimated at the first
     expect(eager.size).toBeGreaterThan(3);
     expect([...eager.values()].every((n) => n > 0)).toBe(true);
 
-    const { index, dbPath } = tmpIndex(undefined, { backgroundEstimates: false });
+    const { index, dbPath, timelines } = tmpTimelines(undefined, { backgroundEstimates: false });
     index.addRoot(dir);
     await index.scan();
     await index.idle();
@@ -177,18 +178,18 @@ describe('Claude Code tool results: placed while listing, estimated at the first
     expect(placed.every((x: any) => x.tokens === 0 && x.at.length > 0 && x.at.block >= 0)).toBe(true);
 
     const id = index.listSessions()[0]!.id;
-    const estimated = async (i: typeof index) => new Map((await i.timeline({ sessionId: id }))!.turns.flatMap((t) => t.tools.map((x) => [x.id, x.estimated] as const)));
-    expect(await estimated(index)).toEqual(eager);
+    const estimated = async (i: typeof timelines) => new Map((await i.timeline({ sessionId: id }))!.turns.flatMap((t) => t.tools.map((x) => [x.id, x.estimated] as const)));
+    expect(await estimated(timelines)).toEqual(eager);
     const kept = rowsOf(index).flatMap((r) => JSON.parse(r.tools_json));
     expect(kept.every((x: any) => x.tokens === eager.get(x.id))).toBe(true);
     await index.close();
 
     // Kept in the index: the transcript is not read again.
     fs.rmSync(file);
-    const again = tmpIndex(dbPath).index;
-    expect(await estimated(again)).toEqual(eager);
-    expect((await again.timeline({ sessionId: id }))!.notes.join('\n')).not.toMatch(/not found/);
-    await again.close();
+    const again = tmpTimelines(dbPath);
+    expect(await estimated(again.timelines)).toEqual(eager);
+    expect((await again.timelines.timeline({ sessionId: id }))!.notes.join('\n')).not.toMatch(/not found/);
+    await again.index.close();
   });
 
   it('by default a third phase estimates them in the background after the full text: the first timeline reads stored numbers', async () => {
@@ -196,7 +197,7 @@ describe('Claude Code tool results: placed while listing, estimated at the first
     const reader = new ClaudeTurns();
     fs.readFileSync(path.join(dir, PCT5), 'utf8').split('\n').forEach((l, i) => l && reader.line(Buffer.from(l), i));
     const eager = new Map(reader.result().turns.flatMap((t) => t.tools.map((x) => [x.id, x.tokens] as const)));
-    const { index } = tmpIndex();
+    const { index, timelines } = tmpTimelines();
     index.addRoot(dir);
     await index.scan();
     await index.idle();
@@ -205,7 +206,7 @@ describe('Claude Code tool results: placed while listing, estimated at the first
     expect(kept.every((x: any) => x.at && x.tokens === eager.get(x.id))).toBe(true);
     // Stored: the timeline no longer needs the transcript.
     fs.rmSync(path.join(dir, PCT5));
-    const t = (await index.timeline({ sessionId: index.listSessions()[0]!.id }))!;
+    const t = (await timelines.timeline({ sessionId: index.listSessions()[0]!.id }))!;
     expect(new Map(t.turns.flatMap((x) => x.tools.map((y) => [y.id, y.estimated] as const)))).toEqual(eager);
     await index.close();
   });
@@ -213,11 +214,11 @@ describe('Claude Code tool results: placed while listing, estimated at the first
   it('a transcript that grew is listed again whole: the timeline takes over the numbers of the places it saw and estimates the new lines', async () => {
     const dir = copyTree(path.join(TL, 'claude-code-pct5'), path.join(tmpDir(), 'cc'));
     const file = path.join(dir, PCT5);
-    const { index } = tmpIndex();
+    const { index, timelines } = tmpTimelines();
     index.addRoot(dir);
     await index.scan();
     const id = index.listSessions()[0]!.id;
-    const before = (await index.timeline({ sessionId: id }))!.turns.flatMap((t) => t.tools);
+    const before = (await timelines.timeline({ sessionId: id }))!.turns.flatMap((t) => t.tools);
     // One more result, and the call it enters.
     const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n');
     const result = JSON.parse(lines.findLast((l) => l.includes('"type":"user"') && l.includes('"tool_result"'))!);
@@ -229,7 +230,7 @@ describe('Claude Code tool results: placed while listing, estimated at the first
     // Its last line ends the file without a newline: the client writes the next line after one.
     fs.appendFileSync(file, `${fs.readFileSync(file, 'utf8').endsWith('\n') ? '' : '\n'}${JSON.stringify(result)}\n${JSON.stringify(call)}\n`);
     await index.scan();
-    const after = (await index.timeline({ sessionId: id }))!.turns.flatMap((t) => t.tools);
+    const after = (await timelines.timeline({ sessionId: id }))!.turns.flatMap((t) => t.tools);
     expect(after.slice(0, before.length).map((x) => x.estimated)).toEqual(before.map((x) => x.estimated));
     const reader = new ClaudeTurns();
     fs.readFileSync(file, 'utf8').split('\n').forEach((l, i) => l && reader.line(Buffer.from(l), i));
@@ -243,12 +244,12 @@ describe('Claude Code tool results: placed while listing, estimated at the first
   it('a transcript cut since its listing: the results past the cut count 0 and the timeline says so', async () => {
     const dir = copyTree(path.join(TL, 'claude-code-pct5'), path.join(tmpDir(), 'cc'));
     const file = path.join(dir, PCT5);
-    const { index } = tmpIndex(undefined, { backgroundEstimates: false });
+    const { index, timelines } = tmpTimelines(undefined, { backgroundEstimates: false });
     index.addRoot(dir);
     await index.scan();
     const text = fs.readFileSync(file, 'utf8');
     fs.writeFileSync(file, text.slice(0, Math.floor(text.length / 2)));
-    const tl = (await index.timeline({ sessionId: index.listSessions()[0]!.id }))!;
+    const tl = (await timelines.timeline({ sessionId: index.listSessions()[0]!.id }))!;
     const tools = tl.turns.flatMap((t) => t.tools);
     const lost = tools.filter((x) => x.estimated === 0).length;
     expect(lost).toBeGreaterThan(0);

@@ -55,5 +55,5 @@ export function claudeContext(model: string | undefined, _turns: readonly Contex
     how = 'DISABLE_AUTO_COMPACT: never compacts by itself';
     triggerSource = 'read';
   }
-  return { window, windowSource: 'inferred', trigger, triggerSource, when: 'before-call', how };
+  return { window, windowSource: 'inferred', trigger, triggerSource, when: 'before-call', keeps: 'summary-and-newest', how };
 }

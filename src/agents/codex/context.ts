@@ -9,8 +9,8 @@ export const CODEX_EFFECTIVE_SHARE = 0.95;
 export function codexContext(_model: string | undefined, turns: readonly ContextInputs[], o: ContextSettings): ClientContextRule {
   const window = turns.find((t) => t.window)?.window ?? null;
   if (o.autoCompactLimit !== undefined) {
-    return { window, windowSource: window ? 'read' : 'inferred', trigger: o.autoCompactLimit, triggerSource: 'read', when: 'before-call', how: 'model_auto_compact_token_limit' };
+    return { window, windowSource: window ? 'read' : 'inferred', trigger: o.autoCompactLimit, triggerSource: 'read', when: 'before-call', keeps: 'summary', how: 'model_auto_compact_token_limit' };
   }
   const trigger = window ? Math.floor((window / CODEX_EFFECTIVE_SHARE) * CODEX_DEFAULT_COMPACT_SHARE) : null;
-  return { window, windowSource: window ? 'read' : 'inferred', trigger, triggerSource: 'inferred', when: 'before-call', how: '90% of the raw window (model_auto_compact_token_limit not known)' };
+  return { window, windowSource: window ? 'read' : 'inferred', trigger, triggerSource: 'inferred', when: 'before-call', keeps: 'summary', how: '90% of the raw window (model_auto_compact_token_limit not known)' };
 }

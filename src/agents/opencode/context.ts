@@ -10,14 +10,15 @@ import type { ClientContextRule, ContextInputs, ContextSettings } from '../adapt
 export function opencodeContext(_model: string | undefined, turns: readonly ContextInputs[], o: ContextSettings): ClientContextRule {
   const window = turns.find((t) => t.window)?.window ?? null;
   const windowSource = window ? 'read' : 'inferred';
-  if (o.autoCompactDisabled) return { window, windowSource, trigger: null, triggerSource: 'read', when: 'after-call', how: 'compaction.auto is false' };
-  if (o.autoCompactLimit !== undefined) return { window, windowSource, trigger: o.autoCompactLimit, triggerSource: 'read', when: 'after-call', how: 'the limit given' };
+  if (o.autoCompactDisabled) return { window, windowSource, trigger: null, triggerSource: 'read', when: 'after-call', keeps: 'summary-and-newest', how: 'compaction.auto is false' };
+  if (o.autoCompactLimit !== undefined) return { window, windowSource, trigger: o.autoCompactLimit, triggerSource: 'read', when: 'after-call', keeps: 'summary-and-newest', how: 'the limit given' };
   return {
     window,
     windowSource,
     trigger: null,
     triggerSource: 'inferred',
     when: 'after-call',
+    keeps: 'summary-and-newest',
     how: "the model's context limit less its output limit (its model data, not in opencode.db): not known here",
   };
 }

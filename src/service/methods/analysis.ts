@@ -121,12 +121,11 @@ export function analysisMethods(ctx: ServiceContext): Handlers<AnalysisMethodNam
     },
 
     async limitTuner(r) {
-      const index = await ctx.idx();
-      return index.limitTunerData({ ...r, limitTokens: resolveLimit({ limitTokens: r.limitTokens, contextWindowTokens: r.contextWindowTokens }) });
+      return (await ctx.timelines()).limitTunerData({ ...r, limitTokens: resolveLimit({ limitTokens: r.limitTokens, contextWindowTokens: r.contextWindowTokens }) });
     },
 
     async wasteReport(r) {
-      return (await ctx.idx()).wasteReport({ ...r, limitTokens: r.limitTokens ?? resolveLimit({}) });
+      return (await ctx.timelines()).wasteReport({ ...r, limitTokens: r.limitTokens ?? resolveLimit({}) });
     },
 
     async toolEvidence(r) {

@@ -8,7 +8,7 @@ export function timelineMethods(ctx: ServiceContext): Handlers<TimelineMethodNam
   return {
     async getTimeline(r) {
       const idx = await ctx.idx();
-      const t = await idx.timeline(r);
+      const t = await (await ctx.timelines()).timeline(r);
       if (!t) throw new ServiceError('NOT_FOUND', `no such session: ${r.sessionId}`);
       // The calls that read a spill back, as `spillway context --json` lists them; a slider move asks for the replays alone.
       return r.replayOnly ? t : { ...t, readBacks: idx.readBacks([r.sessionId]) };

@@ -20,8 +20,7 @@ import {
   type SpillStore,
   type StrategyName,
 } from '../pipeline/index.js';
-import type { PayloadContent } from './queries.js';
-import { estimateText } from './turns.js';
+import { estimateText, type PayloadContent } from '../index/index.js';
 
 /** Entries kept: one number each, so a big session's results at a few dozen settings fit. */
 const KEEP = 50_000;

@@ -2,7 +2,7 @@
  * The limit tuner's data and a session's waste report: views of the Timeline's replay, so "what
  * would another limit do" has one answer. Per session with model calls: tokens × calls in
  * context, at the session's own cache prices, under its client's rule, as `getTimeline` replays
- * it (timeline-query.ts, timeline.ts). Sessions without calls (bare spill folders) have nothing
+ * it (timelines.ts, replay.ts). Sessions without calls (bare spill folders) have nothing
  * to multiply: they get their payload sizes only, each once, and say so.
  *
  * | entry            | for                                                                      |
@@ -12,8 +12,11 @@
  */
 import { DEFAULT_LIMIT_TOKENS, DEFAULT_PROFILE, DEFAULT_STRATEGY, limitForContextWindow } from '../pipeline/index.js';
 import type { Profile, StrategyName } from '../pipeline/types.js';
-import { type IndexCore, IndexError } from './core.js';
-import { STRATEGY_COLUMN, filterSql, tokensColumn } from './queries.js';
+import {
+  IndexError,
+  type ReportRows,
+  type SessionMeta,
+} from '../index/index.js';
 import type {
   CallRow,
   LimitTunerRequest,
@@ -26,10 +29,9 @@ import type {
   ToolCost,
   WasteReport,
   WasteReportRequest,
-} from './rows.js';
-import { guardReachOf, type TimelineOptions } from './timeline-query.js';
-import { reGuardable, type GuardCandidate } from './timeline-guard.js';
-import { Yielder } from './yielder.js';
+} from '../index/rows.js';
+import { guardReachOf, type TimelineOptions } from './timelines.js';
+import { reGuardable, type GuardCandidate } from './guard.js';
 
 /** `limitTunerData` returns at most this many per-payload sizes. */
 export const MAX_TUNER_SIZES = 100_000;
@@ -48,7 +50,7 @@ export const TUNER_GUARD_BUDGET_MS = 100;
 /** Rows of calls whose decision flips, per tuner page. */
 export const MAX_TUNER_CALL_ROWS = 200;
 
-/** The real guard's decision for a payload at the replay's settings, as the replay reads it (timeline-query.ts). */
+/** The real guard's decision for a payload at the replay's settings, as the replay reads it (timelines.ts). */
 export type GuardDecision = (payload: GuardCandidate & { tokens: number; reached: boolean; binary?: boolean }, limit: number, strategy: StrategyName | undefined, profile: Profile) => 'spill' | 'pass' | 'pending';
 
 /** Log-spaced buckets from 1 token to the largest size; every value lands in exactly one bucket. */
@@ -98,48 +100,13 @@ export const REPLAY_ASSUMPTIONS = [
 ];
 const PAYLOAD_ONLY_NOTE = 'Sessions without model calls (bare spill folders) have no calls to multiply: only their payload sizes are shown, each counted once, with no cost.';
 
-interface SessionMeta {
-  id: string;
-  name: string;
-  title: string | null;
-}
-
-interface PayloadInfo {
-  id: string;
-  tool: string;
-  tokens: number;
-  most: number;
-  binary: number;
-  action: string;
-  l_images: number | null;
-  input_excerpt: string | null;
-}
-
 export class Reports {
   constructor(
-    private readonly core: IndexCore,
+    private readonly rows: ReportRows,
     /** The Timeline's entry point (Index.timeline): every replay here is one of its replays. */
     private readonly timeline: (req: TimelineRequest, o?: TimelineOptions) => Promise<TimelineData | undefined>,
     private readonly decide: GuardDecision,
   ) {}
-
-  /** Sessions in scope that have model calls (their turns carry usage), in a stable order for paging. */
-  private sessionsWithCalls(req: { sessionId?: string; rootId?: string }): SessionMeta[] {
-    const w = ["s.kind != 'scratch'", 'EXISTS (SELECT 1 FROM turns t WHERE t.session_id = s.id AND t.context IS NOT NULL)'];
-    const args: unknown[] = [];
-    if (req.sessionId !== undefined) (w.push('s.id = ?'), args.push(req.sessionId));
-    if (req.rootId !== undefined) (w.push('s.root_id = ?'), args.push(req.rootId));
-    return this.core.q(`SELECT s.id, s.name, s.title FROM sessions s WHERE ${w.join(' AND ')} ORDER BY s.id`).all(...args) as SessionMeta[];
-  }
-
-  private payloadInfo(sessionId: string): Map<string, PayloadInfo> {
-    const rows = this.core
-      .q(
-        "SELECT id, tool, tokens, (binary = 1 OR kind = 'binary') AS binary, action, l_images, input_excerpt, max(tokens, coalesce(t_chars4, 0), coalesce(t_craft_density, 0), coalesce(t_calibrated, 0), coalesce(t_o200k, 0), coalesce(t_cl100k, 0), coalesce(t_claude, 0)) AS most FROM payloads WHERE session_id = ?",
-      )
-      .all(sessionId) as PayloadInfo[];
-    return new Map(rows.map((r) => [r.id, r]));
-  }
 
   /**
    * One session's replay at `limit`, as the Timeline computes it, and its calls as rows: each with
@@ -164,7 +131,7 @@ export class Reports {
       atLimit: totalsOf(atLimit),
     };
     if (meta.title) view.title = meta.title;
-    const info = this.payloadInfo(meta.id);
+    const info = this.rows.payloadFacts(meta.id);
     const reaches = guardReachOf(t.rule.client);
     const calls = t.topCosts.map((c): CallRow => {
       const p = c.payloadId ? info.get(c.payloadId) : undefined;
@@ -184,25 +151,13 @@ export class Reports {
         row.action = p.action;
         const reached = reaches(p.tool);
         const guardable = reGuardable({ binary: p.binary === 1, images: p.l_images ?? 0, action: p.action, reached });
-        // Sized as the replay sizes it (timeline.ts buildTimeline `full`): a result that passed by what entered, measured (an image Read by its pixels, not its base64).
+        // Sized as the replay sizes it (replay.ts buildTimeline `full`): a result that passed by what entered, measured (an image Read by its pixels, not its base64).
         const size = p.action === 'pass' && c.tokens > 0 ? c.tokens : p.tokens;
         row.atLimit = this.decide({ payloadId: p.id, most: p.most, tokens: size, guardable, reached, binary: p.binary === 1 }, limit, o.strategy, profile);
       }
       return row;
     });
     return { view, calls };
-  }
-
-  /** Payload sizes of the sessions in scope that have no model calls: each payload once, no cost. */
-  private payloadsOnly(req: LimitTunerRequest, col: string, limit: number): LimitTunerResponse['payloadsOnly'] {
-    const f = filterSql(req);
-    const r = this.core
-      .q(
-        `SELECT count(DISTINCT p.session_id) AS sessions, count(*) AS payloads, coalesce(sum(${col}), 0) AS tokens, coalesce(sum(${col} > ?), 0) AS overLimit, coalesce(sum(CASE WHEN ${col} > ? THEN ${col} ELSE 0 END), 0) AS tokensOverLimit
-         FROM payloads p WHERE ${f.sql} AND NOT EXISTS (SELECT 1 FROM turns t WHERE t.session_id = p.session_id AND t.context IS NOT NULL)`,
-      )
-      .get(limit, limit, ...f.args) as LimitTunerResponse['payloadsOnly'];
-    return r;
   }
 
   /**
@@ -213,23 +168,17 @@ export class Reports {
   async limitTunerData(req: LimitTunerRequest): Promise<LimitTunerResponse> {
     const strategy = req.strategy ?? DEFAULT_STRATEGY;
     const limitTokens = limitForContextWindow(req.contextWindowTokens, req.limitTokens);
-    const f = filterSql(req);
-    const col = tokensColumn(strategy);
-    const own = strategy === DEFAULT_STRATEGY ? '0' : `p.${STRATEGY_COLUMN[strategy]} IS NULL`;
-    const rows = this.core
-      .q(`SELECT p.id, ${col} AS t, p.tool, ${own} AS fb FROM payloads p WHERE ${f.sql} ORDER BY t ASC, p.id`)
-      .all(...f.args) as Array<{ id: string; t: number; tool: string; fb: number }>;
+    const rows = this.rows.payloadSizes(req, strategy);
     let fallbacks = 0;
     for (const r of rows) fallbacks += r.fb;
     const max = rows.length ? rows[rows.length - 1]!.t : 0;
 
-    const sessions = this.sessionsWithCalls(req);
+    const sessions = this.rows.sessionsWithCalls(req);
     const offset = Math.min(req.offset ?? 0, sessions.length);
     const pageMax = Math.min(req.maxSessions ?? MAX_TUNER_SESSIONS_PER_PAGE, MAX_TUNER_SESSIONS_PER_PAGE);
     const page: SessionReplay[] = [];
     const flips: CallRow[] = [];
     const start = performance.now();
-    const yielder = new Yielder();
     let i = offset;
     for (; i < sessions.length && page.length < pageMax; i++) {
       if (page.length > 0 && performance.now() - start > TUNER_PAGE_BUDGET_MS) break;
@@ -239,12 +188,12 @@ export class Reports {
         for (const c of v.calls) if (c.atLimit && c.atLimit !== 'pending' && (c.action === 'spill') !== (c.atLimit === 'spill')) flips.push(c);
       }
       // Between sessions the event loop gets a turn: a folder of sessions never holds the thread for its whole replay.
-      await yielder.now();
+      await new Promise<void>((resolve) => setImmediate(resolve));
     }
     flips.sort((a, b) => (b.tokensTimesCalls ?? 0) - (a.tokensTimesCalls ?? 0));
     const profiles = page.map((s) => s.profile);
     const profile = req.profile ?? mostCommon(profiles) ?? DEFAULT_PROFILE;
-    const payloadsOnly = this.payloadsOnly(req, col, limitTokens);
+    const payloadsOnly = this.rows.payloadsOnly(req, strategy, limitTokens);
     const replay: LimitTunerResponse['replay'] = { sessionsTotal: sessions.length, offset, sessions: page, flips: flips.slice(0, MAX_TUNER_CALL_ROWS) };
     if (i < sessions.length) replay.next = i;
     return {
@@ -272,16 +221,12 @@ export class Reports {
    * Without: each payload's size once (labelled so), and no cost. Inline base64 is per payload either way.
    */
   async wasteReport(req: WasteReportRequest): Promise<WasteReport> {
-    const meta = this.core.q('SELECT id, name, title FROM sessions WHERE id = ?').get(req.sessionId) as SessionMeta | undefined;
+    const meta = this.rows.session(req.sessionId);
     if (!meta) throw new IndexError('NOT_FOUND', `no session with id ${JSON.stringify(req.sessionId)}`);
     const strategy = req.strategy ?? DEFAULT_STRATEGY;
     const limitTokens = req.limitTokens ?? DEFAULT_LIMIT_TOKENS;
-    const col = tokensColumn(strategy);
-    const q = (sql: string) => this.core.q(sql);
-    const inlineBase64 = q(
-      'SELECT count(*) AS payloads, coalesce(sum(b64_chars), 0) AS bytes, coalesce(sum(b64_tokens), 0) AS tokens FROM payloads WHERE session_id = ? AND b64_runs > 0',
-    ).get(req.sessionId) as WasteReport['inlineBase64'];
-    const withCalls = this.sessionsWithCalls({ sessionId: meta.id }).length > 0;
+    const inlineBase64 = this.rows.inlineBase64(req.sessionId);
+    const withCalls = this.rows.sessionsWithCalls({ sessionId: meta.id }).length > 0;
     const v = withCalls ? await this.sessionView(meta, limitTokens, { strategy: req.strategy, profile: req.profile }) : undefined;
     if (v) {
       const byTool = new Map<string, WasteReport['byTool'][number]>();
@@ -309,18 +254,8 @@ export class Reports {
         assumptions: REPLAY_ASSUMPTIONS,
       };
     }
-    const byTool = q(
-      `SELECT p.tool AS tool, count(*) AS calls, sum(${col}) AS tokens, max(${col}) AS maxTokens FROM payloads p WHERE p.session_id = ? GROUP BY p.tool ORDER BY tokens DESC, tool`,
-    ).all(meta.id) as WasteReport['byTool'];
-    const biggest = (
-      q(`SELECT p.id, p.tool, ${col} AS tokens, p.input_excerpt AS args, p.action FROM payloads p WHERE p.session_id = ? ORDER BY tokens DESC, p.id LIMIT ?`).all(meta.id, WASTE_BIGGEST_ROWS) as Array<{
-        id: string;
-        tool: string;
-        tokens: number;
-        args: string | null;
-        action: string;
-      }>
-    ).map((r): CallRow => {
+    const byTool = this.rows.sizesByTool(meta.id, strategy);
+    const biggest = this.rows.biggest(meta.id, strategy, WASTE_BIGGEST_ROWS).map((r): CallRow => {
       const row: CallRow = { id: r.id, payloadId: r.id, sessionId: meta.id, tool: r.tool, tokens: r.tokens, action: r.action };
       if (r.args) row.args = r.args;
       return row;

@@ -6,9 +6,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { guardLargeResult } from '../../src/pipeline/index.js';
-import { OfflineGuard, settingsOf } from '../../src/index/timeline-guard.js';
-import { estimateText } from '../../src/index/turns.js';
-import { REPO, tmpDir, tmpIndex } from './helpers.js';
+import { OfflineGuard, settingsOf } from '../../src/timeline/guard.js';
+import { estimateText } from '../../src/index/index.js';
+import { REPO, tmpDir, tmpTimelines } from './helpers.js';
 
 const PCT5 = path.join(REPO, 'test', 'index', 'fixtures', 'timeline', 'claude-code-pct5');
 
@@ -48,21 +48,21 @@ describe('the real guard, offline, for the replay', () => {
   });
 
   it('the replay of a real session at 2K uses the guard\'s messages for every result it replaces', async () => {
-    const { index } = tmpIndex();
+    const { index, timelines } = tmpTimelines();
     index.addRoot(PCT5);
     await index.scan();
     const s = index.listSessions()[0]!;
     // No budget: nothing built yet, every replaced result at the usual size, and the reply says how many are pending.
-    const early = (await index.timeline({ sessionId: s.id, limits: [2_000], autoCompactPct: 5 }, { guardBudgetMs: 0 }))!;
+    const early = (await timelines.timeline({ sessionId: s.id, limits: [2_000], autoCompactPct: 5 }, { guardBudgetMs: 0 }))!;
     expect(early.replays[2]!.messages.guard).toBe(0);
     expect(early.replays[2]!.pending).toBeGreaterThanOrEqual(5);
-    const t = (await index.timeline({ sessionId: s.id, limits: [2_000], autoCompactPct: 5 }, { guardBudgetMs: 60_000 }))!;
+    const t = (await timelines.timeline({ sessionId: s.id, limits: [2_000], autoCompactPct: 5 }, { guardBudgetMs: 60_000 }))!;
     const g2k = t.replays[2]!;
     expect(g2k.replaced).toBeGreaterThanOrEqual(5);
     expect(g2k.messages).toEqual({ guard: g2k.replaced, saved: 0, fixed: 0 });
     expect(g2k.pending).toBeUndefined();
     // A slider move to the same limit with other settings builds those settings' messages.
-    const again = (await index.timeline({ sessionId: s.id, limits: [2_000], autoCompactPct: 5, strategy: 'chars4', profile: 'o200k', replayOnly: true }, { guardBudgetMs: 60_000 }))!;
+    const again = (await timelines.timeline({ sessionId: s.id, limits: [2_000], autoCompactPct: 5, strategy: 'chars4', profile: 'o200k', replayOnly: true }, { guardBudgetMs: 60_000 }))!;
     expect(again.replays[2]!.messages.guard).toBe(again.replays[2]!.replaced);
     expect(again.turns).toEqual([]);
     await index.close();

@@ -6,26 +6,26 @@
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { totalsOf } from '../../src/index/reports.js';
+import { totalsOf } from '../../src/timeline/reports.js';
 import { generateSessionsRoot } from '../helpers/gen-sessions.js';
-import { REPO, tmpDir, tmpIndex } from './helpers.js';
+import { REPO, tmpDir, tmpTimelines } from './helpers.js';
 
 const TIMELINE = path.join(REPO, 'test', 'index', 'fixtures', 'timeline');
 const PCT5 = path.join(TIMELINE, 'claude-code-pct5');
 
 describe('the tuner and the waste report give the Timeline replay\'s answer', () => {
   it('a session with calls: the tuner, the waste report and getTimeline agree at the same limit', async () => {
-    const { index } = tmpIndex();
+    const { index, timelines } = tmpTimelines();
     index.addRoot(PCT5);
     await index.scan();
     const s = index.listSessions().find((x) => x.payloadCount > 0)!;
     const limit = 2_000;
-    const tuner = await index.limitTunerData({ sessionId: s.id, limitTokens: limit });
-    const waste = await index.wasteReport({ sessionId: s.id, limitTokens: limit });
+    const tuner = await timelines.limitTunerData({ sessionId: s.id, limitTokens: limit });
+    const waste = await timelines.wasteReport({ sessionId: s.id, limitTokens: limit });
     // Built again with every guard message in: the tuner's own request may have left some pending.
-    const t = (await index.timeline({ sessionId: s.id, limits: [limit] }, { guardBudgetMs: 60_000 }))!;
-    const again = await index.limitTunerData({ sessionId: s.id, limitTokens: limit });
-    const wasteAgain = await index.wasteReport({ sessionId: s.id, limitTokens: limit });
+    const t = (await timelines.timeline({ sessionId: s.id, limits: [limit] }, { guardBudgetMs: 60_000 }))!;
+    const again = await timelines.limitTunerData({ sessionId: s.id, limitTokens: limit });
+    const wasteAgain = await timelines.wasteReport({ sessionId: s.id, limitTokens: limit });
     expect(tuner.replay.sessionsTotal).toBe(1);
     expect(tuner.payloadsOnly.payloads).toBe(0);
     const view = again.replay.sessions[0]!;
@@ -55,17 +55,17 @@ describe('the tuner and the waste report give the Timeline replay\'s answer', ()
 
   it('bare spill folders have no calls to multiply: payload sizes only, labelled', async () => {
     const root = await generateSessionsRoot(path.join(tmpDir(), 'root'), { sessions: 2, payloads: 10, seed: 3 });
-    const { index } = tmpIndex();
+    const { index, timelines } = tmpTimelines();
     index.addRoot(root.root);
     await index.scan();
-    const t = await index.limitTunerData({ limitTokens: 1_000 });
+    const t = await timelines.limitTunerData({ limitTokens: 1_000 });
     expect(t.replay.sessionsTotal).toBe(0);
     expect(t.replay.sessions).toEqual([]);
     expect(t.payloadsOnly.payloads).toBe(t.total);
     expect(t.payloadsOnly.sessions).toBe(2);
     expect(t.payloadsOnly.overLimit).toBe(t.sizes.filter((x) => x.tokens > 1_000).length);
     expect(t.assumptions.join(' ')).toMatch(/no calls to multiply/);
-    const w = await index.wasteReport({ sessionId: index.listSessions()[0]!.id });
+    const w = await timelines.wasteReport({ sessionId: index.listSessions()[0]!.id });
     expect(w.basis).toBe('payload-sizes');
     expect(w.replay).toBeUndefined();
     expect(w.totalUsd).toBeUndefined();
@@ -73,10 +73,10 @@ describe('the tuner and the waste report give the Timeline replay\'s answer', ()
   });
 
   it('replays a folder of sessions a page at a time, giving the event loop a turn between sessions', async () => {
-    const { index } = tmpIndex();
+    const { index, timelines } = tmpTimelines();
     index.addRoot(TIMELINE);
     await index.scan();
-    const withCalls = (await index.limitTunerData({ limitTokens: 6_000, maxSessions: 1 })).replay;
+    const withCalls = (await timelines.limitTunerData({ limitTokens: 6_000, maxSessions: 1 })).replay;
     expect(withCalls.sessionsTotal).toBeGreaterThan(1);
     expect(withCalls.sessions).toHaveLength(1);
     expect(withCalls.next).toBe(1);
@@ -85,7 +85,7 @@ describe('the tuner and the waste report give the Timeline replay\'s answer', ()
     const seen = new Set(withCalls.sessions.map((s) => s.sessionId));
     let next = withCalls.next;
     while (next !== undefined) {
-      const page = (await index.limitTunerData({ limitTokens: 6_000, offset: next, maxSessions: 2 })).replay;
+      const page = (await timelines.limitTunerData({ limitTokens: 6_000, offset: next, maxSessions: 2 })).replay;
       for (const s of page.sessions) seen.add(s.sessionId);
       next = page.next;
     }

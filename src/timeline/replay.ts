@@ -4,6 +4,13 @@
  * each tool result cost, and replays of the session under another limit. Pure functions over
  * rows; the replay runs per slider move, so it is one pass over the calls (docs/timeline.md).
  */
+import {
+  ESTIMATED_SPILL_MESSAGE_TOKENS,
+  NEAR_TRIGGER_SHARE,
+  type CompactionRecord,
+  type TurnRecord,
+  type TurnTool,
+} from '../index/index.js';
 import type {
   ContextRule,
   Prices,
@@ -14,11 +21,9 @@ import type {
   TimelineTool,
   TimelineTurn,
   ToolCost,
-} from './rows.js';
+} from '../index/rows.js';
 import { adapterOf, unknownContext } from '../agents/index.js';
 import type { Profile } from '../pipeline/types.js';
-import { ESTIMATED_SPILL_MESSAGE_TOKENS } from './text.js';
-import type { CompactionRecord, TurnRecord, TurnTool } from './turns.js';
 
 /** Tokens of the guard's message when the saved payload's message is not known. */
 export const GUARD_MESSAGE_TOKENS_DEFAULT = ESTIMATED_SPILL_MESSAGE_TOKENS;
@@ -29,8 +34,6 @@ const SCALE_MAX = 3;
 export const MASKED_RESULT_TOKENS = 12;
 /** Context right after a compaction when the transcript did not say: the baseline plus a summary of this size. */
 export const SUMMARY_TOKENS_DEFAULT = 3_000;
-/** Sessions within this share of their trigger are flagged in the session list. */
-export const NEAR_TRIGGER_SHARE = 0.1;
 
 export interface RuleOptions {
   autoCompactPct?: number;
@@ -485,12 +488,12 @@ export function replay(series: ReplaySeries, s: ReplayScenario, label = scenario
     if (compacted) {
       compactionsAt.push(i);
       live.length = 0;
-      // Codex summarises what pushed it over; Claude Code keeps the newest messages after the summary.
+      // What a compaction leaves is the client's rule (keeps): Codex summarises what pushed it over; Claude Code keeps the newest messages after the summary.
       // The compaction is a model call of its own: the whole context sent again (its prefix from the
       // cache) and a summary written back, paid for like the session's other calls.
       price(prevCtx, pending);
       summaries += Math.max(0, series.post - series.baseline);
-      ctx = rule.client === 'codex' ? series.post : series.post + add;
+      ctx = rule.keeps === 'summary' ? series.post : series.post + add;
       price(Math.min(series.baseline, ctx), Math.max(0, ctx - series.baseline));
     } else {
       ctx = i === 0 ? add : prevCtx + add + pending;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildTimeline, contextRule, replay, type PayloadLink } from '../../src/index/timeline.js';
-import type { TurnRecord } from '../../src/index/turns.js';
+import { buildTimeline, contextRule, replay, type PayloadLink } from '../../src/timeline/replay.js';
+import type { TurnRecord } from '../../src/index/index.js';
 
 /**
  * A session that ran with the guard: its big results reached the model as the guard's messages.

@@ -5,17 +5,17 @@
  */
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { replay } from '../../src/index/timeline.js';
-import { REPO, tmpIndex } from './helpers.js';
+import { replay } from '../../src/timeline/index.js';
+import { REPO, tmpTimelines } from './helpers.js';
 
 const TL = path.join(REPO, 'test', 'index', 'fixtures', 'timeline');
 
 async function timelineOf(root: string, req: Record<string, unknown> = {}) {
-  const { index } = tmpIndex();
+  const { index, timelines } = tmpTimelines();
   index.addRoot(root);
   await index.scan();
   const s = index.listSessions()[0]!;
-  const t = (await index.timeline({ sessionId: s.id, limits: [2_000, 8_000, 200_000], keepLast: [1], ...req }))!;
+  const t = (await timelines.timeline({ sessionId: s.id, limits: [2_000, 8_000, 200_000], keepLast: [1], ...req }))!;
   return { index, s, t };
 }
 
