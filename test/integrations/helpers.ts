@@ -15,6 +15,22 @@ export function cliArgs(args: string[]): string[] {
   return ['--import', 'tsx', '--conditions=source', CLI, ...args];
 }
 
+/**
+ * Cut a buffer at the given fractions of its length (repeated cuts once each). A cut at 0 or at the
+ * end gives an empty chunk, as a stream may deliver one.
+ */
+export function chunkAt(buf: Buffer, cuts: number[]): Buffer[] {
+  const points = [...new Set(cuts.map((c) => Math.floor(c * buf.length)))].sort((a, b) => a - b);
+  const out: Buffer[] = [];
+  let prev = 0;
+  for (const p of points) {
+    out.push(buf.subarray(prev, p));
+    prev = p;
+  }
+  out.push(buf.subarray(prev));
+  return out;
+}
+
 export function tmpDir(prefix = 'spillway-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
