@@ -35,6 +35,19 @@ export function tmpDir(prefix = 'spillway-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
+/**
+ * A Claude Code project folder as 2.1.328 lays it out, in a fresh temp folder: `<project>/<session>.jsonl`
+ * (empty) and `<project>/<session>/tool-results/`, where it persists a large Bash output.
+ */
+export function claudeProject(sessionId: string): { project: string; toolResults: string; transcript: string } {
+  const project = path.join(tmpDir(), 'projects', '-home-user-work');
+  const toolResults = path.join(project, sessionId, 'tool-results');
+  fs.mkdirSync(toolResults, { recursive: true });
+  const transcript = path.join(project, `${sessionId}.jsonl`);
+  fs.writeFileSync(transcript, '');
+  return { project, toolResults, transcript };
+}
+
 /** Environment for spawned CLIs: app data in a temp folder, never the user's. */
 export function testEnv(home: string): NodeJS.ProcessEnv {
   return { ...process.env, SPILLWAY_HOME: home };
