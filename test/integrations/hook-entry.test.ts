@@ -1,12 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseHookArgs } from '../../src/integrations/hooks/claude-code-fast.js';
-import { buildProgram } from '../../src/cli/main.js';
 import { makeLog, makePng, ROOT, testEnv, tmpDir } from './helpers.js';
+import { commanderRead, moduleRecorder } from './hook-cli.js';
 
 /**
  * A hook call the fast path does not pass runs through the hook's own entry (bin/spillway.js →
@@ -19,16 +18,7 @@ const BIN = path.join(ROOT, 'bin', 'spillway.js');
 const MAIN = path.join(ROOT, 'dist', 'lib', 'cli', 'main.js');
 const SESSION_ID = 'b2c3d4e5-6f70-4a5b-8c9d-0e1f2a3b4c5d';
 
-/** A module hook that writes every file URL the process loads to $SPILLWAY_TEST_MODULE_LOG. */
-const RECORDER = (() => {
-  const dir = tmpDir('spillway-modlog-');
-  fs.writeFileSync(
-    path.join(dir, 'hooks.mjs'),
-    "import fs from 'node:fs';\nexport async function load(url, context, next) {\n  if (url.startsWith('file:')) fs.appendFileSync(process.env.SPILLWAY_TEST_MODULE_LOG, url + '\\n');\n  return next(url, context);\n}\n",
-  );
-  fs.writeFileSync(path.join(dir, 'register.mjs'), "import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n");
-  return pathToFileURL(path.join(dir, 'register.mjs')).href;
-})();
+const RECORDER = moduleRecorder();
 
 interface Run {
   code: number | null;
@@ -173,26 +163,6 @@ describe('the hook entry (bin/spillway.js) against the full CLI', () => {
     }
   }, 60_000);
 });
-
-/** `hook claude-code` as commander reads it, without running it: the options its action gets. */
-function commanderRead(args: string[]): Record<string, unknown> | undefined {
-  const program = buildProgram();
-  const silent = { writeOut: () => {}, writeErr: () => {} };
-  program.configureOutput(silent);
-  const hook = program.commands.find((c) => c.name() === 'hook')!;
-  const cc = hook.commands.find((c) => c.name() === 'claude-code')!;
-  for (const c of [hook, cc]) c.configureOutput(silent).exitOverride();
-  let opts: Record<string, unknown> | undefined;
-  cc.action((o: Record<string, unknown>) => {
-    opts = { ...o };
-  });
-  try {
-    program.parse(['hook', 'claude-code', ...args], { from: 'user' });
-  } catch {
-    return undefined;
-  }
-  return opts;
-}
 
 describe("the hook entry's command line", () => {
   it('is read only when commander accepts it, into exactly the options commander hands the verb', () => {

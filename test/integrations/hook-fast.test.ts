@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import type { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import { readToolResponse } from '../../src/integrations/hooks/claude-code-shape
 import { FAST_MCP_IMAGE_TOKENS, FAST_STRATEGIES, FAST_SUMMARIZERS, fastVerdict, parseFastArgs, type FastHookOptions } from '../../src/integrations/hooks/claude-code-fast.js';
 import { buildProgram } from '../../src/cli/main.js';
 import { makeLog, ROOT, testEnv, tmpDir } from './helpers.js';
+import { commanderRead, moduleRecorder } from './hook-cli.js';
 
 /**
  * The hook's pass-through fast path (bin/spillway.js → claude-code-fast.ts) against the full hook:
@@ -147,26 +147,6 @@ describe('the hook fast path decides as the full hook does', () => {
   });
 });
 
-/** `hook claude-code` as commander reads it, without running it. */
-function commanderRead(args: string[]): { ok: true; opts: Record<string, unknown> } | { ok: false } {
-  const program = buildProgram();
-  const silent = { writeOut: () => {}, writeErr: () => {} };
-  program.configureOutput(silent);
-  const hook = program.commands.find((c) => c.name() === 'hook')!;
-  const cc = hook.commands.find((c) => c.name() === 'claude-code')!;
-  for (const c of [hook, cc]) c.configureOutput(silent).exitOverride();
-  let opts: Record<string, unknown> | undefined;
-  cc.action((o: Record<string, unknown>) => {
-    opts = o;
-  });
-  try {
-    program.parse(['hook', 'claude-code', ...args], { from: 'user' });
-  } catch {
-    return { ok: false };
-  }
-  return opts ? { ok: true, opts } : { ok: false };
-}
-
 const hookCommand = (): Command => buildProgram().commands.find((c) => c.name() === 'hook')!.commands.find((c) => c.name() === 'claude-code')!;
 
 describe('the fast path reads the command line as commander does', () => {
@@ -190,10 +170,10 @@ describe('the fast path reads the command line as commander does', () => {
         if (!fast) return;
         taken++;
         const read = commanderRead(args);
-        expect(read.ok, `commander refuses ${JSON.stringify(args)}`).toBe(true);
-        if (!read.ok) return;
-        expect(fast.limitTokens).toBe(read.opts.limit);
-        expect(fast.contextWindowTokens).toBe(read.opts.contextWindow);
+        expect(read, `commander refuses ${JSON.stringify(args)}`).toBeDefined();
+        if (!read) return;
+        expect(fast.limitTokens).toBe(read.limit);
+        expect(fast.contextWindowTokens).toBe(read.contextWindow);
       }),
       { numRuns: 500 },
     );
@@ -218,22 +198,11 @@ describe('the fast path reads the command line as commander does', () => {
 const BIN = path.join(ROOT, 'bin', 'spillway.js');
 const DIST_FAST = path.join(ROOT, 'dist', 'lib', 'integrations', 'hooks', 'claude-code-fast.js');
 
-/** A module hook that writes every file URL the process loads to $SPILLWAY_TEST_MODULE_LOG. */
-function moduleRecorder(): string {
-  const dir = tmpDir('spillway-modlog-');
-  fs.writeFileSync(
-    path.join(dir, 'hooks.mjs'),
-    "import fs from 'node:fs';\nexport async function load(url, context, next) {\n  if (url.startsWith('file:')) fs.appendFileSync(process.env.SPILLWAY_TEST_MODULE_LOG, url + '\\n');\n  return next(url, context);\n}\n",
-  );
-  fs.writeFileSync(path.join(dir, 'register.mjs'), "import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n");
-  return path.join(dir, 'register.mjs');
-}
-
 function runBin(input: unknown, args: string[] = []) {
   const home = tmpDir();
   const log = path.join(home, 'modules.log');
   fs.writeFileSync(log, '');
-  const r = spawnSync(process.execPath, ['--import', pathToFileURL(moduleRecorder()).href, BIN, 'hook', 'claude-code', ...args], {
+  const r = spawnSync(process.execPath, ['--import', moduleRecorder(), BIN, 'hook', 'claude-code', ...args], {
     input: typeof input === 'string' ? input : JSON.stringify(input),
     env: { ...testEnv(home), SPILLWAY_TEST_MODULE_LOG: log },
     maxBuffer: 256 * 1024 * 1024,
