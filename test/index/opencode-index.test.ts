@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { agentHomeRoots } from '../../src/index/index.js';
+import { agentHomeRoots, type SpillIndex } from '../../src/index/index.js';
 import { openCodeFacts } from '../../src/index/import-opencode.js';
 import { tmpDir, tmpIndex, waitFor } from './helpers.js';
 
@@ -91,6 +91,15 @@ function standard(w: Writer, dir: string) {
   w.call('ses_c', { input: 50, read: 0, output: 1 }, [{ id: 'call_9', tool: 'fs_read_text_file', output: 'short' }]);
 }
 
+/** The standard data folder on a fresh index that has scanned it once. */
+async function scanned(): Promise<{ dir: string; db: string; index: SpillIndex }> {
+  const { dir, db } = dataDir(standard);
+  const { index } = tmpIndex();
+  index.addRoot(dir);
+  await index.scan();
+  return { dir, db, index };
+}
+
 describe('OpenCode sessions in the index (a database made here)', () => {
   it('one session per OpenCode session, titled by its title or (a placeholder title) its first prompt, with its folder, client and parent', async () => {
     const { dir } = dataDir(standard);
@@ -109,10 +118,7 @@ describe('OpenCode sessions in the index (a database made here)', () => {
   });
 
   it("each tool result a payload row: a cut one holds OpenCode's whole output from tool-output/ and the cut as its message; each re-reads by place", async () => {
-    const { dir } = dataDir(standard);
-    const { index } = tmpIndex();
-    index.addRoot(dir);
-    await index.scan();
+    const { dir, index } = await scanned();
     const a = index.listSessions().find((s) => s.path.endsWith('ses_a'))!;
     const rows = index.listPayloads({ sessionId: a.id }).rows;
     expect(rows.map((p) => p.inputExcerpt).sort()).toEqual(['{"command":"cat rows.txt"}', '{}']);
@@ -151,10 +157,7 @@ describe('OpenCode sessions in the index (a database made here)', () => {
   });
 
   it("the Timeline: one call per assistant message, its context the usage OpenCode stored (input + cache read + cache write)", async () => {
-    const { dir } = dataDir(standard);
-    const { index } = tmpIndex();
-    index.addRoot(dir);
-    await index.scan();
+    const { index } = await scanned();
     const a = index.listSessions().find((s) => s.path.endsWith('ses_a'))!;
     const t = (await index.timeline({ sessionId: a.id }))!;
     expect(t.turns.map((x) => x.context)).toEqual([1_500, 15_300, 15_420]);
@@ -176,10 +179,7 @@ describe('OpenCode sessions in the index (a database made here)', () => {
   });
 
   it('a re-scan reads only the sessions that changed; a session deleted leaves the index', async () => {
-    const { dir, db } = dataDir(standard);
-    const { index } = tmpIndex();
-    index.addRoot(dir);
-    await index.scan();
+    const { db, index } = await scanned();
     expect((await index.scan()).read).toBe(0);
     const w = new Writer(new Database(db), 1_000);
     w.call('ses_b', { input: 5, read: 700, output: 2 }, [{ id: 'call_b', tool: 'bash', output: 'more' }]);
@@ -206,10 +206,7 @@ describe('OpenCode sessions in the index (a database made here)', () => {
   });
 
   it('a tool call OpenCode completes in place (its part rewritten, then its message) is re-read', async () => {
-    const { dir, db } = dataDir(standard);
-    const { index } = tmpIndex();
-    index.addRoot(dir);
-    await index.scan();
+    const { db, index } = await scanned();
     const w = new Database(db);
     const row = w.prepare("SELECT id, message_id, data FROM part WHERE json_extract(data, '$.callID') = 'call_2'").get() as { id: string; message_id: string; data: string };
     const part = JSON.parse(row.data);
@@ -237,10 +234,7 @@ describe('OpenCode sessions in the index (a database made here)', () => {
   });
 
   it('live: a call OpenCode commits into its write-ahead log (the database file itself unchanged) shows up', async () => {
-    const { dir, db } = dataDir(standard);
-    const { index } = tmpIndex();
-    index.addRoot(dir);
-    await index.scan();
+    const { db, index } = await scanned();
     const stop = await index.watch();
     // OpenCode holds its database open in WAL mode: commits go to opencode.db-wal until a checkpoint.
     const w = new Writer(new Database(db), 1_000);
