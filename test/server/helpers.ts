@@ -34,10 +34,13 @@ export function httpService(prefix: string, fill: (root: string) => Promise<unkn
     await s.svc.reindex({});
     s.srv = await startServer({ service: s.svc, port: 0, staticDir: null });
   }, 120_000);
-  afterAll(async () => {
-    await s.srv?.close();
-    await s.svc?.close();
-    if (s.tmp) fs.rmSync(s.tmp, { recursive: true, force: true });
-  });
+  afterAll(() => stop(s));
   return s;
+}
+
+/** The server first (it answers through the service), then the service, then the folder. */
+async function stop(s: Partial<HttpService>): Promise<void> {
+  await s.srv?.close();
+  await s.svc?.close();
+  if (s.tmp) fs.rmSync(s.tmp, { recursive: true, force: true });
 }
