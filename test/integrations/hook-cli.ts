@@ -6,6 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import fc from 'fast-check';
+import { expect } from 'vitest';
 import { buildProgram } from '../../src/cli/main.js';
 import { tmpDir } from './helpers.js';
 
@@ -44,4 +46,23 @@ export function commanderRead(args: string[]): Record<string, unknown> | undefin
     return undefined;
   }
   return opts;
+}
+
+/**
+ * A property over command lines of at most `maxTokens` tokens: `check` runs on each line `parse`
+ * takes (500 tries), and more than 50 must be taken, so that the property says something.
+ */
+export function checkTaken<T>(token: fc.Arbitrary<readonly string[]>, maxTokens: number, parse: (args: string[]) => T | undefined, check: (args: string[], parsed: T) => void): void {
+  let taken = 0;
+  fc.assert(
+    fc.property(fc.array(token, { maxLength: maxTokens }), (tokens) => {
+      const args = tokens.flat();
+      const parsed = parse(args);
+      if (!parsed) return;
+      taken++;
+      check(args, parsed);
+    }),
+    { numRuns: 500 },
+  );
+  expect(taken).toBeGreaterThan(50);
 }
