@@ -70,12 +70,17 @@ describe('read-backs in words', () => {
   });
 });
 
+/** The app on the memory API with the read-backs in two sessions, `session` selected and `payload` opened. */
+async function openedIn(session: string, payload: string) {
+  const store = await renderApp(createMemoryApi({ payloads: 12, sessions: 2, readBacks: inSessions(2) }));
+  act(() => store.getState().selectSession(session));
+  await act(() => store.getState().openPayload(payload));
+  return store;
+}
+
 describe("the payload's header", () => {
   it('says "Read back 6×", lists the parts as text, and each opens its reading call (in its session)', async () => {
-    const api = createMemoryApi({ payloads: 12, sessions: 2, readBacks: inSessions(2) });
-    const store = await renderApp(api);
-    act(() => store.getState().selectSession('s0'));
-    await act(() => store.getState().openPayload('p2'));
+    const store = await openedIn('s0', 'p2');
     const box = await screen.findByTestId('read-backs');
     expect(box.textContent).toContain('Read back 6×');
     expect(box.textContent).toContain('5 calls');
@@ -102,10 +107,7 @@ describe("the payload's header", () => {
   });
 
   it("the reading call's header names what it read back, each a link to the spill", async () => {
-    const api = createMemoryApi({ payloads: 12, sessions: 2, readBacks: inSessions(2) });
-    const store = await renderApp(api);
-    act(() => store.getState().selectSession('s1'));
-    await act(() => store.getState().openPayload('p3'));
+    const store = await openedIn('s1', 'p3');
     const box = await screen.findByTestId('reads-back');
     expect(within(box).getAllByTestId('reads-back-spill').map((b) => b.closest('li')!.textContent)).toEqual(['search_issueslines 120–180', 'search_issuesgrep `<b>ERROR</b>` (2 lines)']);
     expect(box.querySelector('b')).toBeNull();

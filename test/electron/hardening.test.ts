@@ -3,7 +3,6 @@
  * (src/service/shell) and the app:// protocol handler run against a real service. The Electron
  * binary cannot run here; these are the decisions it delegates.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,6 +13,7 @@ import { createAppProtocolHandler } from '../../src/service/shell/app-protocol.j
 import { appMenu, type MenuItemSpec } from '../../src/service/shell/menu.js';
 import { checkDroppedPath, devUrlFor, ExternalLinkGate, isAppUrl, isTrustedSender } from '../../src/service/shell/policy.js';
 import { readWindowState, saveWindowState } from '../../src/service/shell/window-state.js';
+import { mediaAndHtmlResult } from '../helpers/media-result.js';
 
 let tmp: string;
 let svc: InspectorService;
@@ -26,14 +26,7 @@ const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-shell-'));
   const root = path.join(tmp, 'root');
-  const html = Buffer.from('<html><script>alert(1)</script></html>'.repeat(20));
-  const big = JSON.stringify({
-    content: [
-      { type: 'image', mimeType: 'image/png', data: PNG.toString('base64') },
-      { type: 'resource', resource: { uri: 'file:///x.html', mimeType: 'text/html', blob: html.toString('base64') } },
-    ],
-    pad: crypto.randomBytes(30_000).toString('hex'),
-  });
+  const big = mediaAndHtmlResult({ type: 'image', mimeType: 'image/png', bytes: PNG }, 20);
   await guardLargeResult(big, { sessionPath: path.join(root, 's1'), toolName: 'shot', limitTokens: 1000 });
   const renderer = path.join(tmp, 'renderer');
   fs.mkdirSync(renderer);

@@ -3,6 +3,7 @@
  * CRC): the image tests need pictures of chosen sizes, and the repo carries no image encoder. Every
  * test PNG goes through `encodePng`; the makers differ only in their pixels.
  */
+import crypto from 'node:crypto';
 import zlib from 'node:zlib';
 
 function chunk(type: string, data: Buffer): Buffer {
@@ -43,4 +44,12 @@ export function makePng(width: number, height: number): Buffer {
     }
   }
   return encodePng(width, height, raw, { colorType: 0, deflate: { level: 1 } });
+}
+
+/**
+ * `n` random bytes behind a PNG signature and the start of an IHDR chunk: sniffed as a PNG, never
+ * decoded, and of any size (the store's asset thresholds) at no encoding cost.
+ */
+export function pngHeadedNoise(n: number): Buffer {
+  return Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), crypto.randomBytes(n)]);
 }

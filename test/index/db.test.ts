@@ -15,6 +15,25 @@ async function smallRoot() {
   return dir;
 }
 
+/**
+ * An in-memory database at schema `version` with one root and two sources of it, a Spillway session
+ * (`/r/a`) and a Claude Code transcript (`/r/b.jsonl`); with `payload`, one spilled payload of the first.
+ */
+function sourcesAt(version: number, o: { payload?: boolean } = {}): Database.Database {
+  const db = new Database(':memory:');
+  migrate(db, version);
+  db.prepare("INSERT INTO roots (id, path, kind, added_at) VALUES ('r', '/r', 'sessions', 'now')").run();
+  const src = db.prepare("INSERT INTO sources (root_id, session_id, key, fingerprint, hash, kind) VALUES ('r', 's', ?, 'fp', 'h', ?)");
+  src.run('/r/a', 'spillway');
+  src.run('/r/b.jsonl', 'claude-code');
+  if (o.payload) {
+    db.prepare(
+      "INSERT INTO payloads (id, source_id, session_id, root_id, tool, created_at, bytes, tokens, action, kind, path) VALUES ('p', 1, 's', 'r', 't', 'now', 1, 1, 'spill', 'text', '/r/a.txt')",
+    ).run();
+  }
+  return db;
+}
+
 describe('the index database', () => {
   it('uses WAL and records the schema version', async () => {
     const dbPath = path.join(tmpDir(), 'index.sqlite');
@@ -104,12 +123,7 @@ describe('the index database', () => {
   });
 
   it('migration 3 marks Spillway sources stale (their tokens are re-read), and only those', () => {
-    const db = new Database(':memory:');
-    migrate(db, 2);
-    db.prepare("INSERT INTO roots (id, path, kind, added_at) VALUES ('r', '/r', 'sessions', 'now')").run();
-    const src = db.prepare("INSERT INTO sources (root_id, session_id, key, fingerprint, hash, kind) VALUES ('r', 's', ?, 'fp', 'h', ?)");
-    src.run('/r/a', 'spillway');
-    src.run('/r/b.jsonl', 'claude-code');
+    const db = sourcesAt(2);
     migrate(db, 3);
     expect(db.prepare('SELECT kind, fingerprint FROM sources ORDER BY key').all()).toEqual([
       { kind: 'spillway', fingerprint: '' },
@@ -119,15 +133,7 @@ describe('the index database', () => {
   });
 
   it('migration 4 re-reads imports (new spill forms, session titles) and keeps a full-text index that needs no refill', () => {
-    const db = new Database(':memory:');
-    migrate(db, 3);
-    db.prepare("INSERT INTO roots (id, path, kind, added_at) VALUES ('r', '/r', 'sessions', 'now')").run();
-    const src = db.prepare("INSERT INTO sources (root_id, session_id, key, fingerprint, hash, kind) VALUES ('r', 's', ?, 'fp', 'h', ?)");
-    src.run('/r/a', 'spillway');
-    src.run('/r/b.jsonl', 'claude-code');
-    db.prepare(
-      "INSERT INTO payloads (id, source_id, session_id, root_id, tool, created_at, bytes, tokens, action, kind, path) VALUES ('p', 1, 's', 'r', 't', 'now', 1, 1, 'spill', 'text', '/r/a.txt')",
-    ).run();
+    const db = sourcesAt(3, { payload: true });
     migrate(db, 5);
     expect(db.prepare('SELECT kind, fingerprint FROM sources ORDER BY key').all()).toEqual([
       { kind: 'spillway', fingerprint: 'fp' },
@@ -140,15 +146,7 @@ describe('the index database', () => {
   });
 
   it('migration 6 (one row per tool call) re-reads every source, its content hash too, and starts with nothing covered', () => {
-    const db = new Database(':memory:');
-    migrate(db, 5);
-    db.prepare("INSERT INTO roots (id, path, kind, added_at) VALUES ('r', '/r', 'sessions', 'now')").run();
-    const src = db.prepare("INSERT INTO sources (root_id, session_id, key, fingerprint, hash, kind) VALUES ('r', 's', ?, 'fp', 'h', ?)");
-    src.run('/r/a', 'spillway');
-    src.run('/r/b.jsonl', 'claude-code');
-    db.prepare(
-      "INSERT INTO payloads (id, source_id, session_id, root_id, tool, created_at, bytes, tokens, action, kind, path) VALUES ('p', 1, 's', 'r', 't', 'now', 1, 1, 'spill', 'text', '/r/a.txt')",
-    ).run();
+    const db = sourcesAt(5, { payload: true });
     migrate(db);
     // An unchanged content hash would keep the old rows: it is cleared so both are rewritten with their call ids.
     expect(db.prepare('SELECT kind, fingerprint, hash FROM sources ORDER BY key').all()).toEqual([

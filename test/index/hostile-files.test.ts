@@ -54,32 +54,39 @@ async function indexed(projects: string): Promise<{ hits: (q: string) => number;
   };
 }
 
+/** A Claude Code session (one spill, `out.txt`) in a fresh projects folder; its spill folder is not made. */
+function newSession(): { projects: string; spillDir: string } {
+  const projects = path.join(tmpDir(), 'projects');
+  return { projects, spillDir: claudeSession(projects, SID, 'out.txt').spillDir };
+}
+
+/** `word` is searchable once and in a payload's text, or neither. */
+async function expectFound(ix: Awaited<ReturnType<typeof indexed>>, word: string, found: boolean): Promise<void> {
+  expect(ix.hits(word)).toBe(found ? 1 : 0);
+  expect((await ix.texts()).some((t) => t.includes(word))).toBe(found);
+}
+
 describe('the Claude Code importer stays inside its root', () => {
   it('reads a spill file from a real tool-results folder (the control)', async () => {
-    const projects = path.join(tmpDir(), 'projects');
-    const { spillDir } = claudeSession(projects, SID, 'out.txt');
+    const { projects, spillDir } = newSession();
     fs.mkdirSync(spillDir, { recursive: true });
     fs.writeFileSync(path.join(spillDir, 'out.txt'), 'zebracontrolword '.repeat(3000));
     const ix = await indexed(projects);
-    expect(ix.hits('zebracontrolword')).toBe(1);
-    expect((await ix.texts()).some((t) => t.includes('zebracontrolword'))).toBe(true);
+    await expectFound(ix, 'zebracontrolword', true);
   });
 
   it('does not follow a <project>/<sid>/ folder that is a link: the outside spill file is neither read nor searchable', async () => {
-    const projects = path.join(tmpDir(), 'projects');
-    const { spillDir } = claudeSession(projects, SID, 'out.txt');
+    const { projects, spillDir } = newSession();
     const elsewhere = tmpDir('spillway-elsewhere-');
     fs.mkdirSync(path.join(elsewhere, 'tool-results'));
     fs.writeFileSync(path.join(elsewhere, 'tool-results', 'out.txt'), 'outsidesecretword '.repeat(3000));
     fs.symlinkSync(elsewhere, path.dirname(spillDir));
     const ix = await indexed(projects);
-    expect(ix.hits('outsidesecretword')).toBe(0);
-    expect((await ix.texts()).some((t) => t.includes('outsidesecretword'))).toBe(false);
+    await expectFound(ix, 'outsidesecretword', false);
   });
 
   it('does not follow a tool-results folder that is a link', async () => {
-    const projects = path.join(tmpDir(), 'projects');
-    const { spillDir } = claudeSession(projects, SID, 'out.txt');
+    const { projects, spillDir } = newSession();
     const elsewhere = tmpDir('spillway-elsewhere-');
     fs.writeFileSync(path.join(elsewhere, 'out.txt'), 'outsidesecretword '.repeat(3000));
     fs.mkdirSync(path.dirname(spillDir), { recursive: true });
@@ -90,14 +97,12 @@ describe('the Claude Code importer stays inside its root', () => {
 
   for (const kind of HOSTILE_KINDS) {
     it(`a spill file that is a ${kind} is not read, and the scan finishes`, async () => {
-      const projects = path.join(tmpDir(), 'projects');
-      const { spillDir } = claudeSession(projects, SID, 'out.txt');
+      const { projects, spillDir } = newSession();
       fs.mkdirSync(spillDir, { recursive: true });
       const secret = outsideSecret('outsidesecretword '.repeat(3000));
       await plant(path.join(spillDir, 'out.txt'), kind, secret.file);
       const ix = await indexed(projects);
-      expect(ix.hits('outsidesecretword')).toBe(0);
-      expect((await ix.texts()).some((t) => t.includes('outsidesecretword'))).toBe(false);
+      await expectFound(ix, 'outsidesecretword', false);
     });
 
     it(`a transcript that is a ${kind} is not read, and the scan finishes`, async () => {

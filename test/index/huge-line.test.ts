@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveUrl } from '../helpers/serve-url.js';
 import { MAX_BUILT_BLOCKS_PER_LINE, decodeLine, decodeSliced, isMergedBlock, jsonOf } from '../../src/index/huge-line.js';
 import { Yielder } from '../../src/index/yielder.js';
 
@@ -191,17 +192,7 @@ describe.each(Object.keys(KINDS) as Kind[])('a transcript line of millions of sm
     let stderr = '';
     child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
     const exited = new Promise<number>((resolve) => child.on('exit', () => resolve(performance.now())));
-    const url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      const timer = setTimeout(() => reject(new Error(`serve printed no URL; stderr: ${stderr}`)), 60_000);
-      child.stdout!.on('data', (c: Buffer) => {
-        out += c.toString();
-        if (out.includes('\n')) {
-          clearTimeout(timer);
-          resolve(out.split('\n')[0]!);
-        }
-      });
-    });
+    const url = await serveUrl(child, () => stderr);
     const base = new URL(url).origin;
     return {
       call: async (method) => {

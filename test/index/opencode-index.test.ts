@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { agentHomeRoots } from '../../src/index/index.js';
+import { agentHomeRoots, type SpillIndex } from '../../src/index/index.js';
 import { openCodeFacts } from '../../src/index/import-opencode.js';
 import { tmpDir, tmpIndex, waitFor } from './helpers.js';
 import { tmpTimelines } from '../timeline/helpers.js';
@@ -90,6 +90,15 @@ function standard(w: Writer, dir: string) {
   // A sub-agent's session.
   w.session('ses_c', 'a sub task', { parent: 'ses_a' });
   w.call('ses_c', { input: 50, read: 0, output: 1 }, [{ id: 'call_9', tool: 'fs_read_text_file', output: 'short' }]);
+}
+
+/** The standard data folder on a fresh index that has scanned it once. */
+async function scanned(): Promise<{ dir: string; db: string; index: SpillIndex }> {
+  const { dir, db } = dataDir(standard);
+  const { index } = tmpIndex();
+  index.addRoot(dir);
+  await index.scan();
+  return { dir, db, index };
 }
 
 describe('OpenCode sessions in the index (a database made here)', () => {
@@ -177,10 +186,7 @@ describe('OpenCode sessions in the index (a database made here)', () => {
   });
 
   it('a re-scan reads only the sessions that changed; a session deleted leaves the index', async () => {
-    const { dir, db } = dataDir(standard);
-    const { index } = tmpIndex();
-    index.addRoot(dir);
-    await index.scan();
+    const { db, index } = await scanned();
     expect((await index.scan()).read).toBe(0);
     const w = new Writer(new Database(db), 1_000);
     w.call('ses_b', { input: 5, read: 700, output: 2 }, [{ id: 'call_b', tool: 'bash', output: 'more' }]);
@@ -207,10 +213,7 @@ describe('OpenCode sessions in the index (a database made here)', () => {
   });
 
   it('a tool call OpenCode completes in place (its part rewritten, then its message) is re-read', async () => {
-    const { dir, db } = dataDir(standard);
-    const { index } = tmpIndex();
-    index.addRoot(dir);
-    await index.scan();
+    const { db, index } = await scanned();
     const w = new Database(db);
     const row = w.prepare("SELECT id, message_id, data FROM part WHERE json_extract(data, '$.callID') = 'call_2'").get() as { id: string; message_id: string; data: string };
     const part = JSON.parse(row.data);
@@ -238,10 +241,7 @@ describe('OpenCode sessions in the index (a database made here)', () => {
   });
 
   it('live: a call OpenCode commits into its write-ahead log (the database file itself unchanged) shows up', async () => {
-    const { dir, db } = dataDir(standard);
-    const { index } = tmpIndex();
-    index.addRoot(dir);
-    await index.scan();
+    const { db, index } = await scanned();
     const stop = await index.watch();
     // OpenCode holds its database open in WAL mode: commits go to opencode.db-wal until a checkpoint.
     const w = new Writer(new Database(db), 1_000);

@@ -13,6 +13,7 @@ import { contextTimeline } from '../../src/service/offline.js';
 import { createInspectorService } from '../../src/service/service.js';
 import { REPO, copyTree, tmpDir, tmpIndex } from './helpers.js';
 import { tmpTimelines } from '../timeline/helpers.js';
+import { writeClaudeSession, type ToolCall } from '../helpers/claude-session.js';
 
 const REAL = path.join(REPO, 'test', 'index', 'fixtures', 'real');
 /** The session the real Claude Code 2.1.328 wrote (test/clients/realistic.ts): spills read back by Read with an offset, grep in Bash, spillway_read and spillway_grep. */
@@ -68,7 +69,7 @@ describe('read-backs in a Claude Code transcript of a hook spill', () => {
     fs.mkdirSync(path.dirname(other), { recursive: true });
     fs.writeFileSync(other, 'ERROR not a spill\n');
     const sid = '11111111-2222-4333-8444-555555555555';
-    const calls: Array<[string, string, unknown, string]> = [
+    const calls: ToolCall[] = [
       ['toolu_read', 'Read', { file_path: spilled, offset: 120, limit: 61 }, 'lines 120-180'],
       ['toolu_grep', 'Bash', { command: `grep -n ERROR ${spilled}` }, '150:E150 ERROR\n333:E333 ERROR'],
       ['toolu_sed', 'Bash', { command: `sed -n '330,340p' "${spilled}" | cat` }, 'lines'],
@@ -76,15 +77,7 @@ describe('read-backs in a Claude Code transcript of a hook spill', () => {
       ['toolu_other', 'Read', { file_path: other, offset: 1, limit: 5 }, 'ERROR not a spill'],
       ['toolu_other_grep', 'Bash', { command: `grep ERROR ${other}` }, 'ERROR not a spill'],
     ];
-    const lines: unknown[] = [{ type: 'user', sessionId: sid, cwd: home, timestamp: '2026-12-01T09:59:00.000Z', message: { role: 'user', content: 'run the tests' } }];
-    calls.forEach(([id, name, input, out], i) => {
-      const at = new Date(Date.parse('2026-12-01T10:01:00.000Z') + i * 1000).toISOString();
-      lines.push({ type: 'assistant', sessionId: sid, cwd: home, timestamp: at, message: { role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'tool_use', id, name, input }] } });
-      lines.push({ type: 'user', sessionId: sid, cwd: home, timestamp: at, message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: out }] } });
-    });
-    const proj = path.join(home, 'projects', '-work');
-    fs.mkdirSync(proj, { recursive: true });
-    fs.writeFileSync(path.join(proj, `${sid}.jsonl`), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    const transcript = writeClaudeSession(home, sid, 'run the tests', calls);
     const { index, dbPath } = tmpIndex();
     index.addRoot(path.join(home, 'projects'));
     index.addRoot(path.join(home, 'spills'));
@@ -99,7 +92,7 @@ describe('read-backs in a Claude Code transcript of a hook spill', () => {
     ]);
     expect(rbs.every((r) => r.spillId === spillRow.id)).toBe(true);
     // Re-scanning changes nothing: the links are rebuilt from the same rows.
-    fs.appendFileSync(path.join(proj, `${sid}.jsonl`), '\n');
+    fs.appendFileSync(transcript, '\n');
     await index.scan();
     expect((await index.getPayload(spillRow.id)).readBacks).toHaveLength(4);
 

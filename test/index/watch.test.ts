@@ -10,13 +10,19 @@ const LIVE_BOUND_MS = 1_000;
 
 const didIndex = (events: IndexEvent[]) => events.filter((e): e is Extract<IndexEvent, { event: 'onDidIndex' }> => e.event === 'onDidIndex');
 
+/** A generated root of two sessions with `payloads` spills, on a fresh index that has scanned it once. */
+async function scannedRoot(payloads: number, seed: number) {
+  const dir = path.join(tmpDir(), 'sessions');
+  const gen = await generateSessionsRoot(dir, { sessions: 2, payloads, seed });
+  const { index, events } = tmpIndex();
+  index.addRoot(dir);
+  await index.scan();
+  return { dir, gen, index, events };
+}
+
 describe('watching roots', () => {
   it('indexes a payload the guard writes within a second, with an onDidIndex event', async () => {
-    const dir = path.join(tmpDir(), 'sessions');
-    const gen = await generateSessionsRoot(dir, { sessions: 2, payloads: 10, seed: 9 });
-    const { index, events } = tmpIndex();
-    index.addRoot(dir);
-    await index.scan();
+    const { gen, index, events } = await scannedRoot(10, 9);
     const stop = await index.watch();
     events.length = 0;
     const t0 = performance.now();
@@ -32,11 +38,7 @@ describe('watching roots', () => {
   });
 
   it('sees deletions, new session folders and renamed folders', async () => {
-    const dir = path.join(tmpDir(), 'sessions');
-    const gen = await generateSessionsRoot(dir, { sessions: 2, payloads: 6, seed: 10 });
-    const { index, events } = tmpIndex();
-    index.addRoot(dir);
-    await index.scan();
+    const { dir, gen, index, events } = await scannedRoot(6, 10);
     await index.watch();
 
     const victim = gen.payloads[0]!;

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LineSplitter, LineWriter } from '../../src/integrations/mcp/lines.js';
 import { idKey, peekLine } from '../../src/integrations/mcp/jsonrpc.js';
+import { chunkAt } from './helpers.js';
 
 function split(chunks: Buffer[], max?: number) {
   const lines: string[] = [];
@@ -10,19 +11,6 @@ function split(chunks: Buffer[], max?: number) {
   for (const c of chunks) s.push(c);
   s.end();
   return lines;
-}
-
-/** Cut a buffer at the given fractions. */
-function chunkAt(buf: Buffer, cuts: number[]): Buffer[] {
-  const points = [...new Set(cuts.map((c) => Math.floor(c * buf.length)))].sort((a, b) => a - b);
-  const out: Buffer[] = [];
-  let prev = 0;
-  for (const p of points) {
-    out.push(buf.subarray(prev, p));
-    prev = p;
-  }
-  out.push(buf.subarray(prev));
-  return out;
 }
 
 describe('LineSplitter', () => {

@@ -15,8 +15,37 @@ export function cliArgs(args: string[]): string[] {
   return ['--import', 'tsx', '--conditions=source', CLI, ...args];
 }
 
+/**
+ * Cut a buffer at the given fractions of its length (repeated cuts once each). A cut at 0 or at the
+ * end gives an empty chunk, as a stream may deliver one.
+ */
+export function chunkAt(buf: Buffer, cuts: number[]): Buffer[] {
+  const points = [...new Set(cuts.map((c) => Math.floor(c * buf.length)))].sort((a, b) => a - b);
+  const out: Buffer[] = [];
+  let prev = 0;
+  for (const p of points) {
+    out.push(buf.subarray(prev, p));
+    prev = p;
+  }
+  out.push(buf.subarray(prev));
+  return out;
+}
+
 export function tmpDir(prefix = 'spillway-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+/**
+ * A Claude Code project folder as 2.1.328 lays it out, in a fresh temp folder: `<project>/<session>.jsonl`
+ * (empty) and `<project>/<session>/tool-results/`, where it persists a large Bash output.
+ */
+export function claudeProject(sessionId: string): { project: string; toolResults: string; transcript: string } {
+  const project = path.join(tmpDir(), 'projects', '-home-user-work');
+  const toolResults = path.join(project, sessionId, 'tool-results');
+  fs.mkdirSync(toolResults, { recursive: true });
+  const transcript = path.join(project, `${sessionId}.jsonl`);
+  fs.writeFileSync(transcript, '');
+  return { project, toolResults, transcript };
 }
 
 /** Environment for spawned CLIs: app data in a temp folder, never the user's. */

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { restorePayload } from '../../src/pipeline/index.js';
 import { handleClaudeCodeHook } from '../../src/integrations/hooks/claude-code.js';
 import { claudeCodePasses } from '../../src/integrations/hooks/claude-code-shapes.js';
-import { ROOT, testEnv, tmpDir } from './helpers.js';
+import { claudeProject, ROOT, testEnv, tmpDir } from './helpers.js';
 
 /**
  * Binary that Claude Code's Bash had already decoded as UTF-8 (issue 29: `head -c 3000 /usr/bin/ls`
@@ -20,16 +20,6 @@ const SESSION_ID = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
 const EXE = fs.existsSync('/usr/bin/ls') ? '/usr/bin/ls' : process.execPath;
 const HEAD = fs.readFileSync(EXE).subarray(0, 3000);
 const DECODED = HEAD.toString('utf8');
-
-/** A Claude Code project folder as 2.1.328 lays it out: `<project>/<session>.jsonl` and `<project>/<session>/tool-results/`. */
-function claudeProject() {
-  const project = path.join(tmpDir(), 'projects', '-home-user-work');
-  const toolResults = path.join(project, SESSION_ID, 'tool-results');
-  fs.mkdirSync(toolResults, { recursive: true });
-  const transcript = path.join(project, `${SESSION_ID}.jsonl`);
-  fs.writeFileSync(transcript, '');
-  return { toolResults, transcript };
-}
 
 // The stdin of Claude Code 2.1.328's PostToolUse command hook for a Bash call, field for field.
 function bashEvent(stdout: string, extra: Record<string, unknown> = {}, transcript_path = `/home/user/.claude/projects/-home-user-work/${SESSION_ID}.jsonl`) {
@@ -92,7 +82,7 @@ describe('binary Claude Code already decoded, through the hook', () => {
   });
 
   it('a persisted Bash output that is binary is read back whole and saved, even under the limit', async () => {
-    const { toolResults, transcript } = claudeProject();
+    const { toolResults, transcript } = claudeProject(SESSION_ID);
     // Claude Code writes the decoded string to the file (UTF-8), and hands the hook its first 30,000 chars.
     const whole = fs.readFileSync(EXE).subarray(0, 60_000).toString('utf8');
     const file = path.join(toolResults, 'b7k2q.txt');

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makeLog, makePng, ROOT, testEnv, tmpDir } from './helpers.js';
+import { claudeProject, makeLog, makePng, ROOT, testEnv, tmpDir } from './helpers.js';
 
 /**
  * Every option of `spillway hook claude-code` reaches the guard, whichever way the hook gets to it:
@@ -24,15 +24,6 @@ async function deadPort(): Promise<number> {
   const port = (srv.address() as net.AddressInfo).port;
   await new Promise<void>((resolve) => srv.close(() => resolve()));
   return port;
-}
-
-function project() {
-  const dir = path.join(tmpDir(), 'projects', '-home-user-work');
-  const toolResults = path.join(dir, SESSION_ID, 'tool-results');
-  fs.mkdirSync(toolResults, { recursive: true });
-  const transcript = path.join(dir, `${SESSION_ID}.jsonl`);
-  fs.writeFileSync(transcript, '');
-  return { dir, toolResults, transcript };
 }
 
 function event(tool_name: string, tool_response: unknown, transcript_path: string) {
@@ -87,7 +78,7 @@ describe('spillway hook claude-code: every option reaches the guard on every pat
       SPILLWAY_STORE: '',
     };
     const flags = ['--limit', '3000', '--profile', 'o200k', '--strategy', 'chars4', '--store', STORE, '--cut-media', '--summarizer', 'none'];
-    const { toolResults, transcript } = project();
+    const { toolResults, transcript } = claudeProject(SESSION_ID);
 
     const whole = makeLog(200_000);
     fs.writeFileSync(path.join(toolResults, 'b1.txt'), whole);

@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MAX_MESSAGE_CHARS, restorePayload } from '../../src/pipeline/index.js';
 import { handleClaudeCodeHook, readPersisted, toolResultsDir, type ClaudeCodeHookOutcome } from '../../src/integrations/hooks/claude-code.js';
-import { cliArgs, makeLog, makePng, testEnv, tmpDir } from './helpers.js';
+import { claudeProject, cliArgs, makeLog, makePng, testEnv, tmpDir } from './helpers.js';
 
 /** Run `spillway hook claude-code` as Claude Code does: JSON on stdin, read stdout and the exit code. */
 function runHook(input: unknown, args: string[] = [], home = tmpDir()) {
@@ -18,16 +18,6 @@ function runHook(input: unknown, args: string[] = [], home = tmpDir()) {
 }
 
 const SESSION_ID = 'a1b2c3d4-5e6f-4a5b-8c9d-0e1f2a3b4c5d';
-
-/** A Claude Code project folder as 2.1.328 lays it out: `<project>/<session>.jsonl` and `<project>/<session>/tool-results/`. */
-function claudeProject() {
-  const project = path.join(tmpDir(), 'projects', '-home-user-work');
-  const toolResults = path.join(project, SESSION_ID, 'tool-results');
-  fs.mkdirSync(toolResults, { recursive: true });
-  const transcript = path.join(project, `${SESSION_ID}.jsonl`);
-  fs.writeFileSync(transcript, '');
-  return { project, toolResults, transcript };
-}
 
 // The stdin shape of Claude Code 2.1.328's PostToolUse command hook (recorded from the real binary).
 function event(tool_name: string, tool_input: unknown, tool_response: unknown, transcript_path = `/home/user/.claude/projects/-home-user-work/${SESSION_ID}.jsonl`) {
@@ -93,7 +83,7 @@ describe('spillway hook claude-code: answers in each tool’s own shape', () => 
   });
 
   it('Bash past 30,000 chars: the whole output is read back from persistedOutputPath, byte for byte, and the persisted fields are dropped', async () => {
-    const { toolResults, transcript } = claudeProject();
+    const { toolResults, transcript } = claudeProject(SESSION_ID);
     const full = Buffer.from(makeLog(400_000) + 'tail line with é and 😀\n');
     const file = path.join(toolResults, 'bdjrwf069.txt');
     fs.writeFileSync(file, full);
@@ -108,7 +98,7 @@ describe('spillway hook claude-code: answers in each tool’s own shape', () => 
   });
 
   it('Bash: a persistedOutputPath outside the session’s tool-results folder is never read; the message says exactly what was saved', async () => {
-    const { project, toolResults, transcript } = claudeProject();
+    const { project, toolResults, transcript } = claudeProject(SESSION_ID);
     const secret = path.join(project, 'secret.txt');
     fs.writeFileSync(secret, `SECRET ${makeLog(100_000)}`);
     const outside = path.join(tmpDir(), 'elsewhere.txt');
@@ -139,7 +129,7 @@ describe('spillway hook claude-code: answers in each tool’s own shape', () => 
   });
 
   it('property: readPersisted returns only files whose real path lies inside the session’s tool-results folder', async () => {
-    const { project, toolResults, transcript } = claudeProject();
+    const { project, toolResults, transcript } = claudeProject(SESSION_ID);
     fs.writeFileSync(path.join(toolResults, 'ok.txt'), 'inside');
     fs.writeFileSync(path.join(project, 'out.txt'), 'outside');
     fs.mkdirSync(path.join(toolResults, 'sub'));
@@ -262,7 +252,7 @@ describe('spillway hook claude-code: answers in each tool’s own shape', () => 
   });
 
   it("an MCP result Claude Code saved itself ('Output has been saved to …'): the saved file is spilled whole and summarized", async () => {
-    const { toolResults, transcript } = claudeProject();
+    const { toolResults, transcript } = claudeProject(SESSION_ID);
     const structured = JSON.stringify({ content: makeLog(413_000) });
     const file = path.join(toolResults, 'mcp-fs-read_text_file-1796112594103-o4vxd3.txt');
     fs.writeFileSync(file, structured);

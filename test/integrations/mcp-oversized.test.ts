@@ -9,22 +9,9 @@ import { McpProxy } from '../../src/integrations/mcp/proxy.js';
 import { createDrillDownTools } from '../../src/integrations/mcp/drilldown.js';
 import { LineSplitter } from '../../src/integrations/mcp/lines.js';
 import { OversizedLine, previewText, readEnvelope, readTail } from '../../src/integrations/mcp/oversized.js';
-import { tmpDir } from './helpers.js';
+import { chunkAt, tmpDir } from './helpers.js';
 
 const HOSTILE = path.join(import.meta.dirname, 'fixtures', 'hostile-server.mjs');
-
-/** Cut a buffer at the given fractions. */
-function chunkAt(buf: Buffer, cuts: number[]): Buffer[] {
-  const points = [...new Set(cuts.map((c) => Math.floor(c * buf.length)))].sort((a, b) => a - b);
-  const out: Buffer[] = [];
-  let prev = 0;
-  for (const p of points) {
-    out.push(buf.subarray(prev, p));
-    prev = p;
-  }
-  out.push(buf.subarray(prev));
-  return out.filter((b) => b.length > 0);
-}
 
 describe('OversizedLine: the result value of a line too long to hold, cut out as it streams', () => {
   it('queues exactly the bytes of `result` and finds the id at either end, however the line is chunked (property)', () => {
@@ -44,7 +31,7 @@ describe('OversizedLine: the result value of a line too long to hold, cut out as
             : shape === 'id-first'
               ? `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${v}}`
               : `{ "jsonrpc" : "2.0", "id" : ${JSON.stringify(id)}, "result" : ${v} }\r`;
-        const chunks = chunkAt(Buffer.from(line), cuts);
+        const chunks = chunkAt(Buffer.from(line), cuts).filter((b) => b.length > 0);
         // The head is what the splitter held when the line went over its limit: never less than the envelope's 512 bytes.
         let n = 0;
         for (let bytes = 0; n < chunks.length && (n < headCount || bytes < 512); n++) bytes += chunks[n]!.length;

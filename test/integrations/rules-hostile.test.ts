@@ -68,21 +68,29 @@ function biggest(texts: string[]): number {
   return max;
 }
 
+/**
+ * A project folder and an app-data folder under `dir`, holding the project's `.spillway.json` and the
+ * user's `config.json` when given (as given, hostile or not), and an environment with that app data
+ * and nothing else.
+ */
+function rulesFolders(dir: string, project: string | undefined, user: string | undefined): { dir: string; cwd: string; env: NodeJS.ProcessEnv } {
+  const cwd = path.join(dir, 'project');
+  const home = path.join(dir, 'home');
+  fs.mkdirSync(cwd, { recursive: true });
+  fs.mkdirSync(home);
+  if (project !== undefined) fs.writeFileSync(path.join(cwd, '.spillway.json'), project);
+  if (user !== undefined) fs.writeFileSync(path.join(home, 'config.json'), user);
+  return { dir, cwd, env: { SPILLWAY_HOME: home } };
+}
+
 describe('hostile rules files', () => {
   it('never make the hook throw, nor pass a result over every limit they could set; nor the fast path say "pass" for it', async () => {
     const root = tmpDir('spillway-hostile-rules-');
     let n = 0;
     await fc.assert(
       fc.asyncProperty(docArb, docArb, fc.constantFrom('Bash', 'Read'), async (project, user, tool) => {
-        const dir = path.join(root, String(n++));
-        const cwd = path.join(dir, 'project');
-        const home = path.join(dir, 'home');
-        fs.mkdirSync(cwd, { recursive: true });
-        fs.mkdirSync(home);
-        if (project !== undefined) fs.writeFileSync(path.join(cwd, '.spillway.json'), project);
-        if (user !== undefined) fs.writeFileSync(path.join(home, 'config.json'), user);
         // No keys, no SPILLWAY_SUMMARIZER: a provider a file names fails fast, offline.
-        const env: NodeJS.ProcessEnv = { SPILLWAY_HOME: home };
+        const { dir, cwd, env } = rulesFolders(path.join(root, String(n++)), project, user);
         const over = biggest([project ?? '', user ?? '']) + 1_000;
         // chars4: tokens are chars / 4, so this text is over `over` tokens by construction.
         const text = `${'log line with words 0123456789\n'.repeat(Math.ceil((over * 4) / 31))}`;
@@ -122,14 +130,7 @@ describe('the fast path with rules files decides as the full hook does', () => {
     let hooks = 0;
     await fc.assert(
       fc.asyncProperty(fileArb, fileArb, fc.constantFrom('Bash', 'Read', 'mcp__fs__read'), textArb, async (project, user, tool, text) => {
-        const dir = path.join(root, String(n++));
-        const cwd = path.join(dir, 'project');
-        const home = path.join(dir, 'home');
-        fs.mkdirSync(cwd, { recursive: true });
-        fs.mkdirSync(home);
-        if (project !== undefined) fs.writeFileSync(path.join(cwd, '.spillway.json'), project);
-        if (user !== undefined) fs.writeFileSync(path.join(home, 'config.json'), user);
-        const env: NodeJS.ProcessEnv = { SPILLWAY_HOME: home };
+        const { dir, cwd, env } = rulesFolders(path.join(root, String(n++)), project, user);
         const response =
           tool === 'Bash'
             ? { stdout: text, stderr: '', interrupted: false, isImage: false }

@@ -45,6 +45,17 @@ const EXISTING_SETTINGS = {
   env: { FOO: 'bar' },
 };
 
+/** A fresh git repository with one commit (a README), and git run in it with `home` as HOME and no system config. */
+function gitRepo(home: string): { repo: string; git: (...a: string[]) => string } {
+  const repo = tmpDir('spillway-git-');
+  const git = (...a: string[]) => execFileSync('git', a, { cwd: repo, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: home } });
+  git('init', '-q');
+  fs.writeFileSync(path.join(repo, 'README.md'), 'hi\n');
+  git('add', '.');
+  git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-qm', 'init');
+  return { repo, git };
+}
+
 describe('spillway setup claude-code', () => {
   it('merges the hook into existing user settings, keeps a backup, is idempotent, and --remove gives the settings back', () => {
     const env = envFor();
@@ -465,12 +476,7 @@ describe('spillway setup: removal, backups, symlinks, wrappers, other scopes', (
 
   it('in a real git repo, setup then --remove (CLI, no --mcp) leaves `git status --porcelain` clean and says what it removed', () => {
     const env = envFor();
-    const repo = tmpDir('spillway-git-');
-    const git = (...a: string[]) => execFileSync('git', a, { cwd: repo, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: env.HOME } });
-    git('init', '-q');
-    fs.writeFileSync(path.join(repo, 'README.md'), 'hi\n');
-    git('add', '.');
-    git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-qm', 'init');
+    const { repo, git } = gitRepo(env.HOME!);
     const add = runSetup(['claude-code', '--project', repo, '--mcp', 'fs', '--', ...SERVER], env);
     expect(add.code, add.stderr).toBe(0);
     expect(git('status', '--porcelain', '--untracked-files=all')).not.toBe('');
@@ -516,12 +522,7 @@ describe('spillway setup codex: removal of everything, created files', () => {
 describe('spillway setup claude-code --no-hook: the proxy only', () => {
   it('project and user scope (real CLI, temp HOME): the server behind the proxy, no hook anywhere; --remove takes out all it added (git status clean)', () => {
     const env = envFor();
-    const repo = tmpDir('spillway-git-');
-    const git = (...a: string[]) => execFileSync('git', a, { cwd: repo, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', HOME: env.HOME } });
-    git('init', '-q');
-    fs.writeFileSync(path.join(repo, 'README.md'), 'hi\n');
-    git('add', '.');
-    git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-qm', 'init');
+    const { repo, git } = gitRepo(env.HOME!);
     const userSettings = path.join(env.HOME!, '.claude', 'settings.json');
     const localSettings = path.join(repo, '.claude', 'settings.local.json');
 

@@ -37,33 +37,26 @@ function minimalPdf(): Buffer {
   return Buffer.concat(parts);
 }
 
+/** A record of `size` zero bytes with each field `[offset, width, value]` written little-endian. */
+function record(size: number, fields: Array<[number, 2 | 4, number]>): Buffer {
+  const b = Buffer.alloc(size);
+  for (const [at, width, value] of fields) {
+    if (width === 2) b.writeUInt16LE(value, at);
+    else b.writeUInt32LE(value, at);
+  }
+  return b;
+}
+
 /** A ZIP with one stored (uncompressed) file, local header + central directory + end record. */
 function minimalZip(name = 'hello.txt', content = 'hello, world\n'): Buffer {
   const data = Buffer.from(content);
   const n = Buffer.from(name);
   const crc = zlib.crc32(data);
-  const local = Buffer.alloc(30);
-  local.writeUInt32LE(0x04034b50, 0);
-  local.writeUInt16LE(10, 4);
-  local.writeUInt32LE(crc, 14);
-  local.writeUInt32LE(data.length, 18);
-  local.writeUInt32LE(data.length, 22);
-  local.writeUInt16LE(n.length, 26);
-  const central = Buffer.alloc(46);
-  central.writeUInt32LE(0x02014b50, 0);
-  central.writeUInt16LE(20, 4);
-  central.writeUInt16LE(10, 6);
-  central.writeUInt32LE(crc, 16);
-  central.writeUInt32LE(data.length, 20);
-  central.writeUInt32LE(data.length, 24);
-  central.writeUInt16LE(n.length, 28);
+  // Fields as [offset, width in bytes, value], little-endian, as the ZIP format lays them out.
+  const local = record(30, [[0, 4, 0x04034b50], [4, 2, 10], [14, 4, crc], [18, 4, data.length], [22, 4, data.length], [26, 2, n.length]]);
+  const central = record(46, [[0, 4, 0x02014b50], [4, 2, 20], [6, 2, 10], [16, 4, crc], [20, 4, data.length], [24, 4, data.length], [28, 2, n.length]]);
   const cdOffset = local.length + n.length + data.length;
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(1, 8);
-  end.writeUInt16LE(1, 10);
-  end.writeUInt32LE(central.length + n.length, 12);
-  end.writeUInt32LE(cdOffset, 16);
+  const end = record(22, [[0, 4, 0x06054b50], [8, 2, 1], [10, 2, 1], [12, 4, central.length + n.length], [16, 4, cdOffset]]);
   return Buffer.concat([local, n, data, central, n, end]);
 }
 

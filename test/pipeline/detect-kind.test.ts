@@ -1,8 +1,8 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { fileTmpDir } from '../helpers/file-tmp.js';
 import {
   detectContent,
   detectTextFormat,
@@ -15,8 +15,7 @@ import {
 } from '../../src/pipeline/index.js';
 import { quickSniff } from '../../src/pipeline/detect.js';
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-kind-'));
-afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+const tmp = fileTmpDir('spillway-kind-');
 
 /** Claude Code's Read: the number right-aligned to six columns, an arrow, the line. */
 const claudeRead = (content: string, first = 1) =>

@@ -9,10 +9,10 @@ import { S3SpillStore, listPending, resetStoreHealth } from '../../src/pipeline/
 import { runSync } from '../../src/cli/commands/sync.js';
 import { s3Suite } from '../helpers/ceph.js';
 import { useGateway } from '../helpers/ceph-fixture.js';
+import { pngHeadedNoise } from '../helpers/png.js';
 
 const run = promisify(execFile);
 const REPO = path.resolve(import.meta.dirname, '..', '..');
-const png = (n: number) => Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), crypto.randomBytes(n)]);
 
 s3Suite('the guard spilling to a bucket', () => {
   const f = useGateway('s3guard');
@@ -25,7 +25,7 @@ s3Suite('the guard spilling to a bucket', () => {
     const session = path.join(f.tmp, 'agent-1');
     const inputs: Array<[string, string | Buffer]> = [
       ['text', 'a line of log output\n'.repeat(30_000)],
-      ['json', JSON.stringify({ content: [{ type: 'image', mimeType: 'image/png', data: png(40_000).toString('base64') }, { type: 'text', text: 'row,'.repeat(40_000) }] })],
+      ['json', JSON.stringify({ content: [{ type: 'image', mimeType: 'image/png', data: pngHeadedNoise(40_000).toString('base64') }, { type: 'text', text: 'row,'.repeat(40_000) }] })],
       ['binary', crypto.randomBytes(300_000)],
     ];
     for (const [what, input] of inputs) {

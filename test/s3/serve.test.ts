@@ -9,9 +9,9 @@ import { S3_ASSET_KEEP_BYTES } from '../../src/service/s3-read.js';
 import { startServer } from '../../src/server/server.js';
 import { s3Suite } from '../helpers/ceph.js';
 import { useGateway } from '../helpers/ceph-fixture.js';
+import { pngHeadedNoise } from '../helpers/png.js';
 
 const REPO = path.resolve(import.meta.dirname, '..', '..');
-const png = (n: number) => Buffer.concat([Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'), crypto.randomBytes(n)]);
 
 s3Suite('the inspector on a bucket root', () => {
   const f = useGateway('s3serve');
@@ -28,7 +28,7 @@ s3Suite('the inspector on a bucket root', () => {
     );
     const session = path.join(f.tmp, 'agent-7');
     bigText = Array.from({ length: 400_000 }, (_, i) => `line ${i} ${'x'.repeat(90)}`).join('\n');
-    image = png(80_000);
+    image = pngHeadedNoise(80_000);
     await guardLargeResult(bigText, { sessionPath: session, toolName: 'read_log', store });
     await guardLargeResult(JSON.stringify({ content: [{ type: 'image', mimeType: 'image/png', data: image.toString('base64') }, { type: 'text', text: 'shot '.repeat(20_000) }] }), {
       sessionPath: session,
@@ -149,9 +149,9 @@ s3Suite('the inspector on a bucket root', () => {
   it('an asset object is served only from its own session\'s assets/, when its bytes hash to its sha256, and only the version that was hashed', async () => {
     const sec = `s3://${f.gw.bucket}/sec`;
     const key = (url: string) => url.replace(/^s3:\/\/?[^/]+\//, ''); // payload paths may be path.join'ed (s3:/bucket/…)
-    const small = png(50_000);
+    const small = pngHeadedNoise(50_000);
     // Over S3_ASSET_KEEP_BYTES: streamed from the bucket, not kept from the hashing read.
-    const big = png(S3_ASSET_KEEP_BYTES + 1024 * 1024);
+    const big = pngHeadedNoise(S3_ASSET_KEEP_BYTES + 1024 * 1024);
     const shot = (img: Buffer) => JSON.stringify({ content: [{ type: 'image', mimeType: 'image/png', data: img.toString('base64') }, { type: 'text', text: 'shot '.repeat(20_000) }] });
     await guardLargeResult(shot(small), { sessionPath: path.join(f.tmp, 'sec-a'), toolName: 'small_shot', store: sec });
     await guardLargeResult(shot(big), { sessionPath: path.join(f.tmp, 'sec-a'), toolName: 'big_shot', store: sec });
@@ -180,12 +180,12 @@ s3Suite('the inspector on a bucket root', () => {
 
       // Verified, then replaced in the bucket before it is streamed: the stream is refused, not the new bytes sent.
       const opened = await service.openAsset({ payloadId: bigDetail.row.id, sha256: bigAsset.sha256 });
-      await f.s3.putOverwrite(key(bigAsset.path), png(S3_ASSET_KEEP_BYTES + 1024 * 1024));
+      await f.s3.putOverwrite(key(bigAsset.path), pngHeadedNoise(S3_ASSET_KEEP_BYTES + 1024 * 1024));
       await expect(opened.stream(0, 99)).rejects.toMatchObject({ code: 'NOT_FOUND' });
       expect((await get(bigDetail.row.id, bigAsset.sha256)).status).toBe(404);
 
       // A planted object under the asset's name (listed anew): its bytes do not hash to the name.
-      await f.s3.putOverwrite(key(smallAsset.path), png(50_000));
+      await f.s3.putOverwrite(key(smallAsset.path), pngHeadedNoise(50_000));
       await service.reindex({ rootId: root.id });
       await expect(service.readAsset({ payloadId: smallDetail.row.id, sha256: smallAsset.sha256 })).rejects.toMatchObject({ code: 'NOT_FOUND' });
       const planted = await get(smallDetail.row.id, smallAsset.sha256);

@@ -10,18 +10,16 @@ import http from 'node:http';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { guardLargeResult } from '../../src/pipeline/index.js';
-import { createInspectorService, type InspectorService } from '../../src/service/service.js';
-import { startServer, type RunningServer } from '../../src/server/server.js';
-
-let tmp: string;
-let home: string;
-let root: string;
-let svc: InspectorService;
-let srv: RunningServer;
+import { httpService } from './helpers.js';
 
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+
+const s = httpService('spillway-attacks-', async (root) => {
+  const big = JSON.stringify({ content: [{ type: 'image', mimeType: 'image/png', data: PNG.toString('base64') }], pad: crypto.randomBytes(30_000).toString('hex') });
+  await guardLargeResult(big, { sessionPath: path.join(root, 'victim'), toolName: 'shot', limitTokens: 1000 });
+});
 
 interface Res {
   status: number;
@@ -36,15 +34,15 @@ function call(method: string, body: unknown, opts: { auth?: boolean } = {}): Pro
     const req = http.request(
       {
         host: '127.0.0.1',
-        port: srv.port,
+        port: s.srv.port,
         path: `/api/${method}`,
         method: 'POST',
         agent: false,
         headers: {
-          host: `127.0.0.1:${srv.port}`,
+          host: `127.0.0.1:${s.srv.port}`,
           'content-type': 'application/json',
           'content-length': Buffer.byteLength(data),
-          ...(opts.auth === false ? {} : { authorization: `Bearer ${srv.token}` }),
+          ...(opts.auth === false ? {} : { authorization: `Bearer ${s.srv.token}` }),
         },
       },
       (res) => {
@@ -63,7 +61,7 @@ function get(p: string): Promise<Res> {
   const t0 = performance.now();
   return new Promise((resolve, reject) => {
     http
-      .get({ host: '127.0.0.1', port: srv.port, path: p, agent: false, headers: { host: `127.0.0.1:${srv.port}`, authorization: `Bearer ${srv.token}` } }, (res) => {
+      .get({ host: '127.0.0.1', port: s.srv.port, path: p, agent: false, headers: { host: `127.0.0.1:${s.srv.port}`, authorization: `Bearer ${s.srv.token}` } }, (res) => {
         let text = '';
         res.setEncoding('latin1');
         res.on('data', (c: string) => (text += c));
@@ -76,7 +74,7 @@ function get(p: string): Promise<Res> {
 /** A raw connection that sends `head` and then trickles one body byte every `everyMs`; resolves when the server closes it. */
 function trickle(head: string, everyMs: number): { closed: Promise<number>; stop: () => void } {
   const t0 = performance.now();
-  const sock = net.connect(srv.port, '127.0.0.1');
+  const sock = net.connect(s.srv.port, '127.0.0.1');
   let timer: NodeJS.Timeout | undefined;
   const closed = new Promise<number>((resolve) => {
     sock.on('connect', () => {
@@ -94,24 +92,6 @@ function trickle(head: string, everyMs: number): { closed: Promise<number>; stop
 }
 
 const within = <T,>(p: Promise<T>, ms: number): Promise<T | 'timeout'> => Promise.race([p, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), ms))]);
-
-beforeAll(async () => {
-  tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-attacks-')));
-  home = path.join(tmp, 'home');
-  root = path.join(tmp, 'root');
-  const big = JSON.stringify({ content: [{ type: 'image', mimeType: 'image/png', data: PNG.toString('base64') }], pad: crypto.randomBytes(30_000).toString('hex') });
-  await guardLargeResult(big, { sessionPath: path.join(root, 'victim'), toolName: 'shot', limitTokens: 1000 });
-  svc = createInspectorService({ env: process.env, appDataDir: home, roots: [root], transport: 'http', scanOnStart: false, watch: false });
-  await svc.ready;
-  await svc.reindex({});
-  srv = await startServer({ service: svc, port: 0, staticDir: null });
-}, 120_000);
-
-afterAll(async () => {
-  await srv?.close();
-  await svc?.close();
-  fs.rmSync(tmp, { recursive: true, force: true });
-});
 
 describe('2. the token alone cannot widen what is readable', () => {
   it('addRoot /etc, /proc and the home folder over HTTP are refused, and nothing there becomes readable', async () => {
@@ -131,8 +111,8 @@ describe('2. the token alone cannot widen what is readable', () => {
   });
 
   it("the app data (the index database, config) is not readable by path", async () => {
-    fs.writeFileSync(path.join(home, 'config.json'), '{"apiKey":"sk-secret-1234"}');
-    for (const p of [path.join(home, 'index.sqlite'), path.join(home, 'config.json')]) {
+    fs.writeFileSync(path.join(s.home, 'config.json'), '{"apiKey":"sk-secret-1234"}');
+    for (const p of [path.join(s.home, 'index.sqlite'), path.join(s.home, 'config.json')]) {
       const a = await call('analyze', { name: 'x', path: p });
       expect(a.status, p).toBe(403);
       expect((await call('estimate', { path: p })).status, p).toBe(403);
@@ -142,7 +122,7 @@ describe('2. the token alone cannot widen what is readable', () => {
 
 describe('3. unauthenticated slow requests cannot hold connections', () => {
   it('a trickled unauthenticated body is cut at once, many at a time, while normal requests keep working', async () => {
-    const head = `POST /api/analyze HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n{`;
+    const head = `POST /api/analyze HTTP/1.1\r\nHost: 127.0.0.1:${s.srv.port}\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n{`;
     const conns = Array.from({ length: 40 }, () => trickle(head, 200));
     try {
       const t0 = performance.now();
@@ -158,7 +138,7 @@ describe('3. unauthenticated slow requests cannot hold connections', () => {
   });
 
   it('the one unauthenticated body (trading a launch code) is cut within seconds', async () => {
-    const conn = trickle(`POST /api/auth/launch HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"code":"`, 200);
+    const conn = trickle(`POST /api/auth/launch HTTP/1.1\r\nHost: 127.0.0.1:${s.srv.port}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"code":"`, 200);
     try {
       const ms = await within(conn.closed, 8_000);
       expect(ms, 'a trickled launch request was read for 8 s').not.toBe('timeout');
@@ -168,8 +148,8 @@ describe('3. unauthenticated slow requests cannot hold connections', () => {
   });
 
   it('a client that trickles its headers, or opens a connection and says nothing, is cut once the headers deadline passes', async () => {
-    const slow = trickle(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\nX-Slow: `, 500);
-    const mute = net.connect(srv.port, '127.0.0.1');
+    const slow = trickle(`GET / HTTP/1.1\r\nHost: 127.0.0.1:${s.srv.port}\r\nX-Slow: `, 500);
+    const mute = net.connect(s.srv.port, '127.0.0.1');
     mute.on('error', () => undefined);
     const muteClosed = new Promise<void>((r) => mute.on('close', () => r()));
     try {
@@ -217,7 +197,7 @@ describe('4. one authenticated request cannot stall the server', () => {
 
   it('at most two large bodies are received at once; a third is told to come back', async () => {
     const head = (n: number) =>
-      `POST /api/analyze HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\nAuthorization: Bearer ${srv.token}\r\nContent-Type: application/json\r\nContent-Length: ${n}\r\n\r\n{"name":"x","text":"`;
+      `POST /api/analyze HTTP/1.1\r\nHost: 127.0.0.1:${s.srv.port}\r\nAuthorization: Bearer ${s.srv.token}\r\nContent-Type: application/json\r\nContent-Length: ${n}\r\n\r\n{"name":"x","text":"`;
     const slow = [trickle(head(5_000_000), 100), trickle(head(5_000_000), 100)];
     try {
       await new Promise((r) => setTimeout(r, 300));
@@ -242,10 +222,10 @@ describe("5. assets come only from their own session's assets folder, sha256-che
     const detail = JSON.parse((await call('getPayload', { id })).body).result as { path: string; meta: { assets: unknown[] } };
     const metaPath = detail.path.replace(/(\.linked)?\.json$/, '.meta.json');
     const assetsDir = path.join(path.dirname(detail.path), 'assets');
-    const secret = path.join(home, 'config.json');
+    const secret = path.join(s.home, 'config.json');
     fs.writeFileSync(secret, '{"apiKey":"sk-secret-1234"}');
     const secretSha = crypto.createHash('sha256').update(fs.readFileSync(secret)).digest('hex');
-    fs.symlinkSync(path.join(home, 'index.sqlite'), path.join(assetsDir, 'cccc.png'));
+    fs.symlinkSync(path.join(s.home, 'index.sqlite'), path.join(assetsDir, 'cccc.png'));
     fs.symlinkSync(secret, path.join(assetsDir, 'dddd.png'));
     const meta = JSON.parse(fs.readFileSync(metaPath, 'utf8'));
     meta.assets.push(
@@ -260,11 +240,11 @@ describe("5. assets come only from their own session's assets folder, sha256-che
       expect(g.status, sha).toBe(404);
       expect(g.body).not.toContain('SQLite format');
       expect(g.body).not.toContain('sk-secret');
-      expect(g.body).not.toContain(home);
+      expect(g.body).not.toContain(s.home);
       const r = await call('readAsset', { payloadId: id, sha256: sha });
       expect(r.status, sha).toBe(404);
       expect(r.body).not.toContain('sk-secret');
-      expect(r.body).not.toContain(home);
+      expect(r.body).not.toContain(s.home);
     }
   });
 

@@ -3,18 +3,12 @@
  * request closes before the answer, so a big structural summary in the compute worker stops and
  * records nothing. Real service, real index, real worker thread, real HTTP.
  */
-import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { handleLargeResponse } from '../../src/pipeline/index.js';
-import { startServer, type RunningServer } from '../../src/server/server.js';
-import { createInspectorService, type InspectorService } from '../../src/service/service.js';
+import { httpService } from './helpers.js';
 
-let tmp: string;
-let svc: InspectorService;
-let srv: RunningServer;
 let payloadId: string;
 
 /** ~24 MB of JSON records: a structural summary of it takes a while in the worker. */
@@ -33,10 +27,10 @@ function startCall(method: string, body: unknown): { req: http.ClientRequest; do
   const data = JSON.stringify(body);
   const req = http.request({
     host: '127.0.0.1',
-    port: srv.port,
+    port: s.srv.port,
     path: `/api/${method}`,
     method: 'POST',
-    headers: { host: `127.0.0.1:${srv.port}`, authorization: `Bearer ${srv.token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
+    headers: { host: `127.0.0.1:${s.srv.port}`, authorization: `Bearer ${s.srv.token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
   });
   const done = new Promise<number | 'aborted'>((resolve) => {
     req.on('response', (res) => {
@@ -57,36 +51,29 @@ async function until(cond: () => boolean, what: string, ms = 60_000): Promise<vo
   }
 }
 
-beforeAll(async () => {
-  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-cancel-'));
-  const root = path.join(tmp, 'root');
-  await handleLargeResponse({ text: bigJson(24 * 1024 * 1024), sessionPath: path.join(root, 'session'), context: { toolName: 'orders', limitTokens: 100 } });
-  svc = createInspectorService({ env: process.env, appDataDir: path.join(tmp, 'home'), roots: [root], transport: 'http', scanOnStart: false, watch: false, computeInlineMaxBytes: 0 });
-  await svc.ready;
-  await svc.reindex({});
-  payloadId = (await svc.listPayloads({ limit: 1 })).rows[0]!.id;
-  srv = await startServer({ service: svc, port: 0, staticDir: null });
-}, 120_000);
+const s = httpService(
+  'spillway-cancel-',
+  (root) => handleLargeResponse({ text: bigJson(24 * 1024 * 1024), sessionPath: path.join(root, 'session'), context: { toolName: 'orders', limitTokens: 100 } }),
+  { computeInlineMaxBytes: 0 },
+);
 
-afterAll(async () => {
-  await srv?.close();
-  await svc?.close();
-  fs.rmSync(tmp, { recursive: true, force: true });
+beforeAll(async () => {
+  payloadId = (await s.svc.listPayloads({ limit: 1 })).rows[0]!.id;
 });
 
 describe('serve cancels a call whose client went away', () => {
   it('a summary aborted by the client stops the worker and records nothing; the next one completes', async () => {
-    const before = (await svc.getPayload({ id: payloadId })).summaryRuns.length;
+    const before = (await s.svc.getPayload({ id: payloadId })).summaryRuns.length;
     const first = startCall('summarize', { payloadId, provider: 'structural' });
-    await until(() => svc.computeBusy, 'the summary to reach the compute worker');
+    await until(() => s.svc.computeBusy, 'the summary to reach the compute worker');
     first.req.destroy();
     expect(await first.done).toBe('aborted');
     // the worker is stopped, not left to finish a summary nobody will read
-    await until(() => !svc.computeBusy, 'the worker to stop');
-    expect((await svc.getPayload({ id: payloadId })).summaryRuns.length).toBe(before);
+    await until(() => !s.svc.computeBusy, 'the worker to stop');
+    expect((await s.svc.getPayload({ id: payloadId })).summaryRuns.length).toBe(before);
 
     const second = startCall('summarize', { payloadId, provider: 'structural' });
     expect(await second.done).toBe(200);
-    expect((await svc.getPayload({ id: payloadId })).summaryRuns.length).toBe(before + 1);
+    expect((await s.svc.getPayload({ id: payloadId })).summaryRuns.length).toBe(before + 1);
   }, 180_000);
 });

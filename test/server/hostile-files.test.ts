@@ -13,6 +13,7 @@ import crypto from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { guardLargeResult } from '../../src/pipeline/index.js';
 import { HOSTILE_KINDS, closePlanted, outsideSecret, plant } from '../helpers/hostile-files.js';
+import { serveUrl } from '../helpers/serve-url.js';
 
 const REPO = path.resolve(import.meta.dirname, '..', '..');
 const CLI = ['--import', 'tsx', '--conditions=source', path.join(REPO, 'src', 'cli', 'main.ts')];
@@ -73,18 +74,7 @@ beforeAll(async () => {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const timer = setTimeout(() => reject(new Error(`serve printed no URL; stderr: ${stderr}`)), 60_000);
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString();
-      if (out.includes('\n')) {
-        clearTimeout(timer);
-        resolve(out.split('\n')[0]!);
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`serve exited with ${code}: ${stderr}`)));
-  });
+  const url = await serveUrl(child, () => stderr);
   base = new URL(new URL(url).origin);
   for (let i = 0; i < 200; i++) {
     if ((await result('listPayloads', { limit: 10 })).total >= 3) break;

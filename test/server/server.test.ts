@@ -10,6 +10,7 @@ import { createInspectorService, type InspectorService } from '../../src/service
 import { ASSET_CSP, UI_CSP, startServer, type RunningServer } from '../../src/server/server.js';
 import { RENEWAL_TTL_MS, ServeAuth } from '../../src/server/auth.js';
 import { generateSessionsRoot, type GeneratedRoot } from '../helpers/gen-sessions.js';
+import { mediaAndHtmlResult } from '../helpers/media-result.js';
 
 /**
  * `spillway serve` over real loopback HTTP: real service, real SQLite, real files.
@@ -295,15 +296,7 @@ describe('assets over GET /api/asset/<payloadId>/<sha256>', () => {
   it('serves anything that is not an image or PDF as an attachment, never inline', async () => {
     const s = path.join(gen.root, 'audio-session');
     const wav = Buffer.concat([Buffer.from('RIFF'), Buffer.alloc(4), Buffer.from('WAVEfmt '), crypto.randomBytes(4000)]);
-    const html = Buffer.from('<html><script>alert(1)</script></html>'.repeat(10));
-    const big = JSON.stringify({
-      content: [
-        { type: 'audio', mimeType: 'audio/wav', data: wav.toString('base64') },
-        { type: 'resource', resource: { uri: 'file:///x.html', mimeType: 'text/html', blob: html.toString('base64') } },
-      ],
-      // Random text: a repeated character would count as a few exact tokens and pass.
-      pad: crypto.randomBytes(30_000).toString('hex'),
-    });
+    const big = mediaAndHtmlResult({ type: 'audio', mimeType: 'audio/wav', bytes: wav }, 10);
     const res = await guardLargeResult(big, { sessionPath: s, toolName: 'record', limitTokens: 1000 });
     expect(res?.assets.length).toBeGreaterThanOrEqual(1);
     await svc.reindex({});

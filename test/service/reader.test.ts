@@ -1,8 +1,8 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { fileTmpDir } from '../helpers/file-tmp.js';
 import {
   LINE_CHECKPOINT_EVERY,
   MAX_HEX_WINDOW_BYTES,
@@ -14,8 +14,7 @@ import {
 } from '../../src/service/reader.js';
 import { MAX_READ_WINDOW_BYTES } from '../../src/service/contract.js';
 
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'spillway-reader-'));
-afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
+const tmp = fileTmpDir('spillway-reader-');
 
 function write(name: string, data: string | Buffer): string {
   const p = path.join(tmp, name);

@@ -53,6 +53,24 @@ beforeAll(() => {
   fs.mkdirSync(home, { recursive: true });
 });
 
+/**
+ * Register `dir` as a root behind the service's back (no consent record), then start the service: it
+ * must say at start that it forgot that root. Returns the started service (closed if that check fails).
+ */
+async function startAfterPlanting(dir: string): Promise<ReturnType<typeof start>> {
+  await plantRoot(dir);
+  const warnings: string[] = [];
+  const svc = start(warnings);
+  try {
+    await svc.ready;
+    expect(warnings.some((w) => w.includes(`forgot root ${dir}`))).toBe(true);
+  } catch (e) {
+    await svc.close();
+    throw e;
+  }
+  return svc;
+}
+
 afterAll(() => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
@@ -63,12 +81,8 @@ describe('roots need a consent record to outlive a restart', () => {
     await first.ready;
     await first.close();
     const old = project('old-rule');
-    await plantRoot(old.dir);
-    const warnings: string[] = [];
-    const svc = start(warnings);
+    const svc = await startAfterPlanting(old.dir);
     try {
-      await svc.ready;
-      expect(warnings.some((w) => w.includes(`forgot root ${old.dir}`))).toBe(true);
       const roots = (await svc.invoke('listRoots', {})) as Array<{ path: string }>;
       expect(roots.some((r) => r.path.startsWith(old.dir))).toBe(false);
       expect(((await svc.invoke('listPayloads', { query: WORD })) as { total: number }).total).toBe(0);
@@ -122,15 +136,7 @@ describe('roots need a consent record to outlive a restart', () => {
     }
     expect(Object.keys(JSON.parse(fs.readFileSync(consent, 'utf8')).roots)).not.toContain(picked.spillway);
     // Registered again behind the user's back, the removed root is forgotten at the next start.
-    await plantRoot(picked.spillway);
-    const warned: string[] = [];
-    const third = start(warned);
-    try {
-      await third.ready;
-      expect(warned.some((w) => w.includes(`forgot root ${picked.spillway}`))).toBe(true);
-    } finally {
-      await third.close();
-    }
+    await (await startAfterPlanting(picked.spillway)).close();
   });
 
   it('a root another process registers without consent while the service runs is listed but never read', async () => {

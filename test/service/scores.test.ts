@@ -11,6 +11,7 @@ import { appendSummaryRun, estimateTokens, handleLargeResponse, metaPathFor } fr
 import type { SummaryRun } from '../../src/service/contract.js';
 import { readBackEvidence } from '../../src/service/read-back-evidence.js';
 import { createInspectorService, type InspectorService } from '../../src/service/service.js';
+import { writeClaudeSession, type ToolCall } from '../helpers/claude-session.js';
 
 const LOG = [
   'start build 7f3a9c2', //                              1
@@ -54,19 +55,11 @@ describe('scoreSummaries', () => {
 
     // A Claude Code session that reads the spill back: lines 3-4 by Read, then `grep ERROR` (lines 4 and 8).
     const sid = '11111111-2222-4333-8444-555555555555';
-    const lines: unknown[] = [{ type: 'user', sessionId: sid, cwd: tmp, timestamp: '2026-12-01T09:59:00.000Z', message: { role: 'user', content: 'build it' } }];
-    const calls: Array<[string, string, unknown, string]> = [
+    const calls: ToolCall[] = [
       ['toolu_read', 'Read', { file_path: spilled, offset: 3, limit: 2 }, 'lines'],
       ['toolu_grep', 'Bash', { command: `grep -n ERROR ${spilled}` }, '4:ERROR\n8:ERROR'],
     ];
-    calls.forEach(([id, name, input, out], i) => {
-      const at = new Date(Date.parse('2026-12-01T10:01:00.000Z') + i * 1000).toISOString();
-      lines.push({ type: 'assistant', sessionId: sid, cwd: tmp, timestamp: at, message: { role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'tool_use', id, name, input }] } });
-      lines.push({ type: 'user', sessionId: sid, cwd: tmp, timestamp: at, message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: id, content: out }] } });
-    });
-    const proj = path.join(tmp, 'projects', '-work');
-    fs.mkdirSync(proj, { recursive: true });
-    fs.writeFileSync(path.join(proj, `${sid}.jsonl`), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+    writeClaudeSession(tmp, sid, 'build it', calls);
 
     svc = createInspectorService({ env: process.env, appDataDir: path.join(tmp, 'app'), roots: [path.join(tmp, 'projects'), spills], transport: 'http', scanOnStart: false });
     await svc.ready;
