@@ -8,9 +8,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { UntrustedFileError, appPaths, isInside } from '../pipeline/index.js';
 import { S3StoreError } from '../pipeline/store/s3/index.js';
-import { IndexError, RoutedSource, agentHomeRoots, isS3Path, openIndex, s3PollMs, s3ReconcileMs, type SpillIndex } from '../index/index.js';
+import { IndexError, RoutedSource, agentHomeRoots, isS3Path, s3PollMs, s3ReconcileMs, type SpillIndex } from '../index/index.js';
 import { TemplateError } from '../summarize/index.js';
-import { openTimelines, type Timelines } from '../timeline/index.js';
+import { openIndexWithTimelines, type Timelines } from '../timeline/index.js';
 import { ServiceError, type AppInfo, type MethodName, type MethodRequest, type MethodResponse, type RootInfo } from './contract.js';
 import { createComputePool, type ComputePool } from './compute.js';
 import { InspectorEmitter } from './events.js';
@@ -163,10 +163,11 @@ export function createContext(opts: CreateServiceOptions) {
     const pruned = await pruneScratch(paths.scratch).catch(() => []);
     if (pruned.length) warn(`removed ${pruned.length} scratch analyses older than ${SCRATCH_MAX_AGE_DAYS} days`);
     preparePrivateDbFile(dbPath);
-    const ix = openIndex({ dbPath, source, s3PollMs: s3PollMs(env), onEvent: (e) => emitter.emit(e.event, e.payload as never) });
+    // The timeline attached before the first scan: its background phase measures the ledgers with the timeline's figures.
+    const opened = openIndexWithTimelines({ dbPath, source, s3PollMs: s3PollMs(env), onEvent: (e) => emitter.emit(e.event, e.payload as never) });
+    const ix = opened.index;
     index = ix;
-    // Before the first scan: its background phase measures the ledgers with the timeline's figures.
-    timelines = openTimelines(ix);
+    timelines = opened.timelines;
     for (const w of ix.warnings) warn(w);
     // The roots given on the command line are the user's word: checked, and their consent recorded first.
     const given: string[] = [];

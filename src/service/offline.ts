@@ -21,7 +21,7 @@ import { appPaths, estimateTokens, MAX_SUMMARY_OUTPUT_TOKENS } from '../pipeline
 import { pendingDir } from '../pipeline/store/s3/index.js';
 import type { SummaryOutput } from '../pipeline/types.js';
 import { calibrateClaude, isS3Path, openIndex, type Calibration } from '../index/index.js';
-import { openTimelines } from '../timeline/index.js';
+import { openIndexWithTimelines } from '../timeline/index.js';
 import {
   findProjectionSpec,
   HandleStore,
@@ -101,7 +101,8 @@ export async function indexFolders(o: IndexFoldersOptions): Promise<IndexStats &
   // The consent record goes into app data: it must be the caller's before anything is written (private-files.ts).
   ensurePrivateDirSync(paths.root);
   preparePrivateDbFile(dbPath);
-  const index = openIndex({ dbPath });
+  // With the timeline attached, so this scan writes the ledgers as serve's would (measured, not estimated).
+  const { index } = openIndexWithTimelines({ dbPath });
   try {
     for (const w of index.warnings) warn(w);
     const rootIds: string[] = [];
@@ -265,8 +266,7 @@ export async function contextTimeline(o: ContextTimelineOptions): Promise<Contex
   ensurePrivateDirSync(paths.root);
   preparePrivateDbFile(dbPath);
   // One session's timeline: its request estimates what it needs; the rest stays for serve's background phase.
-  const index = openIndex({ dbPath, backgroundEstimates: false });
-  const timelines = openTimelines(index);
+  const { index, timelines } = openIndexWithTimelines({ dbPath, backgroundEstimates: false });
   try {
     let sessionId: string | undefined;
     const abs = path.resolve(o.target);

@@ -5,8 +5,7 @@
  * and ledgers, through the index's TimelineRows and ReportRows), never SQLite itself.
  *
  * ```ts
- * const index = openIndex({ dbPath });
- * const timelines = openTimelines(index);        // before the first scan: it measures the ledgers then
+ * const { index, timelines } = openIndexWithTimelines({ dbPath }); // attached before the first scan: it measures the ledgers then
  * await index.scan();
  * const t = await timelines.timeline({ sessionId, limits: [8_000] });
  * ```
@@ -18,7 +17,7 @@
  * | queries  | timelines.ts | a session's timeline from the index's rows; replay inputs kept for a slider |
  * | reports  | reports.ts   | the limit tuner and the waste report: views of the replay                   |
  */
-import type { SpillIndex } from '../index/index.js';
+import { openIndex, type OpenIndexOptions, type SpillIndex } from '../index/index.js';
 import type { LimitTunerRequest, LimitTunerResponse, TimelineData, TimelineRequest, WasteReport, WasteReportRequest } from '../index/rows.js';
 import { guardDecision, settingsOf } from './guard.js';
 import { Reports } from './reports.js';
@@ -68,4 +67,14 @@ export class Timelines {
 /** The timeline layer over `index`; open it before the index's first scan, so that scan's background phase measures the ledgers. */
 export function openTimelines(index: SpillIndex): Timelines {
   return new Timelines(index);
+}
+
+/**
+ * An index with its timeline layer attached before anything can scan: what every caller that indexes
+ * must open. A bare `openIndex` that scans writes each result's "entered" as estimated where this
+ * writes it as measured (the index cannot measure it itself: that needs the timeline's assembly).
+ */
+export function openIndexWithTimelines(opts: OpenIndexOptions): { index: SpillIndex; timelines: Timelines } {
+  const index = openIndex(opts);
+  return { index, timelines: openTimelines(index) };
 }
